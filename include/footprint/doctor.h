@@ -1,0 +1,25 @@
+// Doctor: what footprint can measure on this machine, and for each thing it cannot, why and
+// what would enable it. Every check exercises the real mechanism (it creates and removes a
+// cgroup, reads the files the probes read), so its answer is the sampler's answer.
+//
+// Thread-safety: RunDoctor may be called from any thread; it changes nothing lasting.
+#ifndef FOOTPRINT_DOCTOR_H_
+#define FOOTPRINT_DOCTOR_H_
+
+#include <string>
+#include <vector>
+
+namespace footprint {
+
+struct DoctorCheck {
+  std::string name;     // e.g. "cgroup cpu"
+  bool ok = false;
+  std::string detail;   // what is used, or why not and how to enable it
+  std::string metrics;  // metrics or totals that depend on it
+};
+
+std::vector<DoctorCheck> RunDoctor();
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_DOCTOR_H_

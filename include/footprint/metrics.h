@@ -1,0 +1,64 @@
+// The metric catalogue: every sampled metric footprint knows, with its stable name and unit.
+//
+// Names are stable API (they appear on the command line, in the database and in JSON). A
+// MetricId is a dense index usable in bit sets and arrays; its numeric value is not stored.
+//
+// Thread-safety: immutable tables; safe from any thread.
+#ifndef FOOTPRINT_METRICS_H_
+#define FOOTPRINT_METRICS_H_
+
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "footprint/status.h"
+
+namespace footprint {
+
+enum class MetricId : uint8_t {
+  kCpu,          // % of one core, whole process tree, over the last interval
+  kMemory,       // bytes, sum of RSS of the tree
+  kThreads,      // count of live threads in the tree
+  kProcesses,    // count of live (non-zombie) processes in the tree
+  kIoRead,       // bytes/s read from storage by the tree
+  kIoWrite,      // bytes/s written to storage by the tree
+  kSysCpu,       // % of one core, whole machine
+  kSysMemory,    // bytes in use on the whole machine (MemTotal - MemAvailable)
+  kSampleCost,   // µs footprint spent taking one sample (all probes)
+  kSampleDelay,  // µs between a sample's deadline and when it was taken
+  kCount,
+};
+
+inline constexpr size_t kMetricCount = static_cast<size_t>(MetricId::kCount);
+using MetricSet = std::bitset<kMetricCount>;
+
+struct MetricInfo {
+  MetricId id;
+  std::string_view name;
+  std::string_view unit;
+  std::string_view entity;  // 'tree', 'system' or 'monitor'
+  std::string_view meaning;
+};
+
+// The whole catalogue, indexed by MetricId.
+const std::array<MetricInfo, kMetricCount>& MetricCatalogue();
+
+inline const MetricInfo& InfoOf(MetricId id) {
+  return MetricCatalogue()[static_cast<size_t>(id)];
+}
+
+// Looks a metric up by its stable name. NotFound (listing the known names) if unknown.
+Result<MetricId> MetricByName(std::string_view name);
+
+// Parses a comma-separated list such as "cpu,memory"; "all" selects every metric.
+Result<MetricSet> ParseMetricList(std::string_view list);
+
+// The metrics `footprint run` samples when -m is not given: all of them.
+MetricSet DefaultMetrics();
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_METRICS_H_

@@ -1,0 +1,64 @@
+// Monitor: run a command and measure it and every process it starts into a store.
+//
+// RunMonitored() is what `footprint run` does: it records the run's metadata, starts the
+// command with stdin/stdout/stderr untouched, samples the process tree on a background thread,
+// forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT that are sent to footprint itself (signals a terminal
+// sends to the whole foreground process group already reach the command and are not sent
+// twice), waits for the command, and stores exact totals from kernel accounting.
+//
+// Process-wide effects, for the duration of the call: the calling process becomes a child
+// subreaper (so double-forked descendants stay in the tree) and blocks SIGCHLD, SIGINT,
+// SIGTERM, SIGHUP and SIGQUIT in the calling thread. Call it from the main thread of a process
+// that runs no other monitor at the same time. Not thread-safe.
+#ifndef FOOTPRINT_MONITOR_H_
+#define FOOTPRINT_MONITOR_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "footprint/metrics.h"
+#include "footprint/status.h"
+#include "footprint/store.h"
+
+namespace footprint {
+
+struct MonitorOptions {
+  std::vector<std::string> command;  // argv; argv[0] is looked up in PATH
+  std::string name;                  // default: the command's base name
+  std::string description;
+  std::map<std::string, std::string> tags;
+  std::map<std::string, std::string> params;
+  MetricSet metrics = DefaultMetrics();
+  int64_t interval_ns = 100'000'000;                // default sampling interval
+  std::map<MetricId, int64_t> metric_interval_ns;   // per-metric overrides
+  int64_t flush_interval_ns = 250'000'000;          // at most 1 s
+  bool use_cgroup = true;  // use a cgroup of the run where the machine allows it
+  bool record_git = true;  // git commit and dirty flag when cwd is in a repository
+};
+
+// Smallest sampling interval accepted.
+inline constexpr int64_t kMinIntervalNs = 1'000'000;
+
+struct MonitorOutcome {
+  RunRecord run;                         // as stored at the end
+  std::map<std::string, double> totals;  // the run totals (names as in DESIGN.md)
+  // Status footprint should exit with, as a shell would: the command's code, 128+N when it
+  // was killed by signal N, 127 when it was not found, 126 when it could not be executed.
+  int exit_status = 0;
+  std::string launch_error;  // why the command could not be started, if it could not
+  std::vector<std::string> warnings;  // things the user should know (dropped samples, ...)
+};
+
+// Checks options without running anything (intervals, command present). InvalidArgument.
+Status ValidateMonitorOptions(const MonitorOptions& options);
+
+// Runs and measures the command. A non-OK result means footprint itself failed before the
+// command could start (and the command was not left running); a command that fails, cannot be
+// found or is killed is a normal outcome.
+Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& options);
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_MONITOR_H_

@@ -1,0 +1,59 @@
+// Report: turning stored runs into summaries people and programs read.
+//
+// ResolveRun maps what a user types (a full id, a unique id prefix, a run name, or `last`)
+// to a run. SummarizeRun computes, per series, count/min/mean/p50/p95/max (percentiles with
+// linear interpolation between closest ranks, as numpy's default) and gathers the totals.
+// SummaryJson is the stable `footprint show --json` object.
+//
+// Thread-safety: free functions; the Store they are given must not be shared concurrently.
+#ifndef FOOTPRINT_REPORT_H_
+#define FOOTPRINT_REPORT_H_
+
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "footprint/status.h"
+#include "footprint/store.h"
+
+namespace footprint {
+
+// The run totals every run reports, in display order (DESIGN.md). A total a run lacks is
+// unknown (null in JSON), never 0.
+std::span<const std::string_view> TotalNames();
+
+struct MetricSummary {
+  std::string metric;
+  std::string unit;
+  std::string entity;
+  std::optional<int64_t> scope_id;
+  size_t count = 0;
+  double min = 0, mean = 0, p50 = 0, p95 = 0, max = 0;
+  std::vector<double> values;  // in time order; kept only when asked for (sparklines)
+};
+
+struct RunSummary {
+  RunRecord run;
+  double duration_s = 0;  // also for runs that are still running or were interrupted
+  std::map<std::string, double> totals;
+  std::vector<MetricSummary> metrics;
+};
+
+// Picks one run out of `runs` (oldest first). NotFound lists what was tried; an ambiguous
+// prefix is InvalidArgument naming the candidates.
+Result<RunRecord> ResolveRun(const std::vector<RunRecord>& runs, std::string_view spec);
+
+// Statistics of `values` (count, min, mean, p50, p95, max); values are reordered.
+MetricSummary Summarize(std::vector<double>& values);
+
+Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, bool keep_values = false);
+
+// The `show --json` object of one run: run, totals, metrics, scopes, values, meta.
+std::string SummaryJson(const RunSummary& summary, int indent = 2);
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_REPORT_H_

@@ -1,0 +1,99 @@
+// Status and Result<T>: how every library boundary reports failure.
+//
+// A Status is either OK or carries a code and one human-readable line that says what is wrong
+// and, where possible, what to do. Result<T> holds either a value or a non-OK Status.
+// Exceptions never cross a library boundary; code that calls throwing APIs (the standard
+// library, nlohmann::json) converts at its edge.
+//
+// Thread-safety: plain values; safe to copy and move between threads.
+#ifndef FOOTPRINT_STATUS_H_
+#define FOOTPRINT_STATUS_H_
+
+#include <cassert>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace footprint {
+
+enum class StatusCode {
+  kOk = 0,
+  kInvalidArgument,  // the caller (or the user) passed something malformed
+  kNotFound,         // a named thing (run, file, metric) does not exist
+  kUnsupported,      // this machine or kernel cannot do it; the message says why
+  kDatabase,         // the store cannot be opened, read or written
+  kIo,               // a system call on a file or process failed
+  kInternal,         // a bug or an impossible state
+};
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  static Status Ok() { return Status(); }
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+};
+
+inline Status InvalidArgument(std::string m) {
+  return Status(StatusCode::kInvalidArgument, std::move(m));
+}
+inline Status NotFound(std::string m) { return Status(StatusCode::kNotFound, std::move(m)); }
+inline Status Unsupported(std::string m) { return Status(StatusCode::kUnsupported, std::move(m)); }
+inline Status DatabaseError(std::string m) { return Status(StatusCode::kDatabase, std::move(m)); }
+inline Status IoError(std::string m) { return Status(StatusCode::kIo, std::move(m)); }
+inline Status InternalError(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
+
+// Either a T or a non-OK Status. Accessing value() of a failed Result is a precondition
+// violation (asserted in debug builds).
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
+    assert(!status_.ok());
+  }
+
+  bool ok() const { return value_.has_value(); }
+  const Status& status() const { return status_; }
+
+  T& value() & {
+    assert(ok());
+    return *value_;
+  }
+  const T& value() const& {
+    assert(ok());
+    return *value_;
+  }
+  T&& value() && {
+    assert(ok());
+    return std::move(*value_);
+  }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
+
+ private:
+  std::optional<T> value_;
+  Status status_;
+};
+
+}  // namespace footprint
+
+// Returns early from the enclosing function when `expr` (a Status) is not OK.
+#define FP_RETURN_IF_ERROR(expr)              \
+  do {                                        \
+    ::footprint::Status fp_status_ = (expr);  \
+    if (!fp_status_.ok()) return fp_status_; \
+  } while (0)
+
+#endif  // FOOTPRINT_STATUS_H_

@@ -1,0 +1,127 @@
+// Store: where runs, their series, samples and totals live.
+//
+// One interface with an embedded SQLite implementation (the default). A store is opened from a
+// location string: a file path, or `sqlite:PATH`. Opening for writing creates the file and
+// applies schema migrations; a database written by a newer footprint (higher schema version)
+// is refused with a message that says so, and never modified.
+//
+// Durability: every Append/Finish call is one transaction; with SQLite the database runs in
+// WAL mode, so a process killed at any point leaves a valid database holding everything
+// committed before the kill. Several processes may write one database at once (each call waits
+// up to `busy_timeout` for the write lock).
+//
+// Thread-safety: a Store object is NOT thread-safe. Use one per thread, or hand it over
+// (the run monitor gives its store to the writer thread for the run's duration).
+#ifndef FOOTPRINT_STORE_H_
+#define FOOTPRINT_STORE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "footprint/status.h"
+
+namespace footprint {
+
+// Schema version this build writes and understands (SQLite `PRAGMA user_version`).
+inline constexpr int kSchemaVersion = 1;
+
+enum class RunStatus { kRunning, kOk, kFailed, kKilled, kInterrupted };
+std::string_view RunStatusName(RunStatus s);
+std::optional<RunStatus> RunStatusFromName(std::string_view name);
+
+struct RunRecord {
+  std::string id;  // UUID (v4, lower-case)
+  std::string name;
+  std::string description;
+  std::string experiment;
+  std::string workload;
+  std::string group_id;
+  int repetition = 0;
+  std::vector<std::string> command;
+  std::string cwd;
+  std::string host;
+  std::string user;
+  int64_t started_at_ns = 0;  // UTC wall clock, ns since the epoch
+  std::optional<int64_t> ended_at_ns;
+  RunStatus status = RunStatus::kRunning;
+  std::optional<int> exit_code;
+  std::string meta_json = "{}";  // tags, params, git, hardware, sources, monitor, ...
+  std::optional<int64_t> heartbeat_ns;  // UTC wall clock of the last flush while running
+};
+
+struct SeriesRecord {
+  int64_t id = 0;
+  std::string run_id;
+  std::string metric;
+  std::string unit;
+  std::string entity;
+  std::optional<int64_t> scope_id;
+};
+
+struct SamplePoint {
+  int64_t series_id;
+  int64_t t_ns;  // monotonic ns since the run's start
+  double value;
+};
+
+struct StoreOptions {
+  bool read_only = false;
+  int busy_timeout_ms = 30000;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Inserts a new run (status kRunning normally). InvalidArgument if the id exists.
+  virtual Status CreateRun(const RunRecord& run) = 0;
+
+  // Returns the id of series (run, metric, entity, scope), creating it if needed.
+  virtual Result<int64_t> EnsureSeries(const SeriesRecord& series) = 0;
+
+  // Appends samples and records the heartbeat of `run_id`, in one transaction.
+  // Duplicate (series_id, t_ns) pairs keep the last value.
+  virtual Status Append(const std::string& run_id, std::span<const SamplePoint> samples,
+                        int64_t heartbeat_ns) = 0;
+
+  // Ends a run: writes its final status, exit code, start and end times and meta JSON (the
+  // other fields of `run` are not changed) and its totals (name -> value), in one transaction.
+  virtual Status FinishRun(const RunRecord& run, const std::map<std::string, double>& totals) = 0;
+
+  // Marks a run whose monitor died as interrupted (no-op on read-only stores).
+  virtual Status MarkInterrupted(const std::string& run_id, int64_t ended_at_ns) = 0;
+
+  // All runs, oldest first.
+  virtual Result<std::vector<RunRecord>> ListRuns() = 0;
+  virtual Result<RunRecord> GetRun(const std::string& id) = 0;
+
+  virtual Result<std::vector<SeriesRecord>> ListSeries(const std::string& run_id) = 0;
+  // Values of one series in time order (times too when `times` is non-null).
+  virtual Result<std::vector<double>> LoadValues(int64_t series_id,
+                                                 std::vector<int64_t>* times = nullptr) = 0;
+  // Time of the last sample of the run, if any (used to date an interrupted run's end).
+  virtual Result<std::optional<int64_t>> LastSampleTime(const std::string& run_id) = 0;
+  virtual Result<std::map<std::string, double>> LoadTotals(const std::string& run_id) = 0;
+
+  // Human-readable location, for messages.
+  virtual const std::string& location() const = 0;
+  virtual bool read_only() const = 0;
+};
+
+// Opens (and, unless read-only, creates and migrates) the store at `location`.
+// Errors (kDatabase) say which file, what is wrong and what to do.
+Result<std::unique_ptr<Store>> OpenStore(const std::string& location,
+                                         const StoreOptions& options = {});
+
+// The database used when none is given: $FOOTPRINT_DB, else ./footprint.db.
+std::string DefaultStoreLocation();
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_STORE_H_

@@ -1,0 +1,41 @@
+// The footprint command line: one function per subcommand over the library, and the exit
+// codes every subcommand shares.
+#ifndef FOOTPRINT_CLI_CLI_H_
+#define FOOTPRINT_CLI_CLI_H_
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+#include "footprint/status.h"
+
+namespace footprint::cli {
+
+// Exit codes of footprint's own failures (docs/cli.md). `run` otherwise exits with the
+// command's status, so all of its own failures use kRunFailed, as env(1) and timeout(1) do.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitError = 1,      // anything not listed below
+  kExitUsage = 2,      // bad options or arguments
+  kExitDatabase = 3,   // the database cannot be opened, read or written
+  kExitNotFound = 4,   // no such run
+  kExitRunFailed = 125,
+};
+
+// Prints "footprint: MESSAGE" on stderr and returns the exit code for `status`.
+int Fail(const Status& status);
+
+// Each Add* declares a subcommand and returns the action to run once parsing succeeded.
+using Action = std::function<int()>;
+// `command` receives the words after "--", which main() splits off before parsing.
+Action AddRun(CLI::App& app, const std::vector<std::string>& command);
+Action AddRuns(CLI::App& app);
+Action AddShow(CLI::App& app);
+Action AddDoctor(CLI::App& app);
+
+// Adds -o/--db with the default location and the help text every subcommand shares.
+void AddDbOption(CLI::App& cmd, std::string& db);
+
+}  // namespace footprint::cli
+
+#endif  // FOOTPRINT_CLI_CLI_H_

@@ -1,0 +1,138 @@
+// footprint run: measure a command into the database.
+#include <iostream>
+#include <memory>
+
+#include "cli/cli.h"
+#include "cli/format.h"
+#include "footprint/monitor.h"
+#include "util/strings.h"
+
+namespace footprint::cli {
+namespace {
+
+struct RunArgs {
+  std::string db;
+  std::string name, description, metrics;
+  std::vector<std::string> tags, params, intervals;
+  bool no_cgroup = false, no_git = false, quiet = false;
+};
+
+// -i/--interval takes INTERVAL (the default for every metric) or METRIC=INTERVAL.
+Status ApplyIntervals(const std::vector<std::string>& items, MonitorOptions& o) {
+  for (const std::string& item : items) {
+    size_t eq = item.find('=');
+    std::string_view text = eq == std::string::npos ? item : std::string_view(item).substr(eq + 1);
+    Result<int64_t> ns = ParseDurationNs(text);
+    if (!ns.ok()) return InvalidArgument("--interval " + item + ": " + ns.status().message());
+    if (eq == std::string::npos) {
+      o.interval_ns = *ns;
+      continue;
+    }
+    Result<MetricId> metric = MetricByName(Trim(std::string_view(item).substr(0, eq)));
+    if (!metric.ok()) return InvalidArgument("--interval " + item + ": " + metric.status().message());
+    o.metric_interval_ns[*metric] = *ns;
+  }
+  return Status::Ok();
+}
+
+Status ApplyKeyValues(const std::vector<std::string>& items, std::string_view flag,
+                      std::map<std::string, std::string>& out) {
+  for (const std::string& item : items) {
+    auto kv = ParseKeyValue(item, flag);
+    if (!kv.ok()) return kv.status();
+    out[kv->first] = kv->second;
+  }
+  return Status::Ok();
+}
+
+void PrintOutcome(const MonitorOutcome& out, const std::string& db) {
+  auto total = [&](const char* name) {
+    auto it = out.totals.find(name);
+    return it == out.totals.end() ? 0.0 : it->second;
+  };
+  std::string status(RunStatusName(out.run.status));
+  if (out.run.exit_code && *out.run.exit_code != 0) {
+    status += " (exit " + std::to_string(*out.run.exit_code) + ")";
+  }
+  std::cerr << "footprint: " << out.run.name << " " << status << " in "
+            << FormatDuration(total("duration_s")) << ": cpu "
+            << FormatDuration(total("cpu_user_s")) << " user + "
+            << FormatDuration(total("cpu_system_s")) << " system, peak memory "
+            << FormatBytes(total("peak_memory_bytes")) << ", io "
+            << FormatBytes(total("io_read_bytes")) << " read / "
+            << FormatBytes(total("io_write_bytes")) << " written\n"
+            << "footprint: run " << out.run.id.substr(0, 8) << " stored in " << db
+            << " (footprint show " << out.run.id.substr(0, 8) << ")\n";
+}
+
+}  // namespace
+
+Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Run COMMAND and measure it and every process it starts into the database.");
+  AddDbOption(*cmd, args->db);
+  cmd->add_option("-n,--name", args->name, "run name (default: the command's base name)");
+  cmd->add_option("-d,--description", args->description, "free-text description");
+  cmd->add_option("--tag", args->tags, "KEY=VALUE label, repeatable");
+  cmd->add_option("--param", args->params, "KEY=VALUE parameter of the run, repeatable");
+  cmd->add_option("-m,--metrics", args->metrics,
+                  "comma-separated metrics to sample (default: all; see docs/metrics.md)");
+  cmd->add_option("-i,--interval", args->intervals,
+                   "sampling interval for all metrics (e.g. 10ms; default 100ms; at least 1ms), "
+                   "or METRIC=INTERVAL for one metric; repeatable");
+  cmd->add_flag("--no-cgroup", args->no_cgroup,
+                "do not put the command in a cgroup of its own (totals then come from wait4)");
+  cmd->add_flag("--no-git", args->no_git, "do not record the git commit of the current folder");
+  cmd->add_flag("-q,--quiet", args->quiet, "print no summary when the command ends");
+  cmd->prefix_command();
+  cmd->footer(
+      "footprint exits with the command's status (128+N if a signal N killed it, 127 if it was "
+      "not found, 126 if it could not be executed) and with 125 when footprint itself fails. "
+      "stdin, stdout and stderr are the command's; footprint's summary goes to stderr.\n\n"
+      "Examples:\n"
+      "  footprint run -- python3 train.py --epochs 3\n"
+      "  footprint run -n sort -i 10ms --interval memory=1ms -- sort data.txt -o /dev/null");
+
+  return [args, cmd, &command]() -> int {
+    MonitorOptions o;
+    o.command = cmd->remaining();  // a command given without "--" starts at the first word
+    o.command.insert(o.command.end(), command.begin(), command.end());
+    o.name = args->name;
+    o.description = args->description;
+    o.use_cgroup = !args->no_cgroup;
+    o.record_git = !args->no_git;
+    Status st = ApplyKeyValues(args->tags, "--tag", o.tags);
+    if (st.ok()) st = ApplyKeyValues(args->params, "--param", o.params);
+    if (st.ok()) st = ApplyIntervals(args->intervals, o);
+    if (st.ok() && !args->metrics.empty()) {
+      auto set = ParseMetricList(args->metrics);
+      if (set.ok()) {
+        o.metrics = *set;
+      } else {
+        st = set.status();
+      }
+    }
+    if (st.ok()) st = ValidateMonitorOptions(o);
+    if (!st.ok()) {
+      Fail(st);
+      return kExitRunFailed;
+    }
+    auto store = OpenStore(args->db);
+    if (!store.ok()) {
+      Fail(store.status());
+      return kExitRunFailed;
+    }
+    auto outcome = RunMonitored(**store, o);
+    if (!outcome.ok()) {
+      Fail(outcome.status());
+      return kExitRunFailed;
+    }
+    if (!outcome->launch_error.empty()) std::cerr << "footprint: " << outcome->launch_error << "\n";
+    for (const std::string& w : outcome->warnings) std::cerr << "footprint: warning: " << w << "\n";
+    if (!args->quiet) PrintOutcome(*outcome, (*store)->location());
+    return outcome->exit_status;
+  };
+}
+
+}  // namespace footprint::cli

@@ -1,0 +1,74 @@
+#include <unistd.h>
+
+#include <cstring>
+#include <iostream>
+
+#include "cli/cli.h"
+#include "footprint/store.h"
+#include "run/run_metadata.h"
+
+namespace footprint::cli {
+
+int Fail(const Status& status) {
+  std::cerr << "footprint: " << status.message() << "\n";
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+      return kExitUsage;
+    case StatusCode::kDatabase:
+      return kExitDatabase;
+    case StatusCode::kNotFound:
+      return kExitNotFound;
+    default:
+      return kExitError;
+  }
+}
+
+void AddDbOption(CLI::App& cmd, std::string& db) {
+  db = DefaultStoreLocation();
+  cmd.add_option("-o,--db", db, "database file (default: $FOOTPRINT_DB or ./footprint.db)");
+}
+
+}  // namespace footprint::cli
+
+int main(int argc, char** argv) {
+  using namespace footprint::cli;
+  CLI::App app{
+      "footprint: measure the time, CPU, memory and I/O of a command and every process it "
+      "starts, into a database you can query, compare and plot.",
+      "footprint"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(footprint::FootprintVersion()));
+  app.footer(
+      "Examples:\n"
+      "  footprint run -- python3 train.py --epochs 3\n"
+      "  footprint run -n sort -i 10ms --tag data=small -- sort big.txt -o /dev/null\n"
+      "  footprint show last\n"
+      "  footprint doctor\n\n"
+      "Run 'footprint SUBCOMMAND --help' for the options of each subcommand.");
+  // Everything after the first "--" is the command of `run`, untouched by option parsing.
+  std::vector<std::string> command;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) {
+      command.assign(argv + i + 1, argv + argc);
+      argc = i;
+      break;
+    }
+  }
+  Action run = AddRun(app, command);
+  Action runs = AddRuns(app);
+  Action show = AddShow(app);
+  Action doctor = AddDoctor(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    bool in_run = argc > 1 && std::strcmp(argv[1], "run") == 0;
+    std::cerr << "footprint: " << e.what() << "; see footprint "
+              << (argc > 1 && argv[1][0] != '-' ? std::string(argv[1]) + " " : "") << "--help\n";
+    return in_run ? kExitRunFailed : kExitUsage;
+  }
+  if (app.got_subcommand("run")) return run();
+  if (app.got_subcommand("runs")) return runs();
+  if (app.got_subcommand("show")) return show();
+  return doctor();
+}

@@ -1,0 +1,83 @@
+// Cgroups for a run: the kernel's exact accounting of everything a process tree does,
+// including processes that exit between samples, are never waited for, or escape by
+// double-forking.
+//
+// Detection (DetectCgroups) runs once: it finds the cgroup v2 and v1 (cpuacct, memory)
+// hierarchies this process lives in and whether a child cgroup can be made there. A RunCgroup
+// is one such child per usable hierarchy; the command's process joins them before exec.
+//
+// Thread-safety: RunCgroup readers may be called from the sampler thread while the main
+// thread waits; construction and destruction happen on the main thread.
+#ifndef FOOTPRINT_PROBE_CGROUP_H_
+#define FOOTPRINT_PROBE_CGROUP_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "footprint/status.h"
+#include "util/file.h"
+
+namespace footprint {
+
+struct CgroupSupport {
+  // Directory of this process's own cgroup in each hierarchy, or empty (with a reason).
+  std::string v2_dir;
+  std::string v1_cpuacct_dir;
+  std::string v1_memory_dir;
+  bool v2_memory = false;  // memory.peak/current available to children of v2_dir
+  std::string why_no_cpu;     // empty when CPU accounting is available
+  std::string why_no_memory;  // empty when memory accounting is available
+};
+
+// Inspects /proc/self/mountinfo and /proc/self/cgroup. `proc_root` lets tests use fixtures.
+CgroupSupport DetectCgroups(const std::string& proc_root = "/proc");
+
+// Creates cgroups for one run and reads them. The destructor moves any process still inside
+// back to footprint's own cgroup and removes the directories.
+class RunCgroup {
+ public:
+  // Creates `name` under each usable hierarchy. Unsupported when none can be made.
+  static Result<std::unique_ptr<RunCgroup>> Create(const CgroupSupport& support,
+                                                   const std::string& name);
+  ~RunCgroup();
+
+  // Open descriptors of the cgroup.procs files; a child writes "0" to each before exec.
+  const std::vector<int>& join_fds() const { return join_fds_; }
+  // cgroup.procs listing the tree's processes (for enumeration without walking /proc).
+  const std::string& procs_path() const { return procs_path_; }
+
+  bool has_cpu() const { return cpu_kind_ != CpuKind::kNone; }
+  bool has_memory() const { return memory_peak_.is_open(); }
+
+  // Cumulative CPU of every process that was ever in the cgroup, in ns (allocation-free).
+  std::optional<int64_t> CpuUsageNs() const;
+  // User and system split of the same, in ns.
+  std::optional<std::pair<int64_t, int64_t>> CpuUserSystemNs() const;
+  // High-water mark of the cgroup's charged memory (RSS and page cache), bytes.
+  std::optional<int64_t> MemoryPeakBytes() const;
+
+  // Which kernel interface supplied each figure, e.g. "cgroup v2 cpu.stat".
+  std::string cpu_source() const;
+  std::string memory_source() const;
+
+ private:
+  enum class CpuKind { kNone, kV2, kV1 };
+  RunCgroup() = default;
+
+  std::vector<std::string> dirs_;     // created directories
+  std::vector<std::string> parents_;  // footprint's own cgroup dir in the same hierarchy
+  std::vector<int> join_fds_;
+  std::string procs_path_;
+  CpuKind cpu_kind_ = CpuKind::kNone;
+  std::string cpu_dir_;
+  KernelFile cpu_usage_;  // v2 cpu.stat or v1 cpuacct.usage
+  KernelFile memory_peak_;
+  bool memory_v2_ = false;
+};
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_PROBE_CGROUP_H_

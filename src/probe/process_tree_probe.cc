@@ -1,0 +1,253 @@
+#include "probe/process_tree_probe.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "util/proc_parse.h"
+
+namespace footprint {
+namespace {
+
+constexpr MetricId kTreeMetrics[] = {MetricId::kCpu,       MetricId::kMemory,
+                                     MetricId::kThreads,   MetricId::kProcesses,
+                                     MetricId::kIoRead,    MetricId::kIoWrite};
+
+// Reads a whole (possibly large) kernel file into `buf`, reusing its capacity.
+bool ReadInto(const std::string& path, std::string& buf) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  buf.clear();
+  char chunk[4096];
+  while (true) {
+    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n <= 0) break;
+    buf.append(chunk, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return true;
+}
+
+}  // namespace
+
+ProcessTreeProbe::ProcessTreeProbe(Options options)
+    : options_(std::move(options)),
+      ns_per_tick_(1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK))),
+      slot_(kMetricCount, -1),
+      page_size_(::sysconf(_SC_PAGESIZE)) {
+  scan_ = options_.force_proc_scan;
+  entries_.reserve(64);
+  members_.reserve(64);
+  list_buf_.reserve(4096);
+}
+
+std::vector<SeriesSpec> ProcessTreeProbe::Series(const MetricSet& wanted) {
+  std::vector<SeriesSpec> specs;
+  for (MetricId m : kTreeMetrics) {
+    if (!wanted.test(static_cast<size_t>(m))) continue;
+    slot_[static_cast<size_t>(m)] = static_cast<int>(specs.size());
+    specs.push_back({m, "tree"});
+  }
+  return specs;
+}
+
+void ProcessTreeProbe::AddChildren(const KernelFile& children) {
+  if (children.ReadAll(list_buf_)) {
+    ForEachPid(list_buf_, [&](pid_t child) { members_.push_back(child); });
+  }
+}
+
+void ProcessTreeProbe::AddChildrenOfAllThreads(pid_t pid) {
+  // A child forked by a thread is listed under that thread only.
+  const std::string task_dir = options_.proc_root + "/" + std::to_string(pid) + "/task";
+  DIR* dir = ::opendir(task_dir.c_str());
+  if (dir == nullptr) return;
+  while (dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    if (ReadInto(task_dir + "/" + e->d_name + "/children", list_buf_)) {
+      ForEachPid(list_buf_, [&](pid_t child) { members_.push_back(child); });
+    }
+  }
+  ::closedir(dir);
+}
+
+void ProcessTreeProbe::ListMembers() {
+  members_.clear();
+  if (options_.cgroup != nullptr) {
+    if (ReadInto(options_.cgroup->procs_path(), list_buf_)) {
+      ForEachPid(list_buf_, [&](pid_t pid) { members_.push_back(pid); });
+    }
+    return;
+  }
+  // Walk down from footprint's own threads (fixed once sampling runs); members_ grows while
+  // Sample() scans it, breadth first.
+  if (monitor_children_.empty() && !scan_) {
+    const std::string task_dir =
+        options_.proc_root + "/" + std::to_string(options_.monitor_pid) + "/task";
+    if (DIR* dir = ::opendir(task_dir.c_str())) {
+      while (dirent* e = ::readdir(dir)) {
+        if (e->d_name[0] == '.') continue;
+        KernelFile f(task_dir + "/" + e->d_name + "/children");
+        if (!f.is_open()) {
+          scan_ = true;
+          break;
+        }
+        monitor_children_.push_back(std::move(f));
+      }
+      ::closedir(dir);
+    }
+    if (scan_) monitor_children_.clear();
+  }
+  if (scan_) {
+    ScanAllProcesses();
+    return;
+  }
+  for (const KernelFile& f : monitor_children_) AddChildren(f);
+}
+
+void ProcessTreeProbe::ScanAllProcesses() {
+  parents_.clear();
+  DIR* dir = ::opendir(options_.proc_root.c_str());
+  if (dir == nullptr) return;
+  char buf[1024];
+  while (dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    KernelFile f(options_.proc_root + "/" + e->d_name + "/stat");
+    if (auto st = ParseProcStat(f.Read(buf, sizeof buf))) parents_.emplace_back(st->pid, st->ppid);
+  }
+  ::closedir(dir);
+  // Breadth first from footprint: members_ grows while it is scanned.
+  std::vector<pid_t> frontier = {options_.monitor_pid};
+  for (size_t i = 0; i < frontier.size(); ++i) {
+    for (const auto& [pid, ppid] : parents_) {
+      if (ppid == frontier[i]) {
+        frontier.push_back(pid);
+        members_.push_back(pid);
+      }
+    }
+  }
+}
+
+ProcessTreeProbe::Entry* ProcessTreeProbe::Refresh(pid_t pid, std::string_view& stat_text) {
+  static thread_local char buf[1024];
+  auto it = entries_.find(pid);
+  if (it != entries_.end()) {
+    stat_text = it->second.stat.Read(buf, sizeof buf);
+    if (!stat_text.empty()) return &it->second;
+    entries_.erase(it);  // exited; the PID may already belong to a new process
+  }
+  Entry e;
+  e.stat = KernelFile(options_.proc_root + "/" + std::to_string(pid) + "/stat");
+  stat_text = e.stat.Read(buf, sizeof buf);
+  if (stat_text.empty()) return nullptr;  // gone, or unreadable: skip it this time
+  e.io = KernelFile(options_.proc_root + "/" + std::to_string(pid) + "/io");
+  return &entries_.emplace(pid, std::move(e)).first->second;
+}
+
+void ProcessTreeProbe::EmitRate(Rate& r, int64_t now_ns, double scale, int series,
+                                SampleOut& out) {
+  if (series < 0) return;
+  if (r.last_ns == 0) {  // first sample: the baseline every later rate is measured from
+    r.last_value = r.current;
+    r.last_ns = now_ns;
+    return;
+  }
+  int64_t dt = now_ns - r.last_ns;
+  if (dt <= 0) return;
+  out.Add(series, static_cast<double>(r.current - r.last_value) * scale / static_cast<double>(dt));
+  r.last_value = r.current;
+  r.last_ns = now_ns;
+}
+
+void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) {
+  auto is_due = [&](MetricId m) { return due.test(static_cast<size_t>(m)); };
+  const bool want_io = is_due(MetricId::kIoRead) || is_due(MetricId::kIoWrite);
+  ++generation_;
+  ListMembers();
+
+  int64_t rss_pages = 0, threads = 0, processes = 0, cpu_ticks = 0, largest_rss = 0;
+  int64_t read_bytes = 0, write_bytes = 0;
+  for (size_t i = 0; i < members_.size(); ++i) {  // members_ may grow during the walk
+    pid_t pid = members_[i];
+    std::string_view text;
+    Entry* e = Refresh(pid, text);
+    if (e == nullptr) continue;
+    std::optional<ProcStat> st = ParseProcStat(text);
+    if (!st) continue;
+    if (e->starttime != st->starttime) e->starttime = st->starttime;
+    e->generation = generation_;
+    cpu_ticks += static_cast<int64_t>(st->utime + st->stime) + st->cutime + st->cstime;
+    if (st->state != 'Z' && st->state != 'X') {
+      ++processes;
+      threads += st->num_threads;
+      rss_pages += st->rss_pages;
+      largest_rss = std::max(largest_rss, st->rss_pages);
+    }
+    if (want_io) {
+      char iobuf[512];
+      if (auto io = ParseProcIo(e->io.Read(iobuf, sizeof iobuf))) {
+        read_bytes += static_cast<int64_t>(io->read_bytes);
+        write_bytes += static_cast<int64_t>(io->write_bytes);
+      }
+    }
+    if (options_.cgroup == nullptr && !scan_) {
+      if (st->num_threads == 1) {
+        if (!e->children.is_open()) {
+          e->children = KernelFile(options_.proc_root + "/" + std::to_string(pid) + "/task/" +
+                                   std::to_string(pid) + "/children");
+        }
+        AddChildren(e->children);
+      } else {
+        AddChildrenOfAllThreads(pid);
+      }
+    }
+  }
+  if (entries_.size() > members_.size()) {
+    std::erase_if(entries_, [&](const auto& kv) { return kv.second.generation != generation_; });
+  }
+
+  const ReapedTotals* reaped = options_.reaped;
+  if (is_due(MetricId::kCpu)) {
+    std::optional<int64_t> cg = options_.cgroup ? options_.cgroup->CpuUsageNs() : std::nullopt;
+    int64_t cum = cg ? *cg
+                     : static_cast<int64_t>(static_cast<double>(cpu_ticks) * ns_per_tick_) +
+                           (reaped ? reaped->cpu_ns.load(std::memory_order_relaxed) : 0);
+    cpu_.current = std::max(cpu_.current, cum);
+    EmitRate(cpu_, now_ns, 100.0, slot_[static_cast<size_t>(MetricId::kCpu)], out);
+  }
+  last_processes_.store(processes, std::memory_order_relaxed);
+  int64_t rss_bytes = rss_pages * page_size_;
+  if (rss_bytes > peak_tree_rss_.load(std::memory_order_relaxed)) {
+    peak_tree_rss_.store(rss_bytes, std::memory_order_relaxed);
+  }
+  if (largest_rss * page_size_ > peak_process_rss_.load(std::memory_order_relaxed)) {
+    peak_process_rss_.store(largest_rss * page_size_, std::memory_order_relaxed);
+  }
+  if (is_due(MetricId::kMemory) && slot_[static_cast<size_t>(MetricId::kMemory)] >= 0) {
+    out.Add(slot_[static_cast<size_t>(MetricId::kMemory)], static_cast<double>(rss_bytes));
+  }
+  if (is_due(MetricId::kThreads) && slot_[static_cast<size_t>(MetricId::kThreads)] >= 0) {
+    out.Add(slot_[static_cast<size_t>(MetricId::kThreads)], static_cast<double>(threads));
+  }
+  if (is_due(MetricId::kProcesses) && slot_[static_cast<size_t>(MetricId::kProcesses)] >= 0) {
+    out.Add(slot_[static_cast<size_t>(MetricId::kProcesses)], static_cast<double>(processes));
+  }
+  if (want_io) {
+    if (reaped) {
+      read_bytes += reaped->read_bytes.load(std::memory_order_relaxed);
+      write_bytes += reaped->write_bytes.load(std::memory_order_relaxed);
+    }
+    read_.current = std::max(read_.current, read_bytes);
+    write_.current = std::max(write_.current, write_bytes);
+    if (is_due(MetricId::kIoRead)) {
+      EmitRate(read_, now_ns, 1e9, slot_[static_cast<size_t>(MetricId::kIoRead)], out);
+    }
+    if (is_due(MetricId::kIoWrite)) {
+      EmitRate(write_, now_ns, 1e9, slot_[static_cast<size_t>(MetricId::kIoWrite)], out);
+    }
+  }
+}
+
+}  // namespace footprint

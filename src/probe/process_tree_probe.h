@@ -1,0 +1,106 @@
+// The process-tree probe: cpu, memory, threads, processes, io.read and io.write of a command
+// and every process it starts.
+//
+// Membership comes from the run's cgroup when there is one (exact, includes escapees), else
+// from walking /proc/PID/task/TID/children down from footprint itself, which is a child
+// subreaper, so double-forked processes re-parent to it and stay in the walk.
+//
+// CPU and I/O are cumulative counters turned into rates. Without a cgroup the cumulative
+// value is the sum over live processes of their own and their waited-for children's counters
+// (the kernel folds a child's totals into its parent when the parent waits), plus the final
+// counters of processes footprint reaped itself; so a child that lives 5 ms between two
+// samples still counts. With a cgroup, CPU comes from the cgroup's own counter.
+//
+// Thread-safety: Sample() runs on the sampler thread only; the peak accessors are atomic.
+#ifndef FOOTPRINT_PROBE_PROCESS_TREE_PROBE_H_
+#define FOOTPRINT_PROBE_PROCESS_TREE_PROBE_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "probe/cgroup.h"
+#include "probe/probe.h"
+#include "util/file.h"
+
+namespace footprint {
+
+// Final counters of tree processes that footprint reaped itself (written by the reaper).
+struct ReapedTotals {
+  std::atomic<int64_t> cpu_ns{0};
+  std::atomic<int64_t> read_bytes{0};
+  std::atomic<int64_t> write_bytes{0};
+};
+
+class ProcessTreeProbe final : public Probe {
+ public:
+  struct Options {
+    pid_t monitor_pid = 0;              // the tree is this process's descendants ...
+    const RunCgroup* cgroup = nullptr;  // ... or the members of this cgroup, when given
+    const ReapedTotals* reaped = nullptr;
+    std::string proc_root = "/proc";
+    // Find the tree by scanning every process's parent, as on kernels without children files.
+    bool force_proc_scan = false;
+  };
+
+  explicit ProcessTreeProbe(Options options);
+
+  std::string_view name() const override { return "process tree"; }
+  std::vector<SeriesSpec> Series(const MetricSet& wanted) override;
+  void Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) override;
+
+  // Largest sum of RSS over the tree seen in any sample, bytes.
+  int64_t peak_tree_rss_bytes() const { return peak_tree_rss_.load(std::memory_order_relaxed); }
+  // Largest RSS of a single process seen in any sample, bytes.
+  int64_t peak_process_rss_bytes() const {
+    return peak_process_rss_.load(std::memory_order_relaxed);
+  }
+  // Live processes in the tree at the last sample.
+  int64_t last_process_count() const { return last_processes_.load(std::memory_order_relaxed); }
+  // Whether the tree is enumerated through the cgroup (else the /proc walk).
+  bool uses_cgroup() const { return options_.cgroup != nullptr; }
+
+ private:
+  struct Entry {
+    KernelFile stat;
+    KernelFile io;
+    KernelFile children;  // of the main thread; opened on first use in walk mode
+    uint64_t starttime = 0;
+    uint32_t generation = 0;
+  };
+  struct Rate {  // a cumulative counter and when it was last turned into a rate
+    int64_t last_value = 0;
+    int64_t last_ns = 0;  // 0 until the first sample sets the baseline
+    int64_t current = 0;  // monotone: never below last_value
+  };
+
+  void ListMembers();
+  void AddChildren(const KernelFile& children);
+  void AddChildrenOfAllThreads(pid_t pid);
+  void ScanAllProcesses();  // for kernels without /proc/PID/task/TID/children
+  Entry* Refresh(pid_t pid, std::string_view& stat_text);
+  static void EmitRate(Rate& r, int64_t now_ns, double scale, int series, SampleOut& out);
+
+  Options options_;
+  double ns_per_tick_;
+  std::vector<int> slot_;  // MetricId -> series index, -1 when not emitted
+  std::unordered_map<pid_t, Entry> entries_;
+  std::vector<pid_t> members_;
+  std::vector<KernelFile> monitor_children_;  // children files of footprint's threads
+  bool scan_ = false;                          // no children files: scan all of /proc
+  std::vector<std::pair<pid_t, pid_t>> parents_;  // (pid, ppid) of the last scan
+  std::string list_buf_;  // reused buffer for cgroup.procs and children files
+  uint32_t generation_ = 0;
+  Rate cpu_, read_, write_;
+  std::atomic<int64_t> peak_tree_rss_{0};
+  std::atomic<int64_t> peak_process_rss_{0};
+  std::atomic<int64_t> last_processes_{0};
+  long page_size_;
+};
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_PROBE_PROCESS_TREE_PROBE_H_

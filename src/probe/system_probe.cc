@@ -1,0 +1,48 @@
+#include "probe/system_probe.h"
+
+#include <unistd.h>
+
+namespace footprint {
+
+SystemProbe::SystemProbe(const std::string& proc_root)
+    : stat_(proc_root + "/stat"),
+      meminfo_(proc_root + "/meminfo"),
+      online_cpus_(static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN))) {}
+
+std::vector<SeriesSpec> SystemProbe::Series(const MetricSet& wanted) {
+  std::vector<SeriesSpec> specs;
+  if (wanted.test(static_cast<size_t>(MetricId::kSysCpu)) && stat_.is_open()) {
+    cpu_series_ = static_cast<int>(specs.size());
+    specs.push_back({MetricId::kSysCpu, "system"});
+    char buf[256];  // the aggregate line comes first; the rest is not needed
+    last_cpu_ = ParseProcStatCpu(stat_.Read(buf, sizeof buf));
+  }
+  if (wanted.test(static_cast<size_t>(MetricId::kSysMemory)) && meminfo_.is_open()) {
+    memory_series_ = static_cast<int>(specs.size());
+    specs.push_back({MetricId::kSysMemory, "system"});
+  }
+  return specs;
+}
+
+void SystemProbe::Sample(int64_t /*now_ns*/, const MetricSet& due, SampleOut& out) {
+  if (cpu_series_ >= 0 && due.test(static_cast<size_t>(MetricId::kSysCpu))) {
+    char buf[256];
+    std::optional<SysCpuTimes> now = ParseProcStatCpu(stat_.Read(buf, sizeof buf));
+    if (now && last_cpu_ && now->total > last_cpu_->total) {
+      double busy = static_cast<double>(now->busy - last_cpu_->busy);
+      double total = static_cast<double>(now->total - last_cpu_->total);
+      out.Add(cpu_series_, 100.0 * online_cpus_ * busy / total);
+      last_cpu_ = now;
+    } else if (now && !last_cpu_) {
+      last_cpu_ = now;
+    }
+  }
+  if (memory_series_ >= 0 && due.test(static_cast<size_t>(MetricId::kSysMemory))) {
+    char buf[2048];  // MemTotal and MemAvailable are in the first lines
+    if (auto mem = ParseMemInfo(meminfo_.Read(buf, sizeof buf))) {
+      out.Add(memory_series_, static_cast<double>(mem->total_bytes - mem->available_bytes));
+    }
+  }
+}
+
+}  // namespace footprint

@@ -1,0 +1,99 @@
+#include "footprint/doctor.h"
+
+#include <sqlite3.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "footprint/store.h"
+#include "probe/cgroup.h"
+#include "run/run_metadata.h"
+#include "util/file.h"
+#include "util/proc_parse.h"
+
+namespace footprint {
+
+std::vector<DoctorCheck> RunDoctor() {
+  std::vector<DoctorCheck> checks;
+  const std::string self = "/proc/" + std::to_string(::getpid());
+
+  {
+    DoctorCheck c{"process tree", false, "", "cpu, memory, threads, processes"};
+    auto stat = ReadWholeFile(self + "/stat");
+    if (!stat.ok()) {
+      c.detail = "/proc is not readable (" + stat.status().message() + "); mount procfs";
+    } else if (!ParseProcStat(*stat)) {
+      c.detail = "/proc/PID/stat has an unexpected format";
+    } else {
+      c.ok = true;
+      c.detail = "/proc/PID/stat readable";
+    }
+    checks.push_back(c);
+  }
+  {
+    DoctorCheck c{"tree walk", false, "", "process tree membership without a cgroup"};
+    KernelFile children(self + "/task/" + std::to_string(::getpid()) + "/children");
+    c.ok = children.is_open();
+    c.detail = c.ok ? "/proc/PID/task/TID/children available"
+                    : "/proc/PID/task/TID/children missing (kernel built without "
+                      "CONFIG_PROC_CHILDREN); the tree is found by scanning all of /proc";
+    checks.push_back(c);
+  }
+  {
+    DoctorCheck c{"subreaper", false, "", "double-forked processes stay in the tree"};
+    int old = 0;
+    prctl(PR_GET_CHILD_SUBREAPER, &old);
+    c.ok = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+    prctl(PR_SET_CHILD_SUBREAPER, old);
+    c.detail = c.ok ? "prctl(PR_SET_CHILD_SUBREAPER) works"
+                    : "prctl(PR_SET_CHILD_SUBREAPER) refused (Linux 3.4 or later is needed)";
+    checks.push_back(c);
+  }
+  {
+    DoctorCheck c{"io accounting", false, "", "io.read, io.write, io_read_bytes, io_write_bytes"};
+    auto io = ReadWholeFile(self + "/io");
+    c.ok = io.ok() && ParseProcIo(*io).has_value();
+    c.detail = c.ok ? "/proc/PID/io readable"
+                    : "/proc/PID/io not readable (kernel without CONFIG_TASK_IO_ACCOUNTING, or "
+                      "processes of other users need CAP_SYS_PTRACE)";
+    checks.push_back(c);
+  }
+  {
+    CgroupSupport support = DetectCgroups();
+    DoctorCheck cpu{"cgroup cpu", false, "", "exact cpu and cpu_user_s/cpu_system_s of the tree"};
+    DoctorCheck mem{"cgroup memory", false, "", "peak_memory_bytes from the kernel's peak"};
+    auto cg = RunCgroup::Create(support, "footprint-doctor-" + std::to_string(::getpid()));
+    if (cg.ok()) {
+      cpu.ok = (*cg)->has_cpu() && (*cg)->CpuUsageNs().has_value();
+      mem.ok = (*cg)->has_memory() && (*cg)->MemoryPeakBytes().has_value();
+      cpu.detail = cpu.ok ? (*cg)->cpu_source() + " in a cgroup per run" : support.why_no_cpu;
+      mem.detail = mem.ok ? (*cg)->memory_source() + " in a cgroup per run" : support.why_no_memory;
+    } else {
+      cpu.detail = support.why_no_cpu.empty() ? cg.status().message() : support.why_no_cpu;
+      mem.detail = support.why_no_memory.empty() ? cg.status().message() : support.why_no_memory;
+    }
+    if (!cpu.ok) {
+      cpu.detail += "; totals fall back to wait4 rusage (exact for every process that is waited "
+                    "for)";
+    }
+    if (!mem.ok) mem.detail += "; the peak falls back to sampled RSS and process high-water marks";
+    checks.push_back(cpu);
+    checks.push_back(mem);
+  }
+  {
+    DoctorCheck c{"system", false, "", "sys.cpu, sys.memory"};
+    KernelFile stat("/proc/stat"), meminfo("/proc/meminfo");
+    c.ok = stat.is_open() && meminfo.is_open();
+    c.detail = c.ok ? "/proc/stat and /proc/meminfo readable"
+                    : "/proc/stat or /proc/meminfo not readable";
+    checks.push_back(c);
+  }
+  {
+    DoctorCheck c{"database", true, "", "storage of runs"};
+    c.detail = "SQLite " + std::string(sqlite3_libversion()) + ", schema v" +
+               std::to_string(kSchemaVersion) + ", default " + DefaultStoreLocation();
+    checks.push_back(c);
+  }
+  return checks;
+}
+
+}  // namespace footprint

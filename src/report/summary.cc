@@ -1,0 +1,153 @@
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "footprint/report.h"
+#include "util/clock.h"
+
+namespace footprint {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::array<std::string_view, 11> kTotals = {
+    "duration_s",      "cpu_user_s",     "cpu_system_s", "peak_memory_bytes",
+    "max_process_peak_bytes", "io_read_bytes", "io_write_bytes", "gpu_energy_j",
+    "cpu_energy_j",    "monitor_cpu_s",  "monitor_peak_rss_bytes"};
+
+// Linear interpolation between closest ranks over sorted data (numpy's default).
+double Percentile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  double pos = q * static_cast<double>(sorted.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(pos));
+  size_t hi = std::min(lo + 1, sorted.size() - 1);
+  double frac = pos - static_cast<double>(lo);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
+}
+
+json Nullable(const std::map<std::string, double>& m, std::string_view key) {
+  auto it = m.find(std::string(key));
+  if (it == m.end()) return nullptr;
+  return it->second;
+}
+
+}  // namespace
+
+std::span<const std::string_view> TotalNames() { return kTotals; }
+
+Result<RunRecord> ResolveRun(const std::vector<RunRecord>& runs, std::string_view spec) {
+  if (runs.empty()) return NotFound("the database holds no runs yet");
+  if (spec == "last") return runs.back();
+  for (const RunRecord& r : runs) {
+    if (r.id == spec) return r;
+  }
+  // A name means its most recent run.
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+    if (it->name == spec) return *it;
+  }
+  std::vector<const RunRecord*> matches;
+  for (const RunRecord& r : runs) {
+    if (spec.size() >= 4 && r.id.compare(0, spec.size(), spec) == 0) matches.push_back(&r);
+  }
+  if (matches.size() == 1) return *matches[0];
+  if (matches.size() > 1) {
+    std::string ids;
+    for (size_t i = 0; i < matches.size() && i < 5; ++i) ids += " " + matches[i]->id;
+    return InvalidArgument("run prefix '" + std::string(spec) + "' is ambiguous (" +
+                           std::to_string(matches.size()) + " runs:" + ids +
+                           "); give more characters");
+  }
+  return NotFound("no run '" + std::string(spec) +
+                  "' (tried id, id prefix of 4+ characters, name); list runs with footprint runs");
+}
+
+MetricSummary Summarize(std::vector<double>& values) {
+  MetricSummary s;
+  s.count = values.size();
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  s.min = values.front();
+  s.max = values.back();
+  s.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(s.count);
+  s.p50 = Percentile(values, 0.50);
+  s.p95 = Percentile(values, 0.95);
+  return s;
+}
+
+Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, bool keep_values) {
+  RunSummary out;
+  out.run = run;
+  auto totals = store.LoadTotals(run.id);
+  if (!totals.ok()) return totals.status();
+  out.totals = std::move(totals).value();
+  if (auto it = out.totals.find("duration_s"); it != out.totals.end()) {
+    out.duration_s = it->second;
+  } else {
+    int64_t end = run.ended_at_ns.value_or(run.heartbeat_ns.value_or(RealtimeNs()));
+    out.duration_s = static_cast<double>(std::max<int64_t>(0, end - run.started_at_ns)) / 1e9;
+  }
+  auto series = store.ListSeries(run.id);
+  if (!series.ok()) return series.status();
+  for (const SeriesRecord& sr : *series) {
+    auto values = store.LoadValues(sr.id);
+    if (!values.ok()) return values.status();
+    std::vector<double> kept = keep_values ? *values : std::vector<double>{};
+    MetricSummary m = Summarize(*values);
+    m.metric = sr.metric;
+    m.unit = sr.unit;
+    m.entity = sr.entity;
+    m.scope_id = sr.scope_id;
+    m.values = std::move(kept);
+    out.metrics.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::string SummaryJson(const RunSummary& s, int indent) {
+  const RunRecord& r = s.run;
+  json meta = json::parse(r.meta_json, nullptr, false);
+  if (meta.is_discarded()) meta = json::object();
+  json run = {{"id", r.id},
+              {"name", r.name},
+              {"description", r.description},
+              {"status", RunStatusName(r.status)},
+              {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
+              {"duration_s", s.duration_s},
+              {"command", r.command},
+              {"cwd", r.cwd},
+              {"host", r.host},
+              {"user", r.user},
+              {"started_at_ns", r.started_at_ns},
+              {"ended_at_ns", r.ended_at_ns ? json(*r.ended_at_ns) : json(nullptr)},
+              {"tags", meta.value("tags", json::object())},
+              {"params", meta.value("params", json::object())}};
+  if (!r.experiment.empty()) run["experiment"] = r.experiment;
+  if (!r.workload.empty()) run["workload"] = r.workload;
+  json totals = json::object();
+  for (std::string_view name : kTotals) totals[std::string(name)] = Nullable(s.totals, name);
+  if (!s.totals.count("duration_s")) totals["duration_s"] = s.duration_s;
+  json metrics = json::array();
+  for (const MetricSummary& m : s.metrics) {
+    metrics.push_back({{"metric", m.metric},
+                       {"unit", m.unit},
+                       {"entity", m.entity},
+                       {"scope", m.scope_id ? json(*m.scope_id) : json(nullptr)},
+                       {"count", m.count},
+                       {"min", m.count ? json(m.min) : json(nullptr)},
+                       {"mean", m.count ? json(m.mean) : json(nullptr)},
+                       {"p50", m.count ? json(m.p50) : json(nullptr)},
+                       {"p95", m.count ? json(m.p95) : json(nullptr)},
+                       {"max", m.count ? json(m.max) : json(nullptr)}});
+  }
+  json out = {{"run", run},
+              {"totals", totals},
+              {"metrics", metrics},
+              {"scopes", json::array()},
+              {"values", json::array()},
+              {"meta", meta}};
+  return out.dump(indent);
+}
+
+}  // namespace footprint

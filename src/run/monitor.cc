@@ -1,0 +1,406 @@
+// RunMonitored: start a command behind a gate, measure it, reap it, store the totals.
+#include "footprint/monitor.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "probe/cgroup.h"
+#include "probe/process_tree_probe.h"
+#include "probe/system_probe.h"
+#include "run/run_metadata.h"
+#include "sampler/sampler.h"
+#include "store/writer.h"
+#include "util/clock.h"
+
+namespace footprint {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+// What the child reports through the close-on-exec pipe when it cannot exec.
+struct LaunchFailure {
+  enum Stage : int { kJoinCgroup = 1, kExec = 2 } stage;
+  int error;
+};
+
+double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; }
+
+// Sums of the kernel's rusage for every process footprint reaps. The command's own rusage
+// includes all descendants it (transitively) waited for; orphans re-parented to footprint are
+// reaped here and added separately, so nothing is counted twice.
+struct RusageTotals {
+  double user_s = 0;
+  double system_s = 0;
+  int64_t max_rss_bytes = 0;
+  int64_t read_bytes = 0;
+  int64_t write_bytes = 0;
+  int reaped = 0;
+};
+
+// Blocks the signals footprint waits for, for the lifetime of the object, and restores the
+// previous mask and subreaper flag afterwards (dropping signals that arrived meanwhile, which
+// were meant for the command).
+class SignalScope {
+ public:
+  SignalScope() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGCHLD);
+    for (int s : kForwardedSignals) sigaddset(&set_, s);
+    pthread_sigmask(SIG_BLOCK, &set_, &old_mask_);
+    struct sigaction sa = {};
+    sa.sa_handler = [](int) {};  // a handler, so SIGCHLD is never discarded as ignored
+    sigaction(SIGCHLD, &sa, &old_chld_);
+    prctl(PR_GET_CHILD_SUBREAPER, &old_subreaper_);
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+  }
+  ~SignalScope() {
+    timespec zero = {0, 0};
+    while (sigtimedwait(&set_, nullptr, &zero) > 0) {
+    }
+    prctl(PR_SET_CHILD_SUBREAPER, old_subreaper_);
+    sigaction(SIGCHLD, &old_chld_, nullptr);
+    pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+  const sigset_t& set() const { return set_; }
+  const sigset_t& old_mask() const { return old_mask_; }
+
+ private:
+  sigset_t set_, old_mask_;
+  struct sigaction old_chld_;
+  int old_subreaper_ = 0;
+};
+
+void CloseFd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+// In the child, between fork and exec: only async-signal-safe calls.
+[[noreturn]] void ChildExec(char* const* argv, const sigset_t& mask, const std::vector<int>& join,
+                            int gate_fd, int report_fd) {
+  for (int s : kForwardedSignals) signal(s, SIG_DFL);
+  signal(SIGCHLD, SIG_DFL);
+  pthread_sigmask(SIG_SETMASK, &mask, nullptr);
+  for (int fd : join) {
+    if (::write(fd, "0", 1) != 1) {
+      LaunchFailure f{LaunchFailure::kJoinCgroup, errno};
+      (void)!::write(report_fd, &f, sizeof f);
+      _exit(125);
+    }
+  }
+  char go;
+  if (::read(gate_fd, &go, 1) != 1) _exit(125);  // footprint gave up: never start
+  execvp(argv[0], argv);
+  LaunchFailure f{LaunchFailure::kExec, errno};
+  (void)!::write(report_fd, &f, sizeof f);
+  _exit(errno == ENOENT || errno == ENOTDIR ? 127 : 126);
+}
+
+MetricIntervals ResolveIntervals(const MonitorOptions& o) {
+  MetricIntervals iv{};
+  for (size_t m = 0; m < kMetricCount; ++m) {
+    if (!o.metrics.test(m)) continue;
+    auto it = o.metric_interval_ns.find(static_cast<MetricId>(m));
+    iv[m] = it != o.metric_interval_ns.end() ? it->second : o.interval_ns;
+  }
+  return iv;
+}
+
+std::string BaseName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+Status ValidateMonitorOptions(const MonitorOptions& o) {
+  if (o.command.empty() || o.command[0].empty()) {
+    return InvalidArgument("no command to run; write it after --, e.g. footprint run -- sleep 1");
+  }
+  auto check = [](int64_t ns, const std::string& what) -> Status {
+    if (ns < kMinIntervalNs) {
+      return InvalidArgument(what + " must be at least 1ms (got " + std::to_string(ns) + " ns)");
+    }
+    return Status::Ok();
+  };
+  FP_RETURN_IF_ERROR(check(o.interval_ns, "the sampling interval"));
+  for (const auto& [m, ns] : o.metric_interval_ns) {
+    FP_RETURN_IF_ERROR(check(ns, "the interval of " + std::string(InfoOf(m).name)));
+  }
+  if (o.flush_interval_ns <= 0 || o.flush_interval_ns > kNsPerSec) {
+    return InvalidArgument("the flush interval must be between 0 and 1s");
+  }
+  if (o.metrics.none()) return InvalidArgument("no metric selected");
+  return Status::Ok();
+}
+
+Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
+  FP_RETURN_IF_ERROR(ValidateMonitorOptions(opt));
+  const MetricIntervals intervals = ResolveIntervals(opt);
+
+  // --- Everything slow or fallible happens before the command exists. -----------------
+  RunRecord run;
+  run.id = NewRunId();
+  run.name = opt.name.empty() ? BaseName(opt.command[0]) : opt.name;
+  run.description = opt.description;
+  run.command = opt.command;
+  run.cwd = CurrentDir();
+  run.host = HostName();
+  run.user = UserName();
+  json meta = {{"tags", opt.tags},
+               {"params", opt.params},
+               {"hardware", HardwareInfo()},
+               {"monitor", MonitorIdentity()},
+               {"footprint_version", FootprintVersion()}};
+  if (opt.record_git) {
+    json git = GitInfo(run.cwd);
+    if (!git.is_null()) meta["git"] = git;
+  }
+  json interval_meta = json::object();
+  for (size_t m = 0; m < kMetricCount; ++m) {
+    if (intervals[m] > 0) interval_meta[std::string(MetricCatalogue()[m].name)] = intervals[m];
+  }
+  meta["intervals_ns"] = interval_meta;
+
+  std::unique_ptr<RunCgroup> cgroup;
+  json sources = json::object();
+  if (opt.use_cgroup) {
+    static const CgroupSupport support = DetectCgroups();
+    auto cg = RunCgroup::Create(support, "footprint-" + run.id);
+    if (cg.ok()) {
+      cgroup = std::move(cg).value();
+    } else {
+      sources["cgroup_unavailable"] = cg.status().message();
+    }
+  } else {
+    sources["cgroup_unavailable"] = "disabled with --no-cgroup";
+  }
+
+  ReapedTotals reaped;
+  auto tree_owned = std::make_unique<ProcessTreeProbe>(ProcessTreeProbe::Options{
+      ::getpid(), cgroup && !cgroup->procs_path().empty() ? cgroup.get() : nullptr, &reaped,
+      "/proc"});
+  ProcessTreeProbe* tree = tree_owned.get();
+  std::vector<std::unique_ptr<Probe>> probes;
+  probes.push_back(std::move(tree_owned));
+  probes.push_back(std::make_unique<SystemProbe>());
+  SampleQueue queue(1 << 16);
+  Sampler sampler(std::move(probes), intervals, queue);
+
+  run.started_at_ns = RealtimeNs();
+  run.meta_json = meta.dump();
+  FP_RETURN_IF_ERROR(store.CreateRun(run));
+  std::vector<int64_t> series_ids;
+  for (const SeriesSpec& s : sampler.series()) {
+    const MetricInfo& info = InfoOf(s.metric);
+    Result<int64_t> id =
+        store.EnsureSeries({0, run.id, std::string(info.name), std::string(info.unit), s.entity,
+                            std::nullopt});
+    if (!id.ok()) return id.status();
+    series_ids.push_back(*id);
+  }
+
+  // The environment tells a program using footprint's API which run it belongs to.
+  ::setenv("FOOTPRINT_RUN_ID", run.id.c_str(), 1);
+  std::vector<char*> argv;
+  for (const auto& a : opt.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+
+  // --- Start the command behind a gate. -------------------------------------------------
+  SignalScope signals;
+  int gate[2], report[2];
+  if (::pipe2(gate, O_CLOEXEC) != 0 || ::pipe2(report, O_CLOEXEC) != 0) {
+    return IoError(std::string("cannot create a pipe: ") + std::strerror(errno));
+  }
+  std::vector<int> join_fds = cgroup ? cgroup->join_fds() : std::vector<int>{};
+  pid_t child = ::fork();
+  if (child < 0) {
+    int err = errno;
+    for (int fd : {gate[0], gate[1], report[0], report[1]}) ::close(fd);
+    return IoError(std::string("cannot start the command: fork failed: ") + std::strerror(err));
+  }
+  if (child == 0) ChildExec(argv.data(), signals.old_mask(), join_fds, gate[0], report[1]);
+  ::unsetenv("FOOTPRINT_RUN_ID");
+  CloseFd(gate[0]);
+  CloseFd(report[1]);
+
+  Writer writer(store, queue, run.id, opt.flush_interval_ns);
+  int64_t t0 = 0;
+  try {
+    writer.Start();
+    t0 = MonotonicNs();
+    run.started_at_ns = RealtimeNs();
+    sampler.Start(t0, series_ids);
+  } catch (const std::system_error& e) {
+    CloseFd(gate[1]);  // the child reads EOF and exits without running the command
+    CloseFd(report[0]);
+    ::waitpid(child, nullptr, 0);
+    return InternalError(std::string("cannot start footprint's threads: ") + e.what());
+  }
+  (void)!::write(gate[1], "g", 1);
+  CloseFd(gate[1]);
+
+  MonitorOutcome out;
+  LaunchFailure failure{};
+  ssize_t got;
+  while ((got = ::read(report[0], &failure, sizeof failure)) < 0 && errno == EINTR) {
+  }
+  CloseFd(report[0]);
+  if (got == sizeof failure) {
+    out.launch_error =
+        failure.stage == LaunchFailure::kJoinCgroup
+            ? std::string("cannot move the command into its cgroup: ") +
+                  std::strerror(failure.error) + "; try footprint run --no-cgroup"
+            : "cannot run '" + opt.command[0] + "': " +
+                  (failure.error == ENOENT ? std::string("command not found")
+                                           : std::strerror(failure.error));
+  }
+
+  // --- Wait: reap everything, forward signals. ----------------------------------------
+  RusageTotals usage;
+  int wait_status = 0;
+  bool command_done = false;
+  int forwarded = 0;
+  auto reap_all = [&] {
+    int status;
+    rusage ru;
+    pid_t pid;
+    while ((pid = ::wait4(-1, &status, WNOHANG, &ru)) > 0) {
+      usage.user_s += Seconds(ru.ru_utime);
+      usage.system_s += Seconds(ru.ru_stime);
+      usage.max_rss_bytes = std::max<int64_t>(usage.max_rss_bytes, ru.ru_maxrss * 1024);
+      usage.read_bytes += ru.ru_inblock * 512;
+      usage.write_bytes += ru.ru_oublock * 512;
+      ++usage.reaped;
+      reaped.cpu_ns.fetch_add(static_cast<int64_t>((Seconds(ru.ru_utime) + Seconds(ru.ru_stime)) *
+                                                   1e9),
+                              std::memory_order_relaxed);
+      reaped.read_bytes.fetch_add(ru.ru_inblock * 512, std::memory_order_relaxed);
+      reaped.write_bytes.fetch_add(ru.ru_oublock * 512, std::memory_order_relaxed);
+      if (pid == child) {
+        wait_status = status;
+        command_done = true;
+      }
+    }
+  };
+  while (!command_done) {
+    siginfo_t info;
+    int sig = sigwaitinfo(&signals.set(), &info);
+    if (sig < 0) continue;  // EINTR
+    if (sig == SIGCHLD) {
+      reap_all();
+    } else if (info.si_code != SI_KERNEL) {
+      // Sent to footprint by a process (kill, a scheduler): pass it on. A terminal's
+      // SIGINT/SIGQUIT comes with SI_KERNEL and already reached the command's process group.
+      ::kill(child, sig);
+      ++forwarded;
+    }
+  }
+  const int64_t t_end = MonotonicNs();
+  run.ended_at_ns = run.started_at_ns + (t_end - t0);
+  sampler.Stop();
+  reap_all();  // orphans that ended meanwhile
+  writer.Stop();
+
+  // --- Outcome and totals. --------------------------------------------------------------
+  if (WIFSIGNALED(wait_status)) {
+    out.exit_status = 128 + WTERMSIG(wait_status);
+    run.status = RunStatus::kKilled;
+  } else {
+    out.exit_status = WEXITSTATUS(wait_status);
+    run.status = out.exit_status == 0 ? RunStatus::kOk : RunStatus::kFailed;
+  }
+  run.exit_code = out.exit_status;
+
+  std::map<std::string, double>& t = out.totals;
+  t["duration_s"] = static_cast<double>(t_end - t0) / 1e9;
+  sources["cpu"] = "rusage (wait4 of the command and of re-parented orphans)";
+  t["cpu_user_s"] = usage.user_s;
+  t["cpu_system_s"] = usage.system_s;
+  json accounting = {{"rusage_user_s", usage.user_s},
+                     {"rusage_system_s", usage.system_s},
+                     {"processes_reaped", usage.reaped}};
+  if (cgroup && cgroup->has_cpu()) {
+    if (auto us = cgroup->CpuUserSystemNs()) {
+      // The cgroup also holds processes nobody waited for and ones still running.
+      t["cpu_user_s"] = static_cast<double>(us->first) / 1e9;
+      t["cpu_system_s"] = static_cast<double>(us->second) / 1e9;
+      accounting["cgroup_user_s"] = t["cpu_user_s"];
+      accounting["cgroup_system_s"] = t["cpu_system_s"];
+      sources["cpu"] = cgroup->cpu_source();
+    }
+  }
+  int64_t max_process = std::max(usage.max_rss_bytes, tree->peak_process_rss_bytes());
+  int64_t peak = std::max(max_process, tree->peak_tree_rss_bytes());
+  json peaks = {{"max_process_hwm_bytes", usage.max_rss_bytes},
+                {"sampled_tree_rss_bytes", tree->peak_tree_rss_bytes()}};
+  sources["peak_memory"] = "sampled sum of RSS, raised to the largest process high-water mark";
+  if (cgroup && cgroup->has_memory()) {
+    if (auto cg_peak = cgroup->MemoryPeakBytes()) {
+      peaks["cgroup_peak_bytes"] = *cg_peak;
+      // The cgroup's peak includes page cache the tree caused and misses shared pages
+      // charged elsewhere, so the reported peak is the largest of the three.
+      if (*cg_peak >= peak) sources["peak_memory"] = cgroup->memory_source();
+      peak = std::max(peak, *cg_peak);
+    }
+  }
+  t["peak_memory_bytes"] = static_cast<double>(peak);
+  t["max_process_peak_bytes"] = static_cast<double>(max_process);
+  t["io_read_bytes"] = static_cast<double>(usage.read_bytes);
+  t["io_write_bytes"] = static_cast<double>(usage.write_bytes);
+  sources["io"] = "rusage block I/O of reaped processes";
+  rusage self;
+  ::getrusage(RUSAGE_SELF, &self);
+  t["monitor_cpu_s"] = Seconds(self.ru_utime) + Seconds(self.ru_stime);
+  t["monitor_peak_rss_bytes"] = static_cast<double>(self.ru_maxrss) * 1024;
+
+  Sampler::Stats ss = sampler.stats();
+  Writer::Stats ws = writer.stats();
+  meta["sources"] = sources;
+  meta["accounting"] = accounting;
+  meta["memory_peaks"] = peaks;
+  meta["tree_membership"] = tree->uses_cgroup() ? "cgroup" : "proc walk (subreaper)";
+  meta["monitor"]["sampler"] = {{"passes", ss.passes},
+                                {"missed_deadlines", ss.missed_deadlines},
+                                {"cpu_s", static_cast<double>(ss.cpu_ns) / 1e9}};
+  meta["monitor"]["writer"] = {{"flushes", ws.flushes},
+                               {"samples_written", ws.samples_written},
+                               {"failed_flushes", ws.failed_flushes}};
+  meta["monitor"]["samples_dropped"] = queue.dropped();
+  meta["monitor"]["signals_forwarded"] = forwarded;
+  if (!out.launch_error.empty()) meta["launch_error"] = out.launch_error;
+  run.meta_json = meta.dump();
+
+  if (queue.dropped() > 0) {
+    out.warnings.push_back(std::to_string(queue.dropped()) +
+                           " samples were dropped because the database could not keep up");
+  }
+  if (ws.failed_flushes > 0) {
+    out.warnings.push_back(std::to_string(ws.failed_flushes) +
+                           " writes to the database failed; last error: " + ws.last_error);
+  }
+  if (int64_t left = tree->last_process_count(); left > 0) {
+    out.warnings.push_back(std::to_string(left) +
+                           " process(es) started by the command were still running when it "
+                           "exited; they were measured until then");
+  }
+  // The command has run: its status must reach the caller even if the database fails now.
+  if (Status st = store.FinishRun(run, out.totals); !st.ok()) {
+    out.warnings.push_back("the end of the run could not be stored (" + st.message() +
+                           "); it will show as interrupted");
+  }
+  out.run = std::move(run);
+  return out;
+}
+
+}  // namespace footprint

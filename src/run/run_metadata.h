@@ -1,0 +1,36 @@
+// What is recorded about a run besides its measurements: identity, machine, code version,
+// and who is monitoring it (so that a run whose monitor died can be told from a live one).
+#ifndef FOOTPRINT_RUN_RUN_METADATA_H_
+#define FOOTPRINT_RUN_RUN_METADATA_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "footprint/store.h"
+
+namespace footprint {
+
+// A random (version 4) UUID.
+std::string NewRunId();
+std::string HostName();
+std::string UserName();
+std::string CurrentDir();
+// CPU model, logical cores, memory, kernel and OS.
+nlohmann::json HardwareInfo();
+// {"commit": "...", "dirty": bool, "branch": "..."} when `dir` is inside a git work tree and
+// git is installed; null otherwise.
+nlohmann::json GitInfo(const std::string& dir);
+// This process as a monitor: {"pid", "start_ticks", "boot_id", "host"}.
+nlohmann::json MonitorIdentity();
+// The footprint version string.
+std::string_view FootprintVersion();
+
+// Runs still marked 'running' whose monitor is gone (same machine and boot, process dead;
+// another boot of this machine; or no heartbeat for a long time) are marked interrupted, in
+// `runs` and, when the store is writable, in the store. Their end is their last heartbeat.
+Status ReconcileInterrupted(Store& store, std::vector<RunRecord>& runs);
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_RUN_RUN_METADATA_H_

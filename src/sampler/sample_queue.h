@@ -1,0 +1,73 @@
+// SampleQueue: the bounded hand-off between the sampler thread (producer) and the writer
+// thread (consumer). Push never allocates and never waits on I/O: when the writer has fallen
+// so far behind that the queue is full, new samples are dropped and counted, so the sampler's
+// timing (and the measured program) is never disturbed by a slow disk.
+//
+// Thread-safety: Push from one or more producers, Drain from one consumer; all methods are
+// safe to call concurrently.
+#ifndef FOOTPRINT_SAMPLER_SAMPLE_QUEUE_H_
+#define FOOTPRINT_SAMPLER_SAMPLE_QUEUE_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "footprint/store.h"
+
+namespace footprint {
+
+class SampleQueue {
+ public:
+  explicit SampleQueue(size_t capacity) : capacity_(capacity) { queued_.reserve(capacity); }
+
+  void Push(std::span<const SamplePoint> batch) {
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t room = capacity_ - queued_.size();
+    size_t n = batch.size() < room ? batch.size() : room;
+    queued_.insert(queued_.end(), batch.begin(), batch.begin() + static_cast<ptrdiff_t>(n));
+    dropped_ += batch.size() - n;
+  }
+
+  // Moves everything queued into `out` (which must be empty; its capacity is recycled).
+  void Drain(std::vector<SamplePoint>& out) {
+    out.clear();
+    std::lock_guard<std::mutex> lock(mu_);
+    queued_.swap(out);
+    if (queued_.capacity() < capacity_) queued_.reserve(capacity_);
+  }
+
+  // Waits until `deadline` or until Close() is called. Returns false once closed.
+  bool WaitUntil(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    closed_cv_.wait_until(lock, deadline, [&] { return closed_; });
+    return !closed_;
+  }
+
+  void Close() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closed_ = true;
+    }
+    closed_cv_.notify_all();
+  }
+
+  uint64_t dropped() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return dropped_;
+  }
+
+ private:
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  std::condition_variable closed_cv_;
+  std::vector<SamplePoint> queued_;
+  uint64_t dropped_ = 0;
+  bool closed_ = false;
+};
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_SAMPLER_SAMPLE_QUEUE_H_

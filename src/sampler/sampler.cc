@@ -1,0 +1,140 @@
+#include "sampler/sampler.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "util/clock.h"
+
+namespace footprint {
+namespace {
+
+}  // namespace
+
+void Sampler::SleepUntil(int64_t deadline_ns) {
+  // steady_clock is CLOCK_MONOTONIC, the clock every deadline is computed on.
+  auto tp = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deadline_ns));
+  std::unique_lock<std::mutex> lock(wake_mu_);
+  wake_cv_.wait_until(lock, tp, [&] { return stop_.load(std::memory_order_acquire); });
+}
+
+class Sampler::Batch final : public SampleOut {
+ public:
+  Batch(std::vector<SamplePoint>& points, const std::vector<int64_t>& ids, int first, int64_t t)
+      : points_(points), ids_(ids), first_(first), t_(t) {}
+  void Add(int series, double value) override {
+    points_.push_back({ids_[static_cast<size_t>(first_ + series)], t_, value});
+  }
+
+ private:
+  std::vector<SamplePoint>& points_;
+  const std::vector<int64_t>& ids_;
+  int first_;
+  int64_t t_;
+};
+
+Sampler::Sampler(std::vector<std::unique_ptr<Probe>> probes, const MetricIntervals& intervals,
+                 SampleQueue& queue)
+    : intervals_(intervals), queue_(queue) {
+  MetricSet wanted;
+  for (size_t m = 0; m < kMetricCount; ++m) wanted.set(m, intervals[m] > 0);
+  for (auto& p : probes) {
+    std::vector<SeriesSpec> specs = p->Series(wanted);
+    ProbeSlot slot{std::move(p), static_cast<int>(series_.size()), {}};
+    for (const SeriesSpec& s : specs) {
+      slot.metrics.set(static_cast<size_t>(s.metric));
+      series_.push_back(s);
+    }
+    probes_.push_back(std::move(slot));
+  }
+  if (wanted.test(static_cast<size_t>(MetricId::kSampleCost))) {
+    cost_series_ = static_cast<int>(series_.size());
+    series_.push_back({MetricId::kSampleCost, "monitor"});
+  }
+  if (wanted.test(static_cast<size_t>(MetricId::kSampleDelay))) {
+    delay_series_ = static_cast<int>(series_.size());
+    series_.push_back({MetricId::kSampleDelay, "monitor"});
+  }
+  // Metrics nobody can produce here are switched off so they do not wake the thread.
+  MetricSet produced;
+  for (const SeriesSpec& s : series_) produced.set(static_cast<size_t>(s.metric));
+  for (size_t m = 0; m < kMetricCount; ++m) {
+    if (!produced.test(m)) intervals_[m] = 0;
+  }
+  batch_.reserve(series_.size());
+}
+
+Sampler::~Sampler() {
+  if (thread_.joinable()) Stop();
+}
+
+void Sampler::Start(int64_t t0_ns, std::vector<int64_t> series_ids) {
+  t0_ns_ = t0_ns;
+  series_ids_ = std::move(series_ids);
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void Sampler::Pass(int64_t deadline_ns, const MetricSet& due, bool measure_self) {
+  int64_t cpu_before = measure_self ? ThreadCpuNs() : 0;
+  int64_t now = MonotonicNs();
+  int64_t t = now - t0_ns_;
+  batch_.clear();
+  for (ProbeSlot& slot : probes_) {
+    if ((slot.metrics & due).none()) continue;
+    Batch out(batch_, series_ids_, slot.first_series, t);
+    slot.probe->Sample(now, due, out);
+  }
+  if (measure_self) {
+    if (cost_series_ >= 0 && due.test(static_cast<size_t>(MetricId::kSampleCost))) {
+      double cost_us = static_cast<double>(ThreadCpuNs() - cpu_before) / 1e3;
+      batch_.push_back({series_ids_[static_cast<size_t>(cost_series_)], t, cost_us});
+    }
+    if (delay_series_ >= 0 && due.test(static_cast<size_t>(MetricId::kSampleDelay))) {
+      double delay_us = static_cast<double>(now - deadline_ns) / 1e3;
+      batch_.push_back({series_ids_[static_cast<size_t>(delay_series_)], t, delay_us});
+    }
+  }
+  queue_.Push(batch_);
+  ++stats_.passes;
+}
+
+void Sampler::Loop() {
+  std::array<int64_t, kMetricCount> next;
+  next.fill(INT64_MAX);
+  for (size_t m = 0; m < kMetricCount; ++m) {
+    if (intervals_[m] > 0) next[m] = t0_ns_;
+  }
+  while (!stop_.load(std::memory_order_acquire)) {
+    int64_t deadline = *std::min_element(next.begin(), next.end());
+    if (deadline == INT64_MAX) break;
+    SleepUntil(deadline);
+    if (stop_.load(std::memory_order_acquire)) break;
+    int64_t now = MonotonicNs();
+    MetricSet due;
+    for (size_t m = 0; m < kMetricCount; ++m) {
+      if (next[m] > now) continue;
+      due.set(m);
+      int64_t behind = (now - next[m]) / intervals_[m];  // deadlines already missed
+      stats_.missed_deadlines += static_cast<uint64_t>(behind);
+      next[m] += (behind + 1) * intervals_[m];
+    }
+    Pass(deadline, due, /*measure_self=*/true);
+  }
+  stats_.cpu_ns = ThreadCpuNs();
+}
+
+void Sampler::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    stop_.store(true, std::memory_order_release);
+  }
+  wake_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  // One last pass of everything, so each series ends at the run's end.
+  MetricSet all;
+  for (size_t m = 0; m < kMetricCount; ++m) all.set(m, intervals_[m] > 0);
+  Pass(MonotonicNs(), all, /*measure_self=*/false);
+}
+
+Sampler::Stats Sampler::stats() const { return stats_; }
+
+}  // namespace footprint

@@ -1,0 +1,85 @@
+// Sampler: one thread that calls the probes on absolute deadlines (t0 + k * interval, never
+// sleep-after-work), each metric on its own interval, and hands the values to the queue.
+//
+// When a pass overruns the next deadline, the missed deadlines are skipped (counted, not
+// bunched up). It measures itself: the CPU time of each pass (monitor.sample_cost) and how
+// late each pass started after its deadline (monitor.sample_delay).
+//
+// Thread-safety: Start/Stop from one controlling thread; the statistics after Stop.
+#ifndef FOOTPRINT_SAMPLER_SAMPLER_H_
+#define FOOTPRINT_SAMPLER_SAMPLER_H_
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "footprint/metrics.h"
+#include "footprint/store.h"
+#include "probe/probe.h"
+#include "sampler/sample_queue.h"
+
+namespace footprint {
+
+// Interval per metric in ns; 0 means the metric is off.
+using MetricIntervals = std::array<int64_t, kMetricCount>;
+
+class Sampler {
+ public:
+  struct Stats {
+    uint64_t passes = 0;
+    uint64_t missed_deadlines = 0;
+    int64_t cpu_ns = 0;  // CPU time of the sampler thread
+  };
+
+  // `probes` are owned. Series ids come from the store, in the order the probes declared
+  // their series (probe by probe), followed by the two monitor series when enabled.
+  Sampler(std::vector<std::unique_ptr<Probe>> probes, const MetricIntervals& intervals,
+          SampleQueue& queue);
+  ~Sampler();
+
+  // All series to register, in order: each probe's, then the sampler's own.
+  const std::vector<SeriesSpec>& series() const { return series_; }
+
+  // Starts the thread; the first pass runs at t0_ns (monotonic). `series_ids` parallels
+  // series(). Must be called once.
+  void Start(int64_t t0_ns, std::vector<int64_t> series_ids);
+  // Stops the thread after one last pass of every metric at the moment of the call.
+  void Stop();
+
+  Stats stats() const;
+
+ private:
+  struct ProbeSlot {
+    std::unique_ptr<Probe> probe;
+    int first_series;
+    MetricSet metrics;  // what it emits
+  };
+  class Batch;
+
+  void Loop();
+  void SleepUntil(int64_t deadline_ns);  // or until Stop()
+  void Pass(int64_t deadline_ns, const MetricSet& due, bool measure_self);
+
+  std::vector<ProbeSlot> probes_;
+  std::vector<SeriesSpec> series_;
+  MetricIntervals intervals_;
+  SampleQueue& queue_;
+  std::vector<int64_t> series_ids_;
+  int cost_series_ = -1, delay_series_ = -1;
+  int64_t t0_ns_ = 0;
+  std::atomic<bool> stop_{false};
+  std::mutex wake_mu_;
+  std::condition_variable wake_cv_;
+  std::thread thread_;
+  Stats stats_;
+  std::vector<SamplePoint> batch_;  // reused by every pass
+};
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_SAMPLER_SAMPLER_H_

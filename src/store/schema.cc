@@ -1,0 +1,94 @@
+#include "store/schema.h"
+
+#include <array>
+
+#include "footprint/store.h"
+
+namespace footprint {
+namespace {
+
+// v1: the data model of DESIGN.md, plus run_totals (exact end-of-run figures, queryable
+// without parsing JSON) and runs.heartbeat_ns (to tell a live run from an interrupted one).
+constexpr std::string_view kV1 = R"sql(
+CREATE TABLE runs(
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  description TEXT NOT NULL DEFAULT '',
+  experiment TEXT,
+  workload TEXT,
+  group_id TEXT,
+  repetition INTEGER NOT NULL DEFAULT 0,
+  command TEXT NOT NULL,
+  cwd TEXT,
+  host TEXT,
+  user TEXT,
+  started_at_ns INTEGER NOT NULL,
+  ended_at_ns INTEGER,
+  status TEXT NOT NULL
+    CHECK (status IN ('running', 'ok', 'failed', 'killed', 'interrupted')),
+  exit_code INTEGER,
+  meta TEXT NOT NULL DEFAULT '{}',
+  heartbeat_ns INTEGER
+);
+CREATE INDEX runs_by_name ON runs(name, started_at_ns);
+CREATE INDEX runs_by_group ON runs(experiment, workload, group_id);
+CREATE TABLE series(
+  id INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  metric TEXT NOT NULL,
+  unit TEXT NOT NULL,
+  entity TEXT NOT NULL,
+  scope_id INTEGER
+);
+CREATE UNIQUE INDEX series_key ON series(run_id, metric, entity, ifnull(scope_id, -1));
+CREATE TABLE samples(
+  series_id INTEGER NOT NULL,
+  t_ns INTEGER NOT NULL,
+  value REAL NOT NULL,
+  PRIMARY KEY (series_id, t_ns)
+) WITHOUT ROWID;
+CREATE TABLE scopes(
+  id INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  parent_id INTEGER,
+  name TEXT NOT NULL,
+  thread INTEGER,
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER
+);
+CREATE INDEX scopes_by_run ON scopes(run_id, start_ns);
+CREATE TABLE run_values(
+  id INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  scope_id INTEGER,
+  name TEXT NOT NULL,
+  step INTEGER,
+  t_ns INTEGER,
+  value REAL,
+  data TEXT
+);
+CREATE INDEX run_values_by_run ON run_values(run_id, name, step);
+CREATE TABLE artifacts(
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  path TEXT,
+  sha256 TEXT,
+  size INTEGER,
+  PRIMARY KEY (run_id, name)
+);
+CREATE TABLE run_totals(
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  value REAL NOT NULL,
+  PRIMARY KEY (run_id, name)
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array<std::string_view, 1> kMigrations = {kV1};
+static_assert(kMigrations.size() == kSchemaVersion, "one migration per schema version");
+
+}  // namespace
+
+std::span<const std::string_view> SqliteMigrations() { return kMigrations; }
+
+}  // namespace footprint

@@ -1,0 +1,552 @@
+// The embedded SQLite implementation of Store.
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "footprint/store.h"
+#include "store/schema.h"
+
+namespace footprint {
+namespace {
+
+using json = nlohmann::json;
+
+// A prepared statement, reset after each use.
+class Stmt {
+ public:
+  Stmt() = default;
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  ~Stmt() { sqlite3_finalize(stmt_); }
+
+  int Prepare(sqlite3* db, std::string_view sql) {
+    sqlite3_finalize(stmt_);
+    stmt_ = nullptr;
+    return sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()),
+                              SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
+  }
+  sqlite3_stmt* get() const { return stmt_; }
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  void Bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
+  void Bind(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
+  void Bind(int i, std::string_view v) {
+    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  void BindNull(int i) { sqlite3_bind_null(stmt_, i); }
+  template <typename T>
+  void BindOpt(int i, const std::optional<T>& v) {
+    if (v) {
+      Bind(i, static_cast<int64_t>(*v));
+    } else {
+      BindNull(i);
+    }
+  }
+  int Step() { return sqlite3_step(stmt_); }
+
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Real(int col) const { return sqlite3_column_double(stmt_, col); }
+  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  std::string Text(int col) const {
+    const unsigned char* t = sqlite3_column_text(stmt_, col);
+    return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
+  }
+  std::optional<int64_t> OptInt(int col) const {
+    if (IsNull(col)) return std::nullopt;
+    return Int(col);
+  }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+constexpr std::string_view kRunColumns =
+    "id, name, description, experiment, workload, group_id, repetition, command, cwd, host, "
+    "user, started_at_ns, ended_at_ns, status, exit_code, meta, heartbeat_ns";
+
+class SqliteStore final : public Store {
+ public:
+  SqliteStore(sqlite3* db, std::string path, bool read_only)
+      : db_(db), path_(std::move(path)), read_only_(read_only) {}
+  // sqlite3_close_v2 defers the close until the member statements are finalized just after.
+  ~SqliteStore() override { sqlite3_close_v2(db_); }
+
+  Status Init(const StoreOptions& options);
+
+  Status CreateRun(const RunRecord& run) override;
+  Result<int64_t> EnsureSeries(const SeriesRecord& series) override;
+  Status Append(const std::string& run_id, std::span<const SamplePoint> samples,
+                int64_t heartbeat_ns) override;
+  Status FinishRun(const RunRecord& run, const std::map<std::string, double>& totals) override;
+  Status MarkInterrupted(const std::string& run_id, int64_t ended_at_ns) override;
+  Result<std::vector<RunRecord>> ListRuns() override;
+  Result<RunRecord> GetRun(const std::string& id) override;
+  Result<std::vector<SeriesRecord>> ListSeries(const std::string& run_id) override;
+  Result<std::vector<double>> LoadValues(int64_t series_id, std::vector<int64_t>* times) override;
+  Result<std::optional<int64_t>> LastSampleTime(const std::string& run_id) override;
+  Result<std::map<std::string, double>> LoadTotals(const std::string& run_id) override;
+  const std::string& location() const override { return path_; }
+  bool read_only() const override { return read_only_; }
+
+ private:
+  // An error from the last call on db_, phrased for people.
+  Status Error(std::string_view doing) const;
+  Status Exec(std::string_view sql, std::string_view doing);
+  Status Migrate();
+  static RunRecord ReadRun(const Stmt& s);
+
+  sqlite3* db_;
+  std::string path_;
+  bool read_only_;
+  Stmt insert_sample_, heartbeat_;  // prepared once, for the writer's hot path
+};
+
+Status SqliteStore::Error(std::string_view doing) const {
+  int code = sqlite3_extended_errcode(db_);
+  std::string what = std::string(doing) + " " + path_ + ": " + sqlite3_errmsg(db_);
+  switch (code & 0xff) {
+    case SQLITE_NOTADB:
+      return DatabaseError(path_ + " is not a footprint database (" + sqlite3_errmsg(db_) +
+                           "); give another file with -o or $FOOTPRINT_DB");
+    case SQLITE_CORRUPT:
+      return DatabaseError("the database " + path_ + " is corrupted (" + sqlite3_errmsg(db_) +
+                           "); restore it from a backup or give another file with -o");
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+      return DatabaseError(what + "; check that the file and its folder are writable, or give "
+                                  "another file with -o");
+    case SQLITE_FULL:
+      return DatabaseError(what + "; free some disk space");
+    case SQLITE_BUSY:
+      return DatabaseError(what + "; another process held the database too long, try again");
+    default:
+      return DatabaseError(what);
+  }
+}
+
+Status SqliteStore::Exec(std::string_view sql, std::string_view doing) {
+  std::string s(sql);
+  if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) return Error(doing);
+  return Status::Ok();
+}
+
+Status SqliteStore::Migrate() {
+  auto version = [&]() -> Result<int> {
+    Stmt s;
+    if (s.Prepare(db_, "PRAGMA user_version") != SQLITE_OK || s.Step() != SQLITE_ROW) {
+      return Error("cannot read");
+    }
+    return static_cast<int>(s.Int(0));
+  };
+  auto check = [&](int v) -> Status {
+    if (v > kSchemaVersion) {
+      return DatabaseError(path_ + " was written by a newer footprint (schema v" +
+                           std::to_string(v) + "; this footprint knows up to v" +
+                           std::to_string(kSchemaVersion) +
+                           "); upgrade footprint to read it, or give another file with -o");
+    }
+    if (v == 0) {
+      Stmt s;
+      if (s.Prepare(db_, "SELECT count(*) FROM sqlite_master") != SQLITE_OK ||
+          s.Step() != SQLITE_ROW) {
+        return Error("cannot read");
+      }
+      if (s.Int(0) > 0) {
+        return DatabaseError(path_ +
+                             " is an SQLite database but not a footprint one; give another "
+                             "file with -o or $FOOTPRINT_DB");
+      }
+    }
+    return Status::Ok();
+  };
+  Result<int> v = version();
+  if (!v.ok()) return v.status();
+  FP_RETURN_IF_ERROR(check(*v));
+  if (*v == kSchemaVersion) return Status::Ok();
+  if (read_only_) {
+    return DatabaseError(path_ + " has schema v" + std::to_string(*v) +
+                         " and must be upgraded; open it once with write access");
+  }
+  // Another process may be migrating at the same moment: take the write lock, then look again.
+  FP_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "cannot lock"));
+  v = version();
+  Status st = v.ok() ? check(*v) : v.status();
+  auto migrations = SqliteMigrations();
+  for (int i = v.ok() ? *v : kSchemaVersion; st.ok() && i < kSchemaVersion; ++i) {
+    st = Exec(migrations[static_cast<size_t>(i)], "cannot create the schema in");
+    if (st.ok()) {
+      st = Exec("PRAGMA user_version = " + std::to_string(i + 1), "cannot set version of");
+    }
+  }
+  if (!st.ok()) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return st;
+  }
+  return Exec("COMMIT", "cannot commit the schema to");
+}
+
+Status SqliteStore::Init(const StoreOptions& options) {
+  sqlite3_busy_timeout(db_, options.busy_timeout_ms);
+  sqlite3_extended_result_codes(db_, 1);
+  if (!read_only_) {
+    // WAL: readers never block the writer, and a killed writer leaves a valid database.
+    Stmt mode;
+    if (mode.Prepare(db_, "PRAGMA journal_mode") != SQLITE_OK || mode.Step() != SQLITE_ROW) {
+      return Error("cannot open");
+    }
+    bool wal = mode.Text(0) == "wal";
+    mode.Reset();  // ends the statement's read transaction, which would forbid the switch
+    if (!wal) FP_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL", "cannot use"));
+    FP_RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL", "cannot configure"));
+  }
+  FP_RETURN_IF_ERROR(Exec("PRAGMA foreign_keys=ON", "cannot configure"));
+  FP_RETURN_IF_ERROR(Migrate());
+  if (!read_only_) {
+    if (insert_sample_.Prepare(
+            db_, "INSERT OR REPLACE INTO samples(series_id, t_ns, value) VALUES (?, ?, ?)") !=
+            SQLITE_OK ||
+        heartbeat_.Prepare(db_, "UPDATE runs SET heartbeat_ns = ? WHERE id = ?") !=
+            SQLITE_OK) {
+      return Error("cannot prepare statements on");
+    }
+  }
+  return Status::Ok();
+}
+
+Status SqliteStore::CreateRun(const RunRecord& r) {
+  Stmt s;
+  if (s.Prepare(db_, "INSERT INTO runs(" + std::string(kRunColumns) +
+                         ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)") != SQLITE_OK) {
+    return Error("cannot write to");
+  }
+  s.Bind(1, r.id);
+  s.Bind(2, r.name);
+  s.Bind(3, r.description);
+  r.experiment.empty() ? s.BindNull(4) : s.Bind(4, r.experiment);
+  r.workload.empty() ? s.BindNull(5) : s.Bind(5, r.workload);
+  r.group_id.empty() ? s.BindNull(6) : s.Bind(6, r.group_id);
+  s.Bind(7, static_cast<int64_t>(r.repetition));
+  s.Bind(8, json(r.command).dump());
+  s.Bind(9, r.cwd);
+  s.Bind(10, r.host);
+  s.Bind(11, r.user);
+  s.Bind(12, r.started_at_ns);
+  s.BindOpt(13, r.ended_at_ns);
+  s.Bind(14, RunStatusName(r.status));
+  s.BindOpt(15, r.exit_code);
+  s.Bind(16, r.meta_json);
+  s.BindOpt(17, r.heartbeat_ns);
+  int rc = s.Step();
+  if (rc == SQLITE_CONSTRAINT_PRIMARYKEY) return InvalidArgument("run " + r.id + " exists");
+  if (rc != SQLITE_DONE) return Error("cannot write to");
+  return Status::Ok();
+}
+
+Result<int64_t> SqliteStore::EnsureSeries(const SeriesRecord& r) {
+  Stmt ins;
+  if (ins.Prepare(db_,
+                  "INSERT INTO series(run_id, metric, unit, entity, scope_id) VALUES (?,?,?,?,?) "
+                  "ON CONFLICT DO NOTHING") != SQLITE_OK) {
+    return Error("cannot write to");
+  }
+  ins.Bind(1, r.run_id);
+  ins.Bind(2, r.metric);
+  ins.Bind(3, r.unit);
+  ins.Bind(4, r.entity);
+  ins.BindOpt(5, r.scope_id);
+  if (ins.Step() != SQLITE_DONE) return Error("cannot write to");
+  Stmt sel;
+  if (sel.Prepare(db_,
+                  "SELECT id FROM series WHERE run_id = ? AND metric = ? AND entity = ? AND "
+                  "scope_id IS ?") != SQLITE_OK) {
+    return Error("cannot read");
+  }
+  sel.Bind(1, r.run_id);
+  sel.Bind(2, r.metric);
+  sel.Bind(3, r.entity);
+  sel.BindOpt(4, r.scope_id);
+  if (sel.Step() != SQLITE_ROW) return Error("cannot read");
+  return sel.Int(0);
+}
+
+Status SqliteStore::Append(const std::string& run_id, std::span<const SamplePoint> samples,
+                           int64_t heartbeat_ns) {
+  if (read_only_) return DatabaseError(path_ + " is open read-only");
+  FP_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "cannot lock"));
+  Stmt& ins = insert_sample_;
+  for (const SamplePoint& p : samples) {
+    ins.Bind(1, p.series_id);
+    ins.Bind(2, p.t_ns);
+    ins.Bind(3, p.value);
+    int rc = ins.Step();
+    ins.Reset();
+    if (rc != SQLITE_DONE) {
+      Status st = Error("cannot write samples to");
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      return st;
+    }
+  }
+  heartbeat_.Bind(1, heartbeat_ns);
+  heartbeat_.Bind(2, run_id);
+  int rc = heartbeat_.Step();
+  heartbeat_.Reset();
+  if (rc != SQLITE_DONE) {
+    Status st = Error("cannot write to");
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return st;
+  }
+  Status st = Exec("COMMIT", "cannot commit to");
+  if (!st.ok()) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  return st;
+}
+
+Status SqliteStore::FinishRun(const RunRecord& run,
+                              const std::map<std::string, double>& totals) {
+  FP_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "cannot lock"));
+  auto fail = [&](std::string_view doing) {
+    Status st = Error(doing);
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return st;
+  };
+  Stmt up;
+  if (up.Prepare(db_,
+                 "UPDATE runs SET status = ?, exit_code = ?, started_at_ns = ?, ended_at_ns = ?, "
+                 "meta = ?, heartbeat_ns = ? WHERE id = ?") != SQLITE_OK) {
+    return fail("cannot write to");
+  }
+  up.Bind(1, RunStatusName(run.status));
+  up.BindOpt(2, run.exit_code);
+  up.Bind(3, run.started_at_ns);
+  up.BindOpt(4, run.ended_at_ns);
+  up.Bind(5, run.meta_json);
+  up.BindOpt(6, run.ended_at_ns);
+  up.Bind(7, run.id);
+  if (up.Step() != SQLITE_DONE) return fail("cannot write to");
+  Stmt tot;
+  if (tot.Prepare(db_, "INSERT OR REPLACE INTO run_totals(run_id, name, value) VALUES (?,?,?)") !=
+      SQLITE_OK) {
+    return fail("cannot write to");
+  }
+  for (const auto& [name, value] : totals) {
+    tot.Bind(1, run.id);
+    tot.Bind(2, name);
+    tot.Bind(3, value);
+    int rc = tot.Step();
+    tot.Reset();
+    if (rc != SQLITE_DONE) return fail("cannot write totals to");
+  }
+  Status st = Exec("COMMIT", "cannot commit to");
+  if (!st.ok()) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  return st;
+}
+
+Status SqliteStore::MarkInterrupted(const std::string& run_id, int64_t ended_at_ns) {
+  if (read_only_) return Status::Ok();
+  Stmt s;
+  if (s.Prepare(db_,
+                "UPDATE runs SET status = 'interrupted', ended_at_ns = ? "
+                "WHERE id = ? AND status = 'running'") != SQLITE_OK) {
+    return Error("cannot write to");
+  }
+  s.Bind(1, ended_at_ns);
+  s.Bind(2, run_id);
+  if (s.Step() != SQLITE_DONE) return Error("cannot write to");
+  return Status::Ok();
+}
+
+RunRecord SqliteStore::ReadRun(const Stmt& s) {
+  RunRecord r;
+  r.id = s.Text(0);
+  r.name = s.Text(1);
+  r.description = s.Text(2);
+  r.experiment = s.Text(3);
+  r.workload = s.Text(4);
+  r.group_id = s.Text(5);
+  r.repetition = static_cast<int>(s.Int(6));
+  json cmd = json::parse(s.Text(7), nullptr, /*allow_exceptions=*/false);
+  if (cmd.is_array()) {
+    for (const auto& a : cmd) {
+      if (a.is_string()) r.command.push_back(a.get<std::string>());
+    }
+  }
+  r.cwd = s.Text(8);
+  r.host = s.Text(9);
+  r.user = s.Text(10);
+  r.started_at_ns = s.Int(11);
+  r.ended_at_ns = s.OptInt(12);
+  r.status = RunStatusFromName(s.Text(13)).value_or(RunStatus::kInterrupted);
+  if (auto code = s.OptInt(14)) r.exit_code = static_cast<int>(*code);
+  r.meta_json = s.Text(15);
+  r.heartbeat_ns = s.OptInt(16);
+  return r;
+}
+
+Result<std::vector<RunRecord>> SqliteStore::ListRuns() {
+  Stmt s;
+  if (s.Prepare(db_, "SELECT " + std::string(kRunColumns) +
+                         " FROM runs ORDER BY started_at_ns, id") != SQLITE_OK) {
+    return Error("cannot read");
+  }
+  std::vector<RunRecord> runs;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) runs.push_back(ReadRun(s));
+  if (rc != SQLITE_DONE) return Error("cannot read");
+  return runs;
+}
+
+Result<RunRecord> SqliteStore::GetRun(const std::string& id) {
+  Stmt s;
+  if (s.Prepare(db_, "SELECT " + std::string(kRunColumns) + " FROM runs WHERE id = ?") !=
+      SQLITE_OK) {
+    return Error("cannot read");
+  }
+  s.Bind(1, id);
+  int rc = s.Step();
+  if (rc == SQLITE_DONE) return NotFound("no run " + id + " in " + path_);
+  if (rc != SQLITE_ROW) return Error("cannot read");
+  return ReadRun(s);
+}
+
+Result<std::vector<SeriesRecord>> SqliteStore::ListSeries(const std::string& run_id) {
+  Stmt s;
+  if (s.Prepare(db_,
+                "SELECT id, run_id, metric, unit, entity, scope_id FROM series WHERE run_id = ? "
+                "ORDER BY id") != SQLITE_OK) {
+    return Error("cannot read");
+  }
+  s.Bind(1, run_id);
+  std::vector<SeriesRecord> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    out.push_back({s.Int(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.OptInt(5)});
+  }
+  if (rc != SQLITE_DONE) return Error("cannot read");
+  return out;
+}
+
+Result<std::vector<double>> SqliteStore::LoadValues(int64_t series_id,
+                                                    std::vector<int64_t>* times) {
+  Stmt s;
+  if (s.Prepare(db_, "SELECT t_ns, value FROM samples WHERE series_id = ? ORDER BY t_ns") !=
+      SQLITE_OK) {
+    return Error("cannot read");
+  }
+  s.Bind(1, series_id);
+  std::vector<double> values;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    if (times) times->push_back(s.Int(0));
+    values.push_back(s.Real(1));
+  }
+  if (rc != SQLITE_DONE) return Error("cannot read");
+  return values;
+}
+
+Result<std::optional<int64_t>> SqliteStore::LastSampleTime(const std::string& run_id) {
+  Stmt s;
+  if (s.Prepare(db_,
+                "SELECT max(t_ns) FROM samples WHERE series_id IN "
+                "(SELECT id FROM series WHERE run_id = ?)") != SQLITE_OK) {
+    return Error("cannot read");
+  }
+  s.Bind(1, run_id);
+  if (s.Step() != SQLITE_ROW) return Error("cannot read");
+  return s.OptInt(0);
+}
+
+Result<std::map<std::string, double>> SqliteStore::LoadTotals(const std::string& run_id) {
+  Stmt s;
+  if (s.Prepare(db_, "SELECT name, value FROM run_totals WHERE run_id = ?") != SQLITE_OK) {
+    return Error("cannot read");
+  }
+  s.Bind(1, run_id);
+  std::map<std::string, double> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) out[s.Text(0)] = s.Real(1);
+  if (rc != SQLITE_DONE) return Error("cannot read");
+  return out;
+}
+
+}  // namespace
+
+std::string_view RunStatusName(RunStatus s) {
+  switch (s) {
+    case RunStatus::kRunning:
+      return "running";
+    case RunStatus::kOk:
+      return "ok";
+    case RunStatus::kFailed:
+      return "failed";
+    case RunStatus::kKilled:
+      return "killed";
+    case RunStatus::kInterrupted:
+      return "interrupted";
+  }
+  return "interrupted";
+}
+
+std::optional<RunStatus> RunStatusFromName(std::string_view name) {
+  for (RunStatus s : {RunStatus::kRunning, RunStatus::kOk, RunStatus::kFailed, RunStatus::kKilled,
+                      RunStatus::kInterrupted}) {
+    if (RunStatusName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+std::string DefaultStoreLocation() {
+  const char* env = std::getenv("FOOTPRINT_DB");
+  return env && *env ? env : "footprint.db";
+}
+
+Result<std::unique_ptr<Store>> OpenStore(const std::string& location,
+                                         const StoreOptions& options) {
+  std::string path = location;
+  if (path.rfind("sqlite:", 0) == 0) path = path.substr(7);
+  if (path.rfind("//", 0) == 0) path = path.substr(2);  // sqlite://PATH
+  if (path.empty()) return InvalidArgument("empty database location; give a file with -o");
+  if (location.find("://") != std::string::npos && location.rfind("sqlite:", 0) != 0) {
+    return InvalidArgument("unsupported database location '" + location +
+                           "'; give a file path (SQLite)");
+  }
+  bool read_only = options.read_only;
+  struct stat st;
+  bool exists = ::stat(path.c_str(), &st) == 0;
+  if (read_only && !exists) {
+    return NotFound("no database at " + path +
+                    "; record a run first (footprint run -o " + path +
+                    " -- COMMAND) or give another file with -o");
+  }
+  if (exists && S_ISDIR(st.st_mode)) {
+    return DatabaseError(path + " is a folder; give a database file with -o");
+  }
+  int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string why = db ? sqlite3_errmsg(db) : "out of memory";
+    int err = errno;
+    sqlite3_close_v2(db);
+    return DatabaseError("cannot " + std::string(read_only ? "open " : "create or open ") + path +
+                         ": " + why + (err ? std::string(" (") + std::strerror(err) + ")" : "") +
+                         "; check that its folder exists and is writable, or give another "
+                         "file with -o");
+  }
+  if (!read_only && sqlite3_db_readonly(db, "main") == 1) {
+    sqlite3_close_v2(db);
+    return DatabaseError("cannot write to " + path +
+                         ": the file is read-only; make it writable or give another file with -o");
+  }
+  auto store = std::make_unique<SqliteStore>(db, path, read_only);
+  FP_RETURN_IF_ERROR(store->Init(options));
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace footprint

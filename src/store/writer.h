@@ -1,0 +1,54 @@
+// Writer: the thread that moves samples from the queue into the store in batched
+// transactions, at least once per flush interval (default 250 ms, never more than 1 s), and
+// once more when stopped. A failed write keeps the batch and retries at the next flush, so a
+// briefly locked database loses nothing; errors are counted and the last one kept.
+//
+// Thread-safety: Start/Stop from the controlling thread. The store is used only by the writer
+// thread between Start and Stop.
+#ifndef FOOTPRINT_STORE_WRITER_H_
+#define FOOTPRINT_STORE_WRITER_H_
+
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "footprint/store.h"
+#include "sampler/sample_queue.h"
+
+namespace footprint {
+
+class Writer {
+ public:
+  struct Stats {
+    uint64_t flushes = 0;
+    uint64_t samples_written = 0;
+    uint64_t failed_flushes = 0;
+    std::string last_error;
+  };
+
+  Writer(Store& store, SampleQueue& queue, std::string run_id, int64_t flush_interval_ns);
+  ~Writer();
+
+  void Start();
+  // Closes the queue, writes everything left and joins the thread.
+  void Stop();
+  Stats stats() const { return stats_; }  // valid after Stop()
+
+ private:
+  void Loop();
+  void Flush();
+
+  Store& store_;
+  SampleQueue& queue_;
+  std::string run_id_;
+  int64_t flush_interval_ns_;
+  std::vector<SamplePoint> pending_;  // drained but not yet committed
+  std::vector<SamplePoint> drained_;
+  Stats stats_;
+  std::thread thread_;
+};
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_STORE_WRITER_H_

@@ -1,0 +1,122 @@
+#include "util/strings.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace footprint {
+
+std::string_view Trim(std::string_view s) {
+  const char* ws = " \t\r\n";
+  size_t b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  size_t e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+std::vector<std::string_view> Split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    size_t pos = s.find(sep, start);
+    if (pos == std::string_view::npos) {
+      parts.push_back(s.substr(start));
+      return parts;
+    }
+    parts.push_back(s.substr(start, pos - start));
+    start = pos + 1;
+  }
+}
+
+std::optional<int64_t> ParseInt(std::string_view s) {
+  s = Trim(s);
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> ParseDouble(std::string_view s) {
+  s = Trim(s);
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty() || !std::isfinite(v)) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+Result<int64_t> ParseDurationNs(std::string_view text) {
+  std::string_view s = Trim(text);
+  size_t unit_pos = s.find_first_not_of("0123456789.");
+  std::string_view number = s.substr(0, unit_pos);
+  std::string_view unit = unit_pos == std::string_view::npos ? "" : s.substr(unit_pos);
+  double scale = 0;
+  if (unit.empty() || unit == "s") {
+    scale = 1e9;
+  } else if (unit == "ms") {
+    scale = 1e6;
+  } else if (unit == "us" || unit == "µs") {
+    scale = 1e3;
+  } else if (unit == "ns") {
+    scale = 1;
+  } else if (unit == "m" || unit == "min") {
+    scale = 60e9;
+  }
+  std::optional<double> value = ParseDouble(number);
+  if (scale == 0 || !value || *value < 0) {
+    std::string message = "'";  // built in steps: GCC 12 -O3 misreports "..." + string
+    message += text;
+    message += "' is not a duration; write a number with a unit, e.g. 100ms, 1.5s, 250us (a bare "
+               "number means seconds)";
+    return InvalidArgument(std::move(message));
+  }
+  return static_cast<int64_t>(std::llround(*value * scale));
+}
+
+std::string FormatDuration(double seconds) {
+  char buf[32];
+  double a = std::fabs(seconds);
+  if (a >= 3600) {
+    std::snprintf(buf, sizeof buf, "%.2f h", seconds / 3600);
+  } else if (a >= 60) {
+    std::snprintf(buf, sizeof buf, "%.2f min", seconds / 60);
+  } else if (a >= 1) {
+    std::snprintf(buf, sizeof buf, "%.3f s", seconds);
+  } else if (a >= 1e-3) {
+    std::snprintf(buf, sizeof buf, "%.2f ms", seconds * 1e3);
+  } else if (a >= 1e-6) {
+    std::snprintf(buf, sizeof buf, "%.2f us", seconds * 1e6);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f ns", seconds * 1e9);
+  }
+  return buf;
+}
+
+std::string FormatBytes(double bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  double v = bytes;
+  while (std::fabs(v) >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, kUnits[u]);
+  return buf;
+}
+
+Result<std::pair<std::string, std::string>> ParseKeyValue(std::string_view text,
+                                                          std::string_view what) {
+  size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    return InvalidArgument(std::string(what) + " '" + std::string(text) +
+                           "' is not KEY=VALUE; write it as e.g. " + std::string(what) +
+                           " lr=0.01");
+  }
+  return std::pair<std::string, std::string>(std::string(text.substr(0, eq)),
+                                             std::string(text.substr(eq + 1)));
+}
+
+}  // namespace footprint

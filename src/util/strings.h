@@ -1,0 +1,37 @@
+// Small string helpers shared by parsers and the command line.
+#ifndef FOOTPRINT_UTIL_STRINGS_H_
+#define FOOTPRINT_UTIL_STRINGS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "footprint/status.h"
+
+namespace footprint {
+
+std::string_view Trim(std::string_view s);
+std::vector<std::string_view> Split(std::string_view s, char sep);
+
+// Parses a base-10 integer that fills the whole of `s` (after trimming).
+std::optional<int64_t> ParseInt(std::string_view s);
+std::optional<double> ParseDouble(std::string_view s);
+
+// Parses a duration such as "100ms", "1.5s", "250us", "2m" or a bare number of seconds.
+// Errors name the text and the accepted forms.
+Result<int64_t> ParseDurationNs(std::string_view text);
+
+// "1.50 ms", "2.00 s", "350 ns": a duration for people.
+std::string FormatDuration(double seconds);
+// "1.5 GiB", "512 KiB", "37 B": a byte count for people.
+std::string FormatBytes(double bytes);
+
+// Splits "KEY=VALUE". InvalidArgument naming `what` (e.g. "--tag") when there is no '='.
+Result<std::pair<std::string, std::string>> ParseKeyValue(std::string_view text,
+                                                          std::string_view what);
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_UTIL_STRINGS_H_

@@ -1,0 +1,128 @@
+// The process-tree probe on real workloads, in both ways of finding the tree without a
+// cgroup: the children-file walk and the full /proc scan.
+#include "probe/process_tree_probe.h"
+
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include <map>
+#include <thread>
+
+#include "test_util.h"
+#include "util/clock.h"
+
+extern char** environ;
+
+namespace footprint {
+namespace {
+
+using testing::Workload;
+
+pid_t Spawn(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0) << args[0];
+  return pid;
+}
+
+void Reap(pid_t pid) { waitpid(pid, nullptr, 0); }
+
+class Collect final : public SampleOut {
+ public:
+  void Add(int series, double value) override { values[series] = value; }
+  std::map<int, double> values;
+};
+
+struct Harness {
+  explicit Harness(bool scan)
+      : probe(ProcessTreeProbe::Options{getpid(), nullptr, &reaped, "/proc", scan}) {
+    std::vector<SeriesSpec> specs = probe.Series(DefaultMetrics());
+    for (size_t i = 0; i < specs.size(); ++i) index[specs[i].metric] = static_cast<int>(i);
+  }
+  std::map<MetricId, double> Sample() {
+    Collect out;
+    probe.Sample(MonotonicNs(), DefaultMetrics(), out);
+    std::map<MetricId, double> v;
+    for (auto [m, i] : index) {
+      if (out.values.count(i)) v[m] = out.values[i];
+    }
+    return v;
+  }
+  ReapedTotals reaped;
+  ProcessTreeProbe probe;
+  std::map<MetricId, int> index;
+};
+
+class ProcessTreeProbeTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ProcessTreeProbeTest, CountsEveryProcessOfAThreeLevelTree) {
+  Harness h(GetParam());
+  pid_t root = Spawn({Workload("spawn_tree"), "2", "2", "0.8"});  // 1 + 2 + 4 processes
+  h.Sample();
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  auto v = h.Sample();
+  Reap(root);
+  EXPECT_EQ(v[MetricId::kProcesses], 7);
+  EXPECT_GE(v[MetricId::kThreads], 7);
+  // Seven processes burning on two cores: the tree uses all of the machine's CPU.
+  EXPECT_GT(v[MetricId::kCpu], 100);
+  EXPECT_GT(v[MetricId::kMemory], 0);
+}
+
+TEST_P(ProcessTreeProbeTest, SeesTouchedMemory) {
+  Harness h(GetParam());
+  pid_t pid = Spawn({Workload("touch_memory"), "64", "0.6"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  auto v = h.Sample();
+  Reap(pid);
+  EXPECT_GE(v[MetricId::kMemory], 64.0 * (1 << 20));
+  EXPECT_GE(h.probe.peak_process_rss_bytes(), 64 << 20);
+  EXPECT_GE(h.probe.peak_tree_rss_bytes(), 64 << 20);
+}
+
+TEST_P(ProcessTreeProbeTest, CpuRateOfBusyThreads) {
+  Harness h(GetParam());
+  pid_t pid = Spawn({Workload("burn"), "1", "1.0"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  h.Sample();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  auto v = h.Sample();
+  Reap(pid);
+  EXPECT_GT(v[MetricId::kCpu], 80);
+  EXPECT_LT(v[MetricId::kCpu], 120);
+}
+
+TEST_P(ProcessTreeProbeTest, KeepsDoubleForkedEscapeeAsSubreaper) {
+  int old = 0;
+  prctl(PR_GET_CHILD_SUBREAPER, &old);
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  Harness h(GetParam());
+  pid_t pid = Spawn({Workload("escapee"), "0.8", "0.05"});
+  Reap(pid);  // the parent is gone; its grandchild was re-parented to this process
+  h.Sample();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto v = h.Sample();
+  EXPECT_EQ(v[MetricId::kProcesses], 1);
+  EXPECT_GT(v[MetricId::kCpu], 50);
+  while (wait(nullptr) > 0) {
+  }
+  prctl(PR_SET_CHILD_SUBREAPER, old);
+}
+
+TEST_P(ProcessTreeProbeTest, EmptyTreeIsZeroNotAnError) {
+  Harness h(GetParam());
+  h.Sample();
+  auto v = h.Sample();
+  EXPECT_EQ(v[MetricId::kProcesses], 0);
+  EXPECT_EQ(v[MetricId::kMemory], 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(WalkAndScan, ProcessTreeProbeTest, ::testing::Values(false, true),
+                         [](const auto& p) { return p.param ? "ProcScan" : "ChildrenWalk"; });
+
+}  // namespace
+}  // namespace footprint

@@ -1,0 +1,97 @@
+// Statistics and run resolution.
+#include "footprint/report.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace footprint {
+namespace {
+
+TEST(Summarize, MatchesNumpyLinearPercentiles) {
+  // numpy.percentile([3, 1, 4, 1, 5, 9, 2, 6], [50, 95]) == [3.5, 7.95]
+  std::vector<double> v = {3, 1, 4, 1, 5, 9, 2, 6};
+  MetricSummary s = Summarize(v);
+  EXPECT_EQ(s.count, 8u);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 9);
+  EXPECT_DOUBLE_EQ(s.mean, 31.0 / 8);
+  EXPECT_DOUBLE_EQ(s.p50, 3.5);
+  EXPECT_NEAR(s.p95, 7.95, 1e-12);
+}
+
+TEST(Summarize, SingleAndEmpty) {
+  std::vector<double> one = {42};
+  MetricSummary s = Summarize(one);
+  EXPECT_EQ(s.p50, 42);
+  EXPECT_EQ(s.p95, 42);
+  std::vector<double> none;
+  EXPECT_EQ(Summarize(none).count, 0u);
+}
+
+std::vector<RunRecord> Runs() {
+  std::vector<RunRecord> runs(3);
+  runs[0].id = "aaaa1111-0000-4000-8000-000000000000";
+  runs[0].name = "train";
+  runs[1].id = "aaaa2222-0000-4000-8000-000000000000";
+  runs[1].name = "eval";
+  runs[2].id = "bbbb3333-0000-4000-8000-000000000000";
+  runs[2].name = "train";
+  return runs;
+}
+
+TEST(ResolveRun, IdPrefixNameLast) {
+  auto runs = Runs();
+  EXPECT_EQ(ResolveRun(runs, "last")->id, runs[2].id);
+  EXPECT_EQ(ResolveRun(runs, runs[1].id)->id, runs[1].id);
+  EXPECT_EQ(ResolveRun(runs, "aaaa2")->id, runs[1].id);
+  EXPECT_EQ(ResolveRun(runs, "train")->id, runs[2].id);  // a name means its latest run
+  EXPECT_EQ(ResolveRun(runs, "eval")->id, runs[1].id);
+  auto ambiguous = ResolveRun(runs, "aaaa");
+  ASSERT_FALSE(ambiguous.ok());
+  EXPECT_EQ(ambiguous.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(ambiguous.status().message().find("ambiguous"), std::string::npos);
+  EXPECT_EQ(ResolveRun(runs, "zzzz").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ResolveRun(runs, "a").status().code(), StatusCode::kNotFound);  // too short
+  EXPECT_EQ(ResolveRun({}, "last").status().code(), StatusCode::kNotFound);
+}
+
+TEST(SummaryJson, CarriesTheDesignFieldsAndNullsForUnknownTotals) {
+  testing::TempDir dir;
+  auto store = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(store.ok());
+  RunRecord r;
+  r.id = "run-1";
+  r.name = "n";
+  r.command = {"true"};
+  r.started_at_ns = 0;
+  ASSERT_TRUE((*store)->CreateRun(r).ok());
+  auto series = (*store)->EnsureSeries({0, r.id, "cpu", "%", "tree", std::nullopt});
+  std::vector<SamplePoint> pts;
+  for (int i = 1; i <= 100; ++i) pts.push_back({*series, i, static_cast<double>(i)});
+  ASSERT_TRUE((*store)->Append(r.id, pts, 1).ok());
+  r.status = RunStatus::kOk;
+  r.exit_code = 0;
+  r.ended_at_ns = 2'000'000'000;
+  ASSERT_TRUE((*store)->FinishRun(r, {{"duration_s", 2.0}, {"cpu_user_s", 1.0}}).ok());
+  auto summary = SummarizeRun(**store, *(*store)->GetRun(r.id));
+  ASSERT_TRUE(summary.ok());
+  auto j = nlohmann::json::parse(SummaryJson(*summary));
+  for (const char* key : {"id", "name", "status", "exit_code", "duration_s", "command"}) {
+    EXPECT_TRUE(j["run"].contains(key)) << key;
+  }
+  EXPECT_EQ(j["run"]["status"], "ok");
+  EXPECT_EQ(j["totals"]["cpu_user_s"], 1.0);
+  EXPECT_TRUE(j["totals"]["gpu_energy_j"].is_null());  // unknown, never 0
+  ASSERT_EQ(j["metrics"].size(), 1u);
+  EXPECT_EQ(j["metrics"][0]["count"], 100);
+  EXPECT_DOUBLE_EQ(j["metrics"][0]["p50"].get<double>(), 50.5);
+  EXPECT_DOUBLE_EQ(j["metrics"][0]["p95"].get<double>(), 95.05);
+  EXPECT_TRUE(j["scopes"].is_array());
+  EXPECT_TRUE(j["values"].is_array());
+}
+
+}  // namespace
+}  // namespace footprint

@@ -1,0 +1,27 @@
+// burn THREADS SECONDS: keeps THREADS threads busy on the CPU for SECONDS of wall time.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: burn THREADS SECONDS\n");
+    return 2;
+  }
+  int threads = std::atoi(argv[1]);
+  double seconds = std::atof(argv[2]);
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i) {
+    pool.emplace_back([end] {
+      volatile unsigned long x = 0;
+      while (std::chrono::steady_clock::now() < end) {
+        for (int k = 0; k < 10000; ++k) x = x + k;
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  return 0;
+}

@@ -1,0 +1,32 @@
+// escapee BURN_SECONDS PARENT_SECONDS: double-forks a grandchild that burns the CPU for
+// BURN_SECONDS after its parent exited (so it is re-parented away from this process), then
+// this process sleeps PARENT_SECONDS and exits without waiting for it.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: escapee BURN_SECONDS PARENT_SECONDS\n");
+    return 2;
+  }
+  double burn = std::atof(argv[1]);
+  pid_t middle = fork();
+  if (middle == 0) {
+    if (fork() == 0) {
+      setsid();  // detached like a daemon
+      auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(burn);
+      volatile unsigned long x = 0;
+      while (std::chrono::steady_clock::now() < end) x = x + 1;
+      _exit(0);
+    }
+    _exit(0);  // the grandchild is orphaned now
+  }
+  waitpid(middle, nullptr, 0);
+  std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(argv[2])));
+  return 0;
+}
