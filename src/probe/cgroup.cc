@@ -104,7 +104,7 @@ Result<std::unique_ptr<RunCgroup>> RunCgroup::Create(const CgroupSupport& suppor
                                                      const std::string& name) {
   std::unique_ptr<RunCgroup> cg(new RunCgroup());
   std::string error;
-  auto make = [&](const std::string& parent) -> std::string {
+  auto make = [&](const std::string& parent, const char* threads_file) -> std::string {
     if (parent.empty()) return {};
     std::string dir = parent + "/" + name;
     if (::mkdir(dir.c_str(), 0755) != 0) {
@@ -120,11 +120,14 @@ Result<std::unique_ptr<RunCgroup>> RunCgroup::Create(const CgroupSupport& suppor
     cg->dirs_.push_back(dir);
     cg->parents_.push_back(parent);
     cg->join_fds_.push_back(fd);
-    if (cg->procs_path_.empty()) cg->procs_path_ = dir + "/cgroup.procs";
+    if (cg->procs_path_.empty()) {
+      cg->procs_path_ = dir + "/cgroup.procs";
+      cg->threads_path_ = dir + "/" + threads_file;
+    }
     return dir;
   };
 
-  std::string v2 = make(support.v2_dir);
+  std::string v2 = make(support.v2_dir, "cgroup.threads");
   if (!v2.empty()) {
     cg->cpu_usage_ = KernelFile(v2 + "/cpu.stat");
     if (cg->cpu_usage_.is_open()) {
@@ -137,7 +140,7 @@ Result<std::unique_ptr<RunCgroup>> RunCgroup::Create(const CgroupSupport& suppor
     }
   }
   if (cg->cpu_kind_ == CpuKind::kNone) {
-    std::string v1 = make(support.v1_cpuacct_dir);
+    std::string v1 = make(support.v1_cpuacct_dir, "tasks");
     if (!v1.empty()) {
       cg->cpu_usage_ = KernelFile(v1 + "/cpuacct.usage");
       if (cg->cpu_usage_.is_open()) {
@@ -147,7 +150,7 @@ Result<std::unique_ptr<RunCgroup>> RunCgroup::Create(const CgroupSupport& suppor
     }
   }
   if (!cg->memory_peak_.is_open()) {
-    std::string v1 = make(support.v1_memory_dir);
+    std::string v1 = make(support.v1_memory_dir, "tasks");
     if (!v1.empty()) cg->memory_peak_ = KernelFile(v1 + "/memory.max_usage_in_bytes");
   }
   if (cg->dirs_.empty()) {

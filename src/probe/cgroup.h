@@ -27,7 +27,7 @@ struct CgroupSupport {
   std::string v2_dir;
   std::string v1_cpuacct_dir;
   std::string v1_memory_dir;
-  bool v2_memory = false;  // memory.peak/current available to children of v2_dir
+  bool v2_memory = false;     // memory.peak/current available to children of v2_dir
   std::string why_no_cpu;     // empty when CPU accounting is available
   std::string why_no_memory;  // empty when memory accounting is available
 };
@@ -46,8 +46,10 @@ class RunCgroup {
 
   // Open descriptors of the cgroup.procs files; a child writes "0" to each before exec.
   const std::vector<int>& join_fds() const { return join_fds_; }
-  // cgroup.procs listing the tree's processes (for enumeration without walking /proc).
+  // cgroup.procs listing the tree's live processes (for enumeration without walking /proc),
+  // and the file listing all their threads (v2 cgroup.threads, v1 tasks).
   const std::string& procs_path() const { return procs_path_; }
+  const std::string& threads_path() const { return threads_path_; }
 
   bool has_cpu() const { return cpu_kind_ != CpuKind::kNone; }
   bool has_memory() const { return memory_peak_.is_open(); }
@@ -71,6 +73,7 @@ class RunCgroup {
   std::vector<std::string> parents_;  // footprint's own cgroup dir in the same hierarchy
   std::vector<int> join_fds_;
   std::string procs_path_;
+  std::string threads_path_;
   CpuKind cpu_kind_ = CpuKind::kNone;
   std::string cpu_dir_;
   KernelFile cpu_usage_;  // v2 cpu.stat or v1 cpuacct.usage

@@ -7,13 +7,13 @@
 #include <cstring>
 
 #include "util/proc_parse.h"
+#include "util/strings.h"
 
 namespace footprint {
 namespace {
 
-constexpr MetricId kTreeMetrics[] = {MetricId::kCpu,       MetricId::kMemory,
-                                     MetricId::kThreads,   MetricId::kProcesses,
-                                     MetricId::kIoRead,    MetricId::kIoWrite};
+constexpr MetricId kTreeMetrics[] = {MetricId::kCpu,       MetricId::kMemory, MetricId::kThreads,
+                                     MetricId::kProcesses, MetricId::kIoRead, MetricId::kIoWrite};
 
 // Reads a whole (possibly large) kernel file into `buf`, reusing its capacity.
 bool ReadInto(const std::string& path, std::string& buf) {
@@ -38,6 +38,10 @@ ProcessTreeProbe::ProcessTreeProbe(Options options)
       slot_(kMetricCount, -1),
       page_size_(::sysconf(_SC_PAGESIZE)) {
   scan_ = options_.force_proc_scan;
+  if (options_.cgroup != nullptr) {
+    cgroup_procs_ = KernelFile(options_.cgroup->procs_path());
+    cgroup_threads_ = KernelFile(options_.cgroup->threads_path());
+  }
   entries_.reserve(64);
   members_.reserve(64);
   list_buf_.reserve(4096);
@@ -76,7 +80,7 @@ void ProcessTreeProbe::AddChildrenOfAllThreads(pid_t pid) {
 void ProcessTreeProbe::ListMembers() {
   members_.clear();
   if (options_.cgroup != nullptr) {
-    if (ReadInto(options_.cgroup->procs_path(), list_buf_)) {
+    if (cgroup_procs_.ReadAll(list_buf_)) {
       ForEachPid(list_buf_, [&](pid_t pid) { members_.push_back(pid); });
     }
     return;
@@ -130,24 +134,42 @@ void ProcessTreeProbe::ScanAllProcesses() {
   }
 }
 
-ProcessTreeProbe::Entry* ProcessTreeProbe::Refresh(pid_t pid, std::string_view& stat_text) {
-  static thread_local char buf[1024];
+ProcessTreeProbe::Entry* ProcessTreeProbe::Read(pid_t pid, ProcessFigures& f) {
+  const bool statm = options_.cgroup != nullptr;
+  char buf[1024];
+  auto parse = [&](std::string_view text) {
+    if (text.empty()) return false;
+    if (statm) {  // "size resident shared text lib data dt", in pages
+      size_t sp = text.find(' ');
+      auto rss = sp == std::string_view::npos
+                     ? std::nullopt
+                     : ParseInt(text.substr(sp + 1, text.find(' ', sp + 1) - sp - 1));
+      if (!rss) return false;
+      f.rss_pages = *rss;
+      f.live = f.rss_pages > 0 || text[0] != '0';
+      return true;
+    }
+    std::optional<ProcStat> st = ParseProcStat(text);
+    if (!st) return false;
+    f.live = st->state != 'Z' && st->state != 'X';
+    f.rss_pages = f.live ? st->rss_pages : 0;
+    f.threads = f.live ? st->num_threads : 0;
+    f.cpu_ticks = static_cast<int64_t>(st->utime + st->stime) + st->cutime + st->cstime;
+    return true;
+  };
   auto it = entries_.find(pid);
   if (it != entries_.end()) {
-    stat_text = it->second.stat.Read(buf, sizeof buf);
-    if (!stat_text.empty()) return &it->second;
+    if (parse(it->second.stat.Read(buf, sizeof buf))) return &it->second;
     entries_.erase(it);  // exited; the PID may already belong to a new process
   }
   Entry e;
-  e.stat = KernelFile(options_.proc_root + "/" + std::to_string(pid) + "/stat");
-  stat_text = e.stat.Read(buf, sizeof buf);
-  if (stat_text.empty()) return nullptr;  // gone, or unreadable: skip it this time
-  e.io = KernelFile(options_.proc_root + "/" + std::to_string(pid) + "/io");
+  e.stat =
+      KernelFile(options_.proc_root + "/" + std::to_string(pid) + (statm ? "/statm" : "/stat"));
+  if (!parse(e.stat.Read(buf, sizeof buf))) return nullptr;  // gone, or unreadable
   return &entries_.emplace(pid, std::move(e)).first->second;
 }
 
-void ProcessTreeProbe::EmitRate(Rate& r, int64_t now_ns, double scale, int series,
-                                SampleOut& out) {
+void ProcessTreeProbe::EmitRate(Rate& r, int64_t now_ns, double scale, int series, SampleOut& out) {
   if (series < 0) return;
   if (r.last_ns == 0) {  // first sample: the baseline every later rate is measured from
     r.last_value = r.current;
@@ -163,7 +185,9 @@ void ProcessTreeProbe::EmitRate(Rate& r, int64_t now_ns, double scale, int serie
 
 void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) {
   auto is_due = [&](MetricId m) { return due.test(static_cast<size_t>(m)); };
+  auto slot = [&](MetricId m) { return slot_[static_cast<size_t>(m)]; };
   const bool want_io = is_due(MetricId::kIoRead) || is_due(MetricId::kIoWrite);
+  const RunCgroup* cgroup = options_.cgroup;
   ++generation_;
   ListMembers();
 
@@ -171,29 +195,26 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
   int64_t read_bytes = 0, write_bytes = 0;
   for (size_t i = 0; i < members_.size(); ++i) {  // members_ may grow during the walk
     pid_t pid = members_[i];
-    std::string_view text;
-    Entry* e = Refresh(pid, text);
+    ProcessFigures f;
+    Entry* e = Read(pid, f);
     if (e == nullptr) continue;
-    std::optional<ProcStat> st = ParseProcStat(text);
-    if (!st) continue;
-    if (e->starttime != st->starttime) e->starttime = st->starttime;
     e->generation = generation_;
-    cpu_ticks += static_cast<int64_t>(st->utime + st->stime) + st->cutime + st->cstime;
-    if (st->state != 'Z' && st->state != 'X') {
-      ++processes;
-      threads += st->num_threads;
-      rss_pages += st->rss_pages;
-      largest_rss = std::max(largest_rss, st->rss_pages);
-    }
+    cpu_ticks += f.cpu_ticks;
+    processes += f.live;
+    threads += f.threads;
+    rss_pages += f.rss_pages;
+    largest_rss = std::max(largest_rss, f.rss_pages);
     if (want_io) {
+      if (!e->io.is_open())
+        e->io = KernelFile(options_.proc_root + "/" + std::to_string(pid) + "/io");
       char iobuf[512];
       if (auto io = ParseProcIo(e->io.Read(iobuf, sizeof iobuf))) {
         read_bytes += static_cast<int64_t>(io->read_bytes);
         write_bytes += static_cast<int64_t>(io->write_bytes);
       }
     }
-    if (options_.cgroup == nullptr && !scan_) {
-      if (st->num_threads == 1) {
+    if (cgroup == nullptr && !scan_) {
+      if (f.threads == 1) {
         if (!e->children.is_open()) {
           e->children = KernelFile(options_.proc_root + "/" + std::to_string(pid) + "/task/" +
                                    std::to_string(pid) + "/children");
@@ -207,33 +228,35 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
   if (entries_.size() > members_.size()) {
     std::erase_if(entries_, [&](const auto& kv) { return kv.second.generation != generation_; });
   }
+  if (cgroup != nullptr && is_due(MetricId::kThreads) && cgroup_threads_.ReadAll(list_buf_)) {
+    threads = 0;
+    ForEachPid(list_buf_, [&](pid_t) { ++threads; });
+  }
 
   const ReapedTotals* reaped = options_.reaped;
   if (is_due(MetricId::kCpu)) {
-    std::optional<int64_t> cg = options_.cgroup ? options_.cgroup->CpuUsageNs() : std::nullopt;
-    int64_t cum = cg ? *cg
-                     : static_cast<int64_t>(static_cast<double>(cpu_ticks) * ns_per_tick_) +
-                           (reaped ? reaped->cpu_ns.load(std::memory_order_relaxed) : 0);
-    cpu_.current = std::max(cpu_.current, cum);
-    EmitRate(cpu_, now_ns, 100.0, slot_[static_cast<size_t>(MetricId::kCpu)], out);
+    std::optional<int64_t> cum = cgroup ? cgroup->CpuUsageNs() : std::nullopt;
+    if (!cum) {
+      cum = static_cast<int64_t>(static_cast<double>(cpu_ticks) * ns_per_tick_) +
+            (reaped ? reaped->cpu_ns.load(std::memory_order_relaxed) : 0);
+    }
+    cpu_.current = std::max(cpu_.current, *cum);
+    EmitRate(cpu_, now_ns, 100.0, slot(MetricId::kCpu), out);
   }
   last_processes_.store(processes, std::memory_order_relaxed);
-  int64_t rss_bytes = rss_pages * page_size_;
+  const int64_t rss_bytes = rss_pages * page_size_;
   if (rss_bytes > peak_tree_rss_.load(std::memory_order_relaxed)) {
     peak_tree_rss_.store(rss_bytes, std::memory_order_relaxed);
   }
   if (largest_rss * page_size_ > peak_process_rss_.load(std::memory_order_relaxed)) {
     peak_process_rss_.store(largest_rss * page_size_, std::memory_order_relaxed);
   }
-  if (is_due(MetricId::kMemory) && slot_[static_cast<size_t>(MetricId::kMemory)] >= 0) {
-    out.Add(slot_[static_cast<size_t>(MetricId::kMemory)], static_cast<double>(rss_bytes));
-  }
-  if (is_due(MetricId::kThreads) && slot_[static_cast<size_t>(MetricId::kThreads)] >= 0) {
-    out.Add(slot_[static_cast<size_t>(MetricId::kThreads)], static_cast<double>(threads));
-  }
-  if (is_due(MetricId::kProcesses) && slot_[static_cast<size_t>(MetricId::kProcesses)] >= 0) {
-    out.Add(slot_[static_cast<size_t>(MetricId::kProcesses)], static_cast<double>(processes));
-  }
+  auto emit = [&](MetricId m, double v) {
+    if (is_due(m) && slot(m) >= 0) out.Add(slot(m), v);
+  };
+  emit(MetricId::kMemory, static_cast<double>(rss_bytes));
+  emit(MetricId::kThreads, static_cast<double>(threads));
+  emit(MetricId::kProcesses, static_cast<double>(processes));
   if (want_io) {
     if (reaped) {
       read_bytes += reaped->read_bytes.load(std::memory_order_relaxed);
@@ -241,12 +264,8 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
     }
     read_.current = std::max(read_.current, read_bytes);
     write_.current = std::max(write_.current, write_bytes);
-    if (is_due(MetricId::kIoRead)) {
-      EmitRate(read_, now_ns, 1e9, slot_[static_cast<size_t>(MetricId::kIoRead)], out);
-    }
-    if (is_due(MetricId::kIoWrite)) {
-      EmitRate(write_, now_ns, 1e9, slot_[static_cast<size_t>(MetricId::kIoWrite)], out);
-    }
+    if (is_due(MetricId::kIoRead)) EmitRate(read_, now_ns, 1e9, slot(MetricId::kIoRead), out);
+    if (is_due(MetricId::kIoWrite)) EmitRate(write_, now_ns, 1e9, slot(MetricId::kIoWrite), out);
   }
 }
 

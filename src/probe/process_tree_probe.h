@@ -9,7 +9,8 @@
 // value is the sum over live processes of their own and their waited-for children's counters
 // (the kernel folds a child's totals into its parent when the parent waits), plus the final
 // counters of processes footprint reaped itself; so a child that lives 5 ms between two
-// samples still counts. With a cgroup, CPU comes from the cgroup's own counter.
+// samples still counts. With a cgroup, CPU and the thread count come from the cgroup itself
+// and each process costs one read of the small /proc/PID/statm for its RSS.
 //
 // Thread-safety: Sample() runs on the sampler thread only; the peak accessors are atomic.
 #ifndef FOOTPRINT_PROBE_PROCESS_TREE_PROBE_H_
@@ -65,11 +66,17 @@ class ProcessTreeProbe final : public Probe {
 
  private:
   struct Entry {
-    KernelFile stat;
-    KernelFile io;
+    KernelFile stat;      // /proc/PID/statm with a cgroup, /proc/PID/stat without
+    KernelFile io;        // opened on first use
     KernelFile children;  // of the main thread; opened on first use in walk mode
-    uint64_t starttime = 0;
     uint32_t generation = 0;
+  };
+  // What one process contributes to a sample.
+  struct ProcessFigures {
+    int64_t rss_pages = 0;
+    int64_t threads = 0;
+    int64_t cpu_ticks = 0;  // own + waited-for children; without a cgroup only
+    bool live = false;      // not a zombie
   };
   struct Rate {  // a cumulative counter and when it was last turned into a rate
     int64_t last_value = 0;
@@ -81,7 +88,9 @@ class ProcessTreeProbe final : public Probe {
   void AddChildren(const KernelFile& children);
   void AddChildrenOfAllThreads(pid_t pid);
   void ScanAllProcesses();  // for kernels without /proc/PID/task/TID/children
-  Entry* Refresh(pid_t pid, std::string_view& stat_text);
+  // Reads pid's figures, reopening its files if the PID now names another process. nullptr
+  // when it is gone or unreadable.
+  Entry* Read(pid_t pid, ProcessFigures& figures);
   static void EmitRate(Rate& r, int64_t now_ns, double scale, int series, SampleOut& out);
 
   Options options_;
@@ -89,8 +98,10 @@ class ProcessTreeProbe final : public Probe {
   std::vector<int> slot_;  // MetricId -> series index, -1 when not emitted
   std::unordered_map<pid_t, Entry> entries_;
   std::vector<pid_t> members_;
-  std::vector<KernelFile> monitor_children_;  // children files of footprint's threads
-  bool scan_ = false;                          // no children files: scan all of /proc
+  KernelFile cgroup_procs_;  // kept open: re-reading from offset 0 restarts the listing
+  KernelFile cgroup_threads_;
+  std::vector<KernelFile> monitor_children_;      // children files of footprint's threads
+  bool scan_ = false;                             // no children files: scan all of /proc
   std::vector<std::pair<pid_t, pid_t>> parents_;  // (pid, ppid) of the last scan
   std::string list_buf_;  // reused buffer for cgroup.procs and children files
   uint32_t generation_ = 0;

@@ -1,5 +1,7 @@
 #include "store/writer.h"
 
+#include <pthread.h>
+
 #include <chrono>
 
 #include "util/clock.h"
@@ -44,6 +46,7 @@ void Writer::Flush() {
 }
 
 void Writer::Loop() {
+  pthread_setname_np(pthread_self(), "fp-writer");
   auto next = std::chrono::steady_clock::now();
   const auto period = std::chrono::nanoseconds(flush_interval_ns_);
   while (true) {
