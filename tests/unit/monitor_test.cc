@@ -1,0 +1,92 @@
+// RunMonitored through the library (no CLI): the threads, the store and the totals together.
+#include "footprint/monitor.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "footprint/report.h"
+#include "test_util.h"
+
+namespace footprint {
+namespace {
+
+using testing::TempDir;
+using testing::Workload;
+
+TEST(RunMonitored, BusyChildWithTotalsAndSeries) {
+  TempDir dir;
+  auto store = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(store.ok());
+  MonitorOptions o;
+  o.command = {Workload("burn"), "1", "0.5"};
+  o.name = "burn";
+  o.tags = {{"k", "v"}};
+  o.interval_ns = 20'000'000;
+  o.metric_interval_ns[MetricId::kMemory] = 5'000'000;
+  auto out = RunMonitored(**store, o);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(out->exit_status, 0);
+  EXPECT_EQ(out->run.status, RunStatus::kOk);
+  EXPECT_TRUE(out->launch_error.empty());
+  const auto& t = out->totals;
+  EXPECT_NEAR(t.at("duration_s"), 0.5, 0.2);
+  // One thread busy for 0.5 s of wall time.
+  EXPECT_NEAR(t.at("cpu_user_s") + t.at("cpu_system_s"), 0.5, 0.1);
+  EXPECT_GT(t.at("monitor_cpu_s"), 0);
+  EXPECT_GT(t.at("monitor_peak_rss_bytes"), 0);
+  EXPECT_GE(t.at("peak_memory_bytes"), t.at("max_process_peak_bytes"));
+
+  auto runs = (*store)->ListRuns();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  auto summary = SummarizeRun(**store, (*runs)[0]);
+  ASSERT_TRUE(summary.ok());
+  std::map<std::string, size_t> counts;
+  for (const MetricSummary& m : summary->metrics) counts[m.metric] = m.count;
+  EXPECT_GE(counts["cpu"], 15u);
+  EXPECT_GE(counts["memory"], 3 * counts["cpu"]);  // 5 ms against 20 ms
+  auto meta = nlohmann::json::parse((*runs)[0].meta_json);
+  EXPECT_EQ(meta["tags"]["k"], "v");
+  EXPECT_EQ(meta["monitor"]["samples_dropped"], 0);
+}
+
+TEST(RunMonitored, CommandNotFoundIs127WithAReason) {
+  TempDir dir;
+  auto store = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(store.ok());
+  MonitorOptions o;
+  o.command = {"/no/such/program"};
+  auto out = RunMonitored(**store, o);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->exit_status, 127);
+  EXPECT_EQ(out->run.status, RunStatus::kFailed);
+  EXPECT_NE(out->launch_error.find("command not found"), std::string::npos) << out->launch_error;
+}
+
+TEST(RunMonitored, SignalDeathIs128PlusN) {
+  TempDir dir;
+  auto store = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(store.ok());
+  MonitorOptions o;
+  o.command = {Workload("exit_with"), "signal", "9"};
+  auto out = RunMonitored(**store, o);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->exit_status, 137);
+  EXPECT_EQ(out->run.status, RunStatus::kKilled);
+}
+
+TEST(ValidateMonitorOptions, RejectsWhatCannotRun) {
+  MonitorOptions o;
+  EXPECT_EQ(ValidateMonitorOptions(o).code(), StatusCode::kInvalidArgument);  // no command
+  o.command = {"true"};
+  EXPECT_TRUE(ValidateMonitorOptions(o).ok());
+  o.interval_ns = 500'000;
+  EXPECT_NE(ValidateMonitorOptions(o).message().find("at least 1ms"), std::string::npos);
+  o.interval_ns = 100'000'000;
+  o.metric_interval_ns[MetricId::kCpu] = 10;
+  EXPECT_NE(ValidateMonitorOptions(o).message().find("interval of cpu"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace footprint
