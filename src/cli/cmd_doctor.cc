@@ -14,6 +14,7 @@ Action AddDoctor(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "doctor", "Say which probes work on this machine and, for each that does not, why.");
   cmd->add_flag("--json", *as_json, "print a JSON array of checks (stable API)");
+  cmd->footer("Exits 0; a check that fails says why and what would enable it.");
   return [as_json]() -> int {
     std::vector<DoctorCheck> checks = RunDoctor();
     if (*as_json) {

@@ -87,6 +87,7 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
   cmd->add_flag("-q,--quiet", args->quiet, "print no summary when the command ends");
   cmd->prefix_command();
   cmd->footer(
+      "COMMAND is everything after --: footprint run [OPTIONS] -- COMMAND [ARGS...]\n\n"
       "footprint exits with the command's status (128+N if a signal N killed it, 127 if it was "
       "not found, 126 if it could not be executed) and with 125 when footprint itself fails. "
       "stdin, stdout and stderr are the command's; footprint's summary goes to stderr.\n\n"

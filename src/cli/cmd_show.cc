@@ -136,6 +136,7 @@ Action AddRuns(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("runs", "List the runs in the database, oldest first.");
   AddDbOption(*cmd, args->db);
   cmd->add_flag("--json", args->json, "print a JSON array (stable API)");
+  cmd->footer("Examples:\n  footprint runs\n  footprint runs -o experiments.db --json");
   return [args]() -> int {
     auto store = OpenExisting(args->db);
     if (!store.ok()) return Fail(store.status());
@@ -188,6 +189,10 @@ Action AddShow(CLI::App& app) {
                   "'last' (default)");
   cmd->add_flag("--json", args->json,
                 "print JSON (stable API): one object per run, a list when several are given");
+  cmd->footer(
+      "Examples:\n  footprint show                 # the last run\n"
+      "  footprint show train-resnet    # the latest run named train-resnet\n"
+      "  footprint show 3f2a 9c1e --json");
   return [args]() -> int {
     auto store = OpenExisting(args->db);
     if (!store.ok()) return Fail(store.status());

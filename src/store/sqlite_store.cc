@@ -169,13 +169,14 @@ Status SqliteStore::Migrate() {
   };
   Result<int> v = version();
   if (!v.ok()) return v.status();
-  FP_RETURN_IF_ERROR(check(*v));
   if (*v == kSchemaVersion) return Status::Ok();
   if (read_only_) {
+    FP_RETURN_IF_ERROR(check(*v));
     return DatabaseError(path_ + " has schema v" + std::to_string(*v) +
                          " and must be upgraded; open it once with write access");
   }
-  // Another process may be migrating at the same moment: take the write lock, then look again.
+  // Another process may be creating or migrating the schema at this moment: everything from
+  // here on, the version check included, happens under the write lock.
   FP_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "cannot lock"));
   v = version();
   Status st = v.ok() ? check(*v) : v.status();
@@ -520,7 +521,7 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& location,
   struct stat st;
   bool exists = ::stat(path.c_str(), &st) == 0;
   if (read_only && !exists) {
-    return NotFound("no database at " + path +
+    return DatabaseError("no database at " + path +
                     "; record a run first (footprint run -o " + path +
                     " -- COMMAND) or give another file with -o");
   }
