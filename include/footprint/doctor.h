@@ -12,7 +12,7 @@
 namespace footprint {
 
 struct DoctorCheck {
-  std::string name;     // e.g. "cgroup cpu"
+  std::string name;  // e.g. "cgroup cpu"
   bool ok = false;
   std::string detail;   // what is used, or why not and how to enable it
   std::string metrics;  // metrics or totals that depend on it

@@ -46,9 +46,7 @@ struct MetricInfo {
 // The whole catalogue, indexed by MetricId.
 const std::array<MetricInfo, kMetricCount>& MetricCatalogue();
 
-inline const MetricInfo& InfoOf(MetricId id) {
-  return MetricCatalogue()[static_cast<size_t>(id)];
-}
+inline const MetricInfo& InfoOf(MetricId id) { return MetricCatalogue()[static_cast<size_t>(id)]; }
 
 // Looks a metric up by its stable name. NotFound (listing the known names) if unknown.
 Result<MetricId> MetricByName(std::string_view name);

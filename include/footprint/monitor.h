@@ -31,9 +31,9 @@ struct MonitorOptions {
   std::map<std::string, std::string> tags;
   std::map<std::string, std::string> params;
   MetricSet metrics = DefaultMetrics();
-  int64_t interval_ns = 100'000'000;                // default sampling interval
-  std::map<MetricId, int64_t> metric_interval_ns;   // per-metric overrides
-  int64_t flush_interval_ns = 250'000'000;          // at most 1 s
+  int64_t interval_ns = 100'000'000;               // default sampling interval
+  std::map<MetricId, int64_t> metric_interval_ns;  // per-metric overrides
+  int64_t flush_interval_ns = 250'000'000;         // at most 1 s
   bool use_cgroup = true;  // use a cgroup of the run where the machine allows it
   bool record_git = true;  // git commit and dirty flag when cwd is in a repository
 };
@@ -47,7 +47,7 @@ struct MonitorOutcome {
   // Status footprint should exit with, as a shell would: the command's code, 128+N when it
   // was killed by signal N, 127 when it was not found, 126 when it could not be executed.
   int exit_status = 0;
-  std::string launch_error;  // why the command could not be started, if it could not
+  std::string launch_error;           // why the command could not be started, if it could not
   std::vector<std::string> warnings;  // things the user should know (dropped samples, ...)
 };
 

@@ -56,7 +56,7 @@ inline Status InternalError(std::string m) { return Status(StatusCode::kInternal
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     assert(!status_.ok());
   }
@@ -90,9 +90,9 @@ class [[nodiscard]] Result {
 }  // namespace footprint
 
 // Returns early from the enclosing function when `expr` (a Status) is not OK.
-#define FP_RETURN_IF_ERROR(expr)              \
-  do {                                        \
-    ::footprint::Status fp_status_ = (expr);  \
+#define FP_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::footprint::Status fp_status_ = (expr); \
     if (!fp_status_.ok()) return fp_status_; \
   } while (0)
 

@@ -51,7 +51,7 @@ struct RunRecord {
   std::optional<int64_t> ended_at_ns;
   RunStatus status = RunStatus::kRunning;
   std::optional<int> exit_code;
-  std::string meta_json = "{}";  // tags, params, git, hardware, sources, monitor, ...
+  std::string meta_json = "{}";         // tags, params, git, hardware, sources, monitor, ...
   std::optional<int64_t> heartbeat_ns;  // UTC wall clock of the last flush while running
 };
 

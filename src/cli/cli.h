@@ -15,10 +15,10 @@ namespace footprint::cli {
 // command's status, so all of its own failures use kRunFailed, as env(1) and timeout(1) do.
 enum ExitCode : int {
   kExitOk = 0,
-  kExitError = 1,      // anything not listed below
-  kExitUsage = 2,      // bad options or arguments
-  kExitDatabase = 3,   // the database cannot be opened, read or written
-  kExitNotFound = 4,   // no such run
+  kExitError = 1,     // anything not listed below
+  kExitUsage = 2,     // bad options or arguments
+  kExitDatabase = 3,  // the database cannot be opened, read or written
+  kExitNotFound = 4,  // no such run
   kExitRunFailed = 125,
 };
 

@@ -29,7 +29,8 @@ Status ApplyIntervals(const std::vector<std::string>& items, MonitorOptions& o) 
       continue;
     }
     Result<MetricId> metric = MetricByName(Trim(std::string_view(item).substr(0, eq)));
-    if (!metric.ok()) return InvalidArgument("--interval " + item + ": " + metric.status().message());
+    if (!metric.ok())
+      return InvalidArgument("--interval " + item + ": " + metric.status().message());
     o.metric_interval_ns[*metric] = *ns;
   }
   return Status::Ok();
@@ -79,8 +80,8 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
   cmd->add_option("-m,--metrics", args->metrics,
                   "comma-separated metrics to sample (default: all; see docs/metrics.md)");
   cmd->add_option("-i,--interval", args->intervals,
-                   "sampling interval for all metrics (e.g. 10ms; default 100ms; at least 1ms), "
-                   "or METRIC=INTERVAL for one metric; repeatable");
+                  "sampling interval for all metrics (e.g. 10ms; default 100ms; at least 1ms), "
+                  "or METRIC=INTERVAL for one metric; repeatable");
   cmd->add_flag("--no-cgroup", args->no_cgroup,
                 "do not put the command in a cgroup of its own (totals then come from wait4)");
   cmd->add_flag("--no-git", args->no_git, "do not record the git commit of the current folder");

@@ -77,8 +77,8 @@ void PrintRun(const RunSummary& s, std::ostream& out) {
     }
   }
   if (meta.contains("git")) {
-    out << "git      " << meta["git"].value("commit", "") << (meta["git"].value("dirty", false) ? " (dirty)" : "")
-        << "\n";
+    out << "git      " << meta["git"].value("commit", "")
+        << (meta["git"].value("dirty", false) ? " (dirty)" : "") << "\n";
   }
   json sources = meta.value("sources", json::object());
   auto total = [&](const std::string& name) -> std::optional<double> {
@@ -198,8 +198,8 @@ Action AddShow(CLI::App& app) {
     if (!store.ok()) return Fail(store.status());
     auto runs = LoadRuns(**store);
     if (!runs.ok()) return Fail(runs.status());
-    std::vector<std::string> specs = args->runs.empty() ? std::vector<std::string>{"last"}
-                                                        : args->runs;
+    std::vector<std::string> specs =
+        args->runs.empty() ? std::vector<std::string>{"last"} : args->runs;
     std::vector<RunSummary> summaries;
     for (const std::string& spec : specs) {
       auto run = ResolveRun(*runs, spec);

@@ -72,8 +72,9 @@ std::vector<DoctorCheck> RunDoctor() {
       mem.detail = support.why_no_memory.empty() ? cg.status().message() : support.why_no_memory;
     }
     if (!cpu.ok) {
-      cpu.detail += "; totals fall back to wait4 rusage (exact for every process that is waited "
-                    "for)";
+      cpu.detail +=
+          "; totals fall back to wait4 rusage (exact for every process that is waited "
+          "for)";
     }
     if (!mem.ok) mem.detail += "; the peak falls back to sampled RSS and process high-water marks";
     checks.push_back(cpu);
@@ -83,8 +84,8 @@ std::vector<DoctorCheck> RunDoctor() {
     DoctorCheck c{"system", false, "", "sys.cpu, sys.memory"};
     KernelFile stat("/proc/stat"), meminfo("/proc/meminfo");
     c.ok = stat.is_open() && meminfo.is_open();
-    c.detail = c.ok ? "/proc/stat and /proc/meminfo readable"
-                    : "/proc/stat or /proc/meminfo not readable";
+    c.detail =
+        c.ok ? "/proc/stat and /proc/meminfo readable" : "/proc/stat or /proc/meminfo not readable";
     checks.push_back(c);
   }
   {

@@ -12,10 +12,17 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::array<std::string_view, 11> kTotals = {
-    "duration_s",      "cpu_user_s",     "cpu_system_s", "peak_memory_bytes",
-    "max_process_peak_bytes", "io_read_bytes", "io_write_bytes", "gpu_energy_j",
-    "cpu_energy_j",    "monitor_cpu_s",  "monitor_peak_rss_bytes"};
+constexpr std::array<std::string_view, 11> kTotals = {"duration_s",
+                                                      "cpu_user_s",
+                                                      "cpu_system_s",
+                                                      "peak_memory_bytes",
+                                                      "max_process_peak_bytes",
+                                                      "io_read_bytes",
+                                                      "io_write_bytes",
+                                                      "gpu_energy_j",
+                                                      "cpu_energy_j",
+                                                      "monitor_cpu_s",
+                                                      "monitor_peak_rss_bytes"};
 
 // Linear interpolation between closest ranks over sorted data (numpy's default).
 double Percentile(const std::vector<double>& sorted, double q) {

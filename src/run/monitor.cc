@@ -203,9 +203,8 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   std::vector<int64_t> series_ids;
   for (const SeriesSpec& s : sampler.series()) {
     const MetricInfo& info = InfoOf(s.metric);
-    Result<int64_t> id =
-        store.EnsureSeries({0, run.id, std::string(info.name), std::string(info.unit), s.entity,
-                            std::nullopt});
+    Result<int64_t> id = store.EnsureSeries(
+        {0, run.id, std::string(info.name), std::string(info.unit), s.entity, std::nullopt});
     if (!id.ok()) return id.status();
     series_ids.push_back(*id);
   }
@@ -257,13 +256,12 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   }
   CloseFd(report[0]);
   if (got == sizeof failure) {
-    out.launch_error =
-        failure.stage == LaunchFailure::kJoinCgroup
-            ? std::string("cannot move the command into its cgroup: ") +
-                  std::strerror(failure.error) + "; try footprint run --no-cgroup"
-            : "cannot run '" + opt.command[0] + "': " +
-                  (failure.error == ENOENT ? std::string("command not found")
-                                           : std::strerror(failure.error));
+    out.launch_error = failure.stage == LaunchFailure::kJoinCgroup
+                           ? std::string("cannot move the command into its cgroup: ") +
+                                 std::strerror(failure.error) + "; try footprint run --no-cgroup"
+                           : "cannot run '" + opt.command[0] + "': " +
+                                 (failure.error == ENOENT ? std::string("command not found")
+                                                          : std::strerror(failure.error));
   }
 
   // --- Wait: reap everything, forward signals. ----------------------------------------
@@ -282,9 +280,9 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
       usage.read_bytes += ru.ru_inblock * 512;
       usage.write_bytes += ru.ru_oublock * 512;
       ++usage.reaped;
-      reaped.cpu_ns.fetch_add(static_cast<int64_t>((Seconds(ru.ru_utime) + Seconds(ru.ru_stime)) *
-                                                   1e9),
-                              std::memory_order_relaxed);
+      reaped.cpu_ns.fetch_add(
+          static_cast<int64_t>((Seconds(ru.ru_utime) + Seconds(ru.ru_stime)) * 1e9),
+          std::memory_order_relaxed);
       reaped.read_bytes.fetch_add(ru.ru_inblock * 512, std::memory_order_relaxed);
       reaped.write_bytes.fetch_add(ru.ru_oublock * 512, std::memory_order_relaxed);
       if (pid == child) {

@@ -9,9 +9,7 @@
 #include "util/clock.h"
 
 namespace footprint {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 void Sampler::SleepUntil(int64_t deadline_ns) {
   // steady_clock is CLOCK_MONOTONIC, the clock every deadline is computed on.

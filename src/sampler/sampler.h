@@ -12,9 +12,9 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
-#include <mutex>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 

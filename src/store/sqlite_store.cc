@@ -121,8 +121,9 @@ Status SqliteStore::Error(std::string_view doing) const {
     case SQLITE_READONLY:
     case SQLITE_CANTOPEN:
     case SQLITE_PERM:
-      return DatabaseError(what + "; check that the file and its folder are writable, or give "
-                                  "another file with -o");
+      return DatabaseError(what +
+                           "; check that the file and its folder are writable, or give "
+                           "another file with -o");
     case SQLITE_FULL:
       return DatabaseError(what + "; free some disk space");
     case SQLITE_BUSY:
@@ -214,8 +215,7 @@ Status SqliteStore::Init(const StoreOptions& options) {
     if (insert_sample_.Prepare(
             db_, "INSERT OR REPLACE INTO samples(series_id, t_ns, value) VALUES (?, ?, ?)") !=
             SQLITE_OK ||
-        heartbeat_.Prepare(db_, "UPDATE runs SET heartbeat_ns = ? WHERE id = ?") !=
-            SQLITE_OK) {
+        heartbeat_.Prepare(db_, "UPDATE runs SET heartbeat_ns = ? WHERE id = ?") != SQLITE_OK) {
       return Error("cannot prepare statements on");
     }
   }
@@ -252,30 +252,20 @@ Status SqliteStore::CreateRun(const RunRecord& r) {
 }
 
 Result<int64_t> SqliteStore::EnsureSeries(const SeriesRecord& r) {
-  Stmt ins;
-  if (ins.Prepare(db_,
-                  "INSERT INTO series(run_id, metric, unit, entity, scope_id) VALUES (?,?,?,?,?) "
-                  "ON CONFLICT DO NOTHING") != SQLITE_OK) {
+  // The no-op update makes RETURNING give the id of an existing series too.
+  Stmt s;
+  if (s.Prepare(db_,
+                "INSERT INTO series(run_id, metric, unit, entity, scope_id) VALUES (?,?,?,?,?) "
+                "ON CONFLICT DO UPDATE SET unit = excluded.unit RETURNING id") != SQLITE_OK) {
     return Error("cannot write to");
   }
-  ins.Bind(1, r.run_id);
-  ins.Bind(2, r.metric);
-  ins.Bind(3, r.unit);
-  ins.Bind(4, r.entity);
-  ins.BindOpt(5, r.scope_id);
-  if (ins.Step() != SQLITE_DONE) return Error("cannot write to");
-  Stmt sel;
-  if (sel.Prepare(db_,
-                  "SELECT id FROM series WHERE run_id = ? AND metric = ? AND entity = ? AND "
-                  "scope_id IS ?") != SQLITE_OK) {
-    return Error("cannot read");
-  }
-  sel.Bind(1, r.run_id);
-  sel.Bind(2, r.metric);
-  sel.Bind(3, r.entity);
-  sel.BindOpt(4, r.scope_id);
-  if (sel.Step() != SQLITE_ROW) return Error("cannot read");
-  return sel.Int(0);
+  s.Bind(1, r.run_id);
+  s.Bind(2, r.metric);
+  s.Bind(3, r.unit);
+  s.Bind(4, r.entity);
+  s.BindOpt(5, r.scope_id);
+  if (s.Step() != SQLITE_ROW) return Error("cannot write to");
+  return s.Int(0);
 }
 
 Status SqliteStore::Append(const std::string& run_id, std::span<const SamplePoint> samples,
@@ -309,8 +299,7 @@ Status SqliteStore::Append(const std::string& run_id, std::span<const SamplePoin
   return st;
 }
 
-Status SqliteStore::FinishRun(const RunRecord& run,
-                              const std::map<std::string, double>& totals) {
+Status SqliteStore::FinishRun(const RunRecord& run, const std::map<std::string, double>& totals) {
   FP_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "cannot lock"));
   auto fail = [&](std::string_view doing) {
     Status st = Error(doing);
@@ -507,8 +496,7 @@ std::string DefaultStoreLocation() {
   return env && *env ? env : "footprint.db";
 }
 
-Result<std::unique_ptr<Store>> OpenStore(const std::string& location,
-                                         const StoreOptions& options) {
+Result<std::unique_ptr<Store>> OpenStore(const std::string& location, const StoreOptions& options) {
   std::string path = location;
   if (path.rfind("sqlite:", 0) == 0) path = path.substr(7);
   if (path.rfind("//", 0) == 0) path = path.substr(2);  // sqlite://PATH
@@ -521,9 +509,8 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& location,
   struct stat st;
   bool exists = ::stat(path.c_str(), &st) == 0;
   if (read_only && !exists) {
-    return DatabaseError("no database at " + path +
-                    "; record a run first (footprint run -o " + path +
-                    " -- COMMAND) or give another file with -o");
+    return DatabaseError("no database at " + path + "; record a run first (footprint run -o " +
+                         path + " -- COMMAND) or give another file with -o");
   }
   if (exists && S_ISDIR(st.st_mode)) {
     return DatabaseError(path + " is a folder; give a database file with -o");

@@ -1,6 +1,7 @@
+#include "footprint/metrics.h"
+
 #include <string>
 
-#include "footprint/metrics.h"
 #include "util/strings.h"
 
 namespace footprint {

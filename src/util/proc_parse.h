@@ -16,10 +16,10 @@ struct ProcStat {
   pid_t pid = 0;
   char state = '?';
   pid_t ppid = 0;
-  uint64_t utime = 0, stime = 0;    // this process (all its threads)
-  int64_t cutime = 0, cstime = 0;   // its children that it waited for
+  uint64_t utime = 0, stime = 0;   // this process (all its threads)
+  int64_t cutime = 0, cstime = 0;  // its children that it waited for
   int64_t num_threads = 0;
-  uint64_t starttime = 0;           // ticks after boot; with pid, identifies the process
+  uint64_t starttime = 0;  // ticks after boot; with pid, identifies the process
   int64_t rss_pages = 0;
 };
 

@@ -68,8 +68,9 @@ Result<int64_t> ParseDurationNs(std::string_view text) {
   if (scale == 0 || !value || *value < 0) {
     std::string message = "'";  // built in steps: GCC 12 -O3 misreports "..." + string
     message += text;
-    message += "' is not a duration; write a number with a unit, e.g. 100ms, 1.5s, 250us (a bare "
-               "number means seconds)";
+    message +=
+        "' is not a duration; write a number with a unit, e.g. 100ms, 1.5s, 250us (a bare "
+        "number means seconds)";
     return InvalidArgument(std::move(message));
   }
   return static_cast<int64_t>(std::llround(*value * scale));

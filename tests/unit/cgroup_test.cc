@@ -50,8 +50,8 @@ TEST(DetectCgroups, HybridV1MemoryAndMountRoot) {
   // The memory hierarchy is mounted from /job, so /proc/self/cgroup's /job/7 maps to mem/7.
   std::filesystem::create_directories(dir.File("mem/7"));
   FakeProc(dir,
-           "31 23 0:27 / " + dir.File("v2") + " rw - cgroup2 cgroup2 rw\n" +
-               "32 23 0:28 /job " + dir.File("mem") + " rw - cgroup cgroup rw,memory\n",
+           "31 23 0:27 / " + dir.File("v2") + " rw - cgroup2 cgroup2 rw\n" + "32 23 0:28 /job " +
+               dir.File("mem") + " rw - cgroup cgroup rw,memory\n",
            "4:memory:/job/7\n0::/\n");
   CgroupSupport s = DetectCgroups(dir.File("proc"));
   EXPECT_EQ(s.v2_dir, dir.File("v2"));
@@ -65,8 +65,7 @@ TEST(DetectCgroups, NothingMountedSaysWhy) {
   FakeProc(dir, "22 1 0:21 / /proc rw - proc proc rw\n", "");
   CgroupSupport s = DetectCgroups(dir.File("proc"));
   EXPECT_TRUE(s.v2_dir.empty());
-  EXPECT_NE(s.why_no_cpu.find("neither a cgroup v2 hierarchy nor a v1 cpuacct"),
-            std::string::npos);
+  EXPECT_NE(s.why_no_cpu.find("neither a cgroup v2 hierarchy nor a v1 cpuacct"), std::string::npos);
   EXPECT_FALSE(s.why_no_memory.empty());
 }
 

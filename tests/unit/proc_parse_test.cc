@@ -74,7 +74,8 @@ TEST(ParseProcIo, Fixture) {
   auto io = ParseProcIo(Fixture("io.txt"));
   ASSERT_TRUE(io.has_value());
   EXPECT_EQ(io->read_bytes, 0u);
-  auto io2 = ParseProcIo("rchar: 5\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 7\n");
+  auto io2 =
+      ParseProcIo("rchar: 5\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 7\n");
   ASSERT_TRUE(io2.has_value());
   EXPECT_EQ(io2->read_bytes, 4096u);
   EXPECT_EQ(io2->write_bytes, 8192u);  // not confused with cancelled_write_bytes

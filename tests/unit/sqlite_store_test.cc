@@ -145,8 +145,7 @@ TEST(SqliteStore, ClearErrorsForUnwritableAndMissing) {
   auto missing_dir = OpenStore(dir.File("no/such/dir/fp.db"));
   ASSERT_FALSE(missing_dir.ok());
   EXPECT_EQ(missing_dir.status().code(), StatusCode::kDatabase);
-  EXPECT_NE(missing_dir.status().message().find("folder exists and is writable"),
-            std::string::npos)
+  EXPECT_NE(missing_dir.status().message().find("folder exists and is writable"), std::string::npos)
       << missing_dir.status().message();
 
   auto missing = OpenStore(dir.File("absent.db"), {.read_only = true});

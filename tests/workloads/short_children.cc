@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < count; ++i) {
     pid_t pid = fork();
     if (pid == 0) {
-      auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(millis);
+      auto end =
+          std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(millis);
       volatile unsigned long x = 0;
       while (std::chrono::steady_clock::now() < end) x = x + 1;
       _exit(0);
