@@ -1,10 +1,12 @@
 #include "probe/cgroup.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "util/proc_parse.h"
 #include "util/strings.h"
@@ -26,6 +28,24 @@ std::string DirFor(const Mount& m, const std::string& cgroup_path) {
 }
 
 bool IsWritableDir(const std::string& dir) { return ::access(dir.c_str(), W_OK) == 0; }
+
+// Removes run cgroups that a footprint killed by SIGKILL left behind: empty ones (rmdir fails
+// on a cgroup with processes) older than a minute, so that a cgroup another footprint has
+// just made for a command that has not joined it yet is never touched.
+void RemoveStaleRunCgroups(const std::string& parent) {
+  DIR* dir = ::opendir(parent.c_str());
+  if (dir == nullptr) return;
+  const time_t now = ::time(nullptr);
+  while (dirent* e = ::readdir(dir)) {
+    if (std::strncmp(e->d_name, "footprint-", 10) != 0) continue;
+    std::string path = parent + "/" + e->d_name;
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && now - st.st_mtime > 60) {
+      ::rmdir(path.c_str());
+    }
+  }
+  ::closedir(dir);
+}
 
 }  // namespace
 
@@ -106,6 +126,7 @@ Result<std::unique_ptr<RunCgroup>> RunCgroup::Create(const CgroupSupport& suppor
   std::string error;
   auto make = [&](const std::string& parent, const char* threads_file) -> std::string {
     if (parent.empty()) return {};
+    RemoveStaleRunCgroups(parent);
     std::string dir = parent + "/" + name;
     if (::mkdir(dir.c_str(), 0755) != 0) {
       error = "cannot create cgroup " + dir + ": " + std::strerror(errno);

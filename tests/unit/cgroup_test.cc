@@ -2,6 +2,7 @@
 // allows one (root with writable cgroups, as in CI); elsewhere the test says why it skipped.
 #include "probe/cgroup.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -108,6 +109,31 @@ TEST(RunCgroup, MeasuresAProcessMovedIntoIt) {
   (*cg).reset();  // the destructor removes the directories
   struct stat st;
   EXPECT_NE(stat(dir.c_str(), &st), 0) << dir << " was not removed";
+}
+
+}  // namespace
+}  // namespace footprint
+
+namespace footprint {
+namespace {
+
+TEST(RunCgroup, RemovesCgroupsLeftBehindByAKilledFootprint) {
+  CgroupSupport support = DetectCgroups();
+  std::string parent = !support.v2_dir.empty() ? support.v2_dir : support.v1_cpuacct_dir;
+  if (parent.empty()) GTEST_SKIP() << "no cgroup here: " << support.why_no_cpu;
+  const std::string pid = std::to_string(getpid());
+  std::string stale = parent + "/footprint-stale-" + pid;
+  std::string fresh = parent + "/footprint-fresh-" + pid;
+  ASSERT_EQ(mkdir(stale.c_str(), 0755), 0);
+  ASSERT_EQ(mkdir(fresh.c_str(), 0755), 0);
+  timespec old_times[2] = {{time(nullptr) - 120, 0}, {time(nullptr) - 120, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, stale.c_str(), old_times, 0), 0);
+  auto cg = RunCgroup::Create(support, "footprint-unit-sweep-" + pid);
+  ASSERT_TRUE(cg.ok()) << cg.status().message();
+  struct stat st;
+  EXPECT_NE(stat(stale.c_str(), &st), 0) << "a stale empty run cgroup must be removed";
+  EXPECT_EQ(stat(fresh.c_str(), &st), 0) << "a fresh one may belong to a starting run";
+  rmdir(fresh.c_str());
 }
 
 }  // namespace
