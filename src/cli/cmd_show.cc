@@ -1,6 +1,7 @@
 // footprint runs / footprint show: read runs back.
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -87,10 +88,10 @@ void PrintRun(const RunSummary& s, std::ostream& out) {
     return it->second;
   };
   out << "\ntotals\n";
-  Table t({"", "", ""});
+  Table t({"", "", ""}, {1});
   auto row = [&](const char* label, const char* name, const char* unit, std::string note = "") {
     std::optional<double> v = name == std::string("duration_s") ? s.duration_s : total(name);
-    t.Add({label, v ? FormatValue(unit, *v) : "-", note});
+    t.Add({label, v ? FormatValue(unit, *v) : "-", v ? note : ""});
   };
   row("duration", "duration_s", "s");
   row("cpu user", "cpu_user_s", "s", sources.value("cpu", ""));
@@ -115,7 +116,7 @@ void PrintRun(const RunSummary& s, std::ostream& out) {
 
   if (!s.metrics.empty()) {
     out << "\nsamples\n";
-    Table m({"metric", "entity", "count", "min", "mean", "p50", "p95", "max"});
+    Table m({"metric", "entity", "count", "min", "mean", "p50", "p95", "max"}, {2, 3, 4, 5, 6, 7});
     for (const MetricSummary& ms : s.metrics) {
       auto f = [&](double v) { return ms.count ? FormatValue(ms.unit, v) : "-"; };
       m.Add({ms.metric, ms.entity, std::to_string(ms.count), f(ms.min), f(ms.mean), f(ms.p50),
@@ -161,10 +162,11 @@ Action AddRuns(CLI::App& app) {
                 << " yet; record one with: footprint run -- COMMAND\n";
       return kExitOk;
     }
-    Table t({"ID", "NAME", "STATUS", "STARTED (UTC)", "DURATION", "COMMAND"});
+    Table t({"ID", "NAME", "STATUS", "STARTED (UTC)", "DURATION", "COMMAND"}, {4});
     for (const RunRecord& r : *runs) {
       int64_t end = r.ended_at_ns.value_or(r.heartbeat_ns.value_or(r.started_at_ns));
       std::string cmdline = Join(r.command);
+      std::replace(cmdline.begin(), cmdline.end(), '\n', ' ');
       if (cmdline.size() > 60) cmdline = cmdline.substr(0, 57) + "...";
       t.Add({r.id.substr(0, 8), r.name, StatusText(r), FormatUtc(r.started_at_ns),
              FormatDuration(static_cast<double>(end - r.started_at_ns) / 1e9), cmdline});

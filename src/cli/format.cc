@@ -36,26 +36,20 @@ void Table::Print(std::ostream& out, std::string_view indent) const {
   size_t cols = 0;
   for (const auto& r : rows_) cols = std::max(cols, r.size());
   std::vector<size_t> width(cols, 0);
-  std::vector<bool> numeric(cols, true);
-  for (size_t i = 0; i < rows_.size(); ++i) {
-    for (size_t c = 0; c < rows_[i].size(); ++c) {
-      const std::string& cell = rows_[i][c];
-      width[c] = std::max(width[c], cell.size());
-      if (i > 0 && !cell.empty() && cell != "-" && !(cell[0] >= '0' && cell[0] <= '9')) {
-        numeric[c] = false;
-      }
-    }
+  for (const auto& r : rows_) {
+    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
   }
   for (const auto& r : rows_) {
     std::string line(indent);
     for (size_t c = 0; c < r.size(); ++c) {
       size_t pad = width[c] - r[c].size();
-      bool last = c + 1 == r.size();
-      if (numeric[c]) line.append(pad, ' ');
+      bool right = std::find(right_.begin(), right_.end(), c) != right_.end();
+      if (right) line.append(pad, ' ');
       line += r[c];
-      if (!numeric[c] && !last) line.append(pad, ' ');
-      if (!last) line += "  ";
+      if (!right) line.append(pad, ' ');
+      if (c + 1 < r.size()) line += "  ";
     }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
     out << line << "\n";
   }
 }

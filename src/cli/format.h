@@ -15,15 +15,17 @@ std::string FormatValue(std::string_view unit, double value);
 // "2026-11-22 03:40:12" (UTC) from ns since the epoch.
 std::string FormatUtc(int64_t ns);
 
-// Columns padded to their widest cell; numeric-looking columns right-aligned.
+// Columns padded to their widest cell. `right` names the right-aligned columns (numbers).
 class Table {
  public:
-  explicit Table(std::vector<std::string> header) : rows_{std::move(header)} {}
+  explicit Table(std::vector<std::string> header, std::vector<size_t> right = {})
+      : rows_{std::move(header)}, right_(std::move(right)) {}
   void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
   void Print(std::ostream& out, std::string_view indent = "") const;
 
  private:
   std::vector<std::vector<std::string>> rows_;
+  std::vector<size_t> right_;
 };
 
 }  // namespace footprint::cli
