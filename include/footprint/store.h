@@ -16,6 +16,7 @@
 #define FOOTPRINT_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -70,6 +71,37 @@ struct SamplePoint {
   double value;
 };
 
+// A scope on a run's timeline (a statement, function or stage), from the API.
+struct ScopeRecord {
+  int64_t id = 0;  // assigned by the store
+  std::string run_id;
+  std::optional<int64_t> parent_id;
+  std::string name;
+  int64_t thread = 0;             // kernel thread id
+  int64_t start_ns = 0;           // ns since the run's start
+  std::optional<int64_t> end_ns;  // none while open, or when the process died inside it
+};
+
+// A valued metric: a scalar (loss, accuracy, ...) and/or a JSON document (confusion matrix,
+// hyperparameter set), optionally within a scope and at a step.
+struct ValueRecord {
+  std::string run_id;
+  std::optional<int64_t> scope_id;
+  std::string name;
+  std::optional<int64_t> step;
+  int64_t t_ns = 0;
+  std::optional<double> value;
+  std::string data_json;  // empty when none
+};
+
+struct ArtifactRecord {
+  std::string run_id;
+  std::string name;
+  std::string path;
+  std::string sha256;
+  int64_t size = 0;
+};
+
 struct StoreOptions {
   bool read_only = false;
   int busy_timeout_ms = 30000;
@@ -94,6 +126,15 @@ class Store {
   // other fields of `run` are not changed) and its totals (name -> value), in one transaction.
   virtual Status FinishRun(const RunRecord& run, const std::map<std::string, double>& totals) = 0;
 
+  // Runs `body` in one write transaction: committed if it returns OK, rolled back otherwise.
+  virtual Status InTransaction(const std::function<Status()>& body) = 0;
+  // Scopes and values (inside InTransaction for batches).
+  virtual Result<int64_t> InsertScope(const ScopeRecord& scope) = 0;
+  virtual Status EndScope(int64_t scope_id, int64_t end_ns) = 0;
+  virtual Status InsertValue(const ValueRecord& value) = 0;
+  // Adds or replaces the artifact `name` of a run.
+  virtual Status PutArtifact(const ArtifactRecord& artifact) = 0;
+
   // Marks a run whose monitor died as interrupted (no-op on read-only stores).
   virtual Status MarkInterrupted(const std::string& run_id, int64_t ended_at_ns) = 0;
 
@@ -108,6 +149,10 @@ class Store {
   // Time of the last sample of the run, if any (used to date an interrupted run's end).
   virtual Result<std::optional<int64_t>> LastSampleTime(const std::string& run_id) = 0;
   virtual Result<std::map<std::string, double>> LoadTotals(const std::string& run_id) = 0;
+  // Scopes by start time; values by name, step and time; artifacts by name.
+  virtual Result<std::vector<ScopeRecord>> ListScopes(const std::string& run_id) = 0;
+  virtual Result<std::vector<ValueRecord>> ListValues(const std::string& run_id) = 0;
+  virtual Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) = 0;
 
   // Human-readable location, for messages.
   virtual const std::string& location() const = 0;

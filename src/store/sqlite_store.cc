@@ -86,6 +86,14 @@ class SqliteStore final : public Store {
                 int64_t heartbeat_ns) override;
   Status FinishRun(const RunRecord& run, const std::map<std::string, double>& totals) override;
   Status MarkInterrupted(const std::string& run_id, int64_t ended_at_ns) override;
+  Status InTransaction(const std::function<Status()>& body) override;
+  Result<int64_t> InsertScope(const ScopeRecord& scope) override;
+  Status EndScope(int64_t scope_id, int64_t end_ns) override;
+  Status InsertValue(const ValueRecord& value) override;
+  Status PutArtifact(const ArtifactRecord& artifact) override;
+  Result<std::vector<ScopeRecord>> ListScopes(const std::string& run_id) override;
+  Result<std::vector<ValueRecord>> ListValues(const std::string& run_id) override;
+  Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) override;
   Result<std::vector<RunRecord>> ListRuns() override;
   Result<RunRecord> GetRun(const std::string& id) override;
   Result<std::vector<SeriesRecord>> ListSeries(const std::string& run_id) override;
@@ -105,7 +113,8 @@ class SqliteStore final : public Store {
   sqlite3* db_;
   std::string path_;
   bool read_only_;
-  Stmt insert_sample_, heartbeat_;  // prepared once, for the writer's hot path
+  Stmt insert_sample_, heartbeat_;                // prepared once, for the writer's hot path
+  Stmt insert_scope_, end_scope_, insert_value_;  // prepared on first use
 };
 
 Status SqliteStore::Error(std::string_view doing) const {
@@ -270,72 +279,55 @@ Result<int64_t> SqliteStore::EnsureSeries(const SeriesRecord& r) {
 
 Status SqliteStore::Append(const std::string& run_id, std::span<const SamplePoint> samples,
                            int64_t heartbeat_ns) {
-  if (read_only_) return DatabaseError(path_ + " is open read-only");
-  FP_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "cannot lock"));
-  Stmt& ins = insert_sample_;
-  for (const SamplePoint& p : samples) {
-    ins.Bind(1, p.series_id);
-    ins.Bind(2, p.t_ns);
-    ins.Bind(3, p.value);
-    int rc = ins.Step();
-    ins.Reset();
-    if (rc != SQLITE_DONE) {
-      Status st = Error("cannot write samples to");
-      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-      return st;
+  return InTransaction([&]() -> Status {
+    for (const SamplePoint& p : samples) {
+      insert_sample_.Bind(1, p.series_id);
+      insert_sample_.Bind(2, p.t_ns);
+      insert_sample_.Bind(3, p.value);
+      int rc = insert_sample_.Step();
+      insert_sample_.Reset();
+      if (rc != SQLITE_DONE) return Error("cannot write samples to");
     }
-  }
-  heartbeat_.Bind(1, heartbeat_ns);
-  heartbeat_.Bind(2, run_id);
-  int rc = heartbeat_.Step();
-  heartbeat_.Reset();
-  if (rc != SQLITE_DONE) {
-    Status st = Error("cannot write to");
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    return st;
-  }
-  Status st = Exec("COMMIT", "cannot commit to");
-  if (!st.ok()) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  return st;
+    heartbeat_.Bind(1, heartbeat_ns);
+    heartbeat_.Bind(2, run_id);
+    int rc = heartbeat_.Step();
+    heartbeat_.Reset();
+    if (rc != SQLITE_DONE) return Error("cannot write to");
+    return Status::Ok();
+  });
 }
 
 Status SqliteStore::FinishRun(const RunRecord& run, const std::map<std::string, double>& totals) {
-  FP_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "cannot lock"));
-  auto fail = [&](std::string_view doing) {
-    Status st = Error(doing);
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    return st;
-  };
-  Stmt up;
-  if (up.Prepare(db_,
-                 "UPDATE runs SET status = ?, exit_code = ?, started_at_ns = ?, ended_at_ns = ?, "
-                 "meta = ?, heartbeat_ns = ? WHERE id = ?") != SQLITE_OK) {
-    return fail("cannot write to");
-  }
-  up.Bind(1, RunStatusName(run.status));
-  up.BindOpt(2, run.exit_code);
-  up.Bind(3, run.started_at_ns);
-  up.BindOpt(4, run.ended_at_ns);
-  up.Bind(5, run.meta_json);
-  up.BindOpt(6, run.ended_at_ns);
-  up.Bind(7, run.id);
-  if (up.Step() != SQLITE_DONE) return fail("cannot write to");
-  Stmt tot;
-  if (tot.Prepare(db_, "INSERT OR REPLACE INTO run_totals(run_id, name, value) VALUES (?,?,?)") !=
-      SQLITE_OK) {
-    return fail("cannot write to");
-  }
-  for (const auto& [name, value] : totals) {
-    tot.Bind(1, run.id);
-    tot.Bind(2, name);
-    tot.Bind(3, value);
-    int rc = tot.Step();
-    tot.Reset();
-    if (rc != SQLITE_DONE) return fail("cannot write totals to");
-  }
-  Status st = Exec("COMMIT", "cannot commit to");
-  if (!st.ok()) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  return st;
+  return InTransaction([&]() -> Status {
+    Stmt up;
+    if (up.Prepare(db_,
+                   "UPDATE runs SET status = ?, exit_code = ?, started_at_ns = ?, ended_at_ns = ?, "
+                   "meta = ?, heartbeat_ns = ? WHERE id = ?") != SQLITE_OK) {
+      return Error("cannot write to");
+    }
+    up.Bind(1, RunStatusName(run.status));
+    up.BindOpt(2, run.exit_code);
+    up.Bind(3, run.started_at_ns);
+    up.BindOpt(4, run.ended_at_ns);
+    up.Bind(5, run.meta_json);
+    up.BindOpt(6, run.ended_at_ns);
+    up.Bind(7, run.id);
+    if (up.Step() != SQLITE_DONE) return Error("cannot write to");
+    Stmt tot;
+    if (tot.Prepare(db_, "INSERT OR REPLACE INTO run_totals(run_id, name, value) VALUES (?,?,?)") !=
+        SQLITE_OK) {
+      return Error("cannot write to");
+    }
+    for (const auto& [name, value] : totals) {
+      tot.Bind(1, run.id);
+      tot.Bind(2, name);
+      tot.Bind(3, value);
+      int rc = tot.Step();
+      tot.Reset();
+      if (rc != SQLITE_DONE) return Error("cannot write totals to");
+    }
+    return Status::Ok();
+  });
 }
 
 Status SqliteStore::MarkInterrupted(const std::string& run_id, int64_t ended_at_ns) {
@@ -350,6 +342,141 @@ Status SqliteStore::MarkInterrupted(const std::string& run_id, int64_t ended_at_
   s.Bind(2, run_id);
   if (s.Step() != SQLITE_DONE) return Error("cannot write to");
   return Status::Ok();
+}
+
+Status SqliteStore::InTransaction(const std::function<Status()>& body) {
+  if (read_only_) return DatabaseError(path_ + " is open read-only");
+  FP_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "cannot lock"));
+  Status st = body();
+  if (st.ok()) st = Exec("COMMIT", "cannot commit to");
+  if (!st.ok()) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  return st;
+}
+
+Result<int64_t> SqliteStore::InsertScope(const ScopeRecord& r) {
+  if (!insert_scope_.get() &&
+      insert_scope_.Prepare(db_,
+                            "INSERT INTO scopes(run_id, parent_id, name, thread, start_ns, end_ns) "
+                            "VALUES (?,?,?,?,?,?)") != SQLITE_OK) {
+    return Error("cannot write to");
+  }
+  insert_scope_.Bind(1, r.run_id);
+  insert_scope_.BindOpt(2, r.parent_id);
+  insert_scope_.Bind(3, r.name);
+  insert_scope_.Bind(4, r.thread);
+  insert_scope_.Bind(5, r.start_ns);
+  insert_scope_.BindOpt(6, r.end_ns);
+  int rc = insert_scope_.Step();
+  insert_scope_.Reset();
+  if (rc != SQLITE_DONE) return Error("cannot write scopes to");
+  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+}
+
+Status SqliteStore::EndScope(int64_t scope_id, int64_t end_ns) {
+  if (!end_scope_.get() &&
+      end_scope_.Prepare(db_, "UPDATE scopes SET end_ns = ? WHERE id = ?") != SQLITE_OK) {
+    return Error("cannot write to");
+  }
+  end_scope_.Bind(1, end_ns);
+  end_scope_.Bind(2, scope_id);
+  int rc = end_scope_.Step();
+  end_scope_.Reset();
+  if (rc != SQLITE_DONE) return Error("cannot write scopes to");
+  return Status::Ok();
+}
+
+Status SqliteStore::InsertValue(const ValueRecord& r) {
+  if (!insert_value_.get() &&
+      insert_value_.Prepare(db_,
+                            "INSERT INTO run_values(run_id, scope_id, name, step, t_ns, value, "
+                            "data) VALUES (?,?,?,?,?,?,?)") != SQLITE_OK) {
+    return Error("cannot write to");
+  }
+  insert_value_.Bind(1, r.run_id);
+  insert_value_.BindOpt(2, r.scope_id);
+  insert_value_.Bind(3, r.name);
+  insert_value_.BindOpt(4, r.step);
+  insert_value_.Bind(5, r.t_ns);
+  if (r.value) {
+    insert_value_.Bind(6, *r.value);
+  } else {
+    insert_value_.BindNull(6);
+  }
+  r.data_json.empty() ? insert_value_.BindNull(7) : insert_value_.Bind(7, r.data_json);
+  int rc = insert_value_.Step();
+  insert_value_.Reset();
+  if (rc != SQLITE_DONE) return Error("cannot write values to");
+  return Status::Ok();
+}
+
+Status SqliteStore::PutArtifact(const ArtifactRecord& r) {
+  Stmt s;
+  if (s.Prepare(db_,
+                "INSERT OR REPLACE INTO artifacts(run_id, name, path, sha256, size) "
+                "VALUES (?,?,?,?,?)") != SQLITE_OK) {
+    return Error("cannot write to");
+  }
+  s.Bind(1, r.run_id);
+  s.Bind(2, r.name);
+  s.Bind(3, r.path);
+  s.Bind(4, r.sha256);
+  s.Bind(5, r.size);
+  if (s.Step() != SQLITE_DONE) return Error("cannot write artifacts to");
+  return Status::Ok();
+}
+
+Result<std::vector<ScopeRecord>> SqliteStore::ListScopes(const std::string& run_id) {
+  Stmt s;
+  if (s.Prepare(db_,
+                "SELECT id, run_id, parent_id, name, thread, start_ns, end_ns FROM scopes "
+                "WHERE run_id = ? ORDER BY start_ns, id") != SQLITE_OK) {
+    return Error("cannot read");
+  }
+  s.Bind(1, run_id);
+  std::vector<ScopeRecord> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    out.push_back({s.Int(0), s.Text(1), s.OptInt(2), s.Text(3), s.Int(4), s.Int(5), s.OptInt(6)});
+  }
+  if (rc != SQLITE_DONE) return Error("cannot read");
+  return out;
+}
+
+Result<std::vector<ValueRecord>> SqliteStore::ListValues(const std::string& run_id) {
+  Stmt s;
+  if (s.Prepare(db_,
+                "SELECT run_id, scope_id, name, step, t_ns, value, data FROM run_values "
+                "WHERE run_id = ? ORDER BY name, step, t_ns, id") != SQLITE_OK) {
+    return Error("cannot read");
+  }
+  s.Bind(1, run_id);
+  std::vector<ValueRecord> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    ValueRecord v{s.Text(0), s.OptInt(1),  s.Text(2), s.OptInt(3),
+                  s.Int(4),  std::nullopt, s.Text(6)};
+    if (!s.IsNull(5)) v.value = s.Real(5);
+    out.push_back(std::move(v));
+  }
+  if (rc != SQLITE_DONE) return Error("cannot read");
+  return out;
+}
+
+Result<std::vector<ArtifactRecord>> SqliteStore::ListArtifacts(const std::string& run_id) {
+  Stmt s;
+  if (s.Prepare(db_,
+                "SELECT run_id, name, path, sha256, size FROM artifacts WHERE run_id = ? "
+                "ORDER BY name") != SQLITE_OK) {
+    return Error("cannot read");
+  }
+  s.Bind(1, run_id);
+  std::vector<ArtifactRecord> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    out.push_back({s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Int(4)});
+  }
+  if (rc != SQLITE_DONE) return Error("cannot read");
+  return out;
 }
 
 RunRecord SqliteStore::ReadRun(const Stmt& s) {
