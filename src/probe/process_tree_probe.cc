@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "util/clock.h"
 #include "util/proc_parse.h"
 #include "util/strings.h"
 
@@ -37,7 +38,11 @@ ProcessTreeProbe::ProcessTreeProbe(Options options)
       ns_per_tick_(1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK))),
       slot_(kMetricCount, -1),
       page_size_(::sysconf(_SC_PAGESIZE)) {
-  scan_ = options_.force_proc_scan;
+  // Kernels built without CONFIG_PROC_CHILDREN have no children files: scan all of /proc.
+  const std::string self_task = options_.proc_root + "/" + std::to_string(options_.monitor_pid) +
+                                "/task/" + std::to_string(options_.monitor_pid) + "/children";
+  scan_ =
+      options_.force_proc_scan || (options_.cgroup == nullptr && !KernelFile(self_task).is_open());
   if (options_.cgroup != nullptr) {
     cgroup_procs_ = KernelFile(options_.cgroup->procs_path());
     cgroup_threads_ = KernelFile(options_.cgroup->threads_path());
@@ -85,28 +90,28 @@ void ProcessTreeProbe::ListMembers() {
     }
     return;
   }
+  if (options_.include_monitor) {
+    // The program's own threads come and go: Sample() lists them on every pass while it walks
+    // down from the program itself.
+    members_.push_back(options_.monitor_pid);
+    if (!scan_) return;
+  }
   // Walk down from footprint's own threads (fixed once sampling runs); members_ grows while
   // Sample() scans it, breadth first.
-  if (monitor_children_.empty() && !scan_) {
+  if (scan_) {
+    ScanAllProcesses();
+    return;
+  }
+  if (monitor_children_.empty()) {
     const std::string task_dir =
         options_.proc_root + "/" + std::to_string(options_.monitor_pid) + "/task";
     if (DIR* dir = ::opendir(task_dir.c_str())) {
       while (dirent* e = ::readdir(dir)) {
-        if (e->d_name[0] == '.') continue;
-        KernelFile f(task_dir + "/" + e->d_name + "/children");
-        if (!f.is_open()) {
-          scan_ = true;
-          break;
-        }
-        monitor_children_.push_back(std::move(f));
+        if (e->d_name[0] != '.')
+          monitor_children_.emplace_back(task_dir + "/" + e->d_name + "/children");
       }
       ::closedir(dir);
     }
-    if (scan_) monitor_children_.clear();
-  }
-  if (scan_) {
-    ScanAllProcesses();
-    return;
   }
   for (const KernelFile& f : monitor_children_) AddChildren(f);
 }
@@ -183,6 +188,15 @@ void ProcessTreeProbe::EmitRate(Rate& r, int64_t now_ns, double scale, int serie
   r.last_ns = now_ns;
 }
 
+int64_t ProcessTreeProbe::FootprintThreadsCpuNs() const {
+  int64_t ns = ThreadCpuNs();
+  for (clockid_t c : excluded_clocks_) {
+    timespec ts;
+    if (clock_gettime(c, &ts) == 0) ns += NsOf(ts);
+  }
+  return ns;
+}
+
 void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) {
   auto is_due = [&](MetricId m) { return due.test(static_cast<size_t>(m)); };
   auto slot = [&](MetricId m) { return slot_[static_cast<size_t>(m)]; };
@@ -240,6 +254,7 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
       cum = static_cast<int64_t>(static_cast<double>(cpu_ticks) * ns_per_tick_) +
             (reaped ? reaped->cpu_ns.load(std::memory_order_relaxed) : 0);
     }
+    if (options_.include_monitor) *cum -= FootprintThreadsCpuNs();
     cpu_.current = std::max(cpu_.current, *cum);
     EmitRate(cpu_, now_ns, 100.0, slot(MetricId::kCpu), out);
   }

@@ -17,6 +17,7 @@
 #define FOOTPRINT_PROBE_PROCESS_TREE_PROBE_H_
 
 #include <sys/types.h>
+#include <time.h>
 
 #include <atomic>
 #include <string>
@@ -45,9 +46,17 @@ class ProcessTreeProbe final : public Probe {
     std::string proc_root = "/proc";
     // Find the tree by scanning every process's parent, as on kernels without children files.
     bool force_proc_scan = false;
+    // The monitor is itself the measured program (the in-process API): it belongs to the
+    // tree, and the CPU time of footprint's own threads is subtracted from `cpu` (the calling
+    // thread's, and those given to ExcludeThreadCpu).
+    bool include_monitor = false;
   };
 
   explicit ProcessTreeProbe(Options options);
+
+  // CPU clocks (pthread_getcpuclockid) of footprint's other threads in this process, for
+  // include_monitor. Call before sampling starts.
+  void ExcludeThreadCpu(std::vector<clockid_t> clocks) { excluded_clocks_ = std::move(clocks); }
 
   std::string_view name() const override { return "process tree"; }
   std::vector<SeriesSpec> Series(const MetricSet& wanted) override;
@@ -88,6 +97,7 @@ class ProcessTreeProbe final : public Probe {
   void AddChildren(const KernelFile& children);
   void AddChildrenOfAllThreads(pid_t pid);
   void ScanAllProcesses();  // for kernels without /proc/PID/task/TID/children
+  int64_t FootprintThreadsCpuNs() const;
   // Reads pid's figures, reopening its files if the PID now names another process. nullptr
   // when it is gone or unreadable.
   Entry* Read(pid_t pid, ProcessFigures& figures);
@@ -100,8 +110,9 @@ class ProcessTreeProbe final : public Probe {
   std::vector<pid_t> members_;
   KernelFile cgroup_procs_;  // kept open: re-reading from offset 0 restarts the listing
   KernelFile cgroup_threads_;
-  std::vector<KernelFile> monitor_children_;      // children files of footprint's threads
-  bool scan_ = false;                             // no children files: scan all of /proc
+  std::vector<KernelFile> monitor_children_;  // children files of footprint's threads
+  bool scan_ = false;                         // no children files: scan all of /proc
+  std::vector<clockid_t> excluded_clocks_;
   std::vector<std::pair<pid_t, pid_t>> parents_;  // (pid, ppid) of the last scan
   std::string list_buf_;  // reused buffer for cgroup.procs and children files
   uint32_t generation_ = 0;

@@ -116,11 +116,6 @@ MetricIntervals ResolveIntervals(const MonitorOptions& o) {
   return iv;
 }
 
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 }  // namespace
 
 Status ValidateMonitorOptions(const MonitorOptions& o) {
@@ -149,23 +144,9 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   const MetricIntervals intervals = ResolveIntervals(opt);
 
   // --- Everything slow or fallible happens before the command exists. -----------------
-  RunRecord run;
-  run.id = NewRunId();
-  run.name = opt.name.empty() ? BaseName(opt.command[0]) : opt.name;
-  run.description = opt.description;
-  run.command = opt.command;
-  run.cwd = CurrentDir();
-  run.host = HostName();
-  run.user = UserName();
-  json meta = {{"tags", opt.tags},
-               {"params", opt.params},
-               {"hardware", HardwareInfo()},
-               {"monitor", MonitorIdentity()},
-               {"footprint_version", FootprintVersion()}};
-  if (opt.record_git) {
-    json git = GitInfo(run.cwd);
-    if (!git.is_null()) meta["git"] = git;
-  }
+  json meta;
+  RunRecord run = NewRunRecord(opt.command, opt.name, opt.description, opt.tags, opt.params,
+                               opt.record_git, meta);
   json interval_meta = json::object();
   for (size_t m = 0; m < kMetricCount; ++m) {
     if (intervals[m] > 0) interval_meta[std::string(MetricCatalogue()[m].name)] = intervals[m];

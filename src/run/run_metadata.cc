@@ -170,6 +170,35 @@ json MonitorIdentity() {
   return m;
 }
 
+RunRecord NewRunRecord(const std::vector<std::string>& command, std::string name,
+                       std::string description, const std::map<std::string, std::string>& tags,
+                       const std::map<std::string, std::string>& params, bool record_git,
+                       json& meta) {
+  RunRecord run;
+  run.id = NewRunId();
+  if (name.empty() && !command.empty()) {
+    size_t slash = command[0].rfind('/');
+    name = slash == std::string::npos ? command[0] : command[0].substr(slash + 1);
+  }
+  run.name = std::move(name);
+  run.description = std::move(description);
+  run.command = command;
+  run.cwd = CurrentDir();
+  run.host = HostName();
+  run.user = UserName();
+  run.started_at_ns = RealtimeNs();
+  meta = {{"tags", tags},
+          {"params", params},
+          {"hardware", HardwareInfo()},
+          {"monitor", MonitorIdentity()},
+          {"footprint_version", FootprintVersion()}};
+  if (record_git) {
+    json git = GitInfo(run.cwd);
+    if (!git.is_null()) meta["git"] = git;
+  }
+  return run;
+}
+
 Status ReconcileInterrupted(Store& store, std::vector<RunRecord>& runs) {
   // Without a heartbeat for this long, a run monitored on another machine counts as lost.
   constexpr int64_t kStaleNs = 120 * kNsPerSec;

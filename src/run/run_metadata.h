@@ -4,6 +4,7 @@
 #define FOOTPRINT_RUN_RUN_METADATA_H_
 
 #include <nlohmann/json.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,14 @@ nlohmann::json GitInfo(const std::string& dir);
 nlohmann::json MonitorIdentity();
 // The footprint version string.
 std::string_view FootprintVersion();
+
+// A new run record (status running, started now) with everything known before it starts:
+// id, name (default: the command's base name), command, cwd, host, user, and in `meta` the
+// tags, params, hardware, monitor identity, footprint version, and git when asked for.
+RunRecord NewRunRecord(const std::vector<std::string>& command, std::string name,
+                       std::string description, const std::map<std::string, std::string>& tags,
+                       const std::map<std::string, std::string>& params, bool record_git,
+                       nlohmann::json& meta);
 
 // Runs still marked 'running' whose monitor is gone (same machine and boot, process dead;
 // another boot of this machine; or no heartbeat for a long time) are marked interrupted, in

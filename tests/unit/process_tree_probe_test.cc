@@ -26,12 +26,22 @@ pid_t Spawn(const std::vector<std::string>& args) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // Its own process group, so that KillTree() can end every descendant.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
   pid_t pid = -1;
-  EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0) << args[0];
+  EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, &attr, argv.data(), environ), 0) << args[0];
+  posix_spawnattr_destroy(&attr);
   return pid;
 }
 
 void Reap(pid_t pid) { waitpid(pid, nullptr, 0); }
+
+void KillTree(pid_t pid) {
+  kill(-pid, SIGKILL);
+  Reap(pid);
+}
 
 class Collect final : public SampleOut {
  public:
@@ -54,6 +64,18 @@ struct Harness {
     }
     return v;
   }
+  // Samples every 50 ms until `done` holds for a sample or `timeout_s` passes; returns the
+  // last sample. Workloads start slowly on a loaded machine: poll, never sleep a fixed time.
+  template <typename Pred>
+  std::map<MetricId, double> SampleUntil(Pred done, double timeout_s = 10) {
+    const int64_t end = MonotonicNs() + static_cast<int64_t>(timeout_s * 1e9);
+    std::map<MetricId, double> v;
+    do {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      v = Sample();
+    } while (!done(v) && MonotonicNs() < end);
+    return v;
+  }
   ReapedTotals reaped;
   ProcessTreeProbe probe;
   std::map<MetricId, int> index;
@@ -63,11 +85,11 @@ class ProcessTreeProbeTest : public ::testing::TestWithParam<bool> {};
 
 TEST_P(ProcessTreeProbeTest, CountsEveryProcessOfAThreeLevelTree) {
   Harness h(GetParam());
-  pid_t root = Spawn({Workload("spawn_tree"), "2", "2", "0.8"});  // 1 + 2 + 4 processes
+  pid_t root = Spawn({Workload("spawn_tree"), "2", "2", "3"});  // 1 + 2 + 4 processes
   h.Sample();
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  auto v = h.Sample();
-  Reap(root);
+  auto v =
+      h.SampleUntil([](auto& s) { return s[MetricId::kProcesses] >= 7 && s[MetricId::kCpu] > 0; });
+  KillTree(root);
   EXPECT_EQ(v[MetricId::kProcesses], 7);
   EXPECT_GE(v[MetricId::kThreads], 7);
   EXPECT_GT(v[MetricId::kCpu], 0);
@@ -76,10 +98,9 @@ TEST_P(ProcessTreeProbeTest, CountsEveryProcessOfAThreeLevelTree) {
 
 TEST_P(ProcessTreeProbeTest, SeesTouchedMemory) {
   Harness h(GetParam());
-  pid_t pid = Spawn({Workload("touch_memory"), "64", "0.6"});
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  auto v = h.Sample();
-  Reap(pid);
+  pid_t pid = Spawn({Workload("touch_memory"), "64", "3"});
+  auto v = h.SampleUntil([](auto& s) { return s[MetricId::kMemory] >= 64.0 * (1 << 20); });
+  KillTree(pid);
   EXPECT_GE(v[MetricId::kMemory], 64.0 * (1 << 20));
   EXPECT_GE(h.probe.peak_process_rss_bytes(), 64 << 20);
   EXPECT_GE(h.probe.peak_tree_rss_bytes(), 64 << 20);
@@ -113,13 +134,21 @@ TEST_P(ProcessTreeProbeTest, KeepsDoubleForkedEscapeeAsSubreaper) {
   prctl(PR_GET_CHILD_SUBREAPER, &old);
   ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   Harness h(GetParam());
-  pid_t pid = Spawn({Workload("escapee"), "0.8", "0.05"});
+  pid_t pid = Spawn({Workload("escapee"), "3", "0.05"});
   Reap(pid);  // the parent is gone; its grandchild was re-parented to this process
   h.Sample();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  auto v = h.Sample();
+  auto v = h.SampleUntil([](auto& s) { return s[MetricId::kCpu] > 0; });
   EXPECT_EQ(v[MetricId::kProcesses], 1);
-  EXPECT_GT(v[MetricId::kCpu], 50);
+  EXPECT_GT(v[MetricId::kCpu], 0);
+  // It was re-parented to this process: it is listed among this process's children.
+  auto children = ReadWholeFile("/proc/self/task/" + std::to_string(getpid()) + "/children");
+  ASSERT_TRUE(children.ok());
+  int found = 0;
+  ForEachPid(*children, [&](pid_t child) {
+    ++found;
+    kill(child, SIGKILL);
+  });
+  EXPECT_EQ(found, 1);
   while (wait(nullptr) > 0) {
   }
   prctl(PR_SET_CHILD_SUBREAPER, old);

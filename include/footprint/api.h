@@ -1,0 +1,161 @@
+// The instrumentation API: measure a program from inside at the granularity of a statement,
+// a function, a pipeline stage — scopes on the run's timeline — and record valued metrics
+// (loss, accuracy and time-to-accuracy, confusion matrices, hyperparameter sets, artifacts).
+//
+//   auto bm = footprint::Benchmark::Open({.db = "KAI.db", .description = "training"});
+//   {
+//     FOOTPRINT_SCOPE("load data");           // a scope of the current benchmark
+//     ...
+//   }
+//   (*bm)->Log("loss", 0.25, /*step=*/3);
+//   (*bm)->Close();
+//
+// One timeline for both views: started under `footprint run`, a Benchmark joins that run
+// (FOOTPRINT_RUN_ID, FOOTPRINT_DB and FOOTPRINT_T0_NS in the environment), so its scopes and
+// values land beside the process-tree series sampled from outside. Started alone, it creates
+// a run of its own and samples its own process on a background thread; the CPU time of
+// footprint's threads is subtracted from the process's `cpu` series and stored beside it as
+// `monitor_cpu_s`, never silently mixed in.
+//
+// Cost: entering and leaving a scope is a clock read and a store into a per-thread buffer —
+// inline, allocation-free, never blocking on I/O. A writer thread moves scopes and values into
+// the database at least every flush interval, so a crash loses at most that much; a scope
+// still open when the process dies is stored with no end.
+//
+// Thread-safety: every method of Benchmark and Scope may be called from any thread. Scopes
+// nest per thread.
+#ifndef FOOTPRINT_API_H_
+#define FOOTPRINT_API_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "footprint/metrics.h"
+#include "footprint/status.h"
+#include "footprint/store.h"
+
+namespace footprint {
+
+struct BenchmarkOptions {
+  std::string db;  // database path; empty: $FOOTPRINT_DB, else ./footprint.db
+  std::string name;  // run name; empty: the program's name
+  std::string description;
+  std::map<std::string, std::string> tags;
+  std::map<std::string, std::string> params;
+  // Join the enclosing `footprint run` when there is one (its database then wins over `db`).
+  bool join = true;
+  // Own sampling of this process, when not joined.
+  MetricSet metrics = DefaultMetrics();
+  int64_t interval_ns = 100'000'000;
+  int64_t flush_interval_ns = 250'000'000;
+};
+
+class Benchmark;
+
+// An interned scope name. Construct once (FOOTPRINT_SCOPE keeps it in a function-local
+// static); cheap to copy. Thread-safe.
+class ScopeName {
+ public:
+  explicit ScopeName(std::string_view name);
+  uint32_t id() const { return id_; }
+
+ private:
+  uint32_t id_;
+};
+
+namespace internal {
+struct ThreadScopes;
+ThreadScopes* ThisThreadScopes(Benchmark& bm);
+uint64_t EnterScope(ThreadScopes* t, uint32_t name_id);
+void ExitScope(ThreadScopes* t, uint64_t scope);
+}  // namespace internal
+
+class Benchmark {
+ public:
+  // Opens (or joins) a run. The first Benchmark opened becomes Current() until it closes.
+  static Result<std::unique_ptr<Benchmark>> Open(const BenchmarkOptions& options);
+  // The benchmark FOOTPRINT_SCOPE(name) uses; nullptr when none is open.
+  static Benchmark* Current();
+
+  ~Benchmark();  // Close()s if still open
+  Benchmark(const Benchmark&) = delete;
+  Benchmark& operator=(const Benchmark&) = delete;
+
+  // Ends open scopes' recording, flushes, and (unless joined) ends the run with `status`.
+  // Idempotent. Errors say what could not be stored.
+  Status Close(RunStatus status = RunStatus::kOk);
+
+  const std::string& run_id() const;
+  const std::string& location() const;  // the database
+  bool joined() const;                  // part of an enclosing `footprint run`
+  int64_t NowNs() const;                // ns since the run started (the run's timeline)
+
+  // A scalar with an optional step (loss per epoch, throughput, anything user-named).
+  // Within the innermost open scope of the calling thread, if any.
+  void Log(std::string_view name, double value, std::optional<int64_t> step = std::nullopt);
+  // Accuracy against a target: logs `accuracy`, and the first time it reaches `target` also
+  // logs `time_to_accuracy` (seconds since the run started) with the step and target.
+  void LogAccuracy(double accuracy, double target, std::optional<int64_t> step = std::nullopt);
+  // A confusion matrix with its labels (row = true class, column = predicted).
+  Status LogConfusionMatrix(std::string_view name, const std::vector<std::string>& labels,
+                            const std::vector<std::vector<double>>& matrix);
+  // One hyperparameter set and the target metric it gave.
+  void LogHyperparameters(std::string_view name, const std::map<std::string, double>& params,
+                          std::string_view target_name, double target_value,
+                          bool low_means_good = true);
+  // Any JSON document (already serialized; validated).
+  Status LogJson(std::string_view name, std::string_view json,
+                 std::optional<int64_t> step = std::nullopt);
+  // A file produced by the run: path, sha256 and size. NotFound/IoError if unreadable.
+  Status Artifact(std::string_view name, const std::string& path);
+
+  // Scopes without RAII (for the C ABI and Python): Begin returns a handle for End.
+  uint64_t BeginScope(const ScopeName& name);
+  void EndScope(uint64_t handle);
+
+  class Impl;
+
+ private:
+  explicit Benchmark(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  friend internal::ThreadScopes* internal::ThisThreadScopes(Benchmark& bm);
+};
+
+// RAII scope: from construction to destruction, on the calling thread.
+class Scope {
+ public:
+  Scope(Benchmark& bm, const ScopeName& name)
+      : scopes_(internal::ThisThreadScopes(bm)),
+        handle_(internal::EnterScope(scopes_, name.id())) {}
+  // A scope of Benchmark::Current(); does nothing when no benchmark is open.
+  explicit Scope(const ScopeName& name)
+      : scopes_(Benchmark::Current() ? internal::ThisThreadScopes(*Benchmark::Current())
+                                     : nullptr),
+        handle_(scopes_ ? internal::EnterScope(scopes_, name.id()) : 0) {}
+  ~Scope() {
+    if (scopes_) internal::ExitScope(scopes_, handle_);
+  }
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+ private:
+  internal::ThreadScopes* scopes_;
+  uint64_t handle_;
+};
+
+}  // namespace footprint
+
+#define FOOTPRINT_CONCAT_INNER(a, b) a##b
+#define FOOTPRINT_CONCAT(a, b) FOOTPRINT_CONCAT_INNER(a, b)
+// A scope of the current benchmark until the end of the enclosing block.
+#define FOOTPRINT_SCOPE(name)                                                            \
+  static const ::footprint::ScopeName FOOTPRINT_CONCAT(fp_scope_name_, __LINE__)(name); \
+  ::footprint::Scope FOOTPRINT_CONCAT(fp_scope_, __LINE__)(FOOTPRINT_CONCAT(fp_scope_name_, __LINE__))
+
+#endif  // FOOTPRINT_API_H_
