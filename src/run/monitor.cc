@@ -85,9 +85,16 @@ void CloseFd(int& fd) {
   fd = -1;
 }
 
-// In the child, between fork and exec: only async-signal-safe calls.
+// What a program using the API needs to join the run (include/footprint/api.h).
+struct JoinEnvironment {
+  const char* run_id;
+  const char* db;
+};
+
+// In the child, between fork and exec. The parent forks before starting any thread, so the
+// child may allocate (setenv); nothing here touches footprint's own state.
 [[noreturn]] void ChildExec(char* const* argv, const sigset_t& mask, const std::vector<int>& join,
-                            int gate_fd, int report_fd) {
+                            const JoinEnvironment& env, int gate_fd, int report_fd) {
   for (int s : kForwardedSignals) signal(s, SIG_DFL);
   signal(SIGCHLD, SIG_DFL);
   pthread_sigmask(SIG_SETMASK, &mask, nullptr);
@@ -98,8 +105,14 @@ void CloseFd(int& fd) {
       _exit(125);
     }
   }
-  char go;
-  if (::read(gate_fd, &go, 1) != 1) _exit(125);  // footprint gave up: never start
+  // The gate opens with the run's start on the monotonic clock, for programs that join it.
+  int64_t t0 = 0;
+  if (::read(gate_fd, &t0, sizeof t0) != sizeof t0) _exit(125);  // footprint gave up
+  char t0_text[24];
+  snprintf(t0_text, sizeof t0_text, "%lld", static_cast<long long>(t0));
+  setenv("FOOTPRINT_T0_NS", t0_text, 1);
+  setenv("FOOTPRINT_RUN_ID", env.run_id, 1);
+  setenv("FOOTPRINT_DB", env.db, 1);
   execvp(argv[0], argv);
   LaunchFailure f{LaunchFailure::kExec, errno};
   (void)!::write(report_fd, &f, sizeof f);
@@ -191,7 +204,9 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   }
 
   // The environment tells a program using footprint's API which run it belongs to.
-  ::setenv("FOOTPRINT_RUN_ID", run.id.c_str(), 1);
+  std::string db_path = store.location();
+  if (!db_path.empty() && db_path[0] != '/') db_path = CurrentDir() + "/" + db_path;
+  const JoinEnvironment join_env{run.id.c_str(), db_path.c_str()};
   std::vector<char*> argv;
   for (const auto& a : opt.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -209,8 +224,9 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
     for (int fd : {gate[0], gate[1], report[0], report[1]}) ::close(fd);
     return IoError(std::string("cannot start the command: fork failed: ") + std::strerror(err));
   }
-  if (child == 0) ChildExec(argv.data(), signals.old_mask(), join_fds, gate[0], report[1]);
-  ::unsetenv("FOOTPRINT_RUN_ID");
+  if (child == 0) {
+    ChildExec(argv.data(), signals.old_mask(), join_fds, join_env, gate[0], report[1]);
+  }
   CloseFd(gate[0]);
   CloseFd(report[1]);
 
@@ -227,7 +243,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
     ::waitpid(child, nullptr, 0);
     return InternalError(std::string("cannot start footprint's threads: ") + e.what());
   }
-  (void)!::write(gate[1], "g", 1);
+  (void)!::write(gate[1], &t0, sizeof t0);
   CloseFd(gate[1]);
 
   MonitorOutcome out;

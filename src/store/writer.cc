@@ -56,6 +56,7 @@ void Writer::Loop() {
     if (!open) break;
   }
   if (!pending_.empty()) Flush();  // one more try for a batch that failed just before Stop
+  getrusage(RUSAGE_THREAD, &stats_.usage);
 }
 
 }  // namespace footprint

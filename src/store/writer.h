@@ -8,6 +8,8 @@
 #ifndef FOOTPRINT_STORE_WRITER_H_
 #define FOOTPRINT_STORE_WRITER_H_
 
+#include <sys/resource.h>
+
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -25,6 +27,7 @@ class Writer {
     uint64_t samples_written = 0;
     uint64_t failed_flushes = 0;
     std::string last_error;
+    rusage usage = {};  // the writer thread's own (RUSAGE_THREAD), at its end
   };
 
   Writer(Store& store, SampleQueue& queue, std::string run_id, int64_t flush_interval_ns);
@@ -34,6 +37,8 @@ class Writer {
   // Closes the queue, writes everything left and joins the thread.
   void Stop();
   Stats stats() const { return stats_; }  // valid after Stop()
+  // The thread, between Start and Stop (e.g. for pthread_getcpuclockid).
+  std::thread::native_handle_type native_handle() { return thread_.native_handle(); }
 
  private:
   void Loop();

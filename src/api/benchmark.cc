@@ -1,0 +1,591 @@
+// Benchmark: scopes and valued metrics from inside a program, on the run's timeline.
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "api/sha256.h"
+#include "footprint/api.h"
+#include "probe/process_tree_probe.h"
+#include "probe/system_probe.h"
+#include "run/run_metadata.h"
+#include "sampler/sampler.h"
+#include "store/writer.h"
+#include "util/clock.h"
+#include "util/file.h"
+#include "util/strings.h"
+
+namespace footprint {
+namespace {
+
+using json = nlohmann::json;
+
+// Scope names, interned process-wide: the hot path carries a 32-bit id.
+class NameRegistry {
+ public:
+  static NameRegistry& Get() {
+    static NameRegistry* registry = new NameRegistry();  // never destroyed: used at exit
+    return *registry;
+  }
+  uint32_t Intern(std::string_view name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = ids_.find(std::string(name));
+    if (it != ids_.end()) return it->second;
+    names_.emplace_back(name);
+    uint32_t id = static_cast<uint32_t>(names_.size() - 1);
+    ids_.emplace(names_.back(), id);
+    return id;
+  }
+  std::string Name(uint32_t id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return id < names_.size() ? names_[id] : std::string();
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, uint32_t> ids_;
+  std::deque<std::string> names_;  // stable addresses
+};
+
+std::atomic<Benchmark*> g_current{nullptr};
+std::atomic<uint64_t> g_next_serial{1};
+
+std::string ProgramName() {
+  auto cmdline = ReadWholeFile("/proc/self/cmdline");
+  if (!cmdline.ok() || cmdline->empty()) return "program";
+  std::string first = cmdline->substr(0, cmdline->find('\0'));
+  return first.substr(first.rfind('/') + 1);
+}
+
+std::vector<std::string> ProgramCommand() {
+  std::vector<std::string> out;
+  auto cmdline = ReadWholeFile("/proc/self/cmdline");
+  if (!cmdline.ok()) return out;
+  for (std::string_view part : Split(*cmdline, '\0')) {
+    if (!part.empty()) out.emplace_back(part);
+  }
+  return out;
+}
+
+struct ScopeEvent {
+  uint64_t handle;   // (thread slot << 40) | sequence; 0 is "no scope"
+  uint64_t parent;   // enter only
+  int64_t t_ns;      // monotonic
+  uint32_t name_id;  // enter only
+  bool enter;
+};
+
+struct PendingValue {
+  uint64_t scope;  // handle of the innermost scope when logged, or 0
+  ValueRecord record;
+};
+
+}  // namespace
+
+namespace internal {
+
+// One thread's scopes in one benchmark: a single-producer (the thread) single-consumer (the
+// writer) ring of events, and the stack of open scopes. Owned by the benchmark.
+struct ThreadScopes {
+  static constexpr uint64_t kCapacity = 1 << 14;
+  static constexpr size_t kMaxDepth = 256;
+
+  std::array<ScopeEvent, kCapacity> ring;
+  std::atomic<uint64_t> head{0};  // next slot the thread writes
+  std::atomic<uint64_t> tail{0};  // next slot the writer reads
+  std::atomic<uint64_t> dropped{0};
+  std::array<uint64_t, kMaxDepth> stack;
+  size_t depth = 0;
+  uint64_t slot = 0;
+  uint64_t sequence = 0;
+  int64_t tid = 0;
+  Benchmark::Impl* owner = nullptr;
+
+  void Push(const ScopeEvent& e);
+  uint64_t Innermost() const { return depth == 0 ? 0 : stack[std::min(depth, kMaxDepth) - 1]; }
+};
+
+}  // namespace internal
+
+using internal::ThreadScopes;
+
+class Benchmark::Impl {
+ public:
+  Impl(std::unique_ptr<Store> store, std::unique_ptr<Store> sample_store, RunRecord run,
+       bool joined, int64_t t0, const BenchmarkOptions& options)
+      : store_(std::move(store)),
+        sample_store_(std::move(sample_store)),
+        run_(std::move(run)),
+        joined_(joined),
+        t0_(t0),
+        options_(options),
+        serial_(g_next_serial.fetch_add(1)) {}
+
+  Status Start(json meta);
+  Status Close(RunStatus status);
+  ThreadScopes* ForThisThread();
+  void Wake() { wake_cv_.notify_one(); }
+  // Queues a value logged within `scope` (a handle, 0 for none).
+  void AddValue(ValueRecord r, uint64_t scope);
+
+  std::unique_ptr<Store> store_;         // scopes and values (the API writer's)
+  std::unique_ptr<Store> sample_store_;  // samples (the sample writer's), when not joined
+  RunRecord run_;
+  const bool joined_;
+  const int64_t t0_;
+  const BenchmarkOptions options_;
+  const uint64_t serial_;
+  bool closed_ = false;
+  std::mutex close_mu_;
+
+  // Accuracy targets already reached (time-to-accuracy is logged once per target).
+  std::mutex tta_mu_;
+  std::unordered_set<double> reached_;
+
+ private:
+  void WriterLoop();
+  Status Flush();
+
+  std::mutex threads_mu_;
+  std::vector<std::unique_ptr<ThreadScopes>> threads_;
+
+  std::mutex values_mu_;
+  std::vector<PendingValue> values_;
+
+  // Writer state (writer thread only, or after it stopped).
+  std::unordered_map<uint64_t, int64_t> open_ids_;  // scope handle -> database id
+  std::vector<ScopeEvent> events_;                  // drained, not yet committed
+  std::vector<PendingValue> pending_values_;
+  uint64_t failed_flushes_ = 0;
+  std::string last_error_;
+
+  std::mutex wake_mu_;
+  std::condition_variable wake_cv_;
+  bool stop_ = false;
+  std::thread writer_;
+  rusage writer_usage_ = {};
+
+  // Own sampling (not joined).
+  std::unique_ptr<SampleQueue> queue_;
+  std::unique_ptr<Sampler> sampler_;
+  std::unique_ptr<Writer> sample_writer_;
+  ProcessTreeProbe* tree_ = nullptr;
+  json meta_;
+};
+
+void ThreadScopes::Push(const ScopeEvent& e) {
+  uint64_t h = head.load(std::memory_order_relaxed);
+  uint64_t used = h - tail.load(std::memory_order_acquire);
+  if (used >= kCapacity) {
+    dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  ring[h % kCapacity] = e;
+  head.store(h + 1, std::memory_order_release);
+  if (used == kCapacity / 2) owner->Wake();  // a burst: do not wait for the flush interval
+}
+
+namespace internal {
+
+ThreadScopes* ThisThreadScopes(Benchmark& bm) {
+  // One cache entry per thread: the benchmark last used on it, identified by its serial so
+  // that a new benchmark at a recycled address is never mistaken for a closed one.
+  thread_local uint64_t cached_serial = 0;
+  thread_local ThreadScopes* cached = nullptr;
+  if (cached_serial == bm.impl_->serial_) return cached;
+  cached = bm.impl_->ForThisThread();
+  cached_serial = bm.impl_->serial_;
+  return cached;
+}
+
+uint64_t EnterScope(ThreadScopes* t, uint32_t name_id) {
+  uint64_t handle = (t->slot << 40) | ++t->sequence;
+  t->Push({handle, t->Innermost(), MonotonicNs(), name_id, true});
+  if (t->depth < ThreadScopes::kMaxDepth) t->stack[t->depth] = handle;
+  ++t->depth;
+  return handle;
+}
+
+void ExitScope(ThreadScopes* t, uint64_t handle) {
+  t->Push({handle, 0, MonotonicNs(), 0, false});
+  if (t->depth > 0) --t->depth;
+}
+
+}  // namespace internal
+
+ThreadScopes* Benchmark::Impl::ForThisThread() {
+  auto t = std::make_unique<ThreadScopes>();
+  t->tid = static_cast<int64_t>(::syscall(SYS_gettid));
+  t->owner = this;
+  std::lock_guard<std::mutex> lock(threads_mu_);
+  t->slot = threads_.size() + 1;
+  threads_.push_back(std::move(t));
+  return threads_.back().get();
+}
+
+void Benchmark::Impl::AddValue(ValueRecord r, uint64_t scope) {
+  r.run_id = run_.id;
+  r.t_ns = MonotonicNs() - t0_;
+  std::lock_guard<std::mutex> lock(values_mu_);
+  values_.push_back({scope, std::move(r)});
+}
+
+Status Benchmark::Impl::Flush() {
+  std::vector<ThreadScopes*> threads;
+  {
+    std::lock_guard<std::mutex> lock(threads_mu_);
+    for (auto& t : threads_) threads.push_back(t.get());
+  }
+  for (ThreadScopes* t : threads) {
+    uint64_t tail = t->tail.load(std::memory_order_relaxed);
+    uint64_t head = t->head.load(std::memory_order_acquire);
+    for (; tail < head; ++tail) events_.push_back(t->ring[tail % ThreadScopes::kCapacity]);
+    t->tail.store(tail, std::memory_order_release);
+  }
+  {
+    std::lock_guard<std::mutex> lock(values_mu_);
+    pending_values_.insert(pending_values_.end(), std::make_move_iterator(values_.begin()),
+                           std::make_move_iterator(values_.end()));
+    values_.clear();
+  }
+  if (events_.empty() && pending_values_.empty()) return Status::Ok();
+
+  // Ids assigned in this transaction become visible only if it commits.
+  std::unordered_map<uint64_t, int64_t> opened;
+  std::unordered_map<uint64_t, int64_t> closed;  // scopes ended in this batch
+  auto id_of = [&](uint64_t handle) -> std::optional<int64_t> {
+    if (handle == 0) return std::nullopt;
+    if (auto it = opened.find(handle); it != opened.end()) return it->second;
+    if (auto it = open_ids_.find(handle); it != open_ids_.end()) return it->second;
+    if (auto it = closed.find(handle); it != closed.end()) return it->second;
+    return std::nullopt;
+  };
+  auto& names = NameRegistry::Get();
+  Status st = store_->InTransaction([&]() -> Status {
+    for (const ScopeEvent& e : events_) {
+      if (e.enter) {
+        ScopeRecord r;
+        r.run_id = run_.id;
+        r.parent_id = id_of(e.parent);
+        r.name = names.Name(e.name_id);
+        r.thread = threads[(e.handle >> 40) - 1]->tid;  // slots count from 1
+        r.start_ns = e.t_ns - t0_;
+        Result<int64_t> id = store_->InsertScope(r);
+        if (!id.ok()) return id.status();
+        opened[e.handle] = *id;
+      } else if (std::optional<int64_t> id = id_of(e.handle)) {
+        FP_RETURN_IF_ERROR(store_->EndScope(*id, e.t_ns - t0_));
+        closed[e.handle] = *id;
+      }
+    }
+    for (PendingValue& v : pending_values_) {
+      v.record.scope_id = id_of(v.scope);
+      FP_RETURN_IF_ERROR(store_->InsertValue(v.record));
+    }
+    return Status::Ok();
+  });
+  if (!st.ok()) {
+    ++failed_flushes_;
+    last_error_ = st.message();
+    return st;  // everything stays pending for the next flush
+  }
+  open_ids_.insert(opened.begin(), opened.end());
+  for (const auto& [handle, id] : closed) open_ids_.erase(handle);
+  events_.clear();
+  pending_values_.clear();
+  return Status::Ok();
+}
+
+void Benchmark::Impl::WriterLoop() {
+  pthread_setname_np(pthread_self(), "fp-api-writer");
+  std::unique_lock<std::mutex> lock(wake_mu_);
+  while (!stop_) {
+    wake_cv_.wait_for(lock, std::chrono::nanoseconds(options_.flush_interval_ns));
+    lock.unlock();
+    (void)Flush();
+    lock.lock();
+  }
+  lock.unlock();
+  (void)Flush();
+  getrusage(RUSAGE_THREAD, &writer_usage_);
+}
+
+Status Benchmark::Impl::Start(json meta) {
+  meta_ = std::move(meta);
+  if (!joined_) {
+    MetricIntervals intervals{};
+    for (size_t m = 0; m < kMetricCount; ++m) {
+      if (options_.metrics.test(m)) intervals[m] = options_.interval_ns;
+    }
+    ProcessTreeProbe::Options po;
+    po.monitor_pid = ::getpid();
+    po.include_monitor = true;
+    auto tree = std::make_unique<ProcessTreeProbe>(po);
+    tree_ = tree.get();
+    std::vector<std::unique_ptr<Probe>> probes;
+    probes.push_back(std::move(tree));
+    probes.push_back(std::make_unique<SystemProbe>());
+    queue_ = std::make_unique<SampleQueue>(1 << 14);
+    sampler_ = std::make_unique<Sampler>(std::move(probes), intervals, *queue_);
+    std::vector<int64_t> ids;
+    for (const SeriesSpec& s : sampler_->series()) {
+      const MetricInfo& info = InfoOf(s.metric);
+      Result<int64_t> id = sample_store_->EnsureSeries(
+          {0, run_.id, std::string(info.name), std::string(info.unit), s.entity, std::nullopt});
+      if (!id.ok()) return id.status();
+      ids.push_back(*id);
+    }
+    sample_writer_ =
+        std::make_unique<Writer>(*sample_store_, *queue_, run_.id, options_.flush_interval_ns);
+    sample_writer_->Start();
+    writer_ = std::thread([this] { WriterLoop(); });
+    // The sampler subtracts its own thread's CPU and that of both writers.
+    clockid_t c1, c2;
+    pthread_getcpuclockid(sample_writer_->native_handle(), &c1);
+    pthread_getcpuclockid(writer_.native_handle(), &c2);
+    tree_->ExcludeThreadCpu({c1, c2});
+    sampler_->Start(t0_, std::move(ids));
+  } else {
+    writer_ = std::thread([this] { WriterLoop(); });
+  }
+  return Status::Ok();
+}
+
+Status Benchmark::Impl::Close(RunStatus status) {
+  std::lock_guard<std::mutex> close_lock(close_mu_);
+  if (closed_) return Status::Ok();
+  closed_ = true;
+  {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    stop_ = true;
+  }
+  wake_cv_.notify_one();
+  if (writer_.joinable()) writer_.join();
+  uint64_t dropped = 0;
+  for (auto& t : threads_) dropped += t->dropped.load();
+  if (joined_) {
+    if (failed_flushes_ > 0 && !events_.empty()) {
+      return DatabaseError("scopes and values could not be stored: " + last_error_);
+    }
+    return Status::Ok();
+  }
+  const int64_t end = MonotonicNs();
+  sampler_->Stop();
+  sample_writer_->Stop();
+  Sampler::Stats ss = sampler_->stats();
+  Writer::Stats ws = sample_writer_->stats();
+
+  // The process's own figures, less footprint's threads (stored beside them instead).
+  rusage self, children;
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  auto secs = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
+  const double monitor_user = secs(ws.usage.ru_utime) + secs(writer_usage_.ru_utime);
+  const double monitor_sys = secs(ws.usage.ru_stime) + secs(writer_usage_.ru_stime);
+  const double sampler_cpu = static_cast<double>(ss.cpu_ns) / 1e9;
+  std::map<std::string, double> totals;
+  totals["duration_s"] = static_cast<double>(end - t0_) / 1e9;
+  totals["cpu_user_s"] = secs(self.ru_utime) + secs(children.ru_utime) - monitor_user;
+  // The sampler reads kernel files: its CPU time is nearly all system time.
+  totals["cpu_system_s"] =
+      std::max(0.0, secs(self.ru_stime) + secs(children.ru_stime) - monitor_sys - sampler_cpu);
+  double max_process = std::max<double>(self.ru_maxrss, children.ru_maxrss) * 1024;
+  totals["max_process_peak_bytes"] = max_process;
+  totals["peak_memory_bytes"] =
+      std::max(max_process, static_cast<double>(tree_->peak_tree_rss_bytes()));
+  totals["io_read_bytes"] = static_cast<double>(self.ru_inblock + children.ru_inblock) * 512;
+  totals["io_write_bytes"] = static_cast<double>(self.ru_oublock + children.ru_oublock) * 512;
+  totals["monitor_cpu_s"] = monitor_user + monitor_sys + sampler_cpu;
+  meta_["sources"] = {
+      {"cpu", "getrusage of the process and its waited-for children, less footprint's threads"},
+      {"peak_memory", "process high-water mark (ru_maxrss), raised to the sampled sum of RSS"},
+      {"monitor_memory", "footprint runs inside the process: its memory is part of the RSS"}};
+  meta_["monitor"]["sampler"] = {
+      {"passes", ss.passes}, {"missed_deadlines", ss.missed_deadlines}, {"cpu_s", sampler_cpu}};
+  meta_["monitor"]["samples_dropped"] = queue_->dropped();
+  meta_["monitor"]["scope_events_dropped"] = dropped;
+  meta_["monitor"]["in_process"] = true;
+  run_.status = status;
+  run_.ended_at_ns = run_.started_at_ns + (end - t0_);
+  run_.meta_json = meta_.dump();
+  FP_RETURN_IF_ERROR(store_->FinishRun(run_, totals));
+  if (failed_flushes_ > 0 && !events_.empty()) {
+    return DatabaseError("some scopes and values could not be stored: " + last_error_);
+  }
+  return Status::Ok();
+}
+
+ScopeName::ScopeName(std::string_view name) : id_(NameRegistry::Get().Intern(name)) {}
+
+Benchmark::Benchmark(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Benchmark::~Benchmark() { (void)Close(); }
+
+Benchmark* Benchmark::Current() { return g_current.load(std::memory_order_acquire); }
+
+Result<std::unique_ptr<Benchmark>> Benchmark::Open(const BenchmarkOptions& options) {
+  const char* env_run = std::getenv("FOOTPRINT_RUN_ID");
+  const bool join = options.join && env_run != nullptr && *env_run != '\0';
+  if (join) {
+    const char* env_db = std::getenv("FOOTPRINT_DB");
+    const char* env_t0 = std::getenv("FOOTPRINT_T0_NS");
+    std::optional<int64_t> t0 = env_t0 ? ParseInt(env_t0) : std::nullopt;
+    if (env_db == nullptr || !t0) {
+      return InvalidArgument(
+          "FOOTPRINT_RUN_ID is set but FOOTPRINT_DB or FOOTPRINT_T0_NS is not; start the "
+          "program with footprint run, or unset FOOTPRINT_RUN_ID");
+    }
+    auto store = OpenStore(env_db);
+    if (!store.ok()) return store.status();
+    auto run = (*store)->GetRun(env_run);
+    if (!run.ok()) return run.status();
+    auto impl = std::make_unique<Impl>(std::move(store).value(), nullptr, std::move(run).value(),
+                                       true, *t0, options);
+    FP_RETURN_IF_ERROR(impl->Start(json::object()));
+    std::unique_ptr<Benchmark> bm(new Benchmark(std::move(impl)));
+    Benchmark* none = nullptr;
+    g_current.compare_exchange_strong(none, bm.get());
+    return bm;
+  }
+  const std::string db = options.db.empty() ? DefaultStoreLocation() : options.db;
+  auto store = OpenStore(db);
+  if (!store.ok()) return store.status();
+  auto sample_store = OpenStore(db);  // the sample writer's own connection
+  if (!sample_store.ok()) return sample_store.status();
+  json meta;
+  RunRecord run =
+      NewRunRecord(ProgramCommand(), options.name.empty() ? ProgramName() : options.name,
+                   options.description, options.tags, options.params,
+                   /*record_git=*/true, meta);
+  const int64_t t0 = MonotonicNs();
+  run.started_at_ns = RealtimeNs();
+  run.meta_json = meta.dump();
+  FP_RETURN_IF_ERROR((*store)->CreateRun(run));
+  auto impl = std::make_unique<Impl>(std::move(store).value(), std::move(sample_store).value(),
+                                     std::move(run), false, t0, options);
+  FP_RETURN_IF_ERROR(impl->Start(std::move(meta)));
+  std::unique_ptr<Benchmark> bm(new Benchmark(std::move(impl)));
+  Benchmark* none = nullptr;
+  g_current.compare_exchange_strong(none, bm.get());
+  return bm;
+}
+
+Status Benchmark::Close(RunStatus status) {
+  Benchmark* self = this;
+  g_current.compare_exchange_strong(self, nullptr);
+  return impl_->Close(status);
+}
+
+const std::string& Benchmark::run_id() const { return impl_->run_.id; }
+const std::string& Benchmark::location() const { return impl_->store_->location(); }
+bool Benchmark::joined() const { return impl_->joined_; }
+int64_t Benchmark::NowNs() const { return MonotonicNs() - impl_->t0_; }
+
+uint64_t Benchmark::BeginScope(const ScopeName& name) {
+  return internal::EnterScope(internal::ThisThreadScopes(*this), name.id());
+}
+
+void Benchmark::EndScope(uint64_t handle) {
+  internal::ExitScope(internal::ThisThreadScopes(*this), handle);
+}
+
+void Benchmark::Log(std::string_view name, double value, std::optional<int64_t> step) {
+  ValueRecord r;
+  r.name = std::string(name);
+  r.step = step;
+  r.value = value;
+  impl_->AddValue(std::move(r), internal::ThisThreadScopes(*this)->Innermost());
+}
+
+Status Benchmark::LogJson(std::string_view name, std::string_view text,
+                          std::optional<int64_t> step) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    return InvalidArgument("the value '" + std::string(name) + "' is not valid JSON");
+  }
+  ValueRecord r;
+  r.name = std::string(name);
+  r.step = step;
+  r.data_json = doc.dump();
+  impl_->AddValue(std::move(r), internal::ThisThreadScopes(*this)->Innermost());
+  return Status::Ok();
+}
+
+void Benchmark::LogAccuracy(double accuracy, double target, std::optional<int64_t> step) {
+  Log("accuracy", accuracy, step);
+  if (accuracy < target) return;
+  {
+    std::lock_guard<std::mutex> lock(impl_->tta_mu_);
+    if (!impl_->reached_.insert(target).second) return;  // reached before
+  }
+  ValueRecord r;
+  r.name = "time_to_accuracy";
+  r.step = step;
+  r.value = static_cast<double>(NowNs()) / 1e9;
+  r.data_json = json{{"target", target}, {"accuracy", accuracy}}.dump();
+  impl_->AddValue(std::move(r), internal::ThisThreadScopes(*this)->Innermost());
+}
+
+Status Benchmark::LogConfusionMatrix(std::string_view name, const std::vector<std::string>& labels,
+                                     const std::vector<std::vector<double>>& matrix) {
+  if (matrix.size() != labels.size()) {
+    return InvalidArgument("confusion matrix '" + std::string(name) + "' has " +
+                           std::to_string(matrix.size()) + " rows for " +
+                           std::to_string(labels.size()) + " labels");
+  }
+  for (const auto& row : matrix) {
+    if (row.size() != labels.size()) {
+      return InvalidArgument("confusion matrix '" + std::string(name) + "' is not " +
+                             std::to_string(labels.size()) + " x " + std::to_string(labels.size()));
+    }
+  }
+  ValueRecord r;
+  r.name = std::string(name);
+  r.data_json = json{{"kind", "confusion_matrix"}, {"labels", labels}, {"matrix", matrix}}.dump();
+  impl_->AddValue(std::move(r), internal::ThisThreadScopes(*this)->Innermost());
+  return Status::Ok();
+}
+
+void Benchmark::LogHyperparameters(std::string_view name,
+                                   const std::map<std::string, double>& params,
+                                   std::string_view target_name, double target_value,
+                                   bool low_means_good) {
+  ValueRecord r;
+  r.name = std::string(name);
+  r.value = target_value;
+  r.data_json = json{{"kind", "hyperparameters"},
+                     {"params", params},
+                     {"target", target_name},
+                     {"low_means_good", low_means_good}}
+                    .dump();
+  impl_->AddValue(std::move(r), internal::ThisThreadScopes(*this)->Innermost());
+}
+
+Status Benchmark::Artifact(std::string_view name, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("artifact '" + std::string(name) + "': cannot read " + path);
+  Sha256 hash;
+  char buf[1 << 16];
+  int64_t size = 0;
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    hash.Update(buf, static_cast<size_t>(in.gcount()));
+    size += in.gcount();
+  }
+  std::string absolute = path;
+  if (!path.empty() && path[0] != '/') absolute = CurrentDir() + "/" + path;
+  return impl_->store_->PutArtifact({run_id(), std::string(name), absolute, hash.Hex(), size});
+}
+
+}  // namespace footprint

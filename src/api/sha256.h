@@ -1,0 +1,29 @@
+// SHA-256 (FIPS 180-4), for artifact checksums without a crypto library dependency.
+#ifndef FOOTPRINT_API_SHA256_H_
+#define FOOTPRINT_API_SHA256_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace footprint {
+
+class Sha256 {
+ public:
+  Sha256();
+  void Update(const void* data, size_t size);
+  // The digest as 64 lower-case hex digits. Call once, after the last Update.
+  std::string Hex();
+
+ private:
+  void Block(const uint8_t* block);
+  std::array<uint32_t, 8> h_;
+  std::array<uint8_t, 64> buf_;
+  size_t buffered_ = 0;
+  uint64_t length_ = 0;  // bytes
+};
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_API_SHA256_H_

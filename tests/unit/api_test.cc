@@ -1,0 +1,268 @@
+// The instrumentation API, asserted on what lands in the database.
+#include "footprint/api.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "api/sha256.h"
+#include "footprint/report.h"
+#include "run/run_metadata.h"
+#include "test_util.h"
+#include "util/clock.h"
+
+namespace footprint {
+namespace {
+
+using testing::TempDir;
+
+std::unique_ptr<Benchmark> OpenOrDie(const std::string& db, int64_t flush_ns = 50'000'000) {
+  BenchmarkOptions o;
+  o.db = db;
+  o.name = "api-test";
+  o.description = "unit";
+  o.join = false;
+  o.interval_ns = 10'000'000;
+  o.flush_interval_ns = flush_ns;
+  auto bm = Benchmark::Open(o);
+  EXPECT_TRUE(bm.ok()) << bm.status().message();
+  return bm.ok() ? std::move(bm).value() : nullptr;
+}
+
+std::unique_ptr<Store> Reopen(const std::string& db) {
+  auto s = OpenStore(db, {.read_only = true});
+  EXPECT_TRUE(s.ok());
+  return std::move(s).value();
+}
+
+TEST(Benchmark, NestedRepeatedScopesWithParentsAndDurations) {
+  TempDir dir;
+  auto bm = OpenOrDie(dir.File("fp.db"));
+  ASSERT_TRUE(bm);
+  EXPECT_FALSE(bm->joined());
+  EXPECT_EQ(Benchmark::Current(), bm.get());
+  static const ScopeName kOuter("epoch"), kInner("step");
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    Scope outer(*bm, kOuter);
+    for (int i = 0; i < 3; ++i) {
+      Scope inner(*bm, kInner);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      bm->Log("loss", 1.0 / (epoch * 3 + i + 1), epoch * 3 + i);
+    }
+  }
+  { FOOTPRINT_SCOPE("macro scope"); }
+  ASSERT_TRUE(bm->Close().ok());
+  EXPECT_EQ(Benchmark::Current(), nullptr);
+
+  auto store = Reopen(dir.File("fp.db"));
+  auto scopes = store->ListScopes(bm->run_id());
+  ASSERT_TRUE(scopes.ok());
+  ASSERT_EQ(scopes->size(), 2u + 6u + 1u);  // repeated calls are separate scopes
+  std::map<int64_t, ScopeRecord> by_id;
+  for (const auto& s : *scopes) by_id[s.id] = s;
+  int epochs = 0, steps = 0;
+  for (const auto& s : *scopes) {
+    ASSERT_TRUE(s.end_ns.has_value()) << s.name;
+    EXPECT_GE(*s.end_ns, s.start_ns);
+    if (s.name == "epoch") {
+      ++epochs;
+      EXPECT_FALSE(s.parent_id.has_value());
+      EXPECT_GE(*s.end_ns - s.start_ns, 30 * kNsPerMs);
+    } else if (s.name == "step") {
+      ++steps;
+      ASSERT_TRUE(s.parent_id.has_value());
+      const ScopeRecord& parent = by_id.at(*s.parent_id);
+      EXPECT_EQ(parent.name, "epoch");
+      EXPECT_GE(s.start_ns, parent.start_ns);  // nested in time too
+      EXPECT_LE(*s.end_ns, *parent.end_ns);
+      EXPECT_GE(*s.end_ns - s.start_ns, 10 * kNsPerMs);
+    } else {
+      EXPECT_EQ(s.name, "macro scope");
+    }
+  }
+  EXPECT_EQ(epochs, 2);
+  EXPECT_EQ(steps, 6);
+
+  auto values = store->ListValues(bm->run_id());
+  ASSERT_TRUE(values.ok());
+  ASSERT_EQ(values->size(), 6u);
+  for (const auto& v : *values) {
+    EXPECT_EQ(v.name, "loss");
+    ASSERT_TRUE(v.scope_id.has_value());  // logged inside a step
+    EXPECT_EQ(by_id.at(*v.scope_id).name, "step");
+    EXPECT_DOUBLE_EQ(*v.value, 1.0 / (*v.step + 1));
+  }
+
+  auto run = store->GetRun(bm->run_id());
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->status, RunStatus::kOk);
+  EXPECT_EQ(run->description, "unit");
+  auto totals = store->LoadTotals(bm->run_id());
+  ASSERT_TRUE(totals.ok());
+  EXPECT_GT(totals->at("duration_s"), 0.06);
+  EXPECT_GT(totals->at("monitor_cpu_s"), 0);  // stored beside the process's figures
+  EXPECT_GE(totals->at("peak_memory_bytes"), totals->at("max_process_peak_bytes"));
+  auto series = store->ListSeries(bm->run_id());
+  ASSERT_TRUE(series.ok());
+  bool has_cpu = false;
+  for (const auto& s : *series) has_cpu |= s.metric == "cpu" && s.entity == "tree";
+  EXPECT_TRUE(has_cpu);  // the process sampled itself out-of-band
+}
+
+TEST(Benchmark, ConcurrentThreadsKeepTheirOwnNesting) {
+  TempDir dir;
+  auto bm = OpenOrDie(dir.File("fp.db"));
+  ASSERT_TRUE(bm);
+  static const ScopeName kWork("work"), kPart("part");
+  constexpr int kThreads = 4, kIterations = 500;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kIterations; ++i) {
+        Scope work(*bm, kWork);
+        Scope part(*bm, kPart);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_TRUE(bm->Close().ok());
+  auto store = Reopen(dir.File("fp.db"));
+  auto scopes = store->ListScopes(bm->run_id());
+  ASSERT_TRUE(scopes.ok());
+  ASSERT_EQ(scopes->size(), size_t{2 * kThreads * kIterations});
+  std::map<int64_t, ScopeRecord> by_id;
+  for (const auto& s : *scopes) by_id[s.id] = s;
+  for (const auto& s : *scopes) {
+    if (s.name != "part") continue;
+    ASSERT_TRUE(s.parent_id.has_value());
+    EXPECT_EQ(by_id.at(*s.parent_id).name, "work");
+    EXPECT_EQ(by_id.at(*s.parent_id).thread, s.thread);  // never another thread's scope
+  }
+}
+
+TEST(Benchmark, TrackersAndArtifacts) {
+  TempDir dir;
+  auto bm = OpenOrDie(dir.File("fp.db"));
+  ASSERT_TRUE(bm);
+  for (int epoch = 0; epoch < 5; ++epoch) bm->LogAccuracy(0.5 + 0.1 * epoch, 0.75, epoch);
+  ASSERT_TRUE(bm->LogConfusionMatrix("cm", {"cat", "dog"}, {{5, 1}, {2, 7}}).ok());
+  EXPECT_EQ(bm->LogConfusionMatrix("bad", {"a", "b"}, {{1, 2}}).code(),
+            StatusCode::kInvalidArgument);
+  bm->LogHyperparameters("hp", {{"lr", 0.01}, {"batch", 64}}, "loss", 0.3, true);
+  EXPECT_EQ(bm->LogJson("doc", "{not json").code(), StatusCode::kInvalidArgument);
+  std::ofstream(dir.File("model.bin")) << "abc";
+  ASSERT_TRUE(bm->Artifact("model", dir.File("model.bin")).ok());
+  EXPECT_EQ(bm->Artifact("missing", dir.File("nope")).code(), StatusCode::kNotFound);
+  ASSERT_TRUE(bm->Close().ok());
+
+  auto store = Reopen(dir.File("fp.db"));
+  auto values = store->ListValues(bm->run_id());
+  ASSERT_TRUE(values.ok());
+  std::map<std::string, std::vector<ValueRecord>> by_name;
+  for (const auto& v : *values) by_name[v.name].push_back(v);
+  EXPECT_EQ(by_name["accuracy"].size(), 5u);
+  ASSERT_EQ(by_name["time_to_accuracy"].size(), 1u);  // only the first time 0.75 is reached
+  EXPECT_EQ(by_name["time_to_accuracy"][0].step, std::optional<int64_t>(3));  // 0.8 at epoch 3
+  EXPECT_GT(*by_name["time_to_accuracy"][0].value, 0);
+  auto cm = nlohmann::json::parse(by_name["cm"].at(0).data_json);
+  EXPECT_EQ(cm["labels"], nlohmann::json({"cat", "dog"}));
+  EXPECT_EQ(cm["matrix"][1][1], 7);
+  auto hp = nlohmann::json::parse(by_name["hp"].at(0).data_json);
+  EXPECT_EQ(hp["params"]["lr"], 0.01);
+  EXPECT_EQ(hp["target"], "loss");
+  EXPECT_DOUBLE_EQ(*by_name["hp"].at(0).value, 0.3);
+  auto artifacts = store->ListArtifacts(bm->run_id());
+  ASSERT_TRUE(artifacts.ok());
+  ASSERT_EQ(artifacts->size(), 1u);
+  EXPECT_EQ((*artifacts)[0].size, 3);
+  EXPECT_EQ((*artifacts)[0].sha256,
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(Benchmark, JoinsTheEnclosingRun) {
+  TempDir dir;
+  const std::string db = dir.File("fp.db");
+  RunRecord run;
+  {
+    auto store = OpenStore(db);
+    ASSERT_TRUE(store.ok());
+    nlohmann::json meta;
+    run = NewRunRecord({"outer"}, "outer", "", {}, {}, false, meta);
+    ASSERT_TRUE((*store)->CreateRun(run).ok());
+  }
+  const int64_t t0 = MonotonicNs() - 5 * kNsPerMs;  // the run started 5 ms ago
+  setenv("FOOTPRINT_RUN_ID", run.id.c_str(), 1);
+  setenv("FOOTPRINT_DB", db.c_str(), 1);
+  setenv("FOOTPRINT_T0_NS", std::to_string(t0).c_str(), 1);
+  BenchmarkOptions o;
+  o.db = dir.File("ignored.db");  // the enclosing run's database wins
+  auto bm = Benchmark::Open(o);
+  unsetenv("FOOTPRINT_RUN_ID");
+  unsetenv("FOOTPRINT_DB");
+  unsetenv("FOOTPRINT_T0_NS");
+  ASSERT_TRUE(bm.ok()) << bm.status().message();
+  EXPECT_TRUE((*bm)->joined());
+  EXPECT_EQ((*bm)->run_id(), run.id);
+  { Scope s(**bm, ScopeName("joined stage")); }
+  (*bm)->Log("metric", 42);
+  ASSERT_TRUE((*bm)->Close().ok());
+  auto store = Reopen(db);
+  auto scopes = store->ListScopes(run.id);
+  ASSERT_EQ(scopes->size(), 1u);
+  EXPECT_GE((*scopes)[0].start_ns, 5 * kNsPerMs);  // on the enclosing run's timeline
+  EXPECT_EQ(store->ListValues(run.id)->size(), 1u);
+  EXPECT_EQ(store->GetRun(run.id)->status, RunStatus::kRunning);  // footprint run ends it
+  struct stat st;
+  EXPECT_NE(stat(dir.File("ignored.db").c_str(), &st), 0);
+}
+
+TEST(Benchmark, CrashKeepsWhatWasFlushed) {
+  TempDir dir;
+  const std::string db = dir.File("fp.db");
+  pid_t child = fork();
+  if (child == 0) {
+    auto bm = OpenOrDie(db, /*flush_ns=*/20'000'000);
+    if (!bm) _exit(3);
+    static const ScopeName kDone("finished"), kOpen("still open");
+    { Scope s(*bm, kDone); }
+    bm->BeginScope(kOpen);
+    bm->Log("loss", 0.5, 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // > several flushes
+    _exit(0);                                                     // no Close(): a crash
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  auto store = OpenStore(db);
+  ASSERT_TRUE(store.ok());
+  auto runs = (*store)->ListRuns();
+  ASSERT_EQ(runs->size(), 1u);
+  ASSERT_TRUE(ReconcileInterrupted(**store, *runs).ok());
+  EXPECT_EQ((*runs)[0].status, RunStatus::kInterrupted);
+  auto scopes = (*store)->ListScopes((*runs)[0].id);
+  ASSERT_EQ(scopes->size(), 2u);
+  EXPECT_TRUE((*scopes)[0].end_ns.has_value());
+  EXPECT_FALSE((*scopes)[1].end_ns.has_value());  // the process died inside it
+  EXPECT_EQ((*store)->ListValues((*runs)[0].id)->size(), 1u);
+}
+
+TEST(Sha256, KnownVectors) {
+  auto hex = [](const std::string& s) {
+    Sha256 h;
+    h.Update(s.data(), s.size());
+    return h.Hex();
+  };
+  EXPECT_EQ(hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_EQ(hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+}  // namespace
+}  // namespace footprint
