@@ -115,6 +115,12 @@ class Benchmark {
   // A file produced by the run: path, sha256 and size. NotFound/IoError if unreadable.
   Status Artifact(std::string_view name, const std::string& path);
 
+  // Supervision: while the returned token is held, `metric` is sampled at least every
+  // `interval_ns`. Applies to a benchmark's own sampling; a joined run keeps the intervals
+  // `footprint run` was given (the token is then 0). Release with ReleaseInterval.
+  uint64_t RequestInterval(MetricId metric, int64_t interval_ns);
+  void ReleaseInterval(uint64_t token);
+
   // Scopes without RAII (for the C ABI and Python): Begin returns a handle for End.
   uint64_t BeginScope(const ScopeName& name);
   void EndScope(uint64_t handle);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <deque>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -147,8 +148,11 @@ class Benchmark::Impl {
   const int64_t t0_;
   const BenchmarkOptions options_;
   const uint64_t serial_;
-  bool closed_ = false;
+  std::atomic<bool> closed_{false};
   std::mutex close_mu_;
+
+  uint64_t RequestInterval(MetricId metric, int64_t interval_ns);
+  void ReleaseInterval(uint64_t token);
 
   // Accuracy targets already reached (time-to-accuracy is logged once per target).
   std::mutex tta_mu_;
@@ -176,6 +180,12 @@ class Benchmark::Impl {
   bool stop_ = false;
   std::thread writer_;
   rusage writer_usage_ = {};
+
+  // Interval requests of supervised scopes: token -> (metric, interval).
+  std::mutex intervals_mu_;
+  std::map<uint64_t, std::pair<MetricId, int64_t>> requests_;
+  uint64_t next_token_ = 1;
+  void ApplyInterval(MetricId metric);  // with intervals_mu_ held
 
   // Own sampling (not joined).
   std::unique_ptr<SampleQueue> queue_;
@@ -363,6 +373,33 @@ Status Benchmark::Impl::Start(json meta) {
   return Status::Ok();
 }
 
+void Benchmark::Impl::ApplyInterval(MetricId metric) {
+  int64_t want = options_.interval_ns;
+  for (const auto& [token, req] : requests_) {
+    if (req.first == metric) want = std::min(want, req.second);
+  }
+  sampler_->SetInterval(metric, want);
+}
+
+uint64_t Benchmark::Impl::RequestInterval(MetricId metric, int64_t interval_ns) {
+  if (joined_ || interval_ns < 1'000'000) return 0;
+  std::lock_guard<std::mutex> lock(intervals_mu_);
+  if (closed_) return 0;
+  uint64_t token = next_token_++;
+  requests_[token] = {metric, interval_ns};
+  ApplyInterval(metric);
+  return token;
+}
+
+void Benchmark::Impl::ReleaseInterval(uint64_t token) {
+  std::lock_guard<std::mutex> lock(intervals_mu_);
+  auto it = requests_.find(token);
+  if (it == requests_.end()) return;
+  MetricId metric = it->second.first;
+  requests_.erase(it);
+  if (!closed_) ApplyInterval(metric);
+}
+
 Status Benchmark::Impl::Close(RunStatus status) {
   std::lock_guard<std::mutex> close_lock(close_mu_);
   if (closed_) return Status::Ok();
@@ -492,6 +529,12 @@ const std::string& Benchmark::run_id() const { return impl_->run_.id; }
 const std::string& Benchmark::location() const { return impl_->store_->location(); }
 bool Benchmark::joined() const { return impl_->joined_; }
 int64_t Benchmark::NowNs() const { return MonotonicNs() - impl_->t0_; }
+
+uint64_t Benchmark::RequestInterval(MetricId metric, int64_t interval_ns) {
+  return impl_->RequestInterval(metric, interval_ns);
+}
+
+void Benchmark::ReleaseInterval(uint64_t token) { impl_->ReleaseInterval(token); }
 
 uint64_t Benchmark::BeginScope(const ScopeName& name) {
   return internal::EnterScope(internal::ThisThreadScopes(*this), name.id());

@@ -22,6 +22,10 @@ enum ExitCode : int {
   kExitRunFailed = 125,
 };
 
+// The whole command line: parses argv (argv[0] is the program) and runs the subcommand.
+// Returns the exit status. Used by the footprint binary and by `python3 -m footprint`.
+int Main(int argc, char** argv);
+
 // Prints "footprint: MESSAGE" on stderr and returns the exit code for `status`.
 int Fail(const Status& status);
 

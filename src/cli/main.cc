@@ -28,10 +28,7 @@ void AddDbOption(CLI::App& cmd, std::string& db) {
   cmd.add_option("-o,--db", db, "database file (default: $FOOTPRINT_DB or ./footprint.db)");
 }
 
-}  // namespace footprint::cli
-
-int main(int argc, char** argv) {
-  using namespace footprint::cli;
+int Main(int argc, char** argv) {
   CLI::App app{
       "footprint: measure the time, CPU, memory and I/O of a command and every process it "
       "starts, into a database you can query, compare and plot.",
@@ -72,3 +69,5 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("show")) return show();
   return doctor();
 }
+
+}  // namespace footprint::cli

@@ -15,7 +15,19 @@ void Sampler::SleepUntil(int64_t deadline_ns) {
   // steady_clock is CLOCK_MONOTONIC, the clock every deadline is computed on.
   auto tp = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deadline_ns));
   std::unique_lock<std::mutex> lock(wake_mu_);
-  wake_cv_.wait_until(lock, tp, [&] { return stop_.load(std::memory_order_acquire); });
+  wake_cv_.wait_until(lock, tp, [&] {
+    return stop_.load(std::memory_order_acquire) || reschedule_.load(std::memory_order_acquire);
+  });
+}
+
+void Sampler::SetInterval(MetricId metric, int64_t interval_ns) {
+  if (interval_ns <= 0) return;
+  {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    requested_[static_cast<size_t>(metric)].store(interval_ns, std::memory_order_relaxed);
+    reschedule_.store(true, std::memory_order_release);
+  }
+  wake_cv_.notify_all();
 }
 
 class Sampler::Batch final : public SampleOut {
@@ -109,10 +121,20 @@ void Sampler::Loop() {
     if (intervals_[m] > 0) next[m] = t0_ns_;
   }
   while (!stop_.load(std::memory_order_acquire)) {
+    if (reschedule_.exchange(false, std::memory_order_acq_rel)) {
+      const int64_t now = MonotonicNs();
+      for (size_t m = 0; m < kMetricCount; ++m) {
+        int64_t want = requested_[m].exchange(0, std::memory_order_relaxed);
+        if (want <= 0 || intervals_[m] <= 0) continue;  // not sampled: cannot be turned on
+        intervals_[m] = want;
+        next[m] = std::min(next[m], now + want);
+      }
+    }
     int64_t deadline = *std::min_element(next.begin(), next.end());
     if (deadline == INT64_MAX) break;
     SleepUntil(deadline);
     if (stop_.load(std::memory_order_acquire)) break;
+    if (reschedule_.load(std::memory_order_acquire)) continue;
     int64_t now = MonotonicNs();
     MetricSet due;
     int64_t missed = 0;  // passes skipped because this one started too late

@@ -50,6 +50,9 @@ class Sampler {
   void Start(int64_t t0_ns, std::vector<int64_t> series_ids);
   // Stops the thread after one last pass of every metric at the moment of the call.
   void Stop();
+  // Changes the interval of a metric that is being sampled (ignored for one that is not);
+  // the next deadline moves at once. Thread-safe.
+  void SetInterval(MetricId metric, int64_t interval_ns);
 
   Stats stats() const;
 
@@ -73,6 +76,8 @@ class Sampler {
   int cost_series_ = -1, delay_series_ = -1;
   int64_t t0_ns_ = 0;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> reschedule_{false};
+  std::array<std::atomic<int64_t>, kMetricCount> requested_{};  // 0: no change asked
   std::mutex wake_mu_;
   std::condition_variable wake_cv_;
   std::thread thread_;
