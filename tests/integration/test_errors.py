@@ -1,0 +1,215 @@
+"""footprint's own failures: `run` exits 125 with one "footprint: ..." line and never starts
+the command; runs/show exit 2 (usage), 3 (database) or 4 (no such run)."""
+import os
+import shutil
+import sqlite3
+import tempfile
+
+import pytest
+
+from fp_helpers import describe, fp, run_ok, runs_json, show, single_error_line
+
+
+def refused(cwd, *options, **kw):
+    """`footprint run OPTIONS -- touch marker`: asserts exit 125, one error line, no marker."""
+    marker = os.path.join(cwd, "marker")
+    proc = fp("run", *options, "--", "touch", marker, cwd=cwd, **kw)
+    assert proc.returncode == 125, describe(proc)
+    assert proc.stdout == ""
+    line = single_error_line(proc)
+    assert not os.path.exists(marker), "the command ran"
+    return line
+
+
+@pytest.mark.parametrize(
+    "options, mentions",
+    [
+        (["-m", "cpu,bogus"], "bogus"),
+        (["-m", ","], None),
+        (["-i", "0.5ms"], "1ms"),
+        (["-i", "0"], "1ms"),
+        (["-i", "abc"], "abc"),
+        (["-i", "-5ms"], "-5ms"),
+        (["--interval", "bogus=10ms"], "bogus"),
+        (["--interval", "memory=0.5ms"], "memory"),
+        (["--interval", "memory=fast"], "fast"),
+        (["--tag", "novalue"], "novalue"),
+        (["--param", "=1"], "=1"),
+        (["--no-such-option"], "--no-such-option"),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else None,
+)
+def test_bad_run_options_are_refused_before_anything_runs(tmp_path, options, mentions):
+    db = tmp_path / "fp.db"
+    line = refused(tmp_path, "-o", db, "--no-git", *options)
+    if mentions:
+        assert mentions in line
+    assert not db.exists(), "options are checked before the database is touched"
+
+
+@pytest.mark.parametrize("args", [["run"], ["run", "--"], ["run", "-n", "x", "-q", "--"]])
+def test_missing_command_is_refused(tmp_path, args):
+    proc = fp(*args[:1], "-o", tmp_path / "fp.db", *args[1:], cwd=tmp_path)
+    assert proc.returncode == 125, describe(proc)
+    line = single_error_line(proc)
+    assert "command" in line
+    assert not (tmp_path / "fp.db").exists()
+
+
+def test_database_in_a_missing_folder_is_refused(tmp_path):
+    db = tmp_path / "missing" / "sub" / "fp.db"
+    line = refused(tmp_path, "-o", db, "--no-git")
+    assert str(db) in line
+    assert not (tmp_path / "missing").exists()
+
+
+def test_database_in_a_folder_that_is_a_file_is_refused(tmp_path):
+    (tmp_path / "file").write_text("x")
+    db = tmp_path / "file" / "fp.db"
+    line = refused(tmp_path, "-o", db, "--no-git")
+    assert str(db) in line
+
+
+@pytest.fixture
+def unprivileged():
+    """(folder every user can enter, subprocess kwargs that run as an unprivileged user).
+
+    root writes into read-only folders anyway, so as root footprint runs as nobody."""
+    base = tempfile.mkdtemp(prefix="fp-it-", dir="/tmp")
+    os.chmod(base, 0o755)
+    kw = {"user": 65534, "group": 65534, "extra_groups": []} if os.geteuid() == 0 else {}
+    yield base, kw
+    for root, dirs, _ in os.walk(base):
+        for d in dirs:
+            os.chmod(os.path.join(root, d), 0o755)
+    shutil.rmtree(base)
+
+
+def test_database_in_a_read_only_folder_is_refused(unprivileged):
+    base, kw = unprivileged
+    ro = os.path.join(base, "ro")
+    os.mkdir(ro)
+    os.chmod(ro, 0o555)  # no one but root may create files here
+    cwd = os.path.join(base, "cwd")
+    os.mkdir(cwd)
+    os.chmod(cwd, 0o777)  # where the command would leave its marker
+    db = os.path.join(ro, "fp.db")
+    line = refused(cwd, "-o", db, "--no-git", **kw)
+    assert db in line
+    assert os.listdir(ro) == []
+
+
+def test_read_only_database_file_is_refused(unprivileged):
+    base, kw = unprivileged
+    db = os.path.join(base, "fp.db")
+    run_ok(db, ["true"], "--no-git")
+    # root's file, so nobody may read it but not write it (the owner, when not root, neither).
+    os.chmod(db, 0o644 if os.geteuid() == 0 else 0o444)
+    cwd = os.path.join(base, "cwd")
+    os.mkdir(cwd)
+    os.chmod(cwd, 0o777)
+    os.chmod(base, 0o777)  # the folder is writable; the file is not
+    line = refused(cwd, "-o", db, "--no-git", **kw)
+    assert db in line
+    # Others can still read it.
+    proc = fp("show", "-o", db, "--json", **kw)
+    assert proc.returncode == 0, describe(proc)
+
+
+def test_garbage_file_as_database_is_refused_and_left_alone(tmp_path):
+    db = tmp_path / "garbage.db"
+    content = b"this is not a database\n" * 400
+    db.write_bytes(content)
+    line = refused(tmp_path, "-o", db, "--no-git")
+    assert str(db) in line
+    assert db.read_bytes() == content
+    for sub in (["runs"], ["show"], ["show", "--json", "last"]):
+        proc = fp(*sub, "-o", db)
+        assert proc.returncode == 3, describe(proc)
+        assert str(db) in single_error_line(proc)
+    assert db.read_bytes() == content
+
+
+def test_corrupted_footprint_database_is_refused(tmp_path):
+    db = tmp_path / "corrupt.db"
+    run_ok(db, ["true"], "--no-git")
+    data = bytearray(db.read_bytes())
+    page = 4096
+    assert len(data) > 2 * page
+    data[page:] = b"\xa5" * (len(data) - page)  # every page but the header and schema
+    db.write_bytes(bytes(data))
+    line = refused(tmp_path, "-o", db, "--no-git")
+    assert str(db) in line
+    for sub in (["runs"], ["show", "last"]):
+        proc = fp(*sub, "-o", db)
+        assert proc.returncode == 3, describe(proc)
+        assert str(db) in single_error_line(proc)
+
+
+def test_database_of_a_newer_schema_is_refused_and_left_alone(tmp_path):
+    db = tmp_path / "newer.db"
+    run_ok(db, ["true"], "--no-git")
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA user_version = 99")
+    con.commit()
+    con.close()
+    line = refused(tmp_path, "-o", db, "--no-git")
+    assert str(db) in line and "newer" in line
+    for sub in (["runs"], ["show", "last"]):
+        proc = fp(*sub, "-o", db)
+        assert proc.returncode == 3, describe(proc)
+        assert "newer" in single_error_line(proc)
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA user_version").fetchone() == (99,)
+    assert con.execute("SELECT count(*) FROM runs").fetchone() == (1,)
+    con.close()
+
+
+def test_sqlite_database_of_another_program_is_refused(tmp_path):
+    db = tmp_path / "other.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE things(x)")
+    con.commit()
+    con.close()
+    line = refused(tmp_path, "-o", db, "--no-git")
+    assert str(db) in line
+    con = sqlite3.connect(db)
+    tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    con.close()
+    assert tables == ["things"]
+
+
+def test_show_of_an_unknown_run_exits_4(tmp_path):
+    db = tmp_path / "fp.db"
+    run_ok(db, ["true"], "--no-git")
+    for spec in ["no-such-run", "ffffffff-ffff", "zzzz"]:
+        proc = fp("show", "-o", db, spec)
+        assert proc.returncode == 4, describe(proc)
+        assert spec in single_error_line(proc)
+    proc = fp("show", "-o", db, "--json", "last", "no-such-run")
+    assert proc.returncode == 4, describe(proc)
+    assert proc.stdout == ""
+
+
+def test_show_and_runs_of_a_missing_database_say_so_and_create_nothing(tmp_path):
+    db = tmp_path / "none.db"
+    for sub in (["show"], ["show", "--json", "last"], ["runs"], ["runs", "--json"]):
+        proc = fp(*sub, "-o", db)
+        # A database error (3) or "not found" (4): either tells a script what happened.
+        assert proc.returncode in (3, 4), describe(proc)
+        assert proc.stdout == ""
+        assert str(db) in single_error_line(proc)
+        assert not db.exists()
+        assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[], ["frobnicate"], ["show", "--bogus"], ["runs", "extra-arg"], ["doctor", "--bogus"]],
+    ids=lambda a: " ".join(a) or "nothing",
+)
+def test_usage_errors_of_other_subcommands_exit_2(tmp_path, args):
+    proc = fp(*args, cwd=tmp_path)
+    assert proc.returncode == 2, describe(proc)
+    single_error_line(proc)
+    assert os.listdir(tmp_path) == []

@@ -1,0 +1,297 @@
+"""footprint runs / show: resolving runs, the metadata and totals stored with them, and
+statistics that agree with the raw samples in the database."""
+import os
+import pwd
+import re
+import shutil
+import socket
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from fp_helpers import (
+    HIGH_PRIORITY,
+    cpu_total,
+    describe,
+    fp,
+    metric,
+    raw_samples,
+    run_ok,
+    runs_json,
+    show,
+    single_error_line,
+    stats,
+    wl,
+)
+
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+
+METRICS = {
+    "cpu": ("%", "tree"),
+    "memory": ("bytes", "tree"),
+    "threads": ("count", "tree"),
+    "processes": ("count", "tree"),
+    "io.read": ("bytes/s", "tree"),
+    "io.write": ("bytes/s", "tree"),
+    "sys.cpu": ("%", "system"),
+    "sys.memory": ("bytes", "system"),
+    "monitor.sample_cost": ("us", "monitor"),
+    "monitor.sample_delay": ("us", "monitor"),
+}
+
+
+@pytest.fixture(scope="module")
+def book(tmp_path_factory):
+    """A database of four runs: alpha (burn 0.5 s, with tags/params/description), beta,
+    alpha again, and one with the default name that exits 5."""
+    folder = tmp_path_factory.mktemp("book")
+    db = folder / "fp.db"
+    before = time.time_ns()
+    t0 = time.monotonic()
+    run_ok(
+        db,
+        [wl("burn"), 1, 0.5],
+        "-n", "alpha", "-d", "first run, with tags", "--tag", "team=ml", "--tag", "size=small",
+        "--param", "lr=0.1", "--param", "epochs=3", "-i", "20ms", "--no-git",
+        cwd=folder, **HIGH_PRIORITY,
+    )
+    wall = time.monotonic() - t0
+    run_ok(db, [wl("exit_with"), 0], "-n", "beta", "--no-git", cwd=folder)
+    run_ok(db, [wl("exit_with"), 0], "-n", "alpha", "--no-git", cwd=folder)
+    run_ok(db, [wl("exit_with"), 5], "--no-git", cwd=folder, expect_rc=5)
+    after = time.time_ns()
+    return {"db": db, "cwd": folder, "runs": runs_json(db), "before": before, "after": after,
+            "wall": wall}
+
+
+def test_runs_lists_every_run_oldest_first(book):
+    runs = book["runs"]
+    assert [r["name"] for r in runs] == ["alpha", "beta", "alpha", "fp_exit_with"]
+    assert [r["status"] for r in runs] == ["ok", "ok", "ok", "failed"]
+    assert [r["exit_code"] for r in runs] == [0, 0, 0, 5]
+    assert all(UUID.match(r["id"]) for r in runs), runs
+    assert len({r["id"] for r in runs}) == 4
+    starts = [r["started_at_ns"] for r in runs]
+    assert starts == sorted(starts)
+    assert all(book["before"] <= r["started_at_ns"] < r["ended_at_ns"] <= book["after"]
+               for r in runs)
+    assert runs[3]["command"] == [wl("exit_with"), "5"]
+
+    proc = fp("runs", "-o", book["db"])
+    assert proc.returncode == 0, describe(proc)
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 1 + 4  # a header, then one line per run, in the same order
+    for line, r in zip(lines[1:], runs):
+        assert line.startswith(r["id"][:8]) and r["name"] in line, line
+
+
+def unique_prefix(runs, run_id):
+    for n in range(4, len(run_id) + 1):
+        if sum(r["id"].startswith(run_id[:n]) for r in runs) == 1:
+            return run_id[:n]
+
+
+def test_run_is_found_by_id_prefix_name_and_last(book):
+    db, runs = book["db"], book["runs"]
+    ids = [r["id"] for r in runs]
+    for run_id in ids:
+        assert show(db, run_id)["run"]["id"] == run_id
+        assert show(db, run_id[:8])["run"]["id"] == run_id
+        assert show(db, unique_prefix(runs, run_id))["run"]["id"] == run_id
+    assert show(db, "alpha")["run"]["id"] == ids[2]  # a name means its latest run
+    assert show(db, "beta")["run"]["id"] == ids[1]
+    assert show(db, "fp_exit_with")["run"]["id"] == ids[3]  # the command's base name
+    assert show(db, "last")["run"]["id"] == ids[3]
+    assert show(db)["run"]["id"] == ids[3]
+    several = show(db, "beta", ids[0][:8], "last")
+    assert isinstance(several, list)
+    assert [s["run"]["id"] for s in several] == [ids[1], ids[0], ids[3]]
+    # Fewer than 4 characters are no prefix.
+    proc = fp("show", "-o", db, ids[0][:3])
+    assert proc.returncode == 4, describe(proc)
+
+
+def test_ambiguous_prefix_is_refused(book, tmp_path):
+    db = tmp_path / "twin.db"
+    shutil.copy(book["db"], db)
+    first = book["runs"][0]["id"]
+    twin = first[:9] + ("0000" if first[9:13] != "0000" else "1111") + first[13:]
+    con = sqlite3.connect(db)
+    con.execute(
+        "INSERT INTO runs(id, name, command, started_at_ns, status, meta) "
+        "VALUES (?, 'twin', '[\"true\"]', ?, 'ok', '{}')",
+        (twin, book["runs"][0]["started_at_ns"] + 1),
+    )
+    con.commit()
+    con.close()
+    proc = fp("show", "-o", db, first[:8])
+    assert proc.returncode == 2, describe(proc)
+    line = single_error_line(proc)
+    assert "ambiguous" in line and first in line and twin in line
+    assert show(db, first)["run"]["id"] == first
+    assert show(db, twin[:11])["run"]["id"] == twin
+
+
+def test_description_tags_and_params_are_stored(book):
+    s = show(book["db"], book["runs"][0]["id"])
+    run = s["run"]
+    assert run["name"] == "alpha"
+    assert run["description"] == "first run, with tags"
+    assert run["tags"] == {"team": "ml", "size": "small"}
+    assert run["params"] == {"lr": "0.1", "epochs": "3"}
+    assert s["meta"]["tags"] == run["tags"] and s["meta"]["params"] == run["params"]
+    assert show(book["db"], "beta")["run"]["tags"] == {}
+
+    proc = fp("show", "-o", book["db"], book["runs"][0]["id"])
+    assert proc.returncode == 0, describe(proc)
+    for text in ["alpha", book["runs"][0]["id"], "first run, with tags", "team=ml", "lr=0.1",
+                 "totals", "cpu", "memory"]:
+        assert text in proc.stdout, proc.stdout
+
+
+def _cpu_model():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+
+
+def _mem_total_bytes():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+
+
+def test_run_metadata_describes_where_and_what_ran(book):
+    s = show(book["db"], book["runs"][0]["id"])
+    run = s["run"]
+    assert run["host"] == socket.gethostname()
+    assert run["user"] == pwd.getpwuid(os.geteuid()).pw_name
+    assert run["cwd"] == str(book["cwd"])
+    assert run["command"] == [wl("burn"), "1", "0.5"]
+    hw = s["meta"]["hardware"]
+    assert hw["cpu_model"] == _cpu_model()
+    assert hw["logical_cpus"] == os.sysconf("SC_NPROCESSORS_ONLN")
+    assert hw["memory_bytes"] == _mem_total_bytes()
+    assert "git" not in s["meta"]  # --no-git
+    assert book["before"] <= run["started_at_ns"] <= book["after"]
+    assert (run["ended_at_ns"] - run["started_at_ns"]) / 1e9 == pytest.approx(
+        run["duration_s"], abs=1e-3
+    )
+
+
+def test_totals_are_consistent(book, cgroup_cpu):
+    s = show(book["db"], book["runs"][0]["id"])
+    t, acc = s["totals"], s["meta"]["accounting"]
+    # fp_burn 1 0.5 keeps one thread busy for 0.5 s of wall time.
+    assert 0.5 <= t["duration_s"] <= book["wall"]
+    assert book["wall"] - t["duration_s"] < 0.5
+    assert s["run"]["duration_s"] == t["duration_s"]
+    assert 0.4 <= cpu_total(s) <= t["duration_s"] * 1.05
+    rusage = acc["rusage_user_s"] + acc["rusage_system_s"]
+    if cgroup_cpu:
+        cgroup = acc["cgroup_user_s"] + acc["cgroup_system_s"]
+        assert cgroup == pytest.approx(rusage, rel=0.03), acc
+        assert t["cpu_user_s"] == pytest.approx(acc["cgroup_user_s"])
+        assert t["cpu_system_s"] == pytest.approx(acc["cgroup_system_s"])
+    else:
+        assert t["cpu_user_s"] == pytest.approx(acc["rusage_user_s"])
+    assert t["peak_memory_bytes"] >= t["max_process_peak_bytes"] > 0
+    # footprint's own cost, in seconds and bytes (not ms or KiB).
+    assert 0 < t["monitor_cpu_s"] < t["duration_s"]
+    assert 1 << 20 < t["monitor_peak_rss_bytes"] < 256 << 20
+    assert t["io_read_bytes"] >= 0 and t["io_write_bytes"] >= 0
+    # Unknown is null, never 0.
+    assert t["gpu_energy_j"] is None and t["cpu_energy_j"] is None
+    for key in ("cpu", "peak_memory", "io"):
+        assert s["meta"]["sources"][key], s["meta"]["sources"]
+
+
+def test_metric_statistics_match_the_raw_samples(book):
+    run_id = book["runs"][0]["id"]
+    s = show(book["db"], run_id)
+    assert {m["metric"]: (m["unit"], m["entity"]) for m in s["metrics"]} == METRICS
+    for m in s["metrics"]:
+        assert m["scope"] is None
+        rows = raw_samples(book["db"], run_id, m["metric"])
+        assert len(rows) == m["count"] > 10, m  # 0.5 s at 20 ms
+        expected = stats([v for _, v in rows])
+        for key, value in expected.items():
+            assert m[key] == pytest.approx(value, rel=1e-9, abs=1e-9), (m["metric"], key)
+    assert metric(s, "threads")["max"] == 2  # main thread + one burner
+    # The machine is busy at least as much as the tree (/proc/stat ticks are coarser).
+    assert metric(s, "sys.cpu")["mean"] >= 0.8 * metric(s, "cpu")["mean"]
+    assert s["scopes"] == [] and s["values"] == []
+
+
+def test_per_metric_interval_overrides_the_default(tmp_path):
+    db = tmp_path / "iv.db"
+    run_ok(db, ["sleep", "2"], "--interval", "memory=10ms", "-i", "100ms", "--no-git")
+    s = show(db)
+    iv = s["meta"]["intervals_ns"]
+    assert iv["memory"] == 10_000_000
+    assert all(ns == 100_000_000 for name, ns in iv.items() if name != "memory"), iv
+    run_id = s["run"]["id"]
+    mem = [t for t, _ in raw_samples(db, run_id, "memory")]
+    cpu = [t for t, _ in raw_samples(db, run_id, "cpu")]
+    duration = s["totals"]["duration_s"]
+    assert len(mem) >= 0.9 * duration / 0.010
+    assert 8 <= len(mem) / len(cpu) <= 12, (len(mem), len(cpu))
+    # Absolute deadlines: the typical step is the interval itself.
+    steps = lambda ts: sorted(b - a for a, b in zip(ts, ts[1:]))
+    assert steps(mem)[len(mem) // 2] == pytest.approx(10e6, abs=1e6)
+    assert steps(cpu)[len(cpu) // 2] == pytest.approx(100e6, abs=1e6)
+
+
+def test_metric_selection_limits_the_series(tmp_path):
+    db = tmp_path / "sel.db"
+    run_ok(db, ["sleep", "0.3"], "-m", "cpu, memory", "-i", "20ms", "--no-git")
+    s = show(db)
+    assert sorted(m["metric"] for m in s["metrics"]) == ["cpu", "memory"]
+    assert sorted(s["meta"]["intervals_ns"]) == ["cpu", "memory"]
+
+
+def _git(repo, *args):
+    return subprocess.run(
+        ["git", "-C", repo, "-c", "user.name=fp", "-c", "user.email=fp@example.com", *args],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()
+
+
+def test_git_commit_and_dirty_flag_are_recorded(tmp_path):
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    (repo / "sub").mkdir(parents=True)
+    _git(repo, "init", "-q")
+    (repo / "data.txt").write_text("one\n")
+    _git(repo, "add", "data.txt")
+    _git(repo, "commit", "-q", "-m", "first")
+    head = _git(repo, "rev-parse", "HEAD")
+    branch = _git(repo, "rev-parse", "--abbrev-ref", "HEAD")
+    db = tmp_path / "git.db"
+
+    run_ok(db, ["true"], cwd=repo)
+    git = show(db)["meta"]["git"]
+    assert git["commit"] == head and git["dirty"] is False and git["branch"] == branch
+
+    (repo / "untracked.txt").write_text("x")  # not part of the commit's content
+    run_ok(db, ["true"], cwd=repo / "sub")
+    git = show(db)["meta"]["git"]
+    assert git["commit"] == head and git["dirty"] is False
+
+    (repo / "data.txt").write_text("two\n")
+    run_ok(db, ["true"], cwd=repo)
+    git = show(db)["meta"]["git"]
+    assert git["commit"] == head and git["dirty"] is True
+
+    run_ok(db, ["true"], "--no-git", cwd=repo)
+    assert "git" not in show(db)["meta"]
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    run_ok(db, ["true"], cwd=plain)
+    assert "git" not in show(db)["meta"]
