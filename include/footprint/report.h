@@ -30,16 +30,30 @@ struct MetricSummary {
   std::string unit;
   std::string entity;
   std::optional<int64_t> scope_id;
+  std::string scope;  // when set: only the samples taken while a scope of this name was open
   size_t count = 0;
   double min = 0, mean = 0, p50 = 0, p95 = 0, max = 0;
   std::vector<double> values;  // in time order; kept only when asked for (sparklines)
+};
+
+// The scopes of one name: how often, and how long in total (open scopes, whose process died
+// inside them, are counted in `unfinished` and not in the times).
+struct ScopeSummary {
+  std::string name;
+  size_t count = 0;
+  size_t unfinished = 0;
+  double total_s = 0, mean_s = 0, min_s = 0, max_s = 0;
 };
 
 struct RunSummary {
   RunRecord run;
   double duration_s = 0;  // also for runs that are still running or were interrupted
   std::map<std::string, double> totals;
-  std::vector<MetricSummary> metrics;
+  std::vector<MetricSummary> metrics;  // whole-run series first, then per scope name
+  std::vector<ScopeSummary> scopes;    // by first appearance
+  std::vector<ValueRecord> values;
+  std::map<int64_t, std::string> scope_names;  // scope id -> name, for values' scopes
+  std::vector<ArtifactRecord> artifacts;
 };
 
 // Picks one run out of `runs` (oldest first). NotFound lists what was tried; an ambiguous
@@ -51,7 +65,7 @@ MetricSummary Summarize(std::vector<double>& values);
 
 Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, bool keep_values = false);
 
-// The `show --json` object of one run: run, totals, metrics, scopes, values, meta.
+// The `show --json` object of one run: run, totals, metrics, scopes, values, artifacts, meta.
 std::string SummaryJson(const RunSummary& summary, int indent = 2);
 
 }  // namespace footprint

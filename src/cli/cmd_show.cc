@@ -55,6 +55,49 @@ std::string StatusText(const RunRecord& r) {
   return s;
 }
 
+// Valued metrics by name: scalars as count/first/last/min/max, documents by kind.
+void PrintValues(const RunSummary& s, std::ostream& out) {
+  if (s.values.empty()) return;
+  out << "\nvalues\n";
+  Table t({"name", "count", "first", "last", "min", "max", ""}, {1, 2, 3, 4, 5});
+  auto num = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return std::string(buf);
+  };
+  for (size_t i = 0; i < s.values.size();) {
+    size_t j = i;
+    std::vector<double> scalars;
+    while (j < s.values.size() && s.values[j].name == s.values[i].name) {
+      if (s.values[j].value) scalars.push_back(*s.values[j].value);
+      ++j;
+    }
+    const ValueRecord& last = s.values[j - 1];
+    std::string note;
+    json data = last.data_json.empty() ? json() : json::parse(last.data_json, nullptr, false);
+    if (data.is_object() && data.value("kind", "") == "confusion_matrix") {
+      size_t n = data["labels"].size();
+      note = "confusion matrix " + std::to_string(n) + "x" + std::to_string(n);
+    } else if (data.is_object() && data.value("kind", "") == "hyperparameters") {
+      note = "hyperparameters -> " + data.value("target", std::string("target"));
+    } else if (last.name == "time_to_accuracy" && data.is_object()) {
+      note = "seconds until accuracy " + num(data.value("target", 0.0)) +
+             (last.step ? " (step " + std::to_string(*last.step) + ")" : "");
+    } else if (!last.data_json.empty()) {
+      note = "JSON document";
+    }
+    if (scalars.empty()) {
+      t.Add({last.name, std::to_string(j - i), "", "", "", "", note});
+    } else {
+      auto [lo, hi] = std::minmax_element(scalars.begin(), scalars.end());
+      t.Add({last.name, std::to_string(j - i), num(scalars.front()), num(scalars.back()), num(*lo),
+             num(*hi), note});
+    }
+    i = j;
+  }
+  t.Print(out, "  ");
+}
+
 void PrintRun(const RunSummary& s, std::ostream& out) {
   const RunRecord& r = s.run;
   json meta = json::parse(r.meta_json, nullptr, false);
@@ -115,14 +158,36 @@ void PrintRun(const RunSummary& s, std::ostream& out) {
   out << text.substr(text.find('\n') + 1);
 
   if (!s.metrics.empty()) {
-    out << "\nsamples\n";
-    Table m({"metric", "entity", "count", "min", "mean", "p50", "p95", "max"}, {2, 3, 4, 5, 6, 7});
+    out << "\nsamples (a scope row counts only the samples taken while it was open)\n";
+    Table m({"metric", "entity", "scope", "count", "min", "mean", "p50", "p95", "max"},
+            {3, 4, 5, 6, 7, 8});
     for (const MetricSummary& ms : s.metrics) {
       auto f = [&](double v) { return ms.count ? FormatValue(ms.unit, v) : "-"; };
-      m.Add({ms.metric, ms.entity, std::to_string(ms.count), f(ms.min), f(ms.mean), f(ms.p50),
-             f(ms.p95), f(ms.max)});
+      m.Add({ms.metric, ms.entity, ms.scope, std::to_string(ms.count), f(ms.min), f(ms.mean),
+             f(ms.p50), f(ms.p95), f(ms.max)});
     }
     m.Print(out, "  ");
+  }
+  if (!s.scopes.empty()) {
+    out << "\nscopes\n";
+    Table st({"name", "count", "total", "mean", "min", "max", ""}, {1, 2, 3, 4, 5});
+    for (const ScopeSummary& sc : s.scopes) {
+      bool any = sc.count > sc.unfinished;
+      auto f = [&](double v) { return any ? FormatDuration(v) : "-"; };
+      st.Add(
+          {sc.name, std::to_string(sc.count), f(sc.total_s), f(sc.mean_s), f(sc.min_s), f(sc.max_s),
+           sc.unfinished ? std::to_string(sc.unfinished) + " never ended (the process died)" : ""});
+    }
+    st.Print(out, "  ");
+  }
+  PrintValues(s, out);
+  if (!s.artifacts.empty()) {
+    out << "\nartifacts\n";
+    Table at({"name", "size", "sha256", "path"}, {1});
+    for (const ArtifactRecord& a : s.artifacts) {
+      at.Add({a.name, FormatBytes(static_cast<double>(a.size)), a.sha256.substr(0, 16), a.path});
+    }
+    at.Print(out, "  ");
   }
 }
 

@@ -83,6 +83,56 @@ MetricSummary Summarize(std::vector<double>& values) {
   return s;
 }
 
+namespace {
+
+// Scope statistics by name, in order of first appearance.
+std::vector<ScopeSummary> SummarizeScopes(const std::vector<ScopeRecord>& scopes) {
+  std::vector<ScopeSummary> out;
+  std::map<std::string, size_t> index;
+  for (const ScopeRecord& s : scopes) {
+    auto [it, added] = index.try_emplace(s.name, out.size());
+    if (added) out.push_back({s.name});
+    ScopeSummary& sum = out[it->second];
+    ++sum.count;
+    if (!s.end_ns) {
+      ++sum.unfinished;
+      continue;
+    }
+    double d = static_cast<double>(*s.end_ns - s.start_ns) / 1e9;
+    size_t finished = sum.count - sum.unfinished;
+    sum.min_s = finished == 1 ? d : std::min(sum.min_s, d);
+    sum.max_s = std::max(sum.max_s, d);
+    sum.total_s += d;
+  }
+  for (ScopeSummary& sum : out) {
+    size_t finished = sum.count - sum.unfinished;
+    sum.mean_s = finished ? sum.total_s / static_cast<double>(finished) : 0;
+  }
+  return out;
+}
+
+// The samples of a series taken inside any of `windows` (sorted by start, may overlap).
+std::vector<double> InsideWindows(const std::vector<int64_t>& times,
+                                  const std::vector<double>& values,
+                                  const std::vector<std::pair<int64_t, int64_t>>& windows) {
+  std::vector<double> out;
+  size_t w = 0;
+  int64_t reach = INT64_MIN;  // the furthest end among windows that started so far
+  for (size_t i = 0; i < times.size(); ++i) {
+    while (w < windows.size() && windows[w].first <= times[i]) {
+      reach = std::max(reach, windows[w].second);
+      ++w;
+    }
+    if (times[i] <= reach) out.push_back(values[i]);
+  }
+  return out;
+}
+
+// At most this many scope names get per-scope metric statistics (the busiest first).
+constexpr size_t kMaxScopeNamesWithMetrics = 16;
+
+}  // namespace
+
 Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, bool keep_values) {
   RunSummary out;
   out.run = run;
@@ -95,20 +145,53 @@ Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, bool keep_va
     int64_t end = run.ended_at_ns.value_or(run.heartbeat_ns.value_or(RealtimeNs()));
     out.duration_s = static_cast<double>(std::max<int64_t>(0, end - run.started_at_ns)) / 1e9;
   }
+  auto scopes = store.ListScopes(run.id);
+  if (!scopes.ok()) return scopes.status();
+  out.scopes = SummarizeScopes(*scopes);
+  for (const ScopeRecord& sc : *scopes) out.scope_names[sc.id] = sc.name;
+  std::vector<ScopeSummary> busiest = out.scopes;
+  std::sort(busiest.begin(), busiest.end(),
+            [](const auto& a, const auto& b) { return a.total_s > b.total_s; });
+  if (busiest.size() > kMaxScopeNamesWithMetrics) busiest.resize(kMaxScopeNamesWithMetrics);
+  std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> windows;
+  for (const ScopeSummary& b : busiest) windows[b.name];
+  for (const ScopeRecord& sc : *scopes) {  // sorted by start
+    auto it = windows.find(sc.name);
+    if (it != windows.end() && sc.end_ns) it->second.emplace_back(sc.start_ns, *sc.end_ns);
+  }
+
   auto series = store.ListSeries(run.id);
   if (!series.ok()) return series.status();
+  std::vector<MetricSummary> per_scope;
   for (const SeriesRecord& sr : *series) {
-    auto values = store.LoadValues(sr.id);
+    std::vector<int64_t> times;
+    auto values = store.LoadValues(sr.id, windows.empty() ? nullptr : &times);
     if (!values.ok()) return values.status();
+    auto describe = [&](MetricSummary m, std::string scope) {
+      m.metric = sr.metric;
+      m.unit = sr.unit;
+      m.entity = sr.entity;
+      m.scope_id = sr.scope_id;
+      m.scope = std::move(scope);
+      return m;
+    };
+    for (const ScopeSummary& b : busiest) {
+      std::vector<double> inside = InsideWindows(times, *values, windows[b.name]);
+      if (!inside.empty()) per_scope.push_back(describe(Summarize(inside), b.name));
+    }
     std::vector<double> kept = keep_values ? *values : std::vector<double>{};
-    MetricSummary m = Summarize(*values);
-    m.metric = sr.metric;
-    m.unit = sr.unit;
-    m.entity = sr.entity;
-    m.scope_id = sr.scope_id;
+    MetricSummary m = describe(Summarize(*values), "");
     m.values = std::move(kept);
     out.metrics.push_back(std::move(m));
   }
+  out.metrics.insert(out.metrics.end(), per_scope.begin(), per_scope.end());
+
+  auto values = store.ListValues(run.id);
+  if (!values.ok()) return values.status();
+  out.values = std::move(values).value();
+  auto artifacts = store.ListArtifacts(run.id);
+  if (!artifacts.ok()) return artifacts.status();
+  out.artifacts = std::move(artifacts).value();
   return out;
 }
 
@@ -140,7 +223,7 @@ std::string SummaryJson(const RunSummary& s, int indent) {
     metrics.push_back({{"metric", m.metric},
                        {"unit", m.unit},
                        {"entity", m.entity},
-                       {"scope", m.scope_id ? json(*m.scope_id) : json(nullptr)},
+                       {"scope", m.scope.empty() ? json(nullptr) : json(m.scope)},
                        {"count", m.count},
                        {"min", m.count ? json(m.min) : json(nullptr)},
                        {"mean", m.count ? json(m.mean) : json(nullptr)},
@@ -148,11 +231,35 @@ std::string SummaryJson(const RunSummary& s, int indent) {
                        {"p95", m.count ? json(m.p95) : json(nullptr)},
                        {"max", m.count ? json(m.max) : json(nullptr)}});
   }
-  json out = {{"run", run},
-              {"totals", totals},
-              {"metrics", metrics},
-              {"scopes", json::array()},
-              {"values", json::array()},
+  json scopes = json::array();
+  for (const ScopeSummary& sc : s.scopes) {
+    scopes.push_back({{"name", sc.name},
+                      {"count", sc.count},
+                      {"unfinished", sc.unfinished},
+                      {"total_s", sc.total_s},
+                      {"mean_s", sc.mean_s},
+                      {"min_s", sc.min_s},
+                      {"max_s", sc.max_s}});
+  }
+  json values = json::array();
+  for (const ValueRecord& v : s.values) {
+    json data = v.data_json.empty() ? json(nullptr) : json::parse(v.data_json, nullptr, false);
+    values.push_back({{"name", v.name},
+                      {"step", v.step ? json(*v.step) : json(nullptr)},
+                      {"t_s", static_cast<double>(v.t_ns) / 1e9},
+                      {"value", v.value ? json(*v.value) : json(nullptr)},
+                      {"data", data.is_discarded() ? json(nullptr) : data},
+                      {"scope", v.scope_id && s.scope_names.count(*v.scope_id)
+                                    ? json(s.scope_names.at(*v.scope_id))
+                                    : json(nullptr)}});
+  }
+  json artifacts = json::array();
+  for (const ArtifactRecord& a : s.artifacts) {
+    artifacts.push_back(
+        {{"name", a.name}, {"path", a.path}, {"sha256", a.sha256}, {"size", a.size}});
+  }
+  json out = {{"run", run},       {"totals", totals}, {"metrics", metrics},
+              {"scopes", scopes}, {"values", values}, {"artifacts", artifacts},
               {"meta", meta}};
   return out.dump(indent);
 }

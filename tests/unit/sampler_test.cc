@@ -56,12 +56,13 @@ TEST(Sampler, PerMetricIntervalsOnAbsoluteDeadlines) {
       EXPECT_EQ(static_cast<int64_t>(p.value) - t0, p.t_ns);
     }
   }
-  // ~100 cpu passes and ~10 memory passes in 500 ms (plus the final pass); generous bounds
-  // because a shared machine may delay the thread, and missed deadlines are skipped.
-  EXPECT_GE(cpu_t.size(), 50u);
+  // ~100 cpu passes and ~10 memory passes in 500 ms (plus the final pass). A loaded machine
+  // delays the thread and missed deadlines are skipped, so only the upper bounds are tight.
+  EXPECT_GE(cpu_t.size(), 25u);
   EXPECT_LE(cpu_t.size(), 102u);
-  EXPECT_GE(mem_t.size(), 8u);
+  EXPECT_GE(mem_t.size(), 5u);
   EXPECT_LE(mem_t.size(), 12u);
+  EXPECT_GT(cpu_t.size(), 3 * mem_t.size());
   EXPECT_LT(cpu_t.front(), 5 * kNsPerMs);  // the first pass is at t0
   // Absolute deadlines: the k-th memory sample is never before k * 50 ms.
   for (size_t k = 0; k + 1 < mem_t.size(); ++k) {
