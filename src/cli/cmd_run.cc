@@ -99,6 +99,13 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
   return [args, cmd, &command]() -> int {
     MonitorOptions o;
     o.command = cmd->remaining();  // a command given without "--" starts at the first word
+    if (!o.command.empty() && o.command[0].size() > 1 && o.command[0][0] == '-') {
+      // Option parsing stops at the first word it does not know: a misspelt option lands
+      // here and must not be run as a command.
+      Fail(InvalidArgument("unknown option '" + o.command[0] +
+                           "' (put the command after --); see footprint run --help"));
+      return kExitRunFailed;
+    }
     o.command.insert(o.command.end(), command.begin(), command.end());
     o.name = args->name;
     o.description = args->description;
@@ -107,7 +114,7 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
     Status st = ApplyKeyValues(args->tags, "--tag", o.tags);
     if (st.ok()) st = ApplyKeyValues(args->params, "--param", o.params);
     if (st.ok()) st = ApplyIntervals(args->intervals, o);
-    if (st.ok() && !args->metrics.empty()) {
+    if (st.ok() && cmd->count("--metrics") > 0) {
       auto set = ParseMetricList(args->metrics);
       if (set.ok()) {
         o.metrics = *set;

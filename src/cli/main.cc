@@ -60,8 +60,16 @@ int Main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     bool in_run = argc > 1 && std::strcmp(argv[1], "run") == 0;
-    std::cerr << "footprint: " << e.what() << "; see footprint "
-              << (argc > 1 && argv[1][0] != '-' ? std::string(argv[1]) + " " : "") << "--help\n";
+    bool known = false;  // point to the subcommand's own help only if it exists
+    for (const CLI::App* sub : app.get_subcommands({}))
+      known |= argc > 1 && sub->get_name() == argv[1];
+    if (!known && argc > 1 && argv[1][0] != '-') {
+      std::cerr << "footprint: unknown subcommand '" << argv[1]
+                << "' (run, runs, show, doctor); see footprint --help\n";
+    } else {
+      std::cerr << "footprint: " << e.what() << "; see footprint "
+                << (known ? std::string(argv[1]) + " " : "") << "--help\n";
+    }
     return in_run ? kExitRunFailed : kExitUsage;
   }
   if (app.got_subcommand("run")) return run();

@@ -180,6 +180,17 @@ Result<std::unique_ptr<RunCgroup>> RunCgroup::Create(const CgroupSupport& suppor
   return cg;
 }
 
+Status RunCgroup::Join(pid_t pid) const {
+  const std::string text = std::to_string(pid);
+  for (size_t i = 0; i < join_fds_.size(); ++i) {
+    if (::write(join_fds_[i], text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+      return IoError("cannot move the command into the cgroup " + dirs_[i] + ": " +
+                     std::strerror(errno) + "; try footprint run --no-cgroup");
+    }
+  }
+  return Status::Ok();
+}
+
 RunCgroup::~RunCgroup() {
   for (int fd : join_fds_) ::close(fd);
   for (size_t i = 0; i < dirs_.size(); ++i) {

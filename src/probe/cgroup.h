@@ -44,8 +44,9 @@ class RunCgroup {
                                                    const std::string& name);
   ~RunCgroup();
 
-  // Open descriptors of the cgroup.procs files; a child writes "0" to each before exec.
-  const std::vector<int>& join_fds() const { return join_fds_; }
+  // Moves process `pid` (with all its threads) into every cgroup of the run. IoError names
+  // the cgroup that refused it.
+  Status Join(pid_t pid) const;
   // cgroup.procs listing the tree's live processes (for enumeration without walking /proc),
   // and the file listing all their threads (v2 cgroup.threads, v1 tasks).
   const std::string& procs_path() const { return procs_path_; }
@@ -71,7 +72,7 @@ class RunCgroup {
 
   std::vector<std::string> dirs_;     // created directories
   std::vector<std::string> parents_;  // footprint's own cgroup dir in the same hierarchy
-  std::vector<int> join_fds_;
+  std::vector<int> join_fds_;         // cgroup.procs of each directory, opened once
   std::string procs_path_;
   std::string threads_path_;
   CpuKind cpu_kind_ = CpuKind::kNone;

@@ -188,6 +188,14 @@ void ProcessTreeProbe::EmitRate(Rate& r, int64_t now_ns, double scale, int serie
   r.last_ns = now_ns;
 }
 
+int64_t ProcessTreeProbe::CountLiveProcesses() {
+  struct Discard final : SampleOut {
+    void Add(int, double) override {}
+  } discard;
+  Sample(MonotonicNs(), MetricSet(), discard);  // nothing due: membership and counts only
+  return last_processes_.load(std::memory_order_relaxed);
+}
+
 int64_t ProcessTreeProbe::FootprintThreadsCpuNs() const {
   int64_t ns = ThreadCpuNs();
   for (clockid_t c : excluded_clocks_) {

@@ -70,6 +70,9 @@ class ProcessTreeProbe final : public Probe {
   }
   // Live processes in the tree at the last sample.
   int64_t last_process_count() const { return last_processes_.load(std::memory_order_relaxed); }
+  // Live processes in the tree now (lists the members; emits nothing). Not concurrently with
+  // Sample(): call it once the sampler has stopped.
+  int64_t CountLiveProcesses();
   // Whether the tree is enumerated through the cgroup (else the /proc walk).
   bool uses_cgroup() const { return options_.cgroup != nullptr; }
 

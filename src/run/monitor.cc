@@ -27,12 +27,6 @@ using json = nlohmann::json;
 
 constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
-// What the child reports through the close-on-exec pipe when it cannot exec.
-struct LaunchFailure {
-  enum Stage : int { kJoinCgroup = 1, kExec = 2 } stage;
-  int error;
-};
-
 double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; }
 
 // Sums of the kernel's rusage for every process footprint reaps. The command's own rusage
@@ -93,18 +87,12 @@ struct JoinEnvironment {
 
 // In the child, between fork and exec. The parent forks before starting any thread, so the
 // child may allocate (setenv); nothing here touches footprint's own state.
-[[noreturn]] void ChildExec(char* const* argv, const sigset_t& mask, const std::vector<int>& join,
-                            const JoinEnvironment& env, int gate_fd, int report_fd) {
+// If exec fails, the child sends its errno through the close-on-exec `report_fd`.
+[[noreturn]] void ChildExec(char* const* argv, const sigset_t& mask, const JoinEnvironment& env,
+                            int gate_fd, int report_fd) {
   for (int s : kForwardedSignals) signal(s, SIG_DFL);
   signal(SIGCHLD, SIG_DFL);
   pthread_sigmask(SIG_SETMASK, &mask, nullptr);
-  for (int fd : join) {
-    if (::write(fd, "0", 1) != 1) {
-      LaunchFailure f{LaunchFailure::kJoinCgroup, errno};
-      (void)!::write(report_fd, &f, sizeof f);
-      _exit(125);
-    }
-  }
   // The gate opens with the run's start on the monotonic clock, for programs that join it.
   int64_t t0 = 0;
   if (::read(gate_fd, &t0, sizeof t0) != sizeof t0) _exit(125);  // footprint gave up
@@ -114,9 +102,9 @@ struct JoinEnvironment {
   setenv("FOOTPRINT_RUN_ID", env.run_id, 1);
   setenv("FOOTPRINT_DB", env.db, 1);
   execvp(argv[0], argv);
-  LaunchFailure f{LaunchFailure::kExec, errno};
-  (void)!::write(report_fd, &f, sizeof f);
-  _exit(errno == ENOENT || errno == ENOTDIR ? 127 : 126);
+  int error = errno;
+  (void)!::write(report_fd, &error, sizeof error);
+  _exit(error == ENOENT || error == ENOTDIR ? 127 : 126);
 }
 
 MetricIntervals ResolveIntervals(const MonitorOptions& o) {
@@ -217,7 +205,6 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   if (::pipe2(gate, O_CLOEXEC) != 0 || ::pipe2(report, O_CLOEXEC) != 0) {
     return IoError(std::string("cannot create a pipe: ") + std::strerror(errno));
   }
-  std::vector<int> join_fds = cgroup ? cgroup->join_fds() : std::vector<int>{};
   pid_t child = ::fork();
   if (child < 0) {
     int err = errno;
@@ -225,10 +212,20 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
     return IoError(std::string("cannot start the command: fork failed: ") + std::strerror(err));
   }
   if (child == 0) {
-    ChildExec(argv.data(), signals.old_mask(), join_fds, join_env, gate[0], report[1]);
+    ChildExec(argv.data(), signals.old_mask(), join_env, gate[0], report[1]);
   }
   CloseFd(gate[0]);
   CloseFd(report[1]);
+  // Into the cgroup before the clock starts, so that the first sample already sees it (the
+  // child waits at the gate meanwhile; moving it can take tens of milliseconds).
+  if (cgroup) {
+    if (Status st = cgroup->Join(child); !st.ok()) {
+      CloseFd(gate[1]);  // the child reads end-of-file and exits without running the command
+      CloseFd(report[0]);
+      ::waitpid(child, nullptr, 0);
+      return st;
+    }
+  }
 
   Writer writer(store, queue, run.id, opt.flush_interval_ns);
   int64_t t0 = 0;
@@ -247,18 +244,15 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   CloseFd(gate[1]);
 
   MonitorOutcome out;
-  LaunchFailure failure{};
+  int exec_error = 0;
   ssize_t got;
-  while ((got = ::read(report[0], &failure, sizeof failure)) < 0 && errno == EINTR) {
+  while ((got = ::read(report[0], &exec_error, sizeof exec_error)) < 0 && errno == EINTR) {
   }
   CloseFd(report[0]);
-  if (got == sizeof failure) {
-    out.launch_error = failure.stage == LaunchFailure::kJoinCgroup
-                           ? std::string("cannot move the command into its cgroup: ") +
-                                 std::strerror(failure.error) + "; try footprint run --no-cgroup"
-                           : "cannot run '" + opt.command[0] + "': " +
-                                 (failure.error == ENOENT ? std::string("command not found")
-                                                          : std::strerror(failure.error));
+  if (got == sizeof exec_error) {
+    out.launch_error =
+        "cannot run '" + opt.command[0] + "': " +
+        (exec_error == ENOENT ? std::string("command not found") : std::strerror(exec_error));
   }
 
   // --- Wait: reap everything, forward signals. ----------------------------------------
@@ -384,7 +378,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
     out.warnings.push_back(std::to_string(ws.failed_flushes) +
                            " writes to the database failed; last error: " + ws.last_error);
   }
-  if (int64_t left = tree->last_process_count(); left > 0) {
+  if (int64_t left = tree->CountLiveProcesses(); left > 0) {
     out.warnings.push_back(std::to_string(left) +
                            " process(es) started by the command were still running when it "
                            "exited; they were measured until then");

@@ -147,6 +147,11 @@ void Sampler::Loop() {
     }
     stats_.missed_deadlines += static_cast<uint64_t>(missed);
     Pass(deadline, due, /*measure_self=*/true);
+    for (size_t m = 0; m < kMetricCount; ++m) {
+      if (!due.test(m)) continue;
+      last_pass_ns_[m] = now;
+      ++passes_of_[m];
+    }
   }
   stats_.cpu_ns = ThreadCpuNs();
 }
@@ -158,10 +163,14 @@ void Sampler::Stop() {
   }
   wake_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  // One last pass of everything, so each series ends at the run's end.
-  MetricSet all;
-  for (size_t m = 0; m < kMetricCount; ++m) all.set(m, intervals_[m] > 0);
-  Pass(MonotonicNs(), all, /*measure_self=*/false);
+  // One last pass, so each series ends at the run's end (see the header for what is left out).
+  const int64_t now = MonotonicNs();
+  MetricSet last;
+  for (size_t m = 0; m < kMetricCount; ++m) {
+    last.set(
+        m, intervals_[m] > 0 && (passes_of_[m] < 2 || now - last_pass_ns_[m] >= intervals_[m] / 2));
+  }
+  if (last.any()) Pass(now, last, /*measure_self=*/false);
 }
 
 Sampler::Stats Sampler::stats() const { return stats_; }

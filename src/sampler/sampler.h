@@ -48,7 +48,10 @@ class Sampler {
   // Starts the thread; the first pass runs at t0_ns (monotonic). `series_ids` parallels
   // series(). Must be called once.
   void Start(int64_t t0_ns, std::vector<int64_t> series_ids);
-  // Stops the thread after one last pass of every metric at the moment of the call.
+  // Stops the thread after one last pass at the moment of the call, of every metric whose
+  // previous sample is at least half an interval old: a rate over the last few milliseconds
+  // is noise (the kernel's CPU counters lag by up to a scheduler tick), and the run's totals
+  // are exact anyway. A metric sampled fewer than twice gets its last sample regardless.
   void Stop();
   // Changes the interval of a metric that is being sampled (ignored for one that is not);
   // the next deadline moves at once. Thread-safe.
@@ -82,7 +85,9 @@ class Sampler {
   std::condition_variable wake_cv_;
   std::thread thread_;
   Stats stats_;
-  std::vector<SamplePoint> batch_;  // reused by every pass
+  std::vector<SamplePoint> batch_;                    // reused by every pass
+  std::array<int64_t, kMetricCount> last_pass_ns_{};  // per metric, written by the thread
+  std::array<uint32_t, kMetricCount> passes_of_{};
 };
 
 }  // namespace footprint

@@ -16,9 +16,11 @@ def test_doctor_reports_every_check(tmp_path):
     rows = {}
     for line in lines[1:]:
         verdict, rest = line.split(None, 1)
-        rows[next(c for c in CHECKS if rest.startswith(c))] = verdict
-    assert set(rows) == CHECKS
-    assert set(rows.values()) <= {"ok", "NO"}
+        assert verdict in ("ok", "NO"), line
+        for c in CHECKS:
+            if rest.startswith(c + " "):
+                rows[c] = verdict
+    assert set(rows) == CHECKS  # at least these; more may come (GPUs, energy counters)
     assert rows["process tree"] == "ok" and rows["subreaper"] == "ok"
     assert rows["system"] == "ok" and rows["database"] == "ok"
     assert list(tmp_path.iterdir()) == []  # no database is created
@@ -30,7 +32,7 @@ def test_doctor_json_is_stable_and_agrees_with_text(tmp_path):
     assert proc.returncode == 0, describe(proc)
     checks = json.loads(proc.stdout)
     assert isinstance(checks, list)
-    assert {c["check"] for c in checks} == CHECKS
+    assert {c["check"] for c in checks} >= CHECKS
     for c in checks:
         assert set(c) == {"check", "ok", "detail", "enables"}, c
         assert isinstance(c["ok"], bool) and c["detail"] and c["enables"], c

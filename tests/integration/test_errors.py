@@ -7,7 +7,7 @@ import tempfile
 
 import pytest
 
-from fp_helpers import describe, fp, run_ok, runs_json, show, single_error_line
+from fp_helpers import describe, fp, run_ok, single_error_line
 
 
 def refused(cwd, *options, **kw):
@@ -24,20 +24,19 @@ def refused(cwd, *options, **kw):
 @pytest.mark.parametrize(
     "options, mentions",
     [
-        (["-m", "cpu,bogus"], "bogus"),
-        (["-m", ","], None),
-        (["-i", "0.5ms"], "1ms"),
-        (["-i", "0"], "1ms"),
-        (["-i", "abc"], "abc"),
-        (["-i", "-5ms"], "-5ms"),
-        (["--interval", "bogus=10ms"], "bogus"),
-        (["--interval", "memory=0.5ms"], "memory"),
-        (["--interval", "memory=fast"], "fast"),
-        (["--tag", "novalue"], "novalue"),
-        (["--param", "=1"], "=1"),
-        (["--no-such-option"], "--no-such-option"),
+        pytest.param(["-m", "cpu,bogus"], "bogus", id="-m cpu,bogus"),
+        pytest.param(["-m", ","], None, id="-m ,"),
+        pytest.param(["-i", "0.5ms"], "1ms", id="-i 0.5ms"),
+        pytest.param(["-i", "0"], "1ms", id="-i 0"),
+        pytest.param(["-i", "abc"], "abc", id="-i abc"),
+        pytest.param(["-i", "-5ms"], "-5ms", id="-i -5ms"),
+        pytest.param(["--interval", "bogus=10ms"], "bogus", id="--interval bogus=10ms"),
+        pytest.param(["--interval", "memory=0.5ms"], "memory", id="--interval memory=0.5ms"),
+        pytest.param(["--interval", "memory=fast"], "fast", id="--interval memory=fast"),
+        pytest.param(["--tag", "novalue"], "novalue", id="--tag novalue"),
+        pytest.param(["--param", "=1"], "=1", id="--param =1"),
+        pytest.param(["--no-such-option"], "--no-such-option", id="--no-such-option"),
     ],
-    ids=lambda v: " ".join(v) if isinstance(v, list) else None,
 )
 def test_bad_run_options_are_refused_before_anything_runs(tmp_path, options, mentions):
     db = tmp_path / "fp.db"
@@ -47,7 +46,9 @@ def test_bad_run_options_are_refused_before_anything_runs(tmp_path, options, men
     assert not db.exists(), "options are checked before the database is touched"
 
 
-@pytest.mark.parametrize("args", [["run"], ["run", "--"], ["run", "-n", "x", "-q", "--"]])
+@pytest.mark.parametrize(
+    "args", [["run"], ["run", "--"], ["run", "-n", "x", "-q", "--"]], ids=" ".join
+)
 def test_missing_command_is_refused(tmp_path, args):
     proc = fp(*args[:1], "-o", tmp_path / "fp.db", *args[1:], cwd=tmp_path)
     assert proc.returncode == 125, describe(proc)

@@ -10,8 +10,6 @@ from fp_helpers import (
     cgroup_dirs,
     clean_env,
     connect,
-    describe,
-    fp,
     kill_group,
     metric,
     pid_alive,
@@ -43,7 +41,7 @@ def test_sigkill_of_footprint_leaves_a_valid_interrupted_run(tmp_path):
         env=clean_env(),
         start_new_session=True,
     )
-    run_id = None
+    run_id, workload = None, []
     try:
         assert proc.stdout.readline() == "ready\n"
         workload = _children(proc.pid)
@@ -57,7 +55,7 @@ def test_sigkill_of_footprint_leaves_a_valid_interrupted_run(tmp_path):
         kill_group(proc.pid)
         proc.kill()
         proc.communicate()
-    wait_for(lambda: not pid_alive(workload[0]), 10, "the orphaned command to end")
+    wait_for(lambda: not any(map(pid_alive, workload)), 10, "the orphaned command to end")
 
     try:
         # The database is valid as it was left.

@@ -36,6 +36,8 @@ def test_exit_status_and_signal_death_pass_through(tmp_path, args, rc, status):
     proc = fp("run", "-o", db, "--no-git", "--", wl("exit_with"), *args)
     assert proc.returncode == rc, describe(proc)
     assert proc.stdout == ""
+    # The summary on stderr says how the command ended.
+    assert status + (f" (exit {rc})" if rc else "") in proc.stderr, proc.stderr
     run = show(db)["run"]
     assert run["status"] == status
     assert run["exit_code"] == rc

@@ -182,3 +182,53 @@ def test_double_forked_escapee_is_counted(tmp_path, cgroup, cgroup_cpu):
     if not cgroup:
         assert "cgroup_user_s" not in acc, acc
         assert "rusage" in s["meta"]["sources"]["cpu"]
+
+
+def _filesystem_type(path):
+    best, kind = "", ""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, _, right = line.partition(" - ")
+            point = left.split(" ")[4]
+            if (str(path) + "/").startswith(point.rstrip("/") + "/") and len(point) >= len(best):
+                best, kind = point, right.split(" ")[0]
+    return kind
+
+
+def test_written_bytes_are_counted(tmp_path):
+    """dd writes 32 MiB and syncs them: io_write_bytes counts them, and the io.write rate
+    integrates to the same amount."""
+    if _filesystem_type(tmp_path) in ("tmpfs", "ramfs", ""):
+        pytest.skip(f"{tmp_path} is not on a block device: nothing reaches storage")
+    db = tmp_path / "io.db"
+    out = tmp_path / "written"
+    run_ok(db, ["dd", "if=/dev/zero", f"of={out}", "bs=1M", "count=32", "conv=fsync",
+                "status=none"], "-i", "20ms", "--no-git")
+    s = show(db)
+    written = s["totals"]["io_write_bytes"]
+    assert 32 * MiB <= written <= 40 * MiB, s["totals"]
+    run_id = s["run"]["id"]
+    start = raw_samples(db, run_id, "memory")[0][0]  # the pass that set the rates' baseline
+    rows = raw_samples(db, run_id, "io.write")
+    times = [start] + [t for t, _ in rows]
+    integral = sum(v * (t - t_prev) / 1e9 for (t, v), t_prev in zip(rows, times))
+    assert integral == pytest.approx(written, rel=0.05), (integral, written)
+
+
+@pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "no-cgroup"])
+def test_running_command_is_never_sampled_as_an_empty_tree(tmp_path, cgroup):
+    """From the first sample until the command ends, the tree holds at least the command
+    itself: one process with one thread. (Samples taken after it exited, at the end of the
+    run, may find the tree empty: footprint notices the exit within microseconds, so those
+    are the last 20 ms at most. Memory is not checked: in the middle of execve the command's
+    resident set is really about 0.)"""
+    db = tmp_path / "gauges.db"
+    options = ["-i", "10ms", "--no-git"] + ([] if cgroup else ["--no-cgroup"])
+    run_ok(db, ["sleep", "0.3"], *options)
+    s = show(db)
+    end_ns = (s["totals"]["duration_s"] - 0.020) * 1e9
+    for name in ("processes", "threads"):
+        rows = raw_samples(db, s["run"]["id"], name)
+        assert len(rows) > 20
+        empty = [(round(t / 1e6, 2), v) for t, v in rows if t < end_ns and v < 1]
+        assert empty == [], f"{name} samples (ms, value) that saw no command: {empty}"

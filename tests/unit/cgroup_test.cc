@@ -78,11 +78,7 @@ TEST(RunCgroup, MeasuresAProcessMovedIntoIt) {
   char* argv[] = {burn.data(), const_cast<char*>("48"), const_cast<char*>("1"), nullptr};
   pid_t pid;
   ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv, environ), 0);
-  // Every hierarchy: write the pid to each cgroup.procs the child would have joined.
-  for (int fd : run.join_fds()) {
-    std::string text = std::to_string(pid);
-    ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-  }
+  ASSERT_TRUE(run.Join(pid).ok());
   ProcessTreeProbe probe({getpid(), &run, nullptr, "/proc", false});
   std::vector<SeriesSpec> specs = probe.Series(DefaultMetrics());
   struct Out final : SampleOut {
