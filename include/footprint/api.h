@@ -43,7 +43,7 @@
 namespace footprint {
 
 struct BenchmarkOptions {
-  std::string db;  // database path; empty: $FOOTPRINT_DB, else ./footprint.db
+  std::string db;    // database path; empty: $FOOTPRINT_DB, else ./footprint.db
   std::string name;  // run name; empty: the program's name
   std::string description;
   std::map<std::string, std::string> tags;
@@ -90,6 +90,10 @@ class Benchmark {
   // Ends open scopes' recording, flushes, and (unless joined) ends the run with `status`.
   // Idempotent. Errors say what could not be stored.
   Status Close(RunStatus status = RunStatus::kOk);
+
+  // Writes everything recorded so far (scopes, values) and waits until it is committed.
+  // DatabaseError if the write failed (what was not written stays queued for the next flush).
+  Status Flush();
 
   const std::string& run_id() const;
   const std::string& location() const;  // the database
@@ -141,8 +145,7 @@ class Scope {
         handle_(internal::EnterScope(scopes_, name.id())) {}
   // A scope of Benchmark::Current(); does nothing when no benchmark is open.
   explicit Scope(const ScopeName& name)
-      : scopes_(Benchmark::Current() ? internal::ThisThreadScopes(*Benchmark::Current())
-                                     : nullptr),
+      : scopes_(Benchmark::Current() ? internal::ThisThreadScopes(*Benchmark::Current()) : nullptr),
         handle_(scopes_ ? internal::EnterScope(scopes_, name.id()) : 0) {}
   ~Scope() {
     if (scopes_) internal::ExitScope(scopes_, handle_);
@@ -160,8 +163,9 @@ class Scope {
 #define FOOTPRINT_CONCAT_INNER(a, b) a##b
 #define FOOTPRINT_CONCAT(a, b) FOOTPRINT_CONCAT_INNER(a, b)
 // A scope of the current benchmark until the end of the enclosing block.
-#define FOOTPRINT_SCOPE(name)                                                            \
+#define FOOTPRINT_SCOPE(name)                                                           \
   static const ::footprint::ScopeName FOOTPRINT_CONCAT(fp_scope_name_, __LINE__)(name); \
-  ::footprint::Scope FOOTPRINT_CONCAT(fp_scope_, __LINE__)(FOOTPRINT_CONCAT(fp_scope_name_, __LINE__))
+  ::footprint::Scope FOOTPRINT_CONCAT(fp_scope_,                                        \
+                                      __LINE__)(FOOTPRINT_CONCAT(fp_scope_name_, __LINE__))
 
 #endif  // FOOTPRINT_API_H_

@@ -136,8 +136,18 @@ class Benchmark::Impl {
 
   Status Start(json meta);
   Status Close(RunStatus status);
+  Status FlushNow();  // asks the writer for a flush and waits for its result
   ThreadScopes* ForThisThread();
-  void Wake() { wake_cv_.notify_one(); }
+  // Asks the writer for a flush now (a ring is half full, or Flush() was called).
+  uint64_t Wake() {
+    uint64_t ticket;
+    {
+      std::lock_guard<std::mutex> lock(wake_mu_);
+      ticket = ++flushes_requested_;
+    }
+    wake_cv_.notify_one();
+    return ticket;
+  }
   // Queues a value logged within `scope` (a handle, 0 for none).
   void AddValue(ValueRecord r, uint64_t scope);
 
@@ -178,6 +188,10 @@ class Benchmark::Impl {
   std::mutex wake_mu_;
   std::condition_variable wake_cv_;
   bool stop_ = false;
+  uint64_t flushes_requested_ = 0;  // with wake_mu_
+  uint64_t flushes_done_ = 0;       // with wake_mu_
+  Status last_flush_;               // with wake_mu_
+  std::condition_variable flushed_cv_;
   std::thread writer_;
   rusage writer_usage_ = {};
 
@@ -322,10 +336,15 @@ void Benchmark::Impl::WriterLoop() {
   pthread_setname_np(pthread_self(), "fp-api-writer");
   std::unique_lock<std::mutex> lock(wake_mu_);
   while (!stop_) {
-    wake_cv_.wait_for(lock, std::chrono::nanoseconds(options_.flush_interval_ns));
+    wake_cv_.wait_for(lock, std::chrono::nanoseconds(options_.flush_interval_ns),
+                      [&] { return stop_ || flushes_requested_ > flushes_done_; });
+    const uint64_t requested = flushes_requested_;
     lock.unlock();
-    (void)Flush();
+    Status st = Flush();
     lock.lock();
+    last_flush_ = st;
+    flushes_done_ = requested;
+    flushed_cv_.notify_all();
   }
   lock.unlock();
   (void)Flush();
@@ -400,6 +419,13 @@ void Benchmark::Impl::ReleaseInterval(uint64_t token) {
   if (!closed_) ApplyInterval(metric);
 }
 
+Status Benchmark::Impl::FlushNow() {
+  const uint64_t ticket = Wake();
+  std::unique_lock<std::mutex> lock(wake_mu_);
+  flushed_cv_.wait(lock, [&] { return flushes_done_ >= ticket || stop_; });
+  return last_flush_;
+}
+
 Status Benchmark::Impl::Close(RunStatus status) {
   std::lock_guard<std::mutex> close_lock(close_mu_);
   if (closed_) return Status::Ok();
@@ -409,6 +435,7 @@ Status Benchmark::Impl::Close(RunStatus status) {
     stop_ = true;
   }
   wake_cv_.notify_one();
+  flushed_cv_.notify_all();
   if (writer_.joinable()) writer_.join();
   uint64_t dropped = 0;
   for (auto& t : threads_) dropped += t->dropped.load();
@@ -524,6 +551,8 @@ Status Benchmark::Close(RunStatus status) {
   g_current.compare_exchange_strong(self, nullptr);
   return impl_->Close(status);
 }
+
+Status Benchmark::Flush() { return impl_->FlushNow(); }
 
 const std::string& Benchmark::run_id() const { return impl_->run_.id; }
 const std::string& Benchmark::location() const { return impl_->store_->location(); }

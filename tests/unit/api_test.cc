@@ -296,3 +296,28 @@ TEST(Benchmark, SupervisionSpeedsUpSamplingWhileHeld) {
 
 }  // namespace
 }  // namespace footprint
+
+namespace footprint {
+namespace {
+
+TEST(Benchmark, FlushCommitsBeforeItReturns) {
+  testing::TempDir dir;
+  BenchmarkOptions o;
+  o.db = dir.File("fp.db");
+  o.join = false;
+  o.flush_interval_ns = 1'000'000'000;  // the periodic flush would come only after 1 s
+  auto bm = Benchmark::Open(o);
+  ASSERT_TRUE(bm.ok());
+  { Scope s(**bm, ScopeName("flushed")); }
+  (*bm)->Log("loss", 0.1, 1);
+  ASSERT_TRUE((*bm)->Flush().ok());
+  auto reader = OpenStore(o.db, {.read_only = true});
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ((*reader)->ListScopes((*bm)->run_id())->size(), 1u);
+  EXPECT_EQ((*reader)->ListValues((*bm)->run_id())->size(), 1u);
+  ASSERT_TRUE((*bm)->Close().ok());
+  EXPECT_TRUE((*bm)->Flush().ok());  // after Close: nothing to do, returns at once
+}
+
+}  // namespace
+}  // namespace footprint
