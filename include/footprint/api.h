@@ -113,10 +113,12 @@ class Benchmark {
   void LogHyperparameters(std::string_view name, const std::map<std::string, double>& params,
                           std::string_view target_name, double target_value,
                           bool low_means_good = true);
-  // Any JSON document (already serialized; validated).
+  // Any JSON document (already serialized; validated), optionally with a scalar beside it.
   Status LogJson(std::string_view name, std::string_view json,
-                 std::optional<int64_t> step = std::nullopt);
-  // A file produced by the run: path, sha256 and size. NotFound/IoError if unreadable.
+                 std::optional<int64_t> step = std::nullopt,
+                 std::optional<double> value = std::nullopt);
+  // A file produced by the run: path, sha256 and size (hashed now; stored at the next flush).
+  // NotFound if it cannot be read.
   Status Artifact(std::string_view name, const std::string& path);
 
   // Supervision: while the returned token is held, `metric` is sampled at least every

@@ -80,13 +80,18 @@ std::vector<std::string> ProgramCommand() {
   return out;
 }
 
+// 32 bytes: one scope's entry or exit.
 struct ScopeEvent {
+  static constexpr uint32_t kExit = UINT32_MAX;  // name_id of an exit event
+
   uint64_t handle;   // (thread slot << 40) | sequence; 0 is "no scope"
-  uint64_t parent;   // enter only
+  uint64_t parent;   // entry only
   int64_t t_ns;      // monotonic
-  uint32_t name_id;  // enter only
-  bool enter;
+  uint32_t name_id;  // entry: the interned name; exit: kExit
+  int32_t tid;       // kernel thread id
+  bool enter() const { return name_id != kExit; }
 };
+static_assert(sizeof(ScopeEvent) == 32);
 
 struct PendingValue {
   uint64_t scope;  // handle of the innermost scope when logged, or 0
@@ -98,20 +103,23 @@ struct PendingValue {
 namespace internal {
 
 // One thread's scopes in one benchmark: a single-producer (the thread) single-consumer (the
-// writer) ring of events, and the stack of open scopes. Owned by the benchmark.
+// writer) ring of events, and the stack of open scopes. Shared by the benchmark and the
+// thread's exit hook; once the thread has exited and the writer has drained it, it is freed.
+// Allocated with plain `new` so that the ring's pages are touched only as they are used.
 struct ThreadScopes {
   static constexpr uint64_t kCapacity = 1 << 14;
   static constexpr size_t kMaxDepth = 256;
 
-  std::array<ScopeEvent, kCapacity> ring;
-  std::atomic<uint64_t> head{0};  // next slot the thread writes
-  std::atomic<uint64_t> tail{0};  // next slot the writer reads
+  std::array<ScopeEvent, kCapacity> ring;  // not zero-filled
+  std::atomic<uint64_t> head{0};           // next slot the thread writes
+  std::atomic<uint64_t> tail{0};           // next slot the writer reads
   std::atomic<uint64_t> dropped{0};
+  std::atomic<bool> retired{false};  // the thread has exited
   std::array<uint64_t, kMaxDepth> stack;
   size_t depth = 0;
   uint64_t slot = 0;
   uint64_t sequence = 0;
-  int64_t tid = 0;
+  int32_t tid = 0;
   Benchmark::Impl* owner = nullptr;
 
   void Push(const ScopeEvent& e);
@@ -148,8 +156,12 @@ class Benchmark::Impl {
     wake_cv_.notify_one();
     return ticket;
   }
-  // Queues a value logged within `scope` (a handle, 0 for none).
+  // Queues a value logged within `scope` (a handle, 0 for none), or an artifact.
   void AddValue(ValueRecord r, uint64_t scope);
+  void AddArtifact(ArtifactRecord a) {
+    std::lock_guard<std::mutex> lock(values_mu_);
+    artifacts_.push_back(std::move(a));
+  }
 
   std::unique_ptr<Store> store_;         // scopes and values (the API writer's)
   std::unique_ptr<Store> sample_store_;  // samples (the sample writer's), when not joined
@@ -173,16 +185,20 @@ class Benchmark::Impl {
   Status Flush();
 
   std::mutex threads_mu_;
-  std::vector<std::unique_ptr<ThreadScopes>> threads_;
+  std::vector<std::shared_ptr<ThreadScopes>> threads_;
+  uint64_t next_slot_ = 1;  // 0 would make handle 0 possible
 
   std::mutex values_mu_;
   std::vector<PendingValue> values_;
+  std::vector<ArtifactRecord> artifacts_;
 
   // Writer state (writer thread only, or after it stopped).
   std::unordered_map<uint64_t, int64_t> open_ids_;  // scope handle -> database id
   std::vector<ScopeEvent> events_;                  // drained, not yet committed
   std::vector<PendingValue> pending_values_;
+  std::vector<ArtifactRecord> pending_artifacts_;
   uint64_t failed_flushes_ = 0;
+  uint64_t dropped_by_retired_ = 0;  // scope events dropped by threads that have exited
   std::string last_error_;
 
   std::mutex wake_mu_;
@@ -200,6 +216,8 @@ class Benchmark::Impl {
   std::map<uint64_t, std::pair<MetricId, int64_t>> requests_;
   uint64_t next_token_ = 1;
   void ApplyInterval(MetricId metric);  // with intervals_mu_ held
+
+  rusage self_at_open_ = {}, children_at_open_ = {};
 
   // Own sampling (not joined).
   std::unique_ptr<SampleQueue> queue_;
@@ -236,27 +254,45 @@ ThreadScopes* ThisThreadScopes(Benchmark& bm) {
 
 uint64_t EnterScope(ThreadScopes* t, uint32_t name_id) {
   uint64_t handle = (t->slot << 40) | ++t->sequence;
-  t->Push({handle, t->Innermost(), MonotonicNs(), name_id, true});
+  t->Push({handle, t->Innermost(), MonotonicNs(), name_id, t->tid});
   if (t->depth < ThreadScopes::kMaxDepth) t->stack[t->depth] = handle;
   ++t->depth;
   return handle;
 }
 
 void ExitScope(ThreadScopes* t, uint64_t handle) {
-  t->Push({handle, 0, MonotonicNs(), 0, false});
+  t->Push({handle, 0, MonotonicNs(), ScopeEvent::kExit, t->tid});
   if (t->depth > 0) --t->depth;
 }
 
 }  // namespace internal
 
+namespace {
+
+// Marks this thread's scope rings as retired when the thread exits, so that the writer frees
+// them after draining; holds a reference so that a benchmark closed first is no problem.
+struct ThreadExitHook {
+  std::vector<std::shared_ptr<ThreadScopes>> rings;
+  ~ThreadExitHook() {
+    for (auto& t : rings) t->retired.store(true, std::memory_order_release);
+  }
+};
+
+}  // namespace
+
 ThreadScopes* Benchmark::Impl::ForThisThread() {
-  auto t = std::make_unique<ThreadScopes>();
-  t->tid = static_cast<int64_t>(::syscall(SYS_gettid));
+  thread_local ThreadExitHook hook;
+  std::shared_ptr<ThreadScopes> t(new ThreadScopes);  // default-init: ring not zero-filled
+  t->tid = static_cast<int32_t>(::syscall(SYS_gettid));
   t->owner = this;
-  std::lock_guard<std::mutex> lock(threads_mu_);
-  t->slot = threads_.size() + 1;
-  threads_.push_back(std::move(t));
-  return threads_.back().get();
+  {
+    std::lock_guard<std::mutex> lock(threads_mu_);
+    t->slot = next_slot_++;
+    threads_.push_back(t);
+  }
+  std::erase_if(hook.rings, [](const auto& r) { return r.use_count() == 1; });  // closed ones
+  hook.rings.push_back(t);
+  return t.get();
 }
 
 void Benchmark::Impl::AddValue(ValueRecord r, uint64_t scope) {
@@ -267,57 +303,83 @@ void Benchmark::Impl::AddValue(ValueRecord r, uint64_t scope) {
 }
 
 Status Benchmark::Impl::Flush() {
-  std::vector<ThreadScopes*> threads;
+  std::vector<std::shared_ptr<ThreadScopes>> threads;
   {
     std::lock_guard<std::mutex> lock(threads_mu_);
-    for (auto& t : threads_) threads.push_back(t.get());
+    threads = threads_;
   }
-  for (ThreadScopes* t : threads) {
+  bool any_retired = false;
+  for (const auto& t : threads) {
+    // Read `retired` first: once set, the thread pushes nothing more, so draining after it
+    // empties the ring for good.
+    bool retired = t->retired.load(std::memory_order_acquire);
     uint64_t tail = t->tail.load(std::memory_order_relaxed);
     uint64_t head = t->head.load(std::memory_order_acquire);
     for (; tail < head; ++tail) events_.push_back(t->ring[tail % ThreadScopes::kCapacity]);
     t->tail.store(tail, std::memory_order_release);
+    any_retired |= retired;
+  }
+  if (any_retired) {
+    std::lock_guard<std::mutex> lock(threads_mu_);
+    for (auto& t : threads_) {
+      if (t->retired.load(std::memory_order_acquire) &&
+          t->tail.load(std::memory_order_relaxed) == t->head.load(std::memory_order_acquire)) {
+        dropped_by_retired_ += t->dropped.load(std::memory_order_relaxed);
+        t.reset();
+      }
+    }
+    std::erase(threads_, nullptr);
   }
   {
     std::lock_guard<std::mutex> lock(values_mu_);
     pending_values_.insert(pending_values_.end(), std::make_move_iterator(values_.begin()),
                            std::make_move_iterator(values_.end()));
     values_.clear();
+    pending_artifacts_.insert(pending_artifacts_.end(), artifacts_.begin(), artifacts_.end());
+    artifacts_.clear();
   }
-  if (events_.empty() && pending_values_.empty()) return Status::Ok();
+  if (events_.empty() && pending_values_.empty() && pending_artifacts_.empty()) {
+    return Status::Ok();
+  }
 
+  // A scope that starts and ends within this batch is inserted once, complete.
+  std::unordered_map<uint64_t, int64_t> ends;
+  for (const ScopeEvent& e : events_) {
+    if (!e.enter()) ends[e.handle] = e.t_ns;
+  }
   // Ids assigned in this transaction become visible only if it commits.
-  std::unordered_map<uint64_t, int64_t> opened;
-  std::unordered_map<uint64_t, int64_t> closed;  // scopes ended in this batch
+  std::unordered_map<uint64_t, int64_t> opened;  // scopes started in this batch
   auto id_of = [&](uint64_t handle) -> std::optional<int64_t> {
     if (handle == 0) return std::nullopt;
     if (auto it = opened.find(handle); it != opened.end()) return it->second;
     if (auto it = open_ids_.find(handle); it != open_ids_.end()) return it->second;
-    if (auto it = closed.find(handle); it != closed.end()) return it->second;
     return std::nullopt;
   };
   auto& names = NameRegistry::Get();
   Status st = store_->InTransaction([&]() -> Status {
     for (const ScopeEvent& e : events_) {
-      if (e.enter) {
+      if (e.enter()) {
         ScopeRecord r;
         r.run_id = run_.id;
         r.parent_id = id_of(e.parent);
         r.name = names.Name(e.name_id);
-        r.thread = threads[(e.handle >> 40) - 1]->tid;  // slots count from 1
+        r.thread = e.tid;
         r.start_ns = e.t_ns - t0_;
+        if (auto end = ends.find(e.handle); end != ends.end()) r.end_ns = end->second - t0_;
         Result<int64_t> id = store_->InsertScope(r);
         if (!id.ok()) return id.status();
         opened[e.handle] = *id;
-      } else if (std::optional<int64_t> id = id_of(e.handle)) {
-        FP_RETURN_IF_ERROR(store_->EndScope(*id, e.t_ns - t0_));
-        closed[e.handle] = *id;
+      } else if (!opened.count(e.handle)) {  // started in an earlier batch
+        if (auto it = open_ids_.find(e.handle); it != open_ids_.end()) {
+          FP_RETURN_IF_ERROR(store_->EndScope(it->second, e.t_ns - t0_));
+        }
       }
     }
     for (PendingValue& v : pending_values_) {
       v.record.scope_id = id_of(v.scope);
       FP_RETURN_IF_ERROR(store_->InsertValue(v.record));
     }
+    for (const ArtifactRecord& a : pending_artifacts_) FP_RETURN_IF_ERROR(store_->PutArtifact(a));
     return Status::Ok();
   });
   if (!st.ok()) {
@@ -325,10 +387,14 @@ Status Benchmark::Impl::Flush() {
     last_error_ = st.message();
     return st;  // everything stays pending for the next flush
   }
-  open_ids_.insert(opened.begin(), opened.end());
-  for (const auto& [handle, id] : closed) open_ids_.erase(handle);
+  // Keep the ids of scopes still open, for their end and for values logged inside them.
+  for (const auto& [handle, id] : opened) {
+    if (!ends.count(handle)) open_ids_[handle] = id;
+  }
+  for (const auto& [handle, t] : ends) open_ids_.erase(handle);
   events_.clear();
   pending_values_.clear();
+  pending_artifacts_.clear();
   return Status::Ok();
 }
 
@@ -353,6 +419,8 @@ void Benchmark::Impl::WriterLoop() {
 
 Status Benchmark::Impl::Start(json meta) {
   meta_ = std::move(meta);
+  getrusage(RUSAGE_SELF, &self_at_open_);
+  getrusage(RUSAGE_CHILDREN, &children_at_open_);
   if (!joined_) {
     MetricIntervals intervals{};
     for (size_t m = 0; m < kMetricCount; ++m) {
@@ -437,12 +505,12 @@ Status Benchmark::Impl::Close(RunStatus status) {
   wake_cv_.notify_one();
   flushed_cv_.notify_all();
   if (writer_.joinable()) writer_.join();
-  uint64_t dropped = 0;
+  uint64_t dropped = dropped_by_retired_;
   for (auto& t : threads_) dropped += t->dropped.load();
+  const bool lost = failed_flushes_ > 0 &&
+                    (!events_.empty() || !pending_values_.empty() || !pending_artifacts_.empty());
   if (joined_) {
-    if (failed_flushes_ > 0 && !events_.empty()) {
-      return DatabaseError("scopes and values could not be stored: " + last_error_);
-    }
+    if (lost) return DatabaseError("scopes and values could not be stored: " + last_error_);
     return Status::Ok();
   }
   const int64_t end = MonotonicNs();
@@ -452,28 +520,41 @@ Status Benchmark::Impl::Close(RunStatus status) {
   Writer::Stats ws = sample_writer_->stats();
 
   // The process's own figures, less footprint's threads (stored beside them instead).
+  // Since Open(): the process's time before it (imports, start-up) is not the run's.
   rusage self, children;
   getrusage(RUSAGE_SELF, &self);
   getrusage(RUSAGE_CHILDREN, &children);
   auto secs = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
+  auto since = [&](const timeval& now, const timeval& then) { return secs(now) - secs(then); };
   const double monitor_user = secs(ws.usage.ru_utime) + secs(writer_usage_.ru_utime);
   const double monitor_sys = secs(ws.usage.ru_stime) + secs(writer_usage_.ru_stime);
   const double sampler_cpu = static_cast<double>(ss.cpu_ns) / 1e9;
   std::map<std::string, double> totals;
   totals["duration_s"] = static_cast<double>(end - t0_) / 1e9;
-  totals["cpu_user_s"] = secs(self.ru_utime) + secs(children.ru_utime) - monitor_user;
+  totals["cpu_user_s"] =
+      std::max(0.0, since(self.ru_utime, self_at_open_.ru_utime) +
+                        since(children.ru_utime, children_at_open_.ru_utime) - monitor_user);
   // The sampler reads kernel files: its CPU time is nearly all system time.
-  totals["cpu_system_s"] =
-      std::max(0.0, secs(self.ru_stime) + secs(children.ru_stime) - monitor_sys - sampler_cpu);
+  totals["cpu_system_s"] = std::max(0.0, since(self.ru_stime, self_at_open_.ru_stime) +
+                                             since(children.ru_stime, children_at_open_.ru_stime) -
+                                             monitor_sys - sampler_cpu);
   double max_process = std::max<double>(self.ru_maxrss, children.ru_maxrss) * 1024;
   totals["max_process_peak_bytes"] = max_process;
   totals["peak_memory_bytes"] =
       std::max(max_process, static_cast<double>(tree_->peak_tree_rss_bytes()));
-  totals["io_read_bytes"] = static_cast<double>(self.ru_inblock + children.ru_inblock) * 512;
-  totals["io_write_bytes"] = static_cast<double>(self.ru_oublock + children.ru_oublock) * 512;
+  totals["io_read_bytes"] =
+      static_cast<double>(self.ru_inblock + children.ru_inblock - self_at_open_.ru_inblock -
+                          children_at_open_.ru_inblock) *
+      512;
+  totals["io_write_bytes"] =
+      static_cast<double>(self.ru_oublock + children.ru_oublock - self_at_open_.ru_oublock -
+                          children_at_open_.ru_oublock) *
+      512;
   totals["monitor_cpu_s"] = monitor_user + monitor_sys + sampler_cpu;
   meta_["sources"] = {
-      {"cpu", "getrusage of the process and its waited-for children, less footprint's threads"},
+      {"cpu",
+       "getrusage of the process and its waited-for children since Open(), less footprint's "
+       "threads"},
       {"peak_memory", "process high-water mark (ru_maxrss), raised to the sampled sum of RSS"},
       {"monitor_memory", "footprint runs inside the process: its memory is part of the RSS"}};
   meta_["monitor"]["sampler"] = {
@@ -485,9 +566,7 @@ Status Benchmark::Impl::Close(RunStatus status) {
   run_.ended_at_ns = run_.started_at_ns + (end - t0_);
   run_.meta_json = meta_.dump();
   FP_RETURN_IF_ERROR(store_->FinishRun(run_, totals));
-  if (failed_flushes_ > 0 && !events_.empty()) {
-    return DatabaseError("some scopes and values could not be stored: " + last_error_);
-  }
+  if (lost) return DatabaseError("some scopes and values could not be stored: " + last_error_);
   return Status::Ok();
 }
 
@@ -581,8 +660,8 @@ void Benchmark::Log(std::string_view name, double value, std::optional<int64_t> 
   impl_->AddValue(std::move(r), internal::ThisThreadScopes(*this)->Innermost());
 }
 
-Status Benchmark::LogJson(std::string_view name, std::string_view text,
-                          std::optional<int64_t> step) {
+Status Benchmark::LogJson(std::string_view name, std::string_view text, std::optional<int64_t> step,
+                          std::optional<double> value) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
     return InvalidArgument("the value '" + std::string(name) + "' is not valid JSON");
@@ -590,6 +669,7 @@ Status Benchmark::LogJson(std::string_view name, std::string_view text,
   ValueRecord r;
   r.name = std::string(name);
   r.step = step;
+  r.value = value;
   r.data_json = doc.dump();
   impl_->AddValue(std::move(r), internal::ThisThreadScopes(*this)->Innermost());
   return Status::Ok();
@@ -657,7 +737,9 @@ Status Benchmark::Artifact(std::string_view name, const std::string& path) {
   }
   std::string absolute = path;
   if (!path.empty() && path[0] != '/') absolute = CurrentDir() + "/" + path;
-  return impl_->store_->PutArtifact({run_id(), std::string(name), absolute, hash.Hex(), size});
+  // Written by the writer thread, which owns the connection, in its next flush.
+  impl_->AddArtifact({run_id(), std::string(name), absolute, hash.Hex(), size});
+  return Status::Ok();
 }
 
 }  // namespace footprint

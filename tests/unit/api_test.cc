@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "api/sha256.h"
@@ -15,6 +16,8 @@
 #include "run/run_metadata.h"
 #include "test_util.h"
 #include "util/clock.h"
+#include "util/file.h"
+#include "util/proc_parse.h"
 
 namespace footprint {
 namespace {
@@ -317,6 +320,67 @@ TEST(Benchmark, FlushCommitsBeforeItReturns) {
   EXPECT_EQ((*reader)->ListValues((*bm)->run_id())->size(), 1u);
   ASSERT_TRUE((*bm)->Close().ok());
   EXPECT_TRUE((*bm)->Flush().ok());  // after Close: nothing to do, returns at once
+}
+
+}  // namespace
+}  // namespace footprint
+
+namespace footprint {
+namespace {
+
+int64_t VmRssBytes() {
+  auto status = ReadWholeFile("/proc/self/status");
+  return status.ok() ? FindKeyedValue(*status, "VmRSS").value_or(0) * 1024 : 0;
+}
+
+TEST(Benchmark, ShortLivedThreadsKeepTheirScopesButNotTheirMemory) {
+  testing::TempDir dir;
+  BenchmarkOptions o;
+  o.db = dir.File("fp.db");
+  o.join = false;
+  auto bm = Benchmark::Open(o);
+  ASSERT_TRUE(bm.ok());
+  static const ScopeName kTask("task");
+  const int64_t rss_before = VmRssBytes();
+  constexpr int kThreads = 200;
+  for (int i = 0; i < kThreads; ++i) {
+    std::thread([&] { Scope s(**bm, kTask); }).join();
+    if (i % 50 == 49) {
+      ASSERT_TRUE((*bm)->Flush().ok());  // retired rings are freed here
+    }
+  }
+  ASSERT_TRUE((*bm)->Flush().ok());
+  // 200 rings of 512 KiB would be 100 MiB; pages are touched only as used and freed after.
+  EXPECT_LT(VmRssBytes() - rss_before, 16 << 20);
+  ASSERT_TRUE((*bm)->Close().ok());
+  auto store = OpenStore(o.db, {.read_only = true});
+  auto scopes = (*store)->ListScopes((*bm)->run_id());
+  ASSERT_EQ(scopes->size(), size_t{kThreads});
+  std::set<int64_t> tids;
+  for (const auto& s : *scopes) tids.insert(s.thread);
+  EXPECT_GT(tids.size(), 1u);  // kernel thread ids, not one shared slot
+}
+
+TEST(Benchmark, TotalsStartAtOpenAndJsonCarriesAValue) {
+  const int64_t busy_until = MonotonicNs() + 300 * kNsPerMs;
+  volatile uint64_t x = 0;
+  while (MonotonicNs() < busy_until) x = x + 1;  // CPU spent before the run: not the run's
+  testing::TempDir dir;
+  BenchmarkOptions o;
+  o.db = dir.File("fp.db");
+  o.join = false;
+  auto bm = Benchmark::Open(o);
+  ASSERT_TRUE(bm.ok());
+  ASSERT_TRUE((*bm)->LogJson("trial", R"({"optimizer": "adam"})", 2, 0.25).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE((*bm)->Close().ok());
+  auto store = OpenStore(o.db, {.read_only = true});
+  auto totals = (*store)->LoadTotals((*bm)->run_id());
+  EXPECT_LT(totals->at("cpu_user_s") + totals->at("cpu_system_s"), 0.15);
+  auto values = (*store)->ListValues((*bm)->run_id());
+  ASSERT_EQ(values->size(), 1u);
+  EXPECT_EQ((*values)[0].value, std::optional<double>(0.25));
+  EXPECT_EQ(nlohmann::json::parse((*values)[0].data_json)["optimizer"], "adam");
 }
 
 }  // namespace
