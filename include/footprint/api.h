@@ -29,6 +29,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -158,6 +159,35 @@ class Scope {
  private:
   internal::ThreadScopes* scopes_;
   uint64_t handle_;
+};
+
+// A supervised block: a scope that also has the benchmark sample the given metrics at least
+// at the given intervals while it is open (UMLAUT's decorator with metric objects):
+//
+//   static const footprint::ScopeName kStep("training step");
+//   footprint::Supervised step(bm, kStep, {{footprint::MetricId::kMemory, 10'000'000},
+//                                         {footprint::MetricId::kCpu, 10'000'000}});
+//
+// Asking the sampler costs a few microseconds: use it for stages, not for tight loops.
+class Supervised {
+ public:
+  Supervised(Benchmark& bm, const ScopeName& name,
+             std::initializer_list<std::pair<MetricId, int64_t>> intervals)
+      : bm_(bm) {
+    for (const auto& [metric, ns] : intervals) tokens_.push_back(bm.RequestInterval(metric, ns));
+    handle_ = bm.BeginScope(name);
+  }
+  ~Supervised() {
+    bm_.EndScope(handle_);
+    for (uint64_t t : tokens_) bm_.ReleaseInterval(t);
+  }
+  Supervised(const Supervised&) = delete;
+  Supervised& operator=(const Supervised&) = delete;
+
+ private:
+  Benchmark& bm_;
+  std::vector<uint64_t> tokens_;
+  uint64_t handle_ = 0;
 };
 
 }  // namespace footprint

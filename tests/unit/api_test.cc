@@ -281,10 +281,10 @@ TEST(Benchmark, SupervisionSpeedsUpSamplingWhileHeld) {
   o.interval_ns = 100'000'000;
   auto bm = Benchmark::Open(o);
   ASSERT_TRUE(bm.ok());
-  uint64_t token = (*bm)->RequestInterval(MetricId::kMemory, 5'000'000);
-  EXPECT_NE(token, 0u);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  (*bm)->ReleaseInterval(token);
+  {
+    Supervised step(**bm, ScopeName("supervised step"), {{MetricId::kMemory, 5'000'000}});
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   ASSERT_TRUE((*bm)->Close().ok());
   auto store = OpenStore(o.db, {.read_only = true});
@@ -295,6 +295,7 @@ TEST(Benchmark, SupervisionSpeedsUpSamplingWhileHeld) {
   // ~60 memory samples while held against ~7 cpu samples over the whole 600 ms.
   EXPECT_GT(counts["memory"], 3 * counts["cpu"]) << counts["memory"] << " vs " << counts["cpu"];
   EXPECT_LE(counts["cpu"], 10u);
+  EXPECT_EQ((*store)->ListScopes((*bm)->run_id())->size(), 1u);
 }
 
 }  // namespace
