@@ -89,11 +89,15 @@ class [[nodiscard]] Result {
 
 }  // namespace footprint
 
-// Returns early from the enclosing function when `expr` (a Status) is not OK.
-#define FP_RETURN_IF_ERROR(expr)             \
-  do {                                       \
-    ::footprint::Status fp_status_ = (expr); \
-    if (!fp_status_.ok()) return fp_status_; \
+#define FP_STATUS_CONCAT_INNER(a, b) a##b
+#define FP_STATUS_CONCAT(a, b) FP_STATUS_CONCAT_INNER(a, b)
+// Returns early from the enclosing function when `expr` (a Status) is not OK. The variable is
+// named after the line so that a lambda inside `expr` may use the macro too.
+#define FP_RETURN_IF_ERROR(expr)                                         \
+  do {                                                                   \
+    ::footprint::Status FP_STATUS_CONCAT(fp_status_, __LINE__) = (expr); \
+    if (!FP_STATUS_CONCAT(fp_status_, __LINE__).ok())                    \
+      return FP_STATUS_CONCAT(fp_status_, __LINE__);                     \
   } while (0)
 
 #endif  // FOOTPRINT_STATUS_H_

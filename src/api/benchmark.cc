@@ -437,13 +437,12 @@ Status Benchmark::Impl::Start(json meta) {
     queue_ = std::make_unique<SampleQueue>(1 << 14);
     sampler_ = std::make_unique<Sampler>(std::move(probes), intervals, *queue_);
     std::vector<int64_t> ids;
-    for (const SeriesSpec& s : sampler_->series()) {
-      const MetricInfo& info = InfoOf(s.metric);
-      Result<int64_t> id = sample_store_->EnsureSeries(
-          {0, run_.id, std::string(info.name), std::string(info.unit), s.entity, std::nullopt});
-      if (!id.ok()) return id.status();
-      ids.push_back(*id);
-    }
+    FP_RETURN_IF_ERROR(sample_store_->InTransaction([&]() -> Status {
+      auto registered = RegisterSeries(*sample_store_, run_.id, sampler_->series());
+      if (!registered.ok()) return registered.status();
+      ids = std::move(registered).value();
+      return Status::Ok();
+    }));
     sample_writer_ =
         std::make_unique<Writer>(*sample_store_, *queue_, run_.id, options_.flush_interval_ns);
     sample_writer_->Start();

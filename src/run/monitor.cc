@@ -19,6 +19,8 @@
 #include "sampler/sampler.h"
 #include "store/writer.h"
 #include "util/clock.h"
+#include "util/file.h"
+#include "util/proc_parse.h"
 
 namespace footprint {
 namespace {
@@ -181,15 +183,14 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
 
   run.started_at_ns = RealtimeNs();
   run.meta_json = meta.dump();
-  FP_RETURN_IF_ERROR(store.CreateRun(run));
   std::vector<int64_t> series_ids;
-  for (const SeriesSpec& s : sampler.series()) {
-    const MetricInfo& info = InfoOf(s.metric);
-    Result<int64_t> id = store.EnsureSeries(
-        {0, run.id, std::string(info.name), std::string(info.unit), s.entity, std::nullopt});
-    if (!id.ok()) return id.status();
-    series_ids.push_back(*id);
-  }
+  FP_RETURN_IF_ERROR(store.InTransaction([&]() -> Status {  // one commit for run and series
+    FP_RETURN_IF_ERROR(store.CreateRun(run));
+    auto ids = RegisterSeries(store, run.id, sampler.series());
+    if (!ids.ok()) return ids.status();
+    series_ids = std::move(ids).value();
+    return Status::Ok();
+  }));
 
   // The environment tells a program using footprint's API which run it belongs to.
   std::string db_path = store.location();
@@ -321,12 +322,18 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
                      {"processes_reaped", usage.reaped}};
   if (cgroup && cgroup->has_cpu()) {
     if (auto us = cgroup->CpuUserSystemNs()) {
-      // The cgroup also holds processes nobody waited for and ones still running.
-      t["cpu_user_s"] = static_cast<double>(us->first) / 1e9;
-      t["cpu_system_s"] = static_cast<double>(us->second) / 1e9;
-      accounting["cgroup_user_s"] = t["cpu_user_s"];
-      accounting["cgroup_system_s"] = t["cpu_system_s"];
-      sources["cpu"] = cgroup->cpu_source();
+      // The cgroup's total is exact and also holds processes nobody waited for and ones still
+      // running. Its user/system split is approximate (the kernel attributes whole scheduler
+      // ticks), while rusage's is per process: keep rusage's proportions, scaled to the total.
+      const double cg_user = static_cast<double>(us->first) / 1e9;
+      const double cg_system = static_cast<double>(us->second) / 1e9;
+      const double total = cg_user + cg_system;
+      const double ru_total = usage.user_s + usage.system_s;
+      t["cpu_user_s"] = ru_total > 0 ? total * usage.user_s / ru_total : cg_user;
+      t["cpu_system_s"] = total - t["cpu_user_s"];
+      accounting["cgroup_user_s"] = cg_user;
+      accounting["cgroup_system_s"] = cg_system;
+      sources["cpu"] = cgroup->cpu_source() + " total, split as rusage";
     }
   }
   int64_t max_process = std::max(usage.max_rss_bytes, tree->peak_process_rss_bytes());
@@ -351,7 +358,12 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   rusage self;
   ::getrusage(RUSAGE_SELF, &self);
   t["monitor_cpu_s"] = Seconds(self.ru_utime) + Seconds(self.ru_stime);
-  t["monitor_peak_rss_bytes"] = static_cast<double>(self.ru_maxrss) * 1024;
+  // VmHWM, not ru_maxrss: the kernel starts a process's ru_maxrss at its parent's resident size
+  // when it was started with vfork/posix_spawn (as Python's subprocess does), so ru_maxrss
+  // could report the parent's memory as footprint's.
+  auto status = ReadWholeFile("/proc/self/status");
+  std::optional<int64_t> hwm_kib = status.ok() ? FindKeyedValue(*status, "VmHWM") : std::nullopt;
+  t["monitor_peak_rss_bytes"] = static_cast<double>(hwm_kib.value_or(self.ru_maxrss)) * 1024;
 
   Sampler::Stats ss = sampler.stats();
   Writer::Stats ws = writer.stats();

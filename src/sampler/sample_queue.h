@@ -21,14 +21,24 @@ namespace footprint {
 
 class SampleQueue {
  public:
-  explicit SampleQueue(size_t capacity) : capacity_(capacity) { queued_.reserve(capacity); }
+  // `early_drain` samples waiting wake the consumer before its deadline (see WaitUntil).
+  explicit SampleQueue(size_t capacity, size_t early_drain = 4096)
+      : capacity_(capacity), early_drain_(early_drain) {
+    queued_.reserve(capacity);
+  }
 
   void Push(std::span<const SamplePoint> batch) {
-    std::lock_guard<std::mutex> lock(mu_);
-    size_t room = capacity_ - queued_.size();
-    size_t n = batch.size() < room ? batch.size() : room;
-    queued_.insert(queued_.end(), batch.begin(), batch.begin() + static_cast<ptrdiff_t>(n));
-    dropped_ += batch.size() - n;
+    bool wake;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      size_t before = queued_.size();
+      size_t room = capacity_ - before;
+      size_t n = batch.size() < room ? batch.size() : room;
+      queued_.insert(queued_.end(), batch.begin(), batch.begin() + static_cast<ptrdiff_t>(n));
+      dropped_ += batch.size() - n;
+      wake = before < early_drain_ && queued_.size() >= early_drain_;
+    }
+    if (wake) cv_.notify_all();
   }
 
   // Moves everything queued into `out` (which must be empty; its capacity is recycled).
@@ -39,10 +49,11 @@ class SampleQueue {
     if (queued_.capacity() < capacity_) queued_.reserve(capacity_);
   }
 
-  // Waits until `deadline` or until Close() is called. Returns false once closed.
+  // Waits until `deadline`, until `early_drain` samples are waiting, or until Close() is
+  // called. Returns false once closed.
   bool WaitUntil(std::chrono::steady_clock::time_point deadline) {
     std::unique_lock<std::mutex> lock(mu_);
-    closed_cv_.wait_until(lock, deadline, [&] { return closed_; });
+    cv_.wait_until(lock, deadline, [&] { return closed_ || queued_.size() >= early_drain_; });
     return !closed_;
   }
 
@@ -51,7 +62,7 @@ class SampleQueue {
       std::lock_guard<std::mutex> lock(mu_);
       closed_ = true;
     }
-    closed_cv_.notify_all();
+    cv_.notify_all();
   }
 
   uint64_t dropped() const {
@@ -61,8 +72,9 @@ class SampleQueue {
 
  private:
   const size_t capacity_;
+  const size_t early_drain_;
   mutable std::mutex mu_;
-  std::condition_variable closed_cv_;
+  std::condition_variable cv_;
   std::vector<SamplePoint> queued_;
   uint64_t dropped_ = 0;
   bool closed_ = false;

@@ -175,4 +175,17 @@ void Sampler::Stop() {
 
 Sampler::Stats Sampler::stats() const { return stats_; }
 
+Result<std::vector<int64_t>> RegisterSeries(Store& store, const std::string& run_id,
+                                            const std::vector<SeriesSpec>& specs) {
+  std::vector<int64_t> ids;
+  for (const SeriesSpec& s : specs) {
+    const MetricInfo& info = InfoOf(s.metric);
+    Result<int64_t> id = store.EnsureSeries(
+        {0, run_id, std::string(info.name), std::string(info.unit), s.entity, std::nullopt});
+    if (!id.ok()) return id.status();
+    ids.push_back(*id);
+  }
+  return ids;
+}
+
 }  // namespace footprint

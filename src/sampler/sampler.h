@@ -90,6 +90,11 @@ class Sampler {
   std::array<uint32_t, kMetricCount> passes_of_{};
 };
 
+// Creates the series `specs` of run `run_id` in `store`; returns their ids in the same order
+// (what Sampler::Start takes). Call inside Store::InTransaction to commit them at once.
+Result<std::vector<int64_t>> RegisterSeries(Store& store, const std::string& run_id,
+                                            const std::vector<SeriesSpec>& specs);
+
 }  // namespace footprint
 
 #endif  // FOOTPRINT_SAMPLER_SAMPLER_H_

@@ -219,6 +219,8 @@ Status SqliteStore::Init(const StoreOptions& options) {
     FP_RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL", "cannot configure"));
   }
   FP_RETURN_IF_ERROR(Exec("PRAGMA foreign_keys=ON", "cannot configure"));
+  // Appends need little cache; the default 2 MiB grew footprint's resident set by as much.
+  FP_RETURN_IF_ERROR(Exec("PRAGMA cache_size=-256", "cannot configure"));
   FP_RETURN_IF_ERROR(Migrate());
   if (!read_only_) {
     if (insert_sample_.Prepare(

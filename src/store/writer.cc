@@ -47,11 +47,9 @@ void Writer::Flush() {
 
 void Writer::Loop() {
   pthread_setname_np(pthread_self(), "fp-writer");
-  auto next = std::chrono::steady_clock::now();
   const auto period = std::chrono::nanoseconds(flush_interval_ns_);
   while (true) {
-    next += period;
-    bool open = queue_.WaitUntil(next);
+    bool open = queue_.WaitUntil(std::chrono::steady_clock::now() + period);
     Flush();
     if (!open) break;
   }

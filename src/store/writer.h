@@ -1,7 +1,8 @@
 // Writer: the thread that moves samples from the queue into the store in batched
-// transactions, at least once per flush interval (default 250 ms, never more than 1 s), and
-// once more when stopped. A failed write keeps the batch and retries at the next flush, so a
-// briefly locked database loses nothing; errors are counted and the last one kept.
+// transactions, at least once per flush interval (default 500 ms, never more than 1 s), sooner
+// when the queue asks (thousands of samples waiting), and once more when stopped. A failed write
+// keeps the batch and retries at the next flush, so a briefly locked database loses nothing; errors
+// are counted and the last one kept.
 //
 // Thread-safety: Start/Stop from the controlling thread. The store is used only by the writer
 // thread between Start and Stop.

@@ -163,7 +163,7 @@ def test_live_run_shows_as_running_with_its_samples_so_far(tmp_path):
         assert s["run"]["status"] == "running"
         assert s["run"]["exit_code"] is None
         assert s["run"]["duration_s"] > 0.4
-        # Flushed at least every second (every 250 ms by default).
+        # Flushed at least every second (every 500 ms by default).
         assert metric(s, "memory")["count"] >= 10
         assert runs_json(db)[0]["status"] == "running"
         os.kill(proc.pid, signal.SIGTERM)
