@@ -33,7 +33,7 @@ struct MonitorOptions {
   MetricSet metrics = DefaultMetrics();
   int64_t interval_ns = 100'000'000;               // default sampling interval
   std::map<MetricId, int64_t> metric_interval_ns;  // per-metric overrides
-  int64_t flush_interval_ns = 250'000'000;         // at most 1 s
+  int64_t flush_interval_ns = 500'000'000;         // at most 1 s
   bool use_cgroup = true;  // use a cgroup of the run where the machine allows it
   bool record_git = true;  // git commit and dirty flag when cwd is in a repository
 };

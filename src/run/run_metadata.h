@@ -3,8 +3,8 @@
 #ifndef FOOTPRINT_RUN_RUN_METADATA_H_
 #define FOOTPRINT_RUN_RUN_METADATA_H_
 
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

@@ -1,0 +1,261 @@
+// Cost of one sample of footprint's probes (Google Benchmark).
+//
+// BM_TreeSample/N          ProcessTreeProbe::Sample over N idle processes (children of this
+//                          benchmark process, found by walking /proc/PID/task/TID/children,
+//                          which is what `footprint run --no-cgroup` does), every tree metric.
+// BM_TreeSampleNoIo/N      the same without io.read/io.write (so /proc/PID/io is not read).
+// BM_TreeSampleScan/N      the same with force_proc_scan: the tree is found by reading the
+//                          stat file of every process on the machine (kernels without
+//                          children files).
+// BM_TreeSampleCgroup/N    the same with the N processes in a cgroup of their own, enumerated
+//                          from its cgroup.procs and CPU from its cpu.stat (what `footprint
+//                          run` does by default). Skipped where no cgroup can be created.
+// BM_SystemSample          SystemProbe::Sample (/proc/stat and /proc/meminfo).
+// BM_PassAfterSleep/N/S    a whole pass's probe work (tree over N processes, walk mode, then
+//                          the system probe) taken after sleeping S µs, as the sampler does
+//                          between deadlines: thread CPU per pass, caches as cold as the sleep
+//                          leaves them (S = 0: back to back). Manual time = that CPU time.
+// BM_ProcFileRead/F        one pread of file F of an idle child (stat, io, children, ...) or
+//                          of the machine (/proc/stat, /proc/meminfo) through KernelFile,
+//                          the way the probes read them: where the per-process cost goes.
+//
+// Counters: `per_process` is the CPU time of one sample divided by N (seconds; the console
+// shows it with an SI prefix, e.g. 3.1u = 3.1 µs); `processes` is how many processes the
+// probe saw in its last sample (must equal N, else the benchmark reports an error).
+#include <benchmark/benchmark.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "footprint/metrics.h"
+#include "probe/cgroup.h"
+#include "probe/process_tree_probe.h"
+#include "probe/system_probe.h"
+#include "util/clock.h"
+
+extern char** environ;
+
+namespace footprint {
+namespace {
+
+// Discards what a probe emits (it must still be produced).
+class NullOut final : public SampleOut {
+ public:
+  void Add(int series, double value) override {
+    benchmark::DoNotOptimize(series);
+    benchmark::DoNotOptimize(value);
+    ++count_;
+  }
+  int64_t count() const { return count_; }
+
+ private:
+  int64_t count_ = 0;
+};
+
+// N idle `sleep` processes, children of this process; killed and reaped on destruction.
+class IdleChildren {
+ public:
+  explicit IdleChildren(int n) {
+    pids_.reserve(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      char arg0[] = "sleep";
+      char arg1[] = "100000";
+      char* argv[] = {arg0, arg1, nullptr};
+      pid_t pid = -1;
+      if (::posix_spawn(&pid, "/bin/sleep", nullptr, nullptr, argv, environ) != 0) {
+        ok_ = false;
+        return;
+      }
+      pids_.push_back(pid);
+    }
+  }
+  ~IdleChildren() {
+    for (pid_t p : pids_) ::kill(p, SIGKILL);
+    for (pid_t p : pids_) ::waitpid(p, nullptr, 0);
+  }
+  IdleChildren(const IdleChildren&) = delete;
+  IdleChildren& operator=(const IdleChildren&) = delete;
+
+  bool ok() const { return ok_; }
+  const std::vector<pid_t>& pids() const { return pids_; }
+
+ private:
+  std::vector<pid_t> pids_;
+  bool ok_ = true;
+};
+
+MetricSet TreeMetrics(bool with_io) {
+  MetricSet m = DefaultMetrics();
+  if (!with_io) {
+    m.reset(static_cast<size_t>(MetricId::kIoRead));
+    m.reset(static_cast<size_t>(MetricId::kIoWrite));
+  }
+  return m;
+}
+
+void RunTreeSample(benchmark::State& state, ProcessTreeProbe& probe, const MetricSet& metrics,
+                   int64_t n) {
+  NullOut out;
+  probe.Series(metrics);
+  // Warm up: the first sample opens every process's files; the steady state is measured.
+  probe.Sample(MonotonicNs(), metrics, out);
+  probe.Sample(MonotonicNs(), metrics, out);
+  if (probe.last_process_count() != n) {
+    state.SkipWithError(("the probe saw " + std::to_string(probe.last_process_count()) +
+                         " processes instead of " + std::to_string(n))
+                            .c_str());
+    return;
+  }
+  for (auto _ : state) {
+    probe.Sample(MonotonicNs(), metrics, out);
+  }
+  state.counters["processes"] = static_cast<double>(probe.last_process_count());
+  state.counters["per_process"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
+                                                     benchmark::Counter::kInvert);
+}
+
+void TreeSample(benchmark::State& state, bool with_io, bool scan) {
+  const int64_t n = state.range(0);
+  IdleChildren children(static_cast<int>(n));
+  if (!children.ok()) {
+    state.SkipWithError("cannot start the idle children");
+    return;
+  }
+  ProcessTreeProbe::Options opt;
+  opt.monitor_pid = ::getpid();
+  opt.force_proc_scan = scan;
+  ProcessTreeProbe probe(opt);
+  RunTreeSample(state, probe, TreeMetrics(with_io), n);
+}
+
+void BM_TreeSample(benchmark::State& state) { TreeSample(state, true, false); }
+void BM_TreeSampleNoIo(benchmark::State& state) { TreeSample(state, false, false); }
+void BM_TreeSampleScan(benchmark::State& state) { TreeSample(state, true, true); }
+
+void BM_TreeSampleCgroup(benchmark::State& state) {
+  static const CgroupSupport support = DetectCgroups();
+  auto cg = RunCgroup::Create(support, "footprint-bench-" + std::to_string(::getpid()));
+  if (!cg.ok()) {
+    state.SkipWithError(("no cgroup: " + cg.status().message()).c_str());
+    return;
+  }
+  const int64_t n = state.range(0);
+  {
+    IdleChildren children(static_cast<int>(n));
+    if (!children.ok()) {
+      state.SkipWithError("cannot start the idle children");
+      return;
+    }
+    for (pid_t pid : children.pids()) {
+      if (!(*cg)->Join(pid).ok()) {
+        state.SkipWithError("cannot move a child into the cgroup");
+        return;
+      }
+    }
+    ProcessTreeProbe::Options opt;
+    opt.monitor_pid = ::getpid();
+    opt.cgroup = cg->get();
+    ProcessTreeProbe probe(opt);
+    RunTreeSample(state, probe, TreeMetrics(true), n);
+  }  // children reaped before the cgroup is removed
+}
+
+void BM_SystemSample(benchmark::State& state) {
+  SystemProbe probe;
+  MetricSet metrics = DefaultMetrics();
+  probe.Series(metrics);
+  NullOut out;
+  probe.Sample(MonotonicNs(), metrics, out);
+  for (auto _ : state) {
+    probe.Sample(MonotonicNs(), metrics, out);
+  }
+  if (out.count() == 0) state.SkipWithError("the system probe emitted nothing");
+}
+
+void BM_PassAfterSleep(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const int64_t sleep_us = state.range(1);
+  IdleChildren children(static_cast<int>(n));
+  if (!children.ok()) {
+    state.SkipWithError("cannot start the idle children");
+    return;
+  }
+  ProcessTreeProbe::Options opt;
+  opt.monitor_pid = ::getpid();
+  ProcessTreeProbe tree(opt);
+  SystemProbe system;
+  const MetricSet metrics = DefaultMetrics();
+  tree.Series(metrics);
+  system.Series(metrics);
+  NullOut out;
+  for (int i = 0; i < 2; ++i) {
+    tree.Sample(MonotonicNs(), metrics, out);
+    system.Sample(MonotonicNs(), metrics, out);
+  }
+  if (tree.last_process_count() != n) {
+    state.SkipWithError("the probe did not see every child");
+    return;
+  }
+  const timespec pause = TimespecOf(sleep_us * 1000);
+  for (auto _ : state) {
+    if (sleep_us > 0) ::clock_nanosleep(CLOCK_MONOTONIC, 0, &pause, nullptr);
+    const int64_t cpu0 = ThreadCpuNs();
+    tree.Sample(MonotonicNs(), metrics, out);
+    system.Sample(MonotonicNs(), metrics, out);
+    state.SetIterationTime(static_cast<double>(ThreadCpuNs() - cpu0) / 1e9);
+  }
+}
+
+// One pread from offset 0 of an already open kernel file, as KernelFile::Read does.
+void BM_ProcFileRead(benchmark::State& state, const char* file) {
+  IdleChildren child(1);
+  if (!child.ok()) {
+    state.SkipWithError("cannot start the idle child");
+    return;
+  }
+  const std::string pid = std::to_string(child.pids()[0]);
+  std::string path = file;
+  if (path.rfind("/proc/", 0) != 0) {
+    path = "/proc/" + pid + "/" + (path == "children" ? "task/" + pid + "/children" : path);
+  }
+  KernelFile f(path);
+  if (!f.is_open()) {
+    state.SkipWithError(("cannot open " + path).c_str());
+    return;
+  }
+  static char buf[16384];
+  for (auto _ : state) {
+    std::string_view text = f.Read(buf, sizeof buf);
+    benchmark::DoNotOptimize(text.data());
+  }
+}
+
+BENCHMARK(BM_TreeSample)->Arg(1)->Arg(10)->Arg(100);
+BENCHMARK(BM_TreeSampleNoIo)->Arg(1)->Arg(10)->Arg(100);
+BENCHMARK(BM_TreeSampleScan)->Arg(1)->Arg(10)->Arg(100);
+BENCHMARK(BM_TreeSampleCgroup)->Arg(1)->Arg(10)->Arg(100);
+BENCHMARK(BM_SystemSample);
+// Fixed iteration counts: the sleeps, not the measured time, set how long these take.
+BENCHMARK(BM_PassAfterSleep)->Args({10, 0})->Iterations(20000)->UseManualTime();
+BENCHMARK(BM_PassAfterSleep)->Args({10, 1000})->Iterations(500)->UseManualTime();
+BENCHMARK(BM_PassAfterSleep)->Args({10, 10000})->Iterations(100)->UseManualTime();
+BENCHMARK(BM_PassAfterSleep)->Args({10, 100000})->Iterations(20)->UseManualTime();
+BENCHMARK_CAPTURE(BM_ProcFileRead, stat, "stat");
+BENCHMARK_CAPTURE(BM_ProcFileRead, io, "io");
+BENCHMARK_CAPTURE(BM_ProcFileRead, children, "children");
+BENCHMARK_CAPTURE(BM_ProcFileRead, statm, "statm");
+BENCHMARK_CAPTURE(BM_ProcFileRead, status, "status");
+BENCHMARK_CAPTURE(BM_ProcFileRead, proc_stat, "/proc/stat");
+BENCHMARK_CAPTURE(BM_ProcFileRead, proc_meminfo, "/proc/meminfo");
+
+}  // namespace
+}  // namespace footprint
+
+BENCHMARK_MAIN();
