@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "footprint/store.h"
 #include "store/schema.h"
@@ -106,6 +107,17 @@ class SqliteStore final : public Store {
  private:
   // An error from the last call on db_, phrased for people.
   Status Error(std::string_view doing) const;
+  // Runs a read query whose one parameter (if any) is `key`, calling `row` for each row.
+  template <typename Key, typename RowFn>
+  Status Query(const std::string& sql, const Key& key, RowFn row) {
+    Stmt s;
+    if (s.Prepare(db_, sql) != SQLITE_OK) return Error("cannot read");
+    if constexpr (!std::is_same_v<Key, std::nullopt_t>) s.Bind(1, key);
+    int rc;
+    while ((rc = s.Step()) == SQLITE_ROW) row(s);
+    if (rc != SQLITE_DONE) return Error("cannot read");
+    return Status::Ok();
+  }
   Status Exec(std::string_view sql, std::string_view doing);
   Status Migrate();
   static RunRecord ReadRun(const Stmt& s);
@@ -428,56 +440,38 @@ Status SqliteStore::PutArtifact(const ArtifactRecord& r) {
 }
 
 Result<std::vector<ScopeRecord>> SqliteStore::ListScopes(const std::string& run_id) {
-  Stmt s;
-  if (s.Prepare(db_,
-                "SELECT id, run_id, parent_id, name, thread, start_ns, end_ns FROM scopes "
-                "WHERE run_id = ? ORDER BY start_ns, id") != SQLITE_OK) {
-    return Error("cannot read");
-  }
-  s.Bind(1, run_id);
   std::vector<ScopeRecord> out;
-  int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) {
-    out.push_back({s.Int(0), s.Text(1), s.OptInt(2), s.Text(3), s.Int(4), s.Int(5), s.OptInt(6)});
-  }
-  if (rc != SQLITE_DONE) return Error("cannot read");
+  FP_RETURN_IF_ERROR(
+      Query("SELECT id, run_id, parent_id, name, thread, start_ns, end_ns FROM scopes "
+            "WHERE run_id = ? ORDER BY start_ns, id",
+            run_id, [&](const Stmt& s) {
+              out.push_back(
+                  {s.Int(0), s.Text(1), s.OptInt(2), s.Text(3), s.Int(4), s.Int(5), s.OptInt(6)});
+            }));
   return out;
 }
 
 Result<std::vector<ValueRecord>> SqliteStore::ListValues(const std::string& run_id) {
-  Stmt s;
-  if (s.Prepare(db_,
-                "SELECT run_id, scope_id, name, step, t_ns, value, data FROM run_values "
-                "WHERE run_id = ? ORDER BY name, step, t_ns, id") != SQLITE_OK) {
-    return Error("cannot read");
-  }
-  s.Bind(1, run_id);
   std::vector<ValueRecord> out;
-  int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) {
-    ValueRecord v{s.Text(0), s.OptInt(1),  s.Text(2), s.OptInt(3),
-                  s.Int(4),  std::nullopt, s.Text(6)};
-    if (!s.IsNull(5)) v.value = s.Real(5);
-    out.push_back(std::move(v));
-  }
-  if (rc != SQLITE_DONE) return Error("cannot read");
+  FP_RETURN_IF_ERROR(
+      Query("SELECT run_id, scope_id, name, step, t_ns, value, data FROM run_values "
+            "WHERE run_id = ? ORDER BY name, step, t_ns, id",
+            run_id, [&](const Stmt& s) {
+              ValueRecord v{s.Text(0), s.OptInt(1),  s.Text(2), s.OptInt(3),
+                            s.Int(4),  std::nullopt, s.Text(6)};
+              if (!s.IsNull(5)) v.value = s.Real(5);
+              out.push_back(std::move(v));
+            }));
   return out;
 }
 
 Result<std::vector<ArtifactRecord>> SqliteStore::ListArtifacts(const std::string& run_id) {
-  Stmt s;
-  if (s.Prepare(db_,
-                "SELECT run_id, name, path, sha256, size FROM artifacts WHERE run_id = ? "
-                "ORDER BY name") != SQLITE_OK) {
-    return Error("cannot read");
-  }
-  s.Bind(1, run_id);
   std::vector<ArtifactRecord> out;
-  int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) {
-    out.push_back({s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Int(4)});
-  }
-  if (rc != SQLITE_DONE) return Error("cannot read");
+  FP_RETURN_IF_ERROR(
+      Query("SELECT run_id, name, path, sha256, size FROM artifacts WHERE run_id = ? ORDER BY name",
+            run_id, [&](const Stmt& s) {
+              out.push_back({s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Int(4)});
+            }));
   return out;
 }
 
@@ -509,88 +503,54 @@ RunRecord SqliteStore::ReadRun(const Stmt& s) {
 }
 
 Result<std::vector<RunRecord>> SqliteStore::ListRuns() {
-  Stmt s;
-  if (s.Prepare(db_, "SELECT " + std::string(kRunColumns) +
-                         " FROM runs ORDER BY started_at_ns, id") != SQLITE_OK) {
-    return Error("cannot read");
-  }
   std::vector<RunRecord> runs;
-  int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) runs.push_back(ReadRun(s));
-  if (rc != SQLITE_DONE) return Error("cannot read");
+  FP_RETURN_IF_ERROR(
+      Query("SELECT " + std::string(kRunColumns) + " FROM runs ORDER BY started_at_ns, id",
+            std::nullopt, [&](const Stmt& s) { runs.push_back(ReadRun(s)); }));
   return runs;
 }
 
 Result<RunRecord> SqliteStore::GetRun(const std::string& id) {
-  Stmt s;
-  if (s.Prepare(db_, "SELECT " + std::string(kRunColumns) + " FROM runs WHERE id = ?") !=
-      SQLITE_OK) {
-    return Error("cannot read");
-  }
-  s.Bind(1, id);
-  int rc = s.Step();
-  if (rc == SQLITE_DONE) return NotFound("no run " + id + " in " + path_);
-  if (rc != SQLITE_ROW) return Error("cannot read");
-  return ReadRun(s);
+  std::optional<RunRecord> run;
+  FP_RETURN_IF_ERROR(Query("SELECT " + std::string(kRunColumns) + " FROM runs WHERE id = ?", id,
+                           [&](const Stmt& s) { run = ReadRun(s); }));
+  if (!run) return NotFound("no run " + id + " in " + path_);
+  return std::move(*run);
 }
 
 Result<std::vector<SeriesRecord>> SqliteStore::ListSeries(const std::string& run_id) {
-  Stmt s;
-  if (s.Prepare(db_,
-                "SELECT id, run_id, metric, unit, entity, scope_id FROM series WHERE run_id = ? "
-                "ORDER BY id") != SQLITE_OK) {
-    return Error("cannot read");
-  }
-  s.Bind(1, run_id);
   std::vector<SeriesRecord> out;
-  int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) {
-    out.push_back({s.Int(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.OptInt(5)});
-  }
-  if (rc != SQLITE_DONE) return Error("cannot read");
+  FP_RETURN_IF_ERROR(Query(
+      "SELECT id, run_id, metric, unit, entity, scope_id FROM series WHERE run_id = ? ORDER BY id",
+      run_id, [&](const Stmt& s) {
+        out.push_back({s.Int(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.OptInt(5)});
+      }));
   return out;
 }
 
 Result<std::vector<double>> SqliteStore::LoadValues(int64_t series_id,
                                                     std::vector<int64_t>* times) {
-  Stmt s;
-  if (s.Prepare(db_, "SELECT t_ns, value FROM samples WHERE series_id = ? ORDER BY t_ns") !=
-      SQLITE_OK) {
-    return Error("cannot read");
-  }
-  s.Bind(1, series_id);
   std::vector<double> values;
-  int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) {
-    if (times) times->push_back(s.Int(0));
-    values.push_back(s.Real(1));
-  }
-  if (rc != SQLITE_DONE) return Error("cannot read");
+  FP_RETURN_IF_ERROR(Query("SELECT t_ns, value FROM samples WHERE series_id = ? ORDER BY t_ns",
+                           series_id, [&](const Stmt& s) {
+                             if (times) times->push_back(s.Int(0));
+                             values.push_back(s.Real(1));
+                           }));
   return values;
 }
 
 Result<std::optional<int64_t>> SqliteStore::LastSampleTime(const std::string& run_id) {
-  Stmt s;
-  if (s.Prepare(db_,
-                "SELECT max(t_ns) FROM samples WHERE series_id IN "
-                "(SELECT id FROM series WHERE run_id = ?)") != SQLITE_OK) {
-    return Error("cannot read");
-  }
-  s.Bind(1, run_id);
-  if (s.Step() != SQLITE_ROW) return Error("cannot read");
-  return s.OptInt(0);
+  std::optional<int64_t> last;
+  FP_RETURN_IF_ERROR(Query(
+      "SELECT max(t_ns) FROM samples WHERE series_id IN (SELECT id FROM series WHERE run_id = ?)",
+      run_id, [&](const Stmt& s) { last = s.OptInt(0); }));
+  return last;
 }
 
 Result<std::map<std::string, double>> SqliteStore::LoadTotals(const std::string& run_id) {
-  Stmt s;
-  if (s.Prepare(db_, "SELECT name, value FROM run_totals WHERE run_id = ?") != SQLITE_OK) {
-    return Error("cannot read");
-  }
-  s.Bind(1, run_id);
   std::map<std::string, double> out;
-  int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) out[s.Text(0)] = s.Real(1);
-  if (rc != SQLITE_DONE) return Error("cannot read");
+  FP_RETURN_IF_ERROR(Query("SELECT name, value FROM run_totals WHERE run_id = ?", run_id,
+                           [&](const Stmt& s) { out[s.Text(0)] = s.Real(1); }));
   return out;
 }
 
