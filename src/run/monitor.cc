@@ -192,6 +192,17 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
     return Status::Ok();
   }));
 
+  // From here on the run exists: if footprint fails before the command starts, the run is
+  // stored as failed with the reason (never left 'running', to be taken for interrupted).
+  auto abandon = [&](Status st) -> Status {
+    run.status = RunStatus::kFailed;
+    run.ended_at_ns = RealtimeNs();
+    meta["launch_error"] = st.message();
+    run.meta_json = meta.dump();
+    (void)store.FinishRun(run, {});
+    return st;
+  };
+
   // The environment tells a program using footprint's API which run it belongs to.
   std::string db_path = store.location();
   if (!db_path.empty() && db_path[0] != '/') db_path = CurrentDir() + "/" + db_path;
@@ -204,13 +215,14 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   SignalScope signals;
   int gate[2], report[2];
   if (::pipe2(gate, O_CLOEXEC) != 0 || ::pipe2(report, O_CLOEXEC) != 0) {
-    return IoError(std::string("cannot create a pipe: ") + std::strerror(errno));
+    return abandon(IoError(std::string("cannot create a pipe: ") + std::strerror(errno)));
   }
   pid_t child = ::fork();
   if (child < 0) {
     int err = errno;
     for (int fd : {gate[0], gate[1], report[0], report[1]}) ::close(fd);
-    return IoError(std::string("cannot start the command: fork failed: ") + std::strerror(err));
+    return abandon(
+        IoError(std::string("cannot start the command: fork failed: ") + std::strerror(err)));
   }
   if (child == 0) {
     ChildExec(argv.data(), signals.old_mask(), join_env, gate[0], report[1]);
@@ -224,7 +236,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
       CloseFd(gate[1]);  // the child reads end-of-file and exits without running the command
       CloseFd(report[0]);
       ::waitpid(child, nullptr, 0);
-      return st;
+      return abandon(st);
     }
   }
 
@@ -239,7 +251,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
     CloseFd(gate[1]);  // the child reads EOF and exits without running the command
     CloseFd(report[0]);
     ::waitpid(child, nullptr, 0);
-    return InternalError(std::string("cannot start footprint's threads: ") + e.what());
+    return abandon(InternalError(std::string("cannot start footprint's threads: ") + e.what()));
   }
   (void)!::write(gate[1], &t0, sizeof t0);
   CloseFd(gate[1]);
