@@ -158,13 +158,22 @@ void PrintRun(const RunSummary& s, std::ostream& out) {
   out << text.substr(text.find('\n') + 1);
 
   if (!s.metrics.empty()) {
-    out << "\nsamples (a scope row counts only the samples taken while it was open)\n";
-    Table m({"metric", "entity", "scope", "count", "min", "mean", "p50", "p95", "max"},
-            {3, 4, 5, 6, 7, 8});
+    // The scope column only when the run has scopes.
+    const bool scoped = !s.scopes.empty();
+    out << (scoped ? "\nsamples (a scope row counts only the samples taken while it was open)\n"
+                   : "\nsamples\n");
+    std::vector<std::string> header = {"metric", "entity", "count", "min",
+                                       "mean",   "p50",    "p95",   "max"};
+    if (scoped) header.insert(header.begin() + 2, "scope");
+    Table m(header,
+            scoped ? std::vector<size_t>{3, 4, 5, 6, 7, 8} : std::vector<size_t>{2, 3, 4, 5, 6, 7});
     for (const MetricSummary& ms : s.metrics) {
       auto f = [&](double v) { return ms.count ? FormatValue(ms.unit, v) : "-"; };
-      m.Add({ms.metric, ms.entity, ms.scope, std::to_string(ms.count), f(ms.min), f(ms.mean),
-             f(ms.p50), f(ms.p95), f(ms.max)});
+      std::vector<std::string> cells = {ms.metric, ms.entity,  std::to_string(ms.count),
+                                        f(ms.min), f(ms.mean), f(ms.p50),
+                                        f(ms.p95), f(ms.max)};
+      if (scoped) cells.insert(cells.begin() + 2, ms.scope);
+      m.Add(std::move(cells));
     }
     m.Print(out, "  ");
   }
