@@ -107,6 +107,17 @@ class SqliteStore final : public Store {
  private:
   // An error from the last call on db_, phrased for people.
   Status Error(std::string_view doing) const;
+  // Prepares `s` on first use (statements kept for the writer's repeated inserts).
+  Status PrepareOnce(Stmt& s, std::string_view sql) {
+    if (!s.get() && s.Prepare(db_, sql) != SQLITE_OK) return Error("cannot write to");
+    return Status::Ok();
+  }
+  // Steps a bound write statement once, resets it for its next use, and checks that it ran.
+  Status StepWrite(Stmt& s, std::string_view doing) {
+    int rc = s.Step();
+    s.Reset();
+    return rc == SQLITE_DONE ? Status::Ok() : Error(doing);
+  }
   // Runs a read query whose one parameter (if any) is `key`, calling `row` for each row.
   template <typename Key, typename RowFn>
   Status Query(const std::string& sql, const Key& key, RowFn row) {
@@ -298,16 +309,11 @@ Status SqliteStore::Append(const std::string& run_id, std::span<const SamplePoin
       insert_sample_.Bind(1, p.series_id);
       insert_sample_.Bind(2, p.t_ns);
       insert_sample_.Bind(3, p.value);
-      int rc = insert_sample_.Step();
-      insert_sample_.Reset();
-      if (rc != SQLITE_DONE) return Error("cannot write samples to");
+      FP_RETURN_IF_ERROR(StepWrite(insert_sample_, "cannot write samples to"));
     }
     heartbeat_.Bind(1, heartbeat_ns);
     heartbeat_.Bind(2, run_id);
-    int rc = heartbeat_.Step();
-    heartbeat_.Reset();
-    if (rc != SQLITE_DONE) return Error("cannot write to");
-    return Status::Ok();
+    return StepWrite(heartbeat_, "cannot write to");
   });
 }
 
@@ -336,9 +342,7 @@ Status SqliteStore::FinishRun(const RunRecord& run, const std::map<std::string, 
       tot.Bind(1, run.id);
       tot.Bind(2, name);
       tot.Bind(3, value);
-      int rc = tot.Step();
-      tot.Reset();
-      if (rc != SQLITE_DONE) return Error("cannot write totals to");
+      FP_RETURN_IF_ERROR(StepWrite(tot, "cannot write totals to"));
     }
     return Status::Ok();
   });
@@ -368,44 +372,30 @@ Status SqliteStore::InTransaction(const std::function<Status()>& body) {
 }
 
 Result<int64_t> SqliteStore::InsertScope(const ScopeRecord& r) {
-  if (!insert_scope_.get() &&
-      insert_scope_.Prepare(db_,
-                            "INSERT INTO scopes(run_id, parent_id, name, thread, start_ns, end_ns) "
-                            "VALUES (?,?,?,?,?,?)") != SQLITE_OK) {
-    return Error("cannot write to");
-  }
+  FP_RETURN_IF_ERROR(PrepareOnce(insert_scope_,
+                                 "INSERT INTO scopes(run_id, parent_id, name, thread, start_ns, "
+                                 "end_ns) VALUES (?,?,?,?,?,?)"));
   insert_scope_.Bind(1, r.run_id);
   insert_scope_.BindOpt(2, r.parent_id);
   insert_scope_.Bind(3, r.name);
   insert_scope_.Bind(4, r.thread);
   insert_scope_.Bind(5, r.start_ns);
   insert_scope_.BindOpt(6, r.end_ns);
-  int rc = insert_scope_.Step();
-  insert_scope_.Reset();
-  if (rc != SQLITE_DONE) return Error("cannot write scopes to");
+  FP_RETURN_IF_ERROR(StepWrite(insert_scope_, "cannot write scopes to"));
   return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
 }
 
 Status SqliteStore::EndScope(int64_t scope_id, int64_t end_ns) {
-  if (!end_scope_.get() &&
-      end_scope_.Prepare(db_, "UPDATE scopes SET end_ns = ? WHERE id = ?") != SQLITE_OK) {
-    return Error("cannot write to");
-  }
+  FP_RETURN_IF_ERROR(PrepareOnce(end_scope_, "UPDATE scopes SET end_ns = ? WHERE id = ?"));
   end_scope_.Bind(1, end_ns);
   end_scope_.Bind(2, scope_id);
-  int rc = end_scope_.Step();
-  end_scope_.Reset();
-  if (rc != SQLITE_DONE) return Error("cannot write scopes to");
-  return Status::Ok();
+  return StepWrite(end_scope_, "cannot write scopes to");
 }
 
 Status SqliteStore::InsertValue(const ValueRecord& r) {
-  if (!insert_value_.get() &&
-      insert_value_.Prepare(db_,
-                            "INSERT INTO run_values(run_id, scope_id, name, step, t_ns, value, "
-                            "data) VALUES (?,?,?,?,?,?,?)") != SQLITE_OK) {
-    return Error("cannot write to");
-  }
+  FP_RETURN_IF_ERROR(PrepareOnce(insert_value_,
+                                 "INSERT INTO run_values(run_id, scope_id, name, step, t_ns, "
+                                 "value, data) VALUES (?,?,?,?,?,?,?)"));
   insert_value_.Bind(1, r.run_id);
   insert_value_.BindOpt(2, r.scope_id);
   insert_value_.Bind(3, r.name);
@@ -417,10 +407,7 @@ Status SqliteStore::InsertValue(const ValueRecord& r) {
     insert_value_.BindNull(6);
   }
   r.data_json.empty() ? insert_value_.BindNull(7) : insert_value_.Bind(7, r.data_json);
-  int rc = insert_value_.Step();
-  insert_value_.Reset();
-  if (rc != SQLITE_DONE) return Error("cannot write values to");
-  return Status::Ok();
+  return StepWrite(insert_value_, "cannot write values to");
 }
 
 Status SqliteStore::PutArtifact(const ArtifactRecord& r) {
