@@ -19,16 +19,32 @@
 namespace footprint {
 
 enum class MetricId : uint8_t {
-  kCpu,          // % of one core, whole process tree, over the last interval
-  kMemory,       // bytes, sum of RSS of the tree
-  kThreads,      // count of live threads in the tree
-  kProcesses,    // count of live (non-zombie) processes in the tree
-  kIoRead,       // bytes/s read from storage by the tree
-  kIoWrite,      // bytes/s written to storage by the tree
-  kSysCpu,       // % of one core, whole machine
-  kSysMemory,    // bytes in use on the whole machine (MemTotal - MemAvailable)
-  kSampleCost,   // µs footprint spent taking one sample (all probes)
-  kSampleDelay,  // µs between a sample's deadline and when it was taken
+  kCpu,        // % of one core, whole process tree, over the last interval
+  kMemory,     // bytes, sum of RSS of the tree
+  kThreads,    // count of live threads in the tree
+  kProcesses,  // count of live (non-zombie) processes in the tree
+  kIoRead,     // bytes/s read from storage by the tree
+  kIoWrite,    // bytes/s written to storage by the tree
+  kSysCpu,     // % of one core, whole machine
+  kSysMemory,  // bytes in use on the whole machine (MemTotal - MemAvailable)
+  // Per GPU ('gpu:N') and MIG instance ('gpu:N/mig:M'), from NVML.
+  kGpu,             // % device utilisation
+  kGpuTree,         // % SM utilisation of the tree's processes (where NVML reports it)
+  kGpuMemory,       // bytes of device memory used
+  kGpuMemoryTree,   // bytes of device memory used by the tree's processes
+  kGpuPower,        // W board power
+  kGpuEnergy,       // J since run start (energy counter, else power integrated)
+  kGpuEnergyTree,   // J since run start attributed to the tree by its SM share (estimate)
+  kGpuSmClock,      // MHz
+  kGpuTemperature,  // °C
+  // Opt-in: the machine-wide RAPL counters and the tree's hardware counters.
+  kEnergyCpu,         // J since run start, RAPL package domains
+  kEnergyDram,        // J since run start, RAPL DRAM domains
+  kPerfInstructions,  // 1/s instructions retired by the tree
+  kPerfCycles,        // 1/s CPU cycles of the tree
+  kPerfCacheMisses,   // 1/s last-level cache misses of the tree
+  kSampleCost,        // µs footprint spent taking one sample (all probes)
+  kSampleDelay,       // µs between a sample's deadline and when it was taken
   kCount,
 };
 
@@ -39,8 +55,9 @@ struct MetricInfo {
   MetricId id;
   std::string_view name;
   std::string_view unit;
-  std::string_view entity;  // 'tree', 'system' or 'monitor'
+  std::string_view entity;  // 'tree', 'system', 'gpu' (one series per device) or 'monitor'
   std::string_view meaning;
+  bool opt_in = false;  // sampled only when asked for with -m (costlier or needs privileges)
 };
 
 // The whole catalogue, indexed by MetricId.
@@ -51,10 +68,12 @@ inline const MetricInfo& InfoOf(MetricId id) { return MetricCatalogue()[static_c
 // Looks a metric up by its stable name. NotFound (listing the known names) if unknown.
 Result<MetricId> MetricByName(std::string_view name);
 
-// Parses a comma-separated list such as "cpu,memory"; "all" selects every metric.
+// Parses a comma-separated list such as "cpu,memory"; "default" selects DefaultMetrics(),
+// "all" every metric including the opt-in ones, and a prefix ending in '*' ("gpu*",
+// "perf.*") every metric whose name starts with it.
 Result<MetricSet> ParseMetricList(std::string_view list);
 
-// The metrics `footprint run` samples when -m is not given: all of them.
+// The metrics `footprint run` samples when -m is not given: all but the opt-in ones.
 MetricSet DefaultMetrics();
 
 }  // namespace footprint

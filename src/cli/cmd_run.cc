@@ -78,7 +78,8 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
   cmd->add_option("--tag", args->tags, "KEY=VALUE label, repeatable");
   cmd->add_option("--param", args->params, "KEY=VALUE parameter of the run, repeatable");
   cmd->add_option("-m,--metrics", args->metrics,
-                  "comma-separated metrics to sample (default: all; see docs/metrics.md)");
+                  "comma-separated metrics to sample: names, prefixes such as gpu* or perf.*, "
+                  "default (all but the opt-in energy.* and perf.*) or all; see docs/metrics.md");
   cmd->add_option("-i,--interval", args->intervals,
                   "sampling interval for all metrics (e.g. 10ms; default 100ms; at least 1ms), "
                   "or METRIC=INTERVAL for one metric; repeatable");

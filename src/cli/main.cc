@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <iostream>
+#include <utility>
 
 #include "cli/cli.h"
 #include "footprint/store.h"
@@ -51,31 +52,37 @@ int Main(int argc, char** argv) {
       break;
     }
   }
-  Action run = AddRun(app, command);
-  Action runs = AddRuns(app);
-  Action show = AddShow(app);
-  Action doctor = AddDoctor(app);
+  // Subcommands in the order --help lists them.
+  const std::pair<std::string, Action> actions[] = {
+      {"run", AddRun(app, command)},
+      {"runs", AddRuns(app)},
+      {"show", AddShow(app)},
+      {"doctor", AddDoctor(app)},
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     bool in_run = argc > 1 && std::strcmp(argv[1], "run") == 0;
     bool known = false;  // point to the subcommand's own help only if it exists
-    for (const CLI::App* sub : app.get_subcommands({}))
-      known |= argc > 1 && sub->get_name() == argv[1];
+    std::string names;
+    for (const auto& [name, action] : actions) {
+      known |= argc > 1 && name == argv[1];
+      names += (names.empty() ? "" : ", ") + name;
+    }
     if (!known && argc > 1 && argv[1][0] != '-') {
-      std::cerr << "footprint: unknown subcommand '" << argv[1]
-                << "' (run, runs, show, doctor); see footprint --help\n";
+      std::cerr << "footprint: unknown subcommand '" << argv[1] << "' (" << names
+                << "); see footprint --help\n";
     } else {
       std::cerr << "footprint: " << e.what() << "; see footprint "
                 << (known ? std::string(argv[1]) + " " : "") << "--help\n";
     }
     return in_run ? kExitRunFailed : kExitUsage;
   }
-  if (app.got_subcommand("run")) return run();
-  if (app.got_subcommand("runs")) return runs();
-  if (app.got_subcommand("show")) return show();
-  return doctor();
+  for (const auto& [name, action] : actions) {
+    if (app.got_subcommand(name)) return action();
+  }
+  return kExitUsage;  // unreachable: require_subcommand(1)
 }
 
 }  // namespace footprint::cli

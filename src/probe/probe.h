@@ -7,7 +7,11 @@
 #ifndef FOOTPRINT_PROBE_PROBE_H_
 #define FOOTPRINT_PROBE_PROBE_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,7 +22,14 @@ namespace footprint {
 
 struct SeriesSpec {
   MetricId metric;
-  std::string entity;  // 'tree', 'system', 'monitor', later 'gpu:0' ...
+  std::string entity;  // 'tree', 'system', 'monitor', 'gpu:0', 'gpu:0/mig:1' ...
+};
+
+// What a probe reports about the run once sampling has stopped.
+struct ProbeFindings {
+  std::map<std::string, double>& totals;  // run totals, names as in docs/metrics.md
+  nlohmann::json& meta;                   // the run's metadata; a probe writes under its own key
+  std::vector<std::string>& warnings;     // shown to the user after the run
 };
 
 // Where a probe writes one sample's values: `series` indexes the vector Series() returned.
@@ -38,6 +49,13 @@ class Probe {
   virtual std::vector<SeriesSpec> Series(const MetricSet& wanted) = 0;
   // Samples the `due` metrics at monotonic time now_ns.
   virtual void Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) = 0;
+  // Called once on the monitor's thread after Series(), when the command exists but waits at
+  // the start gate and sampling has not started: for probes that follow the command's
+  // processes themselves (hardware counters inherited by its children).
+  virtual void AttachToCommand(pid_t /*command*/) {}
+  // Called once after sampling stopped: totals, metadata (what was measured how, what could
+  // not be and why) and warnings.
+  virtual void Finish(ProbeFindings& /*findings*/) {}
 };
 
 }  // namespace footprint

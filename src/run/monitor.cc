@@ -240,6 +240,8 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
     }
   }
 
+  for (Probe* probe : sampler.probes()) probe->AttachToCommand(child);
+
   Writer writer(store, queue, run.id, opt.flush_interval_ns);
   int64_t t0 = 0;
   try {
@@ -376,6 +378,9 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   auto status = ReadWholeFile("/proc/self/status");
   std::optional<int64_t> hwm_kib = status.ok() ? FindKeyedValue(*status, "VmHWM") : std::nullopt;
   t["monitor_peak_rss_bytes"] = static_cast<double>(hwm_kib.value_or(self.ru_maxrss)) * 1024;
+
+  ProbeFindings findings{t, meta, out.warnings};
+  for (Probe* probe : sampler.probes()) probe->Finish(findings);
 
   Sampler::Stats ss = sampler.stats();
   Writer::Stats ws = writer.stats();

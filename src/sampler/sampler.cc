@@ -76,6 +76,12 @@ Sampler::Sampler(std::vector<std::unique_ptr<Probe>> probes, const MetricInterva
   batch_.reserve(series_.size());
 }
 
+std::vector<Probe*> Sampler::probes() const {
+  std::vector<Probe*> out;
+  for (const ProbeSlot& slot : probes_) out.push_back(slot.probe.get());
+  return out;
+}
+
 Sampler::~Sampler() {
   if (thread_.joinable()) Stop();
 }

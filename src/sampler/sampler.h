@@ -44,6 +44,8 @@ class Sampler {
 
   // All series to register, in order: each probe's, then the sampler's own.
   const std::vector<SeriesSpec>& series() const { return series_; }
+  // The probes, for AttachToCommand before Start and Finish after Stop.
+  std::vector<Probe*> probes() const;
 
   // Starts the thread; the first pass runs at t0_ns (monotonic). `series_ids` parallels
   // series(). Must be called once.

@@ -18,6 +18,28 @@ const std::array<MetricInfo, kMetricCount>& MetricCatalogue() {
       {MetricId::kSysCpu, "sys.cpu", "%", "system", "CPU use of the machine; 100 = one core"},
       {MetricId::kSysMemory, "sys.memory", "bytes", "system",
        "memory in use on the machine (MemTotal - MemAvailable)"},
+      {MetricId::kGpu, "gpu", "%", "gpu", "device utilisation (time a kernel was running)"},
+      {MetricId::kGpuTree, "gpu.tree", "%", "gpu",
+       "SM utilisation of the tree's processes, from NVML's per-process samples"},
+      {MetricId::kGpuMemory, "gpu.memory", "bytes", "gpu", "device memory in use"},
+      {MetricId::kGpuMemoryTree, "gpu.memory.tree", "bytes", "gpu",
+       "device memory used by the tree's processes"},
+      {MetricId::kGpuPower, "gpu.power", "W", "gpu", "board power draw"},
+      {MetricId::kGpuEnergy, "gpu.energy", "J", "gpu",
+       "device energy since run start (energy counter, else integrated power)"},
+      {MetricId::kGpuEnergyTree, "gpu.energy.tree", "J", "gpu",
+       "device energy attributed to the tree by its share of SM utilisation (an estimate)"},
+      {MetricId::kGpuSmClock, "gpu.sm_clock", "MHz", "gpu", "SM clock"},
+      {MetricId::kGpuTemperature, "gpu.temperature", "C", "gpu", "GPU temperature"},
+      {MetricId::kEnergyCpu, "energy.cpu", "J", "system",
+       "CPU package energy since run start (RAPL, whole machine)", true},
+      {MetricId::kEnergyDram, "energy.dram", "J", "system",
+       "DRAM energy since run start (RAPL, whole machine)", true},
+      {MetricId::kPerfInstructions, "perf.instructions", "1/s", "tree",
+       "instructions retired by the tree (hardware counter)", true},
+      {MetricId::kPerfCycles, "perf.cycles", "1/s", "tree", "CPU cycles of the tree", true},
+      {MetricId::kPerfCacheMisses, "perf.cache_misses", "1/s", "tree",
+       "last-level cache misses of the tree", true},
       {MetricId::kSampleCost, "monitor.sample_cost", "us", "monitor",
        "CPU time footprint spent taking one sample"},
       {MetricId::kSampleDelay, "monitor.sample_delay", "us", "monitor",
@@ -41,7 +63,20 @@ Result<MetricSet> ParseMetricList(std::string_view list) {
     item = Trim(item);
     if (item.empty()) continue;
     if (item == "all") {
+      set.set();
+      continue;
+    }
+    if (item == "default") {
       set |= DefaultMetrics();
+      continue;
+    }
+    if (item.ends_with('*')) {
+      std::string_view prefix = item.substr(0, item.size() - 1);
+      bool any = false;
+      for (const MetricInfo& m : MetricCatalogue()) {
+        if (m.name.starts_with(prefix)) set.set(static_cast<size_t>(m.id)), any = true;
+      }
+      if (!any) return InvalidArgument("no metric starts with '" + std::string(prefix) + "'");
       continue;
     }
     Result<MetricId> id = MetricByName(item);
@@ -52,6 +87,10 @@ Result<MetricSet> ParseMetricList(std::string_view list) {
   return set;
 }
 
-MetricSet DefaultMetrics() { return MetricSet().set(); }
+MetricSet DefaultMetrics() {
+  MetricSet set;
+  for (const MetricInfo& m : MetricCatalogue()) set.set(static_cast<size_t>(m.id), !m.opt_in);
+  return set;
+}
 
 }  // namespace footprint

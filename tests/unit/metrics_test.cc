@@ -37,5 +37,24 @@ TEST(Metrics, ParseList) {
   EXPECT_FALSE(ParseMetricList(" , ").ok());
 }
 
+TEST(MetricsTest, OptInMetricsOnlyWhenAskedFor) {
+  const MetricSet defaults = DefaultMetrics();
+  EXPECT_TRUE(defaults.test(static_cast<size_t>(MetricId::kGpuEnergy)));
+  EXPECT_FALSE(defaults.test(static_cast<size_t>(MetricId::kPerfCycles)));
+  EXPECT_FALSE(defaults.test(static_cast<size_t>(MetricId::kEnergyCpu)));
+  EXPECT_EQ(*ParseMetricList("default"), defaults);
+
+  auto perf = ParseMetricList("default,perf.*");
+  ASSERT_TRUE(perf.ok());
+  EXPECT_EQ(perf->count(), defaults.count() + 3);
+  auto gpu = ParseMetricList("gpu*");
+  ASSERT_TRUE(gpu.ok());
+  EXPECT_EQ(gpu->count(), 9u);
+  EXPECT_FALSE(gpu->test(static_cast<size_t>(MetricId::kCpu)));
+  auto none = ParseMetricList("disk*");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("disk"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace footprint
