@@ -30,11 +30,13 @@
       case 'bytes': return scaled(v, 1024, ['B', 'KiB', 'MiB', 'GiB', 'TiB']);
       case 'bytes/s': return scaled(v, 1024, ['B/s', 'KiB/s', 'MiB/s', 'GiB/s']);
       case 's':
+        if (v === 0) return '0 s';
         if (Math.abs(v) < 1e-3) return (v * 1e6).toFixed(1) + ' µs';
         if (Math.abs(v) < 1) return (v * 1e3).toFixed(1) + ' ms';
         return v.toFixed(v < 100 ? 2 : 0) + ' s';
       case '%': return v.toFixed(1) + ' %';
-      case '': return String(Math.round(v * 1e6) / 1e6);
+      case '':
+      case 'count': return String(Math.round(v * 1e6) / 1e6);
       default: return (Math.round(v * 1e4) / 1e4) + ' ' + unit;
     }
   }
@@ -165,7 +167,8 @@
       return {
         id: c.id, kind: c.kind, title: c.title,
         series: (option.series || []).map(function (s) {
-          return {name: s.name, type: s.type, points: (s.data || []).length};
+          return {name: s.name, type: s.type, points: (s.data || []).length,
+                  bands: s.markArea && s.markArea.data ? s.markArea.data.length : 0};
         }),
       };
     });
@@ -226,11 +229,11 @@
         valueFormatter: function (v) { return format(m.unit, v); },
       },
       legend: {type: 'scroll', top: subtext ? 48 : 32, left: 10, right: 160},
-      grid: {left: 80, right: 30, top: subtext ? 86 : 70, bottom: 70},
+      grid: {left: 80, right: 30, top: subtext ? 86 : 70, bottom: 90},
       dataZoom: [{type: 'inside', filterMode: 'none'}, {type: 'slider', filterMode: 'none',
                                                          bottom: 12}],
       xAxis: {type: 'value', name: 'time since run start', nameLocation: 'middle',
-              nameGap: 28, min: 0, axisLabel: {formatter: function (v) { return format('s', v); }}},
+              nameGap: 26, min: 0, axisLabel: {formatter: function (v) { return format('s', v); }}},
       yAxis: {type: 'value', scale: false,
               axisLabel: {formatter: function (v) { return format(m.unit, v); }}},
       series: series,
@@ -294,10 +297,10 @@
     addChart('curve', title, {
       tooltip: {trigger: 'axis'},
       legend: {type: 'scroll', top: 32, left: 10, right: 160},
-      grid: {left: 80, right: 30, top: 70, bottom: 70},
+      grid: {left: 80, right: 30, top: 70, bottom: 90},
       dataZoom: [{type: 'inside', filterMode: 'none'}, {type: 'slider', filterMode: 'none', bottom: 12}],
       xAxis: {type: 'value', name: c.x === 'step' ? 'step' : 'time since run start (s)',
-              nameLocation: 'middle', nameGap: 28, minInterval: c.x === 'step' ? 1 : 0},
+              nameLocation: 'middle', nameGap: 26, minInterval: c.x === 'step' ? 1 : 0},
       yAxis: {type: 'value', scale: true},
       series: c.series.map(function (s) {
         return {
@@ -328,7 +331,8 @@
       grid: {left: 110, right: 110, top: 60, bottom: 70},
       xAxis: {type: 'category', data: labels, name: 'predicted', nameLocation: 'middle',
               nameGap: 30, splitArea: {show: true}},
-      yAxis: {type: 'category', data: labels, name: 'true', inverse: true, splitArea: {show: true}},
+      yAxis: {type: 'category', data: labels, name: 'true', nameLocation: 'middle', nameGap: 70,
+              inverse: true, splitArea: {show: true}},
       visualMap: {min: 0, max: max || 1, calculable: true, orient: 'vertical', right: 10,
                   top: 'middle', inRange: {color: ['#f7fbff', '#6baed6', '#08306b']}},
       series: [{name: c.name, type: 'heatmap', data: cells,
@@ -348,7 +352,8 @@
     const parallelAxis = dims.map(function (d, i) {
       const axis = {dim: i, name: d + (i === h.axes.length ? (h.low_means_good ? ' (lower is better)' : ' (higher is better)') : '')};
       if (categorical[i]) { axis.type = 'category'; axis.data = categorical[i]; }
-      if (i === h.axes.length) axis.inverse = !h.low_means_good;
+      // The better end of the target on top.
+      if (i === h.axes.length) axis.inverse = h.low_means_good;
       return axis;
     });
     const byRun = {};
