@@ -7,7 +7,7 @@ execute_process(
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR
-    "footprint: 'npm ci' failed in ${DIR} (exit ${rc}; npm's message above). footprint plot "
+    "footprint: 'npm ci' failed in ${DIR} (${rc}; npm's message, if any, is above). footprint plot "
     "embeds the charting library that web/package-lock.json pins, so the npm registry (or a "
     "filled npm cache) must be reachable at build time; or configure with "
     "-DFOOTPRINT_BUILD_PLOT=OFF to build without plots.")

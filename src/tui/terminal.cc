@@ -1,5 +1,6 @@
 #include "tui/terminal.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -23,6 +24,9 @@ constexpr char kShowCursor[] = "\x1b[?25h";
 termios g_saved;
 volatile sig_atomic_t g_raw = 0;
 volatile sig_atomic_t g_signal = 0;
+// Write end of a pipe the handler writes to, so that a signal wakes the menu's poll() even when
+// it arrives between two reads (self-pipe trick).
+int g_wake_fd = -1;
 
 void RestoreTerminal() {
   if (!g_raw) return;
@@ -35,6 +39,10 @@ void RestoreTerminal() {
 extern "C" void OnSignal(int sig) {
   RestoreTerminal();
   g_signal = sig;
+  if (g_wake_fd >= 0) {
+    ssize_t unused = write(g_wake_fd, "s", 1);
+    (void)unused;
+  }
 }
 
 void WriteAll(const std::string& text) {
@@ -52,10 +60,15 @@ void WriteAll(const std::string& text) {
 class RawMode {
  public:
   Status Enter() {
-    if (tcgetattr(kIn, &g_saved) != 0)
+    if (tcgetattr(kIn, &g_saved) != 0) {
       return IoError(std::string("cannot read the terminal: ") + std::strerror(errno));
+    }
+    if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
+      return IoError(std::string("cannot create a pipe: ") + std::strerror(errno));
+    }
+    g_wake_fd = wake_[1];
     struct sigaction sa {};
-    sa.sa_handler = OnSignal;  // no SA_RESTART: a signal interrupts read() and ends the menu
+    sa.sa_handler = OnSignal;
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &sa, &previous_[i]);
     installed_ = true;
@@ -75,12 +88,21 @@ class RawMode {
   }
   ~RawMode() {
     RestoreTerminal();
-    if (!installed_) return;
-    for (size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &previous_[i], nullptr);
-    if (g_signal) raise(g_signal);  // default disposition: ends the process as it would have
+    if (installed_) {
+      for (size_t i = 0; i < std::size(kSignals); ++i) {
+        sigaction(kSignals[i], &previous_[i], nullptr);
+      }
+    }
+    g_wake_fd = -1;
+    for (int fd : wake_) {
+      if (fd >= 0) close(fd);
+    }
+    if (g_signal) raise(g_signal);  // the previous disposition: by default, the process ends
   }
+  int wake_fd() const { return wake_[0]; }
 
  private:
+  int wake_[2] = {-1, -1};
   struct sigaction previous_[std::size(kSignals)]{};
   bool installed_ = false;
 };
@@ -115,11 +137,18 @@ Result<std::optional<std::vector<size_t>>> RunMenu(Menu& menu) {
     drawn = lines.size();
     WriteAll(frame);
 
+    // Wait for a key or a signal (its handler writes to the wake pipe).
+    pollfd fds[2] = {{kIn, POLLIN, 0}, {raw.wake_fd(), POLLIN, 0}};
+    int ready = poll(fds, 2, -1);
+    if (g_signal) return std::optional<std::vector<size_t>>();  // the destructor re-raises
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) {
+      return IoError(std::string("cannot wait for the terminal: ") + std::strerror(errno));
+    }
     char buf[64];
     ssize_t n = read(kIn, buf, sizeof buf);
-    if (n < 0 && errno == EINTR && !g_signal) continue;
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      if (g_signal) return std::optional<std::vector<size_t>>();  // the destructor re-raises
       return IoError(n == 0 ? std::string("the terminal closed")
                             : std::string("cannot read the terminal: ") + std::strerror(errno));
     }

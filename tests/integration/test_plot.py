@@ -289,3 +289,16 @@ def test_no_menu_flag_uses_defaults_on_a_terminal(db, tmp_path, terminal):
     t = terminal(db, out, "--no-menu")
     assert t.finish() == 0, t.screen
     assert [r["name"] for r in plot_data(out)["runs"]] == ["pipeline"]
+
+
+def test_names_cannot_break_out_of_the_page(tmp_path):
+    db = str(tmp_path / "fp.db")
+    name = '</script><script>alert(1)</script> & "quoted"'
+    run_ok(db, [wl("exit_with"), "0"], "-n", name)
+    out = tmp_path / "p.html"
+    proc = fp("plot", "-o", db, "-u", "last", "--out", out)
+    assert proc.returncode == 0, describe(proc)
+    page = out.read_text()
+    assert "<script>alert" not in page
+    assert plot_data(out)["runs"][0]["name"] == name
+    assert "<title>footprint: &lt;/script&gt;&lt;script&gt;alert(1)" in page
