@@ -63,6 +63,13 @@ Result<RunRecord> ResolveRun(const std::vector<RunRecord>& runs, std::string_vie
 // Statistics of `values` (count, min, mean, p50, p95, max); values are reordered.
 MetricSummary Summarize(std::vector<double>& values);
 
+// Scope statistics by name, in order of first appearance.
+std::vector<ScopeSummary> SummarizeScopes(const std::vector<ScopeRecord>& scopes);
+
+// Seconds from a run's start to its end (`duration_s` when stored; for a run still running or
+// interrupted, to its last heartbeat or now).
+double RunDuration(const RunRecord& run, const std::map<std::string, double>& totals);
+
 Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, bool keep_values = false);
 
 // The `show --json` object of one run: run, totals, metrics, scopes, values, artifacts, meta.

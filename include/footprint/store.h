@@ -146,6 +146,12 @@ class Store {
   // Values of one series in time order (times too when `times` is non-null).
   virtual Result<std::vector<double>> LoadValues(int64_t series_id,
                                                  std::vector<int64_t>* times = nullptr) = 0;
+  // Calls `visit(t_ns, value)` for each sample of one series in time order, holding none of
+  // them: one pass over the series however long it is.
+  virtual Status ScanSamples(int64_t series_id,
+                             const std::function<void(int64_t, double)>& visit) = 0;
+  // Time of the last sample of one series (none when it has no samples), from the index.
+  virtual Result<std::optional<int64_t>> SeriesEnd(int64_t series_id) = 0;
   // Time of the last sample of the run, if any (used to date an interrupted run's end).
   virtual Result<std::optional<int64_t>> LastSampleTime(const std::string& run_id) = 0;
   virtual Result<std::map<std::string, double>> LoadTotals(const std::string& run_id) = 0;

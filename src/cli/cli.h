@@ -5,9 +5,11 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "footprint/status.h"
+#include "footprint/store.h"
 
 namespace footprint::cli {
 
@@ -36,9 +38,16 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command);
 Action AddRuns(CLI::App& app);
 Action AddShow(CLI::App& app);
 Action AddDoctor(CLI::App& app);
+Action AddPlot(CLI::App& app);
 
 // Adds -o/--db with the default location and the help text every subcommand shares.
 void AddDbOption(CLI::App& cmd, std::string& db);
+
+// Opens an existing database for reading: writable when possible, so that runs whose monitor
+// died can be marked interrupted, read-only otherwise.
+Result<std::unique_ptr<Store>> OpenExisting(const std::string& db);
+// All runs, oldest first, with runs whose monitor died marked interrupted.
+Result<std::vector<RunRecord>> LoadRuns(Store& store);
 
 }  // namespace footprint::cli
 

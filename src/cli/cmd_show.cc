@@ -13,12 +13,7 @@
 #include "util/strings.h"
 
 namespace footprint::cli {
-namespace {
 
-using json = nlohmann::json;
-
-// Opens an existing database, writable when possible so that runs whose monitor died can be
-// marked interrupted, read-only otherwise.
 Result<std::unique_ptr<Store>> OpenExisting(const std::string& db) {
   bool writable = ::access(db.c_str(), W_OK) == 0;
   auto store = OpenStore(db, {.read_only = !writable});
@@ -36,6 +31,10 @@ Result<std::vector<RunRecord>> LoadRuns(Store& store) {
   FP_RETURN_IF_ERROR(ReconcileInterrupted(store, *runs));
   return runs;
 }
+
+namespace {
+
+using json = nlohmann::json;
 
 std::string Join(const std::vector<std::string>& parts) {
   std::string out;

@@ -70,6 +70,12 @@ Result<RunRecord> ResolveRun(const std::vector<RunRecord>& runs, std::string_vie
                   "' (tried id, id prefix of 4+ characters, name); list runs with footprint runs");
 }
 
+double RunDuration(const RunRecord& run, const std::map<std::string, double>& totals) {
+  if (auto it = totals.find("duration_s"); it != totals.end()) return it->second;
+  int64_t end = run.ended_at_ns.value_or(run.heartbeat_ns.value_or(RealtimeNs()));
+  return static_cast<double>(std::max<int64_t>(0, end - run.started_at_ns)) / 1e9;
+}
+
 MetricSummary Summarize(std::vector<double>& values) {
   MetricSummary s;
   s.count = values.size();
@@ -83,9 +89,6 @@ MetricSummary Summarize(std::vector<double>& values) {
   return s;
 }
 
-namespace {
-
-// Scope statistics by name, in order of first appearance.
 std::vector<ScopeSummary> SummarizeScopes(const std::vector<ScopeRecord>& scopes) {
   std::vector<ScopeSummary> out;
   std::map<std::string, size_t> index;
@@ -110,6 +113,8 @@ std::vector<ScopeSummary> SummarizeScopes(const std::vector<ScopeRecord>& scopes
   }
   return out;
 }
+
+namespace {
 
 // The samples of a series taken inside any of `windows` (sorted by start, may overlap).
 std::vector<double> InsideWindows(const std::vector<int64_t>& times,
@@ -139,12 +144,7 @@ Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, bool keep_va
   auto totals = store.LoadTotals(run.id);
   if (!totals.ok()) return totals.status();
   out.totals = std::move(totals).value();
-  if (auto it = out.totals.find("duration_s"); it != out.totals.end()) {
-    out.duration_s = it->second;
-  } else {
-    int64_t end = run.ended_at_ns.value_or(run.heartbeat_ns.value_or(RealtimeNs()));
-    out.duration_s = static_cast<double>(std::max<int64_t>(0, end - run.started_at_ns)) / 1e9;
-  }
+  out.duration_s = RunDuration(run, out.totals);
   auto scopes = store.ListScopes(run.id);
   if (!scopes.ok()) return scopes.status();
   out.scopes = SummarizeScopes(*scopes);

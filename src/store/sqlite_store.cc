@@ -99,6 +99,8 @@ class SqliteStore final : public Store {
   Result<RunRecord> GetRun(const std::string& id) override;
   Result<std::vector<SeriesRecord>> ListSeries(const std::string& run_id) override;
   Result<std::vector<double>> LoadValues(int64_t series_id, std::vector<int64_t>* times) override;
+  Status ScanSamples(int64_t series_id, const std::function<void(int64_t, double)>& visit) override;
+  Result<std::optional<int64_t>> SeriesEnd(int64_t series_id) override;
   Result<std::optional<int64_t>> LastSampleTime(const std::string& run_id) override;
   Result<std::map<std::string, double>> LoadTotals(const std::string& run_id) override;
   const std::string& location() const override { return path_; }
@@ -518,12 +520,24 @@ Result<std::vector<SeriesRecord>> SqliteStore::ListSeries(const std::string& run
 Result<std::vector<double>> SqliteStore::LoadValues(int64_t series_id,
                                                     std::vector<int64_t>* times) {
   std::vector<double> values;
-  FP_RETURN_IF_ERROR(Query("SELECT t_ns, value FROM samples WHERE series_id = ? ORDER BY t_ns",
-                           series_id, [&](const Stmt& s) {
-                             if (times) times->push_back(s.Int(0));
-                             values.push_back(s.Real(1));
-                           }));
+  FP_RETURN_IF_ERROR(ScanSamples(series_id, [&](int64_t t, double v) {
+    if (times) times->push_back(t);
+    values.push_back(v);
+  }));
   return values;
+}
+
+Status SqliteStore::ScanSamples(int64_t series_id,
+                                const std::function<void(int64_t, double)>& visit) {
+  return Query("SELECT t_ns, value FROM samples WHERE series_id = ? ORDER BY t_ns", series_id,
+               [&](const Stmt& s) { visit(s.Int(0), s.Real(1)); });
+}
+
+Result<std::optional<int64_t>> SqliteStore::SeriesEnd(int64_t series_id) {
+  std::optional<int64_t> last;
+  FP_RETURN_IF_ERROR(Query("SELECT max(t_ns) FROM samples WHERE series_id = ?", series_id,
+                           [&](const Stmt& s) { last = s.OptInt(0); }));
+  return last;
 }
 
 Result<std::optional<int64_t>> SqliteStore::LastSampleTime(const std::string& run_id) {

@@ -195,3 +195,12 @@ def cgroup_dirs(name):
             for depth in range(0, 4):
                 found += glob.glob(os.path.join(point, *(["*"] * depth), name))
     return sorted(set(found))
+
+
+def plot_data(html_path):
+    """The JSON document a `footprint plot` page embeds (#fp-data), parsed."""
+    with open(html_path, encoding="utf-8") as f:
+        page = f.read()
+    start_tag = '<script type="application/json" id="fp-data">'
+    start = page.index(start_tag) + len(start_tag)
+    return json.loads(page[start:page.index("</script>", start)])

@@ -1,0 +1,166 @@
+// footprint plot: runs, metrics and scopes (from options, or chosen in a menu) to one HTML file.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "cli/cli.h"
+#include "cli/format.h"
+#include "footprint/report.h"
+#include "report/plot.h"
+#include "tui/terminal.h"
+#include "util/strings.h"
+
+namespace footprint::cli {
+namespace {
+
+// Asks with a menu; nullopt when the user cancelled.
+Result<std::optional<std::vector<size_t>>> Ask(std::string title, std::vector<std::string> items) {
+  tui::Menu menu(std::move(title), std::move(items));
+  return tui::RunMenu(menu);
+}
+
+// Menu rows for runs, newest first: name, id, start, duration, status (aligned).
+std::vector<std::string> RunItems(const std::vector<RunRecord>& newest_first) {
+  Table t({"", "", "", "", ""}, {3});
+  for (const RunRecord& r : newest_first) {
+    int64_t end = r.ended_at_ns.value_or(r.heartbeat_ns.value_or(r.started_at_ns));
+    t.Add({r.name.empty() ? "-" : r.name, r.id.substr(0, 8), FormatUtc(r.started_at_ns),
+           FormatDuration(static_cast<double>(end - r.started_at_ns) / 1e9),
+           std::string(RunStatusName(r.status))});
+  }
+  std::stringstream text;
+  t.Print(text);
+  std::vector<std::string> rows;
+  std::string line;
+  std::getline(text, line);  // the empty header
+  while (std::getline(text, line)) rows.push_back(line);
+  return rows;
+}
+
+int Cancelled() {
+  std::cerr << "footprint: plot cancelled; nothing written\n";
+  return kExitError;
+}
+
+}  // namespace
+
+Action AddPlot(CLI::App& app) {
+  struct Args {
+    std::string db;
+    std::vector<std::string> runs, metrics, scopes;
+    std::string out = "footprint-plot.html";
+    size_t points = 4000;
+    size_t raw_limit = 200'000;
+    bool no_menu = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand(
+      "plot",
+      "Write one self-contained HTML file of interactive charts (opens offline in a browser).");
+  AddDbOption(*cmd, args->db);
+  cmd->add_option("-u,--run", args->runs,
+                  "runs: id, unique id prefix, name or 'last' (default: asked in a menu on a "
+                  "terminal, otherwise the last run)");
+  cmd->add_option("-t,--metric", args->metrics,
+                  "metrics: sampled (cpu, memory, ...) or valued (loss, accuracy, confusion "
+                  "matrices, hyperparameters) (default: asked, otherwise all)");
+  cmd->add_option("-d,--scope", args->scopes,
+                  "scopes shown as bands and duration bars (default: asked, otherwise all)");
+  cmd->add_option("--out", args->out, "the HTML file to write (default: footprint-plot.html)");
+  cmd->add_option("--points", args->points,
+                  "most points drawn per series; longer series are downsampled with LTTB")
+      ->check(CLI::Range(size_t{3}, size_t{1'000'000}))
+      ->default_val(4000);
+  cmd->add_option("--raw-limit", args->raw_limit,
+                  "most samples embedded at full resolution for the page's CSV download "
+                  "(default 200000; beyond it the CSV holds the drawn points)")
+      ->default_val(200'000);
+  cmd->add_flag("--no-menu", args->no_menu, "never ask: use the defaults for what is not given");
+  cmd->footer(
+      "Menu keys: up/down move, space select, a all/none, enter confirm (nothing selected: the "
+      "highlighted item), q or esc cancel.\n\n"
+      "Examples:\n"
+      "  footprint plot                                  # choose in menus\n"
+      "  footprint plot -u last -t cpu memory --out run.html\n"
+      "  footprint plot -u 3f2a 9c1e -t loss accuracy -d 'training step'");
+  return [args]() -> int {
+    auto store = OpenExisting(args->db);
+    if (!store.ok()) return Fail(store.status());
+    auto all = LoadRuns(**store);
+    if (!all.ok()) return Fail(all.status());
+    const bool ask = !args->no_menu && tui::InteractiveTerminal();
+
+    std::vector<RunRecord> runs;
+    if (args->runs.empty() && ask && !all->empty()) {
+      std::vector<RunRecord> newest(all->rbegin(), all->rend());
+      auto chosen = Ask("Runs to plot (newest first)", RunItems(newest));
+      if (!chosen.ok()) return Fail(chosen.status());
+      if (!*chosen) return Cancelled();
+      for (size_t i : **chosen) runs.push_back(newest[i]);
+    } else {
+      for (const std::string& spec :
+           args->runs.empty() ? std::vector<std::string>{"last"} : args->runs) {
+        auto run = ResolveRun(*all, spec);
+        if (!run.ok()) return Fail(run.status());
+        bool seen = false;
+        for (const RunRecord& r : runs) seen |= r.id == run->id;
+        if (!seen) runs.push_back(std::move(run).value());
+      }
+    }
+
+    PlotOptions options{.metrics = args->metrics,
+                        .scopes = args->scopes,
+                        .max_points = args->points,
+                        .raw_limit = args->raw_limit};
+    if (ask && (args->metrics.empty() || args->scopes.empty())) {
+      auto catalog = CatalogRuns(**store, runs);
+      if (!catalog.ok()) return Fail(catalog.status());
+      if (args->metrics.empty() && !catalog->metrics.empty()) {
+        std::vector<std::string> items;
+        for (const auto& m : catalog->metrics) {
+          items.push_back(m.name + "  (" + (m.unit.empty() ? m.kind : m.unit) + ")");
+        }
+        auto chosen = Ask("Metrics to plot", items);
+        if (!chosen.ok()) return Fail(chosen.status());
+        if (!*chosen) return Cancelled();
+        for (size_t i : **chosen) options.metrics.push_back(catalog->metrics[i].name);
+      }
+      if (args->scopes.empty() && !catalog->scopes.empty()) {
+        auto chosen = Ask("Scopes to show", catalog->scopes);
+        if (!chosen.ok()) return Fail(chosen.status());
+        if (!*chosen) return Cancelled();
+        for (size_t i : **chosen) options.scopes.push_back(catalog->scopes[i]);
+      }
+    }
+
+    // Written beside the target and renamed over it: a failure leaves no half-written page.
+    const std::string partial = args->out + ".partial";
+    std::ofstream file(partial, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      return Fail(IoError("cannot write " + partial + "; choose a writable place with --out"));
+    }
+    auto stats = WritePlot(**store, runs, options, file);
+    file.close();
+    if (stats.ok() && !file) stats = IoError("cannot write " + partial + " (disk full?)");
+    if (stats.ok() && std::rename(partial.c_str(), args->out.c_str()) != 0) {
+      stats = IoError("cannot rename " + partial + " to " + args->out);
+    }
+    if (!stats.ok()) {
+      std::remove(partial.c_str());
+      return Fail(stats.status());
+    }
+    std::ifstream written(args->out, std::ios::binary | std::ios::ate);
+    std::cout << "wrote " << args->out << ": " << stats->charts << " charts of " << runs.size()
+              << (runs.size() == 1 ? " run" : " runs") << ", "
+              << FormatBytes(static_cast<double>(written.tellg())) << "; open it in a browser\n";
+    if (!stats->complete_csv) {
+      std::cout << "  (more samples than --raw-limit: the page's CSV holds the drawn points; "
+                   "footprint export writes them all)\n";
+    }
+    return kExitOk;
+  };
+}
+
+}  // namespace footprint::cli

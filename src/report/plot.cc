@@ -1,0 +1,533 @@
+#include "report/plot.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "footprint/report.h"
+#include "report/lttb.h"
+#include "report/plot_assets.h"
+#include "run/run_metadata.h"
+#include "util/clock.h"
+
+namespace footprint {
+namespace {
+
+using json = nlohmann::json;
+
+// Scope instances drawn as bands, per run; beyond that the longest are kept (a loop of a
+// million iterations would otherwise bury the chart, and the page).
+constexpr size_t kMaxBandsPerRun = 300;
+
+// Kinds of valued metrics, from their JSON document.
+std::string ValueKind(const ValueRecord& v) {
+  if (v.data_json.empty()) return v.value ? "values" : "";
+  json data = json::parse(v.data_json, nullptr, false);
+  std::string kind = data.is_object() ? data.value("kind", "") : "";
+  if (kind == "confusion_matrix") return "confusion matrix";
+  if (kind == "hyperparameters") return "hyperparameters";
+  return v.value ? "values" : "";  // other documents have nothing to draw
+}
+
+// The page's JSON, written by hand: series arrays are the bulk of it, and 10 significant
+// digits (1 µs over three hours) keep them half the size of a full-precision dump. Every '<'
+// is escaped so that nothing in the data can end the <script> element that holds it.
+class JsonOut {
+ public:
+  explicit JsonOut(std::string& s) : s_(s) {}
+  JsonOut& Null() {
+    Comma();
+    s_ += "null";
+    return *this;
+  }
+  JsonOut& Bool(bool b) {
+    Comma();
+    s_ += b ? "true" : "false";
+    return *this;
+  }
+  JsonOut& Key(std::string_view key) {
+    Str(key);
+    s_ += ':';
+    first_ = true;  // the value that follows needs no comma
+    return *this;
+  }
+  JsonOut& Str(std::string_view text) {
+    Comma();
+    Escaped(json(text).dump(-1, ' ', false, json::error_handler_t::replace));
+    return *this;
+  }
+  JsonOut& Doc(const json& doc) {
+    Comma();
+    Escaped(doc.dump(-1, ' ', false, json::error_handler_t::replace));
+    return *this;
+  }
+  JsonOut& Num(double v) {
+    Comma();
+    AppendNumber(v);
+    return *this;
+  }
+  JsonOut& Int(int64_t v) {
+    Comma();
+    s_ += std::to_string(v);
+    return *this;
+  }
+  JsonOut& Opt(const std::optional<double>& v) { return v ? Num(*v) : Null(); }
+  JsonOut& Open(char bracket) {
+    Comma();
+    s_ += bracket;
+    first_ = true;
+    return *this;
+  }
+  JsonOut& Close(char bracket) {
+    s_ += bracket;
+    first_ = false;
+    return *this;
+  }
+  // A list of numbers: `scale` divides each (ns to s), NaN and infinities become null.
+  template <typename T>
+  JsonOut& Numbers(const std::vector<T>& values, double scale = 1) {
+    Open('[');
+    for (const T& v : values) {
+      if (!first_) s_ += ',';
+      first_ = false;
+      AppendNumber(static_cast<double>(v) / scale);
+    }
+    return Close(']');
+  }
+
+ private:
+  void Comma() {
+    if (!first_) s_ += ',';
+    first_ = false;
+  }
+  void AppendNumber(double v) {
+    if (!std::isfinite(v)) {
+      s_ += "null";
+      return;
+    }
+    char buf[32];
+    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 10);
+    s_.append(buf, r.ptr);
+  }
+  void Escaped(const std::string& text) {
+    for (char c : text) {
+      if (c == '<') {
+        s_ += "\\u003c";
+      } else {
+        s_ += c;
+      }
+    }
+  }
+  std::string& s_;
+  bool first_ = true;
+};
+
+std::string HtmlEscape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string RunLabel(const RunRecord& r) {
+  std::string id = r.id.substr(0, 8);
+  return r.name.empty() ? id : r.name + " · " + id;
+}
+
+// Unit of a run total, from its name's suffix (TotalNames()).
+std::string TotalUnit(std::string_view name) {
+  if (name.ends_with("_bytes")) return "bytes";
+  if (name.ends_with("_j")) return "J";
+  return "s";
+}
+
+template <typename T>
+bool Wanted(const std::vector<std::string>& chosen, const T& name) {
+  return chosen.empty() || std::find(chosen.begin(), chosen.end(), name) != chosen.end();
+}
+
+// Everything of one run the page needs besides the samples.
+struct RunData {
+  RunRecord run;
+  std::map<std::string, double> totals;
+  std::vector<SeriesRecord> series;
+  std::vector<ScopeRecord> scopes;
+  std::vector<ValueRecord> values;
+};
+
+// Moves a result's value into `into`, or returns its error.
+template <typename T>
+Status Take(Result<T> result, T& into) {
+  if (!result.ok()) return result.status();
+  into = std::move(result).value();
+  return Status::Ok();
+}
+
+Result<std::vector<RunData>> LoadRuns(Store& store, const std::vector<RunRecord>& runs) {
+  std::vector<RunData> out;
+  for (const RunRecord& r : runs) {
+    RunData d{.run = r};
+    FP_RETURN_IF_ERROR(Take(store.LoadTotals(r.id), d.totals));
+    FP_RETURN_IF_ERROR(Take(store.ListSeries(r.id), d.series));
+    FP_RETURN_IF_ERROR(Take(store.ListScopes(r.id), d.scopes));
+    FP_RETURN_IF_ERROR(Take(store.ListValues(r.id), d.values));
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+PlotCatalog Catalog(const std::vector<RunData>& runs) {
+  PlotCatalog c;
+  std::set<std::string> seen;
+  for (const RunData& d : runs) {
+    for (const SeriesRecord& s : d.series) {
+      if (seen.insert(s.metric).second) c.metrics.push_back({s.metric, "samples", s.unit});
+    }
+  }
+  for (const RunData& d : runs) {
+    for (const ValueRecord& v : d.values) {
+      std::string kind = ValueKind(v);
+      if (!kind.empty() && seen.insert(v.name).second) c.metrics.push_back({v.name, kind, ""});
+    }
+  }
+  std::set<std::string> scope_seen;
+  for (const RunData& d : runs) {
+    for (const ScopeRecord& s : d.scopes) {
+      if (scope_seen.insert(s.name).second) c.scopes.push_back(s.name);
+    }
+  }
+  return c;
+}
+
+// Every name in `chosen` must be one of `have`; otherwise InvalidArgument listing `have`.
+template <typename Names>
+Status CheckChosen(const std::vector<std::string>& chosen, const Names& have, std::string_view what,
+                   std::string_view option) {
+  for (const std::string& name : chosen) {
+    if (std::find(have.begin(), have.end(), name) != have.end()) continue;
+    std::string list;
+    for (const auto& h : have) list += (list.empty() ? "" : ", ") + h;
+    return InvalidArgument("no " + std::string(what) + " '" + name + "' in the selected runs (" +
+                           (list.empty() ? "they have none" : "they have: " + list) +
+                           "); choose with " + std::string(option) + " or leave it out");
+  }
+  return Status::Ok();
+}
+
+// Reads one series and writes it as {"run","entity","count","t","v","raw"}.
+Status WriteSeries(Store& store, const SeriesRecord& s, size_t run_index,
+                   const PlotOptions& options, size_t& raw_left, PlotStats& stats, JsonOut& j) {
+  auto end = store.SeriesEnd(s.id);
+  if (!end.ok()) return end.status();
+  LttbSampler sampler(end->value_or(0), options.max_points);
+  std::vector<int64_t> raw_t;
+  std::vector<double> raw_v;
+  bool keep_raw = raw_left > options.max_points;
+  FP_RETURN_IF_ERROR(store.ScanSamples(s.id, [&](int64_t t, double v) {
+    sampler.Add(t, v);
+    if (!keep_raw) return;
+    if (raw_t.size() >= raw_left) {  // over the budget: the CSV gets displayed points
+      keep_raw = false;
+      std::vector<int64_t>().swap(raw_t);
+      std::vector<double>().swap(raw_v);
+      return;
+    }
+    raw_t.push_back(t);
+    raw_v.push_back(v);
+  }));
+  const size_t count = sampler.count();
+  std::vector<TimePoint> points = sampler.Finish();
+  std::vector<int64_t> t(points.size());
+  std::vector<double> v(points.size());
+  for (size_t i = 0; i < points.size(); ++i) {
+    t[i] = points[i].t;
+    v[i] = points[i].v;
+  }
+  ++stats.series;
+  stats.samples += count;
+  stats.points += points.size();
+  j.Open('{').Key("run").Int(static_cast<int64_t>(run_index)).Key("entity").Str(s.entity);
+  j.Key("count").Int(static_cast<int64_t>(count));
+  j.Key("t").Numbers(t, 1e9).Key("v").Numbers(v);
+  j.Key("raw");
+  if (points.size() == count) {
+    j.Bool(true);  // nothing was dropped: t and v are the samples
+  } else if (keep_raw) {
+    raw_left -= raw_t.size();
+    j.Open('{').Key("t").Numbers(raw_t, 1e9).Key("v").Numbers(raw_v).Close('}');
+  } else {
+    j.Bool(false);
+    stats.complete_csv = false;
+  }
+  j.Close('}');
+  return Status::Ok();
+}
+
+// Scope instances of the chosen names as bands on the time axis, at most kMaxBandsPerRun.
+void WriteBands(const RunData& d, size_t run_index, const std::vector<std::string>& chosen,
+                double run_end_s, JsonOut& j) {
+  std::vector<const ScopeRecord*> picked;
+  for (const ScopeRecord& s : d.scopes) {
+    if (Wanted(chosen, s.name)) picked.push_back(&s);
+  }
+  auto length = [&](const ScopeRecord* s) {
+    return s->end_ns ? *s->end_ns - s->start_ns : INT64_MAX;  // unfinished: to the run's end
+  };
+  const size_t total = picked.size();
+  if (picked.size() > kMaxBandsPerRun) {
+    std::stable_sort(picked.begin(), picked.end(),
+                     [&](auto* a, auto* b) { return length(a) > length(b); });
+    picked.resize(kMaxBandsPerRun);
+    std::sort(picked.begin(), picked.end(),
+              [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
+  }
+  j.Open('{').Key("run").Int(static_cast<int64_t>(run_index));
+  j.Key("total").Int(static_cast<int64_t>(total)).Key("bands").Open('[');
+  for (const ScopeRecord* s : picked) {
+    j.Open('{').Key("name").Str(s->name).Key("start").Num(static_cast<double>(s->start_ns) / 1e9);
+    j.Key("end").Num(s->end_ns ? static_cast<double>(*s->end_ns) / 1e9 : run_end_s);
+    j.Key("open").Bool(!s->end_ns).Close('}');
+  }
+  j.Close(']').Close('}');
+}
+
+// Scalar values of one name as a curve per run, by step when every point has one.
+void WriteCurves(const std::vector<RunData>& runs, const std::string& name, JsonOut& j) {
+  bool by_step = true;
+  for (const RunData& d : runs) {
+    for (const ValueRecord& v : d.values) {
+      if (v.name == name && v.value && !v.step) by_step = false;
+    }
+  }
+  j.Open('{').Key("name").Str(name).Key("x").Str(by_step ? "step" : "time");
+  j.Key("series").Open('[');
+  for (size_t i = 0; i < runs.size(); ++i) {
+    std::vector<double> x, y;
+    for (const ValueRecord& v : runs[i].values) {
+      if (v.name != name || !v.value || ValueKind(v) != "values") continue;
+      x.push_back(by_step ? static_cast<double>(*v.step) : static_cast<double>(v.t_ns) / 1e9);
+      y.push_back(*v.value);
+    }
+    if (x.empty()) continue;
+    j.Open('{').Key("run").Int(static_cast<int64_t>(i)).Key("x").Numbers(x).Key("y").Numbers(y);
+    j.Close('}');
+  }
+  j.Close(']').Close('}');
+}
+
+}  // namespace
+
+bool PlotAvailable() { return EmbeddedPlotAssets() != nullptr; }
+
+Result<PlotCatalog> CatalogRuns(Store& store, const std::vector<RunRecord>& runs) {
+  auto data = LoadRuns(store, runs);
+  if (!data.ok()) return data.status();
+  return Catalog(*data);
+}
+
+Result<PlotStats> WritePlot(Store& store, const std::vector<RunRecord>& runs,
+                            const PlotOptions& options, std::ostream& out) {
+  const PlotAssets* assets = EmbeddedPlotAssets();
+  if (!assets) {
+    return Unsupported(
+        "this footprint was built without plots (FOOTPRINT_BUILD_PLOT=OFF); rebuild it with "
+        "nodejs and npm installed (scripts/setup)");
+  }
+  if (runs.empty()) return InvalidArgument("no runs to plot; choose some with -u");
+  auto loaded = LoadRuns(store, runs);
+  if (!loaded.ok()) return loaded.status();
+  const std::vector<RunData>& data = *loaded;
+  PlotCatalog catalog = Catalog(data);
+  std::vector<std::string> metric_names;
+  for (const auto& m : catalog.metrics) metric_names.push_back(m.name);
+  FP_RETURN_IF_ERROR(CheckChosen(options.metrics, metric_names, "metric", "-t"));
+  FP_RETURN_IF_ERROR(CheckChosen(options.scopes, catalog.scopes, "scope", "-d"));
+
+  PlotStats stats;
+  std::string body;
+  JsonOut j(body);
+  j.Open('{').Key("format").Int(1).Key("footprint").Str(FootprintVersion());
+  j.Key("library").Str(assets->library_version);
+  j.Key("generated_ms").Int(RealtimeNs() / kNsPerMs);
+  j.Key("max_points").Int(static_cast<int64_t>(options.max_points));
+  j.Key("raw_limit").Int(static_cast<int64_t>(options.raw_limit));
+  j.Key("db").Str(store.location());
+
+  std::vector<double> ends;
+  j.Key("runs").Open('[');
+  for (const RunData& d : data) {
+    const RunRecord& r = d.run;
+    ends.push_back(RunDuration(r, d.totals));
+    std::string command;
+    for (const std::string& word : r.command) command += (command.empty() ? "" : " ") + word;
+    j.Open('{').Key("id").Str(r.id).Key("name").Str(r.name).Key("label").Str(RunLabel(r));
+    j.Key("status").Str(RunStatusName(r.status)).Key("command").Str(command);
+    j.Key("started_ms").Int(r.started_at_ns / kNsPerMs).Key("duration_s").Num(ends.back());
+    j.Close('}');
+  }
+  j.Close(']');
+
+  // Sampled metrics, each with its series from every run.
+  size_t raw_left = options.raw_limit;
+  j.Key("metrics").Open('[');
+  for (const auto& m : catalog.metrics) {
+    if (m.kind != "samples" || !Wanted(options.metrics, m.name)) continue;
+    ++stats.charts;
+    j.Open('{').Key("name").Str(m.name).Key("unit").Str(m.unit).Key("series").Open('[');
+    for (size_t i = 0; i < data.size(); ++i) {
+      for (const SeriesRecord& s : data[i].series) {
+        if (s.metric != m.name) continue;
+        FP_RETURN_IF_ERROR(WriteSeries(store, s, i, options, raw_left, stats, j));
+      }
+    }
+    j.Close(']').Close('}');
+  }
+  j.Close(']');
+
+  j.Key("bands").Open('[');
+  for (size_t i = 0; i < data.size(); ++i) WriteBands(data[i], i, options.scopes, ends[i], j);
+  j.Close(']');
+
+  // Scope durations: total, count and mean per name and run (null where a run lacks it).
+  std::vector<std::vector<ScopeSummary>> scope_sums;
+  for (const RunData& d : data) scope_sums.push_back(SummarizeScopes(d.scopes));
+  j.Key("scopes").Open('[');
+  for (const std::string& name : catalog.scopes) {
+    if (!Wanted(options.scopes, name)) continue;
+    j.Open('{').Key("name").Str(name).Key("runs").Open('[');
+    for (const auto& sums : scope_sums) {
+      auto it = std::find_if(sums.begin(), sums.end(), [&](auto& s) { return s.name == name; });
+      if (it == sums.end() || it->count == it->unfinished) {
+        j.Null();
+        continue;
+      }
+      j.Open('{').Key("count").Int(static_cast<int64_t>(it->count));
+      j.Key("unfinished").Int(static_cast<int64_t>(it->unfinished));
+      j.Key("total_s").Num(it->total_s).Key("mean_s").Num(it->mean_s).Close('}');
+    }
+    j.Close(']').Close('}');
+  }
+  j.Close(']');
+  if (!catalog.scopes.empty()) ++stats.charts;
+
+  // Run totals, in TotalNames() order; unknown stays null (never 0).
+  j.Key("totals").Open('[');
+  std::set<std::string> units;
+  for (std::string_view name : TotalNames()) {
+    const std::string key(name);
+    bool any = false;
+    for (const RunData& d : data) any |= d.totals.count(key) > 0;
+    if (!any) continue;
+    units.insert(TotalUnit(name));
+    j.Open('{').Key("name").Str(key).Key("unit").Str(TotalUnit(name)).Key("runs").Open('[');
+    for (const RunData& d : data) {
+      auto it = d.totals.find(key);
+      j.Opt(it == d.totals.end() ? std::nullopt : std::optional<double>(it->second));
+    }
+    j.Close(']').Close('}');
+  }
+  j.Close(']');
+  stats.charts += units.size();
+
+  // Valued metrics: curves of scalars, the last confusion matrix of each name and run, and
+  // hyperparameter sets across runs.
+  j.Key("curves").Open('[');
+  for (const auto& m : catalog.metrics) {
+    if (m.kind != "values" || !Wanted(options.metrics, m.name)) continue;
+    ++stats.charts;
+    WriteCurves(data, m.name, j);
+  }
+  j.Close(']');
+  j.Key("confusion").Open('[');
+  for (const auto& m : catalog.metrics) {
+    if (m.kind != "confusion matrix" || !Wanted(options.metrics, m.name)) continue;
+    for (size_t i = 0; i < data.size(); ++i) {
+      const ValueRecord* last = nullptr;
+      for (const ValueRecord& v : data[i].values) {
+        if (v.name == m.name && ValueKind(v) == m.kind) last = &v;
+      }
+      if (!last) continue;
+      ++stats.charts;
+      json doc = json::parse(last->data_json, nullptr, false);
+      j.Open('{').Key("run").Int(static_cast<int64_t>(i)).Key("name").Str(m.name);
+      j.Key("step");
+      last->step ? j.Int(*last->step) : j.Null();
+      j.Key("labels").Doc(doc.value("labels", json::array()));
+      j.Key("matrix").Doc(doc.value("matrix", json::array())).Close('}');
+    }
+  }
+  j.Close(']');
+  j.Key("hyperparameters").Open('[');
+  for (const auto& m : catalog.metrics) {
+    if (m.kind != "hyperparameters" || !Wanted(options.metrics, m.name)) continue;
+    ++stats.charts;
+    std::set<std::string> axes;
+    std::string target;
+    bool low_means_good = true;
+    std::vector<std::pair<size_t, json>> sets;
+    for (size_t i = 0; i < data.size(); ++i) {
+      for (const ValueRecord& v : data[i].values) {
+        if (v.name != m.name || ValueKind(v) != m.kind) continue;
+        json doc = json::parse(v.data_json, nullptr, false);
+        json params = doc.value("params", json::object());
+        for (auto& [k, unused] : params.items()) axes.insert(k);
+        target = doc.value("target", target);
+        low_means_good = doc.value("low_means_good", low_means_good);
+        sets.emplace_back(
+            i, json{{"params", params}, {"value", v.value ? json(*v.value) : json(nullptr)}});
+      }
+    }
+    j.Open('{').Key("name").Str(m.name).Key("target").Str(target.empty() ? "target" : target);
+    j.Key("low_means_good").Bool(low_means_good).Key("axes").Doc(json(axes));
+    j.Key("sets").Open('[');
+    for (const auto& [run_index, set] : sets) {
+      j.Open('{').Key("run").Int(static_cast<int64_t>(run_index));
+      j.Key("params").Doc(set["params"]).Key("value").Doc(set["value"]).Close('}');
+    }
+    j.Close(']').Close('}');
+  }
+  j.Close(']');
+  j.Key("complete_csv").Bool(stats.complete_csv);
+  j.Close('}');
+
+  std::string title = options.title;
+  if (title.empty()) {
+    for (const RunData& d : data) title += (title.empty() ? "" : ", ") + RunLabel(d.run);
+    title = "footprint: " + title;
+  }
+  out << "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      << "<meta name=\"generator\" content=\"footprint " << FootprintVersion() << "\">\n"
+      << "<title>" << HtmlEscape(title) << "</title>\n<style>\n"
+      << assets->plot_css << "</style>\n</head>\n<body>\n"
+      << "<header><h1>" << HtmlEscape(title) << "</h1><nav id=\"fp-actions\"></nav></header>\n"
+      << "<main id=\"fp-charts\"></main>\n"
+      << "<script>\n"
+      << assets->library_js << "\n</script>\n"
+      << "<script type=\"application/json\" id=\"fp-data\">" << body << "</script>\n"
+      << "<script>\n"
+      << assets->plot_js << "\n</script>\n</body>\n</html>\n";
+  if (!out) return IoError("cannot write the plot");
+  return stats;
+}
+
+}  // namespace footprint

@@ -1,0 +1,188 @@
+#include "tui/menu.h"
+
+#include <algorithm>
+
+namespace footprint::tui {
+
+std::vector<Key> DecodeKeys(std::string_view bytes, bool final, size_t* consumed) {
+  std::vector<Key> keys;
+  size_t i = 0;
+  while (i < bytes.size()) {
+    const char c = bytes[i];
+    if (c != '\x1b') {
+      switch (c) {
+        case ' ':
+          keys.push_back(Key::kToggle);
+          break;
+        case '\r':
+        case '\n':
+          keys.push_back(Key::kEnter);
+          break;
+        case 'q':
+        case 'Q':
+        case '\x03':  // Ctrl-C: raw mode turns it into a byte rather than SIGINT
+          keys.push_back(Key::kCancel);
+          break;
+        case 'k':
+          keys.push_back(Key::kUp);
+          break;
+        case 'j':
+          keys.push_back(Key::kDown);
+          break;
+        case 'a':
+          keys.push_back(Key::kToggleAll);
+          break;
+        default:
+          break;
+      }
+      ++i;
+      continue;
+    }
+    // ESC: alone it is the Esc key; "ESC [" or "ESC O" opens a sequence ending in a byte in
+    // 0x40..0x7e, with parameters (digits, ';') before it.
+    if (i + 1 >= bytes.size()) {
+      if (!final) break;
+      keys.push_back(Key::kCancel);
+      ++i;
+      continue;
+    }
+    if (bytes[i + 1] != '[' && bytes[i + 1] != 'O') {
+      keys.push_back(Key::kCancel);
+      ++i;
+      continue;
+    }
+    size_t end = i + 2;
+    while (end < bytes.size() && !(bytes[end] >= 0x40 && bytes[end] <= 0x7e)) ++end;
+    if (end >= bytes.size()) {
+      if (!final) break;
+      i = bytes.size();  // an unfinished sequence at the very end: nothing to act on
+      continue;
+    }
+    std::string_view params = bytes.substr(i + 2, end - i - 2);
+    switch (bytes[end]) {
+      case 'A':
+        keys.push_back(Key::kUp);
+        break;
+      case 'B':
+        keys.push_back(Key::kDown);
+        break;
+      case 'H':
+        keys.push_back(Key::kHome);
+        break;
+      case 'F':
+        keys.push_back(Key::kEnd);
+        break;
+      case '~':
+        if (params == "5") keys.push_back(Key::kPageUp);
+        if (params == "6") keys.push_back(Key::kPageDown);
+        if (params == "1" || params == "7") keys.push_back(Key::kHome);
+        if (params == "4" || params == "8") keys.push_back(Key::kEnd);
+        break;
+      default:
+        break;
+    }
+    i = end + 1;
+  }
+  if (consumed) *consumed = i;
+  return keys;
+}
+
+Menu::Menu(std::string title, std::vector<std::string> items, std::vector<size_t> checked)
+    : title_(std::move(title)), items_(std::move(items)), checked_(items_.size(), false) {
+  for (size_t i : checked) {
+    if (i < checked_.size()) checked_[i] = true;
+  }
+}
+
+void Menu::SetHeight(size_t rows) {
+  height_ = std::max<size_t>(1, rows);
+  Move(0);
+}
+
+void Menu::Move(long delta) {
+  if (items_.empty()) return;
+  long last = static_cast<long>(items_.size()) - 1;
+  cursor_ = static_cast<size_t>(std::clamp(static_cast<long>(cursor_) + delta, 0L, last));
+  if (cursor_ < top_) top_ = cursor_;
+  if (cursor_ >= top_ + height_) top_ = cursor_ + 1 - height_;
+}
+
+Menu::Outcome Menu::Handle(Key key) {
+  const long page = static_cast<long>(height_);
+  const long everything = static_cast<long>(items_.size());
+  switch (key) {
+    case Key::kUp:
+      Move(-1);
+      break;
+    case Key::kDown:
+      Move(1);
+      break;
+    case Key::kPageUp:
+      Move(-page);
+      break;
+    case Key::kPageDown:
+      Move(page);
+      break;
+    case Key::kHome:
+      Move(-everything);
+      break;
+    case Key::kEnd:
+      Move(everything);
+      break;
+    case Key::kToggle:
+      if (!items_.empty()) checked_[cursor_] = !checked_[cursor_];
+      break;
+    case Key::kToggleAll: {
+      bool all = std::all_of(checked_.begin(), checked_.end(), [](bool b) { return b; });
+      std::fill(checked_.begin(), checked_.end(), !all);
+      break;
+    }
+    case Key::kEnter:
+      return items_.empty() ? Outcome::kCancelled : Outcome::kConfirmed;
+    case Key::kCancel:
+      return Outcome::kCancelled;
+  }
+  return Outcome::kContinue;
+}
+
+std::vector<size_t> Menu::Chosen() const {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < checked_.size(); ++i) {
+    if (checked_[i]) out.push_back(i);
+  }
+  if (out.empty() && !items_.empty()) out.push_back(cursor_);
+  return out;
+}
+
+std::vector<std::string> Menu::Render(size_t width) const {
+  auto fit = [width](std::string line) {
+    // Cut at `width` characters, counting UTF-8 lead bytes only.
+    size_t chars = 0;
+    for (size_t i = 0; i < line.size(); ++i) {
+      if ((static_cast<unsigned char>(line[i]) & 0xc0) == 0x80) continue;
+      if (++chars > width) {
+        line.resize(i);
+        break;
+      }
+    }
+    return line;
+  };
+  std::vector<std::string> lines;
+  size_t ticked = static_cast<size_t>(std::count(checked_.begin(), checked_.end(), true));
+  lines.push_back(fit(title_ + "  (" + std::to_string(ticked) + " of " +
+                      std::to_string(items_.size()) + " selected)"));
+  size_t end = std::min(items_.size(), top_ + height_);
+  for (size_t i = top_; i < end; ++i) {
+    lines.push_back(
+        fit(std::string(i == cursor_ ? "> " : "  ") + (checked_[i] ? "[x] " : "[ ] ") + items_[i]));
+  }
+  std::string more;
+  if (top_ > 0 || end < items_.size()) {
+    more = "  [" + std::to_string(top_ + 1) + "-" + std::to_string(end) + " of " +
+           std::to_string(items_.size()) + "]";
+  }
+  lines.push_back(fit("  up/down move, space select, a all, enter confirm, q/esc cancel" + more));
+  return lines;
+}
+
+}  // namespace footprint::tui

@@ -1,0 +1,76 @@
+// Opens a footprint plot page in headless Chromium (Debian's, through playwright-core; no
+// browser is downloaded) and prints, as JSON on stdout, what the page drew:
+//   node check_plot.cjs PAGE.html OUT_DIR
+// {charts: window.footprintPlot.describe(), console: [...], requests: [...],
+//  downloads: {png, svg, csv: {file, size}}}; a screenshot is saved as OUT_DIR/page.png.
+// Environment: CHROMIUM (default /usr/bin/chromium); NODE_PATH must reach playwright-core
+// (the build's web/node_modules). Used by test_plot_browser.py.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const {chromium} = require('playwright-core');
+
+async function main() {
+  const [pagePath, outDir] = process.argv.slice(2);
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    // The sandbox needs user namespaces, which containers often lack; the page is our own.
+    args: ['--no-sandbox', '--disable-gpu'],
+  });
+  try {
+    const context = await browser.newContext({viewport: {width: 1280, height: 1000},
+                                              acceptDownloads: true});
+    const page = await context.newPage();
+    const consoleMessages = [];
+    const requests = [];
+    page.on('console', (m) => consoleMessages.push({type: m.type(), text: m.text()}));
+    page.on('pageerror', (e) => consoleMessages.push({type: 'pageerror', text: String(e)}));
+    page.on('request', (r) => requests.push(r.url()));
+    await page.goto('file://' + path.resolve(pagePath));
+    // Ready, or failed: a script error stops the wait at once.
+    await Promise.race([
+      page.waitForFunction(() => window.footprintPlot && window.footprintPlot.ready, null,
+                           {timeout: 60000}),
+      new Promise((resolve, reject) => page.on('pageerror', (e) => reject(e))),
+    ]);
+    const charts = await page.evaluate(() => window.footprintPlot.describe());
+    await page.screenshot({path: path.join(outDir, 'page.png')});
+
+    // Saving: PNG and SVG of the first chart, CSV of the first time series.
+    const downloads = {};
+    const timeseries = charts.find((c) => c.kind === 'timeseries');
+    const jobs = [['png', charts[0] && charts[0].id], ['svg', charts[0] && charts[0].id],
+                  ['csv', timeseries && timeseries.id]];
+    for (const [kind, id] of jobs) {
+      if (!id) continue;
+      const [download] = await Promise.all([
+        page.waitForEvent('download', {timeout: 30000}),
+        page.evaluate(([i, k]) => window.footprintPlot.save(i, k), [id, kind]),
+      ]);
+      const file = path.join(outDir, 'saved.' + kind);
+      await download.saveAs(file);
+      downloads[kind] = {file: file, size: fs.statSync(file).size,
+                         name: download.suggestedFilename()};
+    }
+
+    // Legend filtering: hiding the first series of the first time series chart.
+    let legend = null;
+    if (timeseries && timeseries.series.length) {
+      legend = await page.evaluate(([id, name]) => {
+        const chart = echarts.getInstanceByDom(document.getElementById(id));
+        chart.dispatchAction({type: 'legendUnSelect', name: name});
+        return chart.getOption().legend[0].selected;
+      }, [timeseries.id, timeseries.series[0].name]);
+    }
+    process.stdout.write(JSON.stringify({charts, console: consoleMessages, requests, downloads,
+                                         legend}) + '\n');
+  } finally {
+    await browser.close();
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(String(e && e.stack || e) + '\n');
+  process.exit(1);
+});

@@ -1,0 +1,135 @@
+"""Browser test of `footprint plot`: a page made from real runs opens in headless Chromium
+(Debian's chromium, driven by playwright-core from the build's npm install; no browser is
+downloaded), draws every requested series, logs nothing to the console, fetches nothing, saves
+PNG/SVG/CSV, and its screenshot has content.
+
+Environment (set by CTest, tests/CMakeLists.txt): FOOTPRINT_BIN, FP_WORKLOADS, PYTHONPATH (the
+built Python package), NODE_PATH (the build's web/node_modules), CHROMIUM (/usr/bin/chromium).
+"""
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+import fp_helpers  # noqa: E402
+from fp_helpers import describe, fp, plot_data, run_ok, wl  # noqa: E402
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+NODE = shutil.which("node")
+
+pytestmark = pytest.mark.skipif(
+    not (NODE and os.access(CHROMIUM, os.X_OK)),
+    reason=f"needs node and Chromium at {CHROMIUM} (scripts/setup installs nodejs and chromium)")
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    """Two instrumented runs (train-a, train-b) and the plot of both, with every metric."""
+    d = tmp_path_factory.mktemp("browser")
+    db = str(d / "fp.db")
+    env = fp_helpers.clean_env(PYTHONPATH=os.environ.get("PYTHONPATH", ""))
+    for seed, name in enumerate(["train-a", "train-b"]):
+        run_ok(db, ["/usr/bin/python3", os.path.join(HERE, "workload.py"), wl("burn"), seed],
+               "-n", name, "-i", "20ms", env=env)
+    out = d / "page.html"
+    proc = fp("plot", "-o", db, "-u", "train-a", "train-b", "--out", out,
+              stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, describe(proc)
+    shots = d / "shots"
+    shots.mkdir()
+    check = subprocess.run([NODE, os.path.join(HERE, "check_plot.cjs"), str(out), str(shots)],
+                           capture_output=True, text=True, timeout=180)
+    assert check.returncode == 0, describe(check)
+    return {"db": db, "html": out, "data": plot_data(out), "shots": shots,
+            "result": json.loads(check.stdout)}
+
+
+def charts(page, kind):
+    return [c for c in page["result"]["charts"] if c["kind"] == kind]
+
+
+def labels(page):
+    return [r["label"] for r in page["data"]["runs"]]
+
+
+def test_every_sampled_metric_is_drawn_for_both_runs(page):
+    with sqlite3.connect(page["db"]) as con:
+        wanted = {(m, u) for m, u in con.execute("SELECT DISTINCT metric, unit FROM series")}
+    drawn = {c["title"]: c for c in charts(page, "timeseries")}
+    assert set(drawn) == {f"{m} ({u})" for m, u in wanted}
+    for title, chart in drawn.items():
+        names = [s["name"] for s in chart["series"]]
+        assert names == labels(page), title  # one series per run, named after it
+        assert all(s["points"] > 0 and s["type"] == "line" for s in chart["series"]), title
+        # Scope bands on each run's series: 1 'load data' + 6 'train epoch'.
+        assert [s["bands"] for s in chart["series"]] == [7, 7], title
+
+
+def test_loss_and_accuracy_curves_by_step(page):
+    curves = {c["title"]: c for c in charts(page, "curve")}
+    assert {"loss by step", "accuracy by step"} <= set(curves)
+    for title in ("loss by step", "accuracy by step"):
+        assert [(s["name"], s["points"]) for s in curves[title]["series"]] == \
+            [(label, 6) for label in labels(page)]
+
+
+def test_bars_heat_maps_and_parallel_coordinates(page):
+    (scopes,) = charts(page, "scopes")
+    assert [s["name"] for s in scopes["series"]] == labels(page)
+    assert all(s["points"] == 2 for s in scopes["series"])  # load data, train epoch
+    totals = charts(page, "totals")
+    assert {c["title"] for c in totals} >= {"Run totals: time", "Run totals: memory and I/O"}
+    confusion = charts(page, "confusion")
+    assert len(confusion) == 2
+    for c in confusion:
+        assert c["series"][0]["type"] == "heatmap" and c["series"][0]["points"] == 9
+    (hyper,) = charts(page, "hyperparameters")
+    assert [(s["name"], s["type"], s["points"]) for s in hyper["series"]] == \
+        [(label, "parallel", 1) for label in labels(page)]
+
+
+def test_no_console_messages_and_nothing_fetched(page):
+    result = page["result"]
+    assert [m for m in result["console"] if m["type"] in ("error", "warning", "pageerror")] == []
+    assert all(u.startswith(("file:", "data:", "blob:")) for u in result["requests"]), \
+        result["requests"]
+
+
+def test_legend_filtering_hides_a_series(page):
+    selected = page["result"]["legend"]
+    first, second = labels(page)
+    assert selected[first] is False and selected.get(second, True) is True
+
+
+def test_charts_save_as_png_svg_and_full_resolution_csv(page):
+    downloads = page["result"]["downloads"]
+    with open(downloads["png"]["file"], "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    with open(downloads["svg"]["file"], encoding="utf-8") as f:
+        svg = f.read()
+    assert svg.startswith("<svg") and "<path" in svg
+    with open(downloads["csv"]["file"], encoding="utf-8") as f:
+        rows = f.read().splitlines()
+    assert rows[0] == "run_id,run_name,metric,unit,entity,t_s,value"
+    first = charts(page, "timeseries")[0]["title"].split(" (")[0]
+    with sqlite3.connect(page["db"]) as con:
+        (count,) = con.execute("SELECT count(*) FROM samples JOIN series ON series.id = "
+                               "samples.series_id WHERE metric = ?", (first,)).fetchone()
+    assert len(rows) - 1 == count  # every sample, both runs
+
+
+def test_screenshot_has_content(page):
+    from PIL import Image
+
+    image = Image.open(page["shots"] / "page.png").convert("RGB")
+    assert image.size == (1280, 1000)
+    colours = image.getcolors(maxcolors=1 << 20)
+    assert len(colours) > 200, "a page of charts has many colours (lines, bands, text)"
+    background = max(colours)[0]
+    assert background < 0.95 * image.size[0] * image.size[1], "not a blank page"
