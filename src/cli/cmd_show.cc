@@ -83,6 +83,8 @@ void PrintValues(const RunSummary& s, std::ostream& out) {
     } else if (last.name == "time_to_accuracy" && data.is_object()) {
       note = "seconds until accuracy " + num(data.value("target", 0.0)) +
              (last.step ? " (step " + std::to_string(*last.step) + ")" : "");
+    } else if (data.is_object() && data.contains("unavailable")) {
+      note = "not measured: " + data.value("unavailable", std::string());
     } else if (!last.data_json.empty()) {
       note = "JSON document";
     }
