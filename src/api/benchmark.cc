@@ -21,6 +21,7 @@
 #include "api/sha256.h"
 #include "footprint/api.h"
 #include "probe/process_tree_probe.h"
+#include "probe/rapl_probe.h"
 #include "probe/system_probe.h"
 #include "run/run_metadata.h"
 #include "sampler/sampler.h"
@@ -523,6 +524,9 @@ Status Benchmark::Impl::Start(json meta) {
     std::vector<std::unique_ptr<Probe>> probes;
     probes.push_back(std::move(tree));
     probes.push_back(std::make_unique<SystemProbe>());
+    // Machine-wide energy, when asked for. (Hardware counters are not: perf events follow a
+    // process from its exec, and this one is already running.)
+    probes.push_back(std::make_unique<RaplProbe>());
     queue_ = std::make_unique<SampleQueue>(1 << 14);
     sampler_ = std::make_unique<Sampler>(std::move(probes), intervals, *queue_);
     std::vector<int64_t> ids;
@@ -639,6 +643,10 @@ Status Benchmark::Impl::Close(RunStatus status) {
                           children_at_open_.ru_oublock) *
       512;
   totals["monitor_cpu_s"] = monitor_user + monitor_sys + sampler_cpu;
+  std::vector<std::string> warnings;
+  ProbeFindings findings{totals, meta_, warnings};
+  for (Probe* probe : sampler_->probes()) probe->Finish(findings);
+  if (!warnings.empty()) meta_["warnings"] = warnings;
   meta_["sources"] = {
       {"cpu",
        "getrusage of the process and its waited-for children since Open(), less footprint's "

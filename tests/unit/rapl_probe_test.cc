@@ -9,7 +9,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
+#include "footprint/api.h"
 #include "probe_test_util.h"
 #include "test_util.h"
 
@@ -248,6 +250,35 @@ TEST(RaplProbe, CounterThatCannotBeReadIsNotUsed) {
   EXPECT_FALSE(totals.count("cpu_energy_j"));
   ASSERT_FALSE(warnings.empty());
   EXPECT_NE(warnings[0].find("energy_uj cannot be read"), std::string::npos) << warnings[0];
+}
+
+TEST(RaplProbe, ProgramsMeasuringThemselvesGetEnergyWhenTheyAskForIt) {
+  FakePowercap fake;
+  fake.Add("intel-rapl:0", "package-0", 1'000);
+  ::setenv("FOOTPRINT_SYSFS_ROOT", fake.root().c_str(), 1);
+  TempDir dir;
+  BenchmarkOptions o;
+  o.db = dir.File("fp.db");
+  o.join = false;
+  o.interval_ns = 10'000'000;
+  o.metrics = DefaultMetrics() | Energy();
+  auto bm = Benchmark::Open(o);
+  ::unsetenv("FOOTPRINT_SYSFS_ROOT");
+  ASSERT_TRUE(bm.ok()) << bm.status().message();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  fake.SetEnergy("intel-rapl:0", 251'000);
+  const std::string run_id = (*bm)->run_id();
+  ASSERT_TRUE((*bm)->Close().ok());
+  auto store = OpenStore(dir.File("fp.db"), {.read_only = true});
+  ASSERT_TRUE(store.ok());
+  auto totals = (*store)->LoadTotals(run_id);
+  ASSERT_TRUE(totals.ok());
+  EXPECT_DOUBLE_EQ(totals->at("cpu_energy_j"), 0.25);
+  EXPECT_FALSE(totals->count("dram_energy_j"));
+  auto run = (*store)->GetRun(run_id);
+  auto meta = json::parse(run->meta_json);
+  ASSERT_EQ(meta["warnings"].size(), 1u);  // DRAM was asked for too, and this fake has none
+  EXPECT_TRUE(meta["warnings"][0].get<std::string>().starts_with("energy.dram: "));
 }
 
 }  // namespace
