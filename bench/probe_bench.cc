@@ -11,6 +11,15 @@
 //                          from its cgroup.procs and CPU from its cpu.stat (what `footprint
 //                          run` does by default). Skipped where no cgroup can be created.
 // BM_SystemSample          SystemProbe::Sample (/proc/stat and /proc/meminfo).
+// BM_RaplSample           RaplProbe::Sample of energy.cpu and energy.dram over a fake powercap
+//                          tree of 2 packages and 2 DRAM zones (4 kept-open energy_uj files;
+//                          the real sysfs files are read the same way, their kernel side
+//                          costs an MSR read each).
+// BM_PerfSample            PerfProbe::Sample of the three perf.* metrics on a live `sleep`
+//                          that the events were attached to before its exec (3 read(2)s of
+//                          inherited counters). Counts the hardware events where the machine
+//                          has them, else the software events task-clock, context-switches
+//                          and page-faults (FOOTPRINT_PERF_EVENTS's path; the read is alike).
 // BM_PassAfterSleep/N/S    a whole pass's probe work (tree over N processes, walk mode, then
 //                          the system probe) taken after sleeping S µs, as the sampler does
 //                          between deadlines: thread CPU per pass, caches as cold as the sleep
@@ -29,13 +38,17 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "footprint/metrics.h"
 #include "probe/cgroup.h"
+#include "probe/perf_probe.h"
 #include "probe/process_tree_probe.h"
+#include "probe/rapl_probe.h"
 #include "probe/system_probe.h"
 #include "util/clock.h"
 
@@ -179,6 +192,71 @@ void BM_SystemSample(benchmark::State& state) {
   if (out.count() == 0) state.SkipWithError("the system probe emitted nothing");
 }
 
+MetricSet Only(std::initializer_list<MetricId> ids) {
+  MetricSet m;
+  for (MetricId id : ids) m.set(static_cast<size_t>(id));
+  return m;
+}
+
+void BM_RaplSample(benchmark::State& state) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "fp-rapl-XXXXXX").string();
+  const std::string root = mkdtemp(tmpl.data());
+  for (auto [zone, name] : {std::pair{"intel-rapl:0", "package-0"},
+                            {"intel-rapl:0:0", "dram"},
+                            {"intel-rapl:1", "package-1"},
+                            {"intel-rapl:1:0", "dram"}}) {
+    const std::string dir = root + "/class/powercap/" + zone;
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/name") << name << "\n";
+    std::ofstream(dir + "/max_energy_range_uj") << "262143328850\n";
+    std::ofstream(dir + "/energy_uj") << "123456789012\n";
+  }
+  {
+    RaplProbe probe(root);
+    const MetricSet energy = Only({MetricId::kEnergyCpu, MetricId::kEnergyDram});
+    if (probe.Series(energy).size() != 2) state.SkipWithError("the fake tree was not found");
+    NullOut out;
+    for (auto _ : state) probe.Sample(MonotonicNs(), energy, out);
+  }
+  std::filesystem::remove_all(root);
+}
+
+void BM_PerfSample(benchmark::State& state) {
+  PerfProbe::Options options;
+  if (OpenPerfEvent(options.events[0], 0).fd < 0) {  // no PMU here: software events
+    options.events = {*PerfEventByName("context-switches"), *PerfEventByName("task-clock"),
+                      *PerfEventByName("page-faults")};
+  }
+  PerfProbe probe(options);
+  const MetricSet perf =
+      Only({MetricId::kPerfInstructions, MetricId::kPerfCycles, MetricId::kPerfCacheMisses});
+  if (probe.Series(perf).size() != 3) {
+    state.SkipWithError("perf_event_open refused every event");
+    return;
+  }
+  // A child that waits for us, then execs sleep: the events start at its exec.
+  int gate[2];
+  if (::pipe(gate) != 0) return state.SkipWithError("pipe failed");
+  pid_t child = ::fork();
+  if (child == 0) {
+    char c;
+    ::close(gate[1]);
+    if (::read(gate[0], &c, 1) != 1) _exit(1);
+    ::execl("/bin/sleep", "sleep", "100000", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ::close(gate[0]);
+  probe.AttachToCommand(child);
+  (void)!::write(gate[1], "x", 1);
+  ::close(gate[1]);
+  NullOut out;
+  probe.Sample(MonotonicNs(), perf, out);  // the first reading: rates start at the second
+  for (auto _ : state) probe.Sample(MonotonicNs(), perf, out);
+  if (out.count() == 0) state.SkipWithError("the perf probe emitted nothing");
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+}
+
 void BM_PassAfterSleep(benchmark::State& state) {
   const int64_t n = state.range(0);
   const int64_t sleep_us = state.range(1);
@@ -242,6 +320,8 @@ BENCHMARK(BM_TreeSampleNoIo)->Arg(1)->Arg(10)->Arg(100);
 BENCHMARK(BM_TreeSampleScan)->Arg(1)->Arg(10)->Arg(100);
 BENCHMARK(BM_TreeSampleCgroup)->Arg(1)->Arg(10)->Arg(100);
 BENCHMARK(BM_SystemSample);
+BENCHMARK(BM_RaplSample);
+BENCHMARK(BM_PerfSample);
 // Fixed iteration counts: the sleeps, not the measured time, set how long these take.
 BENCHMARK(BM_PassAfterSleep)->Args({10, 0})->Iterations(20000)->UseManualTime();
 BENCHMARK(BM_PassAfterSleep)->Args({10, 1000})->Iterations(500)->UseManualTime();

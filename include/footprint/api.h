@@ -132,6 +132,27 @@ class Benchmark {
   uint64_t BeginScope(const ScopeName& name);
   void EndScope(uint64_t handle);
 
+  // GPU time of a scope (see GpuScope): begins a scope as BeginScope does and records a CUDA
+  // event on `cuda_stream` (a CUstream / cudaStream_t; nullptr: the legacy default stream of
+  // the calling thread's current CUDA context); EndGpuScope records a second one and ends the
+  // scope. The elapsed GPU time is resolved later, off the calling thread, and stored as the
+  // value `gpu_time_s` of the scope. When it cannot be measured (no CUDA driver, no current
+  // context on this thread) the scope still records its wall time, and the reason is stored
+  // once as a `gpu_time_s` value with no number and data {"unavailable": reason}.
+  uint64_t BeginGpuScope(const ScopeName& name, void* cuda_stream = nullptr);
+  void EndGpuScope(uint64_t handle);
+  // Ok when the calling program's last GPU scope is being timed (or none was begun);
+  // otherwise Unsupported with the reason.
+  Status GpuTiming() const;
+
+  // Values known only after their scope ended (a GPU time that resolves later): HoldScope,
+  // called before EndScope, keeps the scope addressable; LogToScope then attaches a value to
+  // it (`json_data` optional, validated) — `release` lets it go. Held scopes are let go at
+  // Close. InvalidArgument for malformed JSON.
+  void HoldScope(uint64_t scope);
+  Status LogToScope(uint64_t scope, std::string_view name, std::optional<double> value,
+                    std::string_view json_data = {}, bool release = true);
+
   class Impl;
 
  private:
@@ -190,6 +211,32 @@ class Supervised {
   uint64_t handle_ = 0;
 };
 
+// RAII GPU-timed scope: the scope's wall time as Scope records it, plus the GPU time of the
+// work queued on `cuda_stream` between construction and destruction, from two CUDA events:
+//
+//   static const footprint::ScopeName kForward("forward");
+//   { footprint::GpuScope s(*bm, kForward, stream); launch_kernels(stream); }
+//
+// Costs two cuEventRecord calls (microseconds): use it for stages and kernels, not for tight
+// CPU loops.
+class GpuScope {
+ public:
+  GpuScope(Benchmark& bm, const ScopeName& name, void* cuda_stream = nullptr)
+      : bm_(&bm), handle_(bm.BeginGpuScope(name, cuda_stream)) {}
+  // A GPU scope of Benchmark::Current(); does nothing when no benchmark is open.
+  explicit GpuScope(const ScopeName& name, void* cuda_stream = nullptr)
+      : bm_(Benchmark::Current()), handle_(bm_ ? bm_->BeginGpuScope(name, cuda_stream) : 0) {}
+  ~GpuScope() {
+    if (bm_) bm_->EndGpuScope(handle_);
+  }
+  GpuScope(const GpuScope&) = delete;
+  GpuScope& operator=(const GpuScope&) = delete;
+
+ private:
+  Benchmark* bm_;
+  uint64_t handle_;
+};
+
 }  // namespace footprint
 
 #define FOOTPRINT_CONCAT_INNER(a, b) a##b
@@ -199,5 +246,11 @@ class Supervised {
   static const ::footprint::ScopeName FOOTPRINT_CONCAT(fp_scope_name_, __LINE__)(name); \
   ::footprint::Scope FOOTPRINT_CONCAT(fp_scope_,                                        \
                                       __LINE__)(FOOTPRINT_CONCAT(fp_scope_name_, __LINE__))
+
+// A GPU-timed scope of the current benchmark on the default stream, until the end of the block.
+#define FOOTPRINT_GPU_SCOPE(name)                                                           \
+  static const ::footprint::ScopeName FOOTPRINT_CONCAT(fp_gpu_scope_name_, __LINE__)(name); \
+  ::footprint::GpuScope FOOTPRINT_CONCAT(fp_gpu_scope_,                                     \
+                                         __LINE__)(FOOTPRINT_CONCAT(fp_gpu_scope_name_, __LINE__))
 
 #endif  // FOOTPRINT_API_H_

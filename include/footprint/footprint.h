@@ -30,11 +30,12 @@ typedef struct fp_benchmark fp_benchmark;
 
 enum {
   FP_OK = 0,
-  FP_EINVAL = -1,    /* a bad argument (NULL, malformed JSON, mismatched sizes) */
-  FP_ENOTFOUND = -2, /* a named file or run does not exist */
-  FP_EDB = -3,       /* the database cannot be opened or written */
-  FP_EIO = -4,       /* a system call failed */
-  FP_EINTERNAL = -5  /* anything else */
+  FP_EINVAL = -1,      /* a bad argument (NULL, malformed JSON, mismatched sizes) */
+  FP_ENOTFOUND = -2,   /* a named file or run does not exist */
+  FP_EDB = -3,         /* the database cannot be opened or written */
+  FP_EIO = -4,         /* a system call failed */
+  FP_EINTERNAL = -5,   /* anything else */
+  FP_EUNSUPPORTED = -6 /* not possible here (e.g. GPU time without a CUDA context) */
 };
 
 /* Opens a benchmark: a run of its own in database `db` (NULL: $FOOTPRINT_DB or
@@ -51,6 +52,17 @@ const char* fp_run_id(const fp_benchmark* bm);
 /* A scope on the calling thread: begin returns a handle for end. Never blocks on I/O. */
 uint64_t fp_scope_begin(fp_benchmark* bm, const char* name);
 void fp_scope_end(fp_benchmark* bm, uint64_t scope);
+
+/* A scope whose GPU work is timed too, with CUDA events recorded on `stream` (a CUstream /
+ * cudaStream_t; NULL: the legacy default stream of the calling thread's current CUDA context).
+ * The GPU time is resolved later by footprint's writer thread and stored as the value
+ * `gpu_time_s` of the scope. Without a CUDA driver or context the scope records its wall time
+ * only, and fp_gpu_timing says why. No CUDA is needed to build or link against footprint. */
+uint64_t fp_gpu_scope_begin(fp_benchmark* bm, const char* name, void* stream);
+void fp_gpu_scope_end(fp_benchmark* bm, uint64_t scope);
+/* FP_OK when the last GPU scope is timed (or none was begun); FP_EUNSUPPORTED otherwise, with
+ * the reason in fp_last_error(). */
+int fp_gpu_timing(fp_benchmark* bm);
 
 /* A named scalar; `has_step` says whether `step` is meaningful. */
 int fp_log(fp_benchmark* bm, const char* name, double value, int64_t step, int has_step);

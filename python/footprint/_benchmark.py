@@ -24,7 +24,8 @@ from typing import Any, Callable, Iterable, Mapping, Optional, TypeVar, Union
 
 from . import _footprint
 from ._footprint import FootprintError
-from .metrics import Metric, _Counted, _check_metrics
+from ._gpu import GpuTimer
+from .metrics import GPUTime, Metric, _Counted, _check_metrics
 
 F = TypeVar("F", bound=Callable[..., Any])
 PathLike = Union[str, "os.PathLike[str]"]
@@ -117,6 +118,7 @@ class Benchmark:
         )
         self._pid = os.getpid()
         self._db_path = os.path.abspath(self._native.location)
+        self._gpu = GpuTimer(self._native)
         _open_benchmarks.add(self)
 
     # --- identity -----------------------------------------------------------------------
@@ -151,18 +153,29 @@ class Benchmark:
 
     # --- scopes -------------------------------------------------------------------------
 
-    def scope(self, name: str) -> "Scope":
+    def scope(self, name: str, gpu: bool = False) -> "Scope":
         """A scope named ``name``: a context manager, or a decorator (see :func:`supervise`).
 
         ``with bm.scope("load data"): ...`` records the block's start and end on the run's
         timeline, as a child of the scope the calling thread is in.
-        """
-        return Scope(self, name)
 
-    def supervise(self, metrics: Iterable[Metric] = (), name: Optional[str] = None
-                  ) -> Callable[[F], F]:
+        With ``gpu=True`` it also times the GPU work queued on the current CUDA stream inside
+        the block, with ``torch.cuda.Event(enable_timing=True)``, stored as the value
+        ``gpu_time_s`` of the scope once the GPU has done the work (see ``docs/python.md``).
+        Without PyTorch or CUDA, the reason is stored once instead and a
+        :class:`~footprint.FootprintWarning` says it.
+        """
+        return Scope(self, name, gpu)
+
+    @property
+    def gpu_unavailable(self) -> Optional[str]:
+        """Why GPU scopes are not timed here (None when they are, or none was entered)."""
+        return self._gpu.reason
+
+    def supervise(self, metrics: Iterable[Metric] = (), name: Optional[str] = None,
+                  gpu: bool = False) -> Callable[[F], F]:
         """Same as :func:`supervise` with this benchmark."""
-        return supervise(metrics, self, name=name)
+        return supervise(metrics, self, name=name, gpu=gpu)
 
     # --- values -------------------------------------------------------------------------
 
@@ -246,6 +259,8 @@ class Benchmark:
         _open_benchmarks.discard(self)
         if os.getpid() != self._pid:
             return  # a forked child: the run belongs to the parent
+        if not self._native.closed:
+            self._gpu.collect(wait=True)  # the GPU times still outstanding
         self._native.close(status)
 
     def __enter__(self) -> "Benchmark":
@@ -274,31 +289,32 @@ class Scope:
     under the scope that thread is in.
     """
 
-    __slots__ = ("_bm", "_name", "_handle", "_handles")
+    __slots__ = ("_bm", "_name", "_handle", "_handles", "_gpu")
 
-    def __init__(self, bm: Benchmark, name: str) -> None:
+    def __init__(self, bm: Benchmark, name: str, gpu: bool = False) -> None:
         self._bm = bm
         self._name = name
         self._handle = _scope_name(name)
-        self._handles: dict[int, list[int]] = {}  # thread -> open handles
+        self._handles: dict[int, list[tuple[int, Any]]] = {}  # thread -> open (handle, event)
+        self._gpu = bool(gpu)
 
     @property
     def name(self) -> str:
         return self._name
 
     def __enter__(self) -> "Scope":
-        h = self._bm._native.begin_scope(self._handle)
-        self._handles.setdefault(threading.get_ident(), []).append(h)
+        opened = _enter(self._bm, self._handle, self._gpu)
+        self._handles.setdefault(threading.get_ident(), []).append(opened)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
         stack = self._handles[threading.get_ident()]
-        self._bm._native.end_scope(stack.pop())
+        _leave(self._bm, *stack.pop())
         if not stack:
             del self._handles[threading.get_ident()]
 
     def __call__(self, func: F) -> F:
-        return supervise((), self._bm, name=self._name)(func)
+        return supervise((), self._bm, name=self._name, gpu=self._gpu)(func)
 
     def __repr__(self) -> str:
         return f"<footprint.Scope {self._name!r} of run {self._bm.run_id}>"
@@ -386,8 +402,24 @@ class _Releaser:
 _releaser = _Releaser()
 
 
+def _enter(bm: Benchmark, scope_name: Any, gpu: bool) -> tuple[int, Any]:
+    """Begins a scope; with ``gpu``, records its start event. Returns (handle, event)."""
+    handle = bm._native.begin_scope(scope_name)
+    return handle, bm._gpu.start(handle) if gpu and handle else None
+
+
+def _leave(bm: Benchmark, handle: int, start: Any) -> None:
+    """Ends a scope begun by _enter; stores the GPU times of scopes whose work is done."""
+    if start is None:
+        bm._native.end_scope(handle)
+        return
+    bm._gpu.stop(handle, start)
+    bm._native.end_scope(handle)
+    bm._gpu.collect()
+
+
 def supervise(metrics: Iterable[Metric] = (), bm: Optional[Benchmark] = None,
-              name: Optional[str] = None) -> Callable[[F], F]:
+              name: Optional[str] = None, gpu: bool = False) -> Callable[[F], F]:
     """Decorator: every call of the function is a scope of ``bm`` named ``name`` (default:
     the function's ``__qualname__``), with the metrics sampled at least as often as asked.
 
@@ -402,6 +434,9 @@ def supervise(metrics: Iterable[Metric] = (), bm: Optional[Benchmark] = None,
     * :class:`~footprint.Latency`, :class:`~footprint.Throughput` — call ``.track(n)`` inside
       the function; each call then records ``latency`` (s per entry) / ``throughput``
       (entries per second) as values of its scope.
+    * :class:`~footprint.GPUTime` (or ``gpu=True``) — the GPU time of the work each call
+      queues on the current CUDA stream, from ``torch.cuda`` events, as the value
+      ``gpu_time_s`` of its scope (see :meth:`Benchmark.scope`).
 
     Each call is its own scope (two calls, two scopes — never one summed value); recursion and
     concurrent calls from several threads are recorded correctly. The wrapper keeps the
@@ -420,8 +455,9 @@ def supervise(metrics: Iterable[Metric] = (), bm: Optional[Benchmark] = None,
                                  or getattr(func, "__name__", None) or repr(func))
         wanted = _interval_requests(metrics, bm)
         counted = [m for m in metrics if isinstance(m, _Counted)]
+        timed = gpu or any(isinstance(m, GPUTime) for m in metrics)
         return _wrap(func, bm, scope_name,
-                     _IntervalRequests(bm._native, wanted) if wanted else None, counted)
+                     _IntervalRequests(bm._native, wanted) if wanted else None, counted, timed)
 
     return decorate
 
@@ -442,7 +478,7 @@ def _interval_requests(metrics: list[Metric], bm: Benchmark) -> list[tuple[str, 
 
 
 def _wrap(func: F, bm: Benchmark, scope_name: Any, intervals: Optional[_IntervalRequests],
-          counted: list[_Counted]) -> F:
+          counted: list[_Counted], gpu: bool = False) -> F:
     native = bm._native
     begin = native.begin_scope
     end = native.end_scope
@@ -452,7 +488,7 @@ def _wrap(func: F, bm: Benchmark, scope_name: Any, intervals: Optional[_Interval
         async def async_wrapper(*args, **kwargs):
             if intervals is not None:
                 intervals.acquire()
-            handle = begin(scope_name)
+            opened = _enter(bm, scope_name, gpu)
             try:
                 if not counted:
                     return await func(*args, **kwargs)
@@ -461,13 +497,13 @@ def _wrap(func: F, bm: Benchmark, scope_name: Any, intervals: Optional[_Interval
                 _log_counted(native, counted, time.perf_counter() - start)
                 return result
             finally:
-                end(handle)
+                _leave(bm, *opened)
                 if intervals is not None:
                     intervals.release()
 
         return async_wrapper  # type: ignore[return-value]
 
-    if intervals is None and not counted:
+    if intervals is None and not counted and not gpu:
         # The hot path: two native calls around the function.
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
@@ -483,7 +519,7 @@ def _wrap(func: F, bm: Benchmark, scope_name: Any, intervals: Optional[_Interval
     def supervised_wrapper(*args, **kwargs):
         if intervals is not None:
             intervals.acquire()
-        handle = begin(scope_name)
+        opened = _enter(bm, scope_name, gpu)
         try:
             if not counted:
                 return func(*args, **kwargs)
@@ -492,7 +528,7 @@ def _wrap(func: F, bm: Benchmark, scope_name: Any, intervals: Optional[_Interval
             _log_counted(native, counted, time.perf_counter() - start)
             return result
         finally:
-            end(handle)
+            _leave(bm, *opened)
             if intervals is not None:
                 intervals.release()
 

@@ -18,9 +18,11 @@ object                     recorded as
 ``SystemMemory(...)``      series ``sys.memory`` (bytes, whole machine)
 ``Latency()``              value ``latency`` (s per entry) of each call; ``.track(n)`` inside
 ``Throughput()``           value ``throughput`` (entries per s) of each call; ``.track(n)``
+``GPUTime()``              value ``gpu_time_s`` of each call: its GPU work, from CUDA events
+                           (PyTorch), as ``supervise(..., gpu=True)``
 ``GPU``, ``GPUMemory``,    accepted, **not measured yet**: nothing is recorded and a
-``GPUPower``, ``GPUTime``, :class:`FootprintWarning` says so (never a made-up number)
-``Power``, ``Energy``
+``GPUPower``, ``Power``,   :class:`FootprintWarning` says so (never a made-up number)
+``Energy``
 =========================  ===================================================================
 
 ``interval`` is in seconds; ``None`` keeps the benchmark's own interval. A finer interval
@@ -188,11 +190,13 @@ class GPUPower(_Unmeasured):
     reason = "GPU power is not measured by footprint yet (planned: NVML)"
 
 
-class GPUTime(_Unmeasured):
-    """GPU kernel time: not measured; the call's wall time is recorded as its scope."""
+class GPUTime(Metric):
+    """GPU time of each call: the work it queued on the current CUDA stream, timed with
+    ``torch.cuda`` events and stored as the value ``gpu_time_s`` of its scope. Same as
+    ``supervise(..., gpu=True)``; without PyTorch or CUDA a warning says why."""
 
-    reason = ("GPU kernel time is not measured by footprint; the call's wall time is "
-              "recorded as its scope")
+    def __init__(self) -> None:
+        super().__init__(None)
 
 
 class Power(_Unmeasured):

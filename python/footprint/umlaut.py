@@ -210,7 +210,7 @@ class GPUPowerMetric(_Described, _metrics.GPUPower):
 
 
 class GPUTimeMetric(_Described, _metrics.GPUTime):
-    """Accepted; GPU time is not measured (the call's wall time is its scope)."""
+    """The GPU time of each call (``gpu_time_s`` of its scope, from ``torch.cuda`` events)."""
 
     def __init__(self, description: str) -> None:
         self.description = description

@@ -190,6 +190,15 @@ class PyBenchmark {
     Check(Usable().Artifact(name, path));
   }
 
+  // Values resolved after their scope ended (GPU time from torch.cuda events).
+  void HoldScope(uint64_t handle) {
+    if (handle != 0 && bm_ && !closed_) bm_->HoldScope(handle);
+  }
+  void LogToScope(uint64_t handle, std::string_view name, std::optional<double> value,
+                  std::string_view json, bool release) {
+    Check(Usable().LogToScope(handle, name, value, json, release));
+  }
+
   uint64_t RequestInterval(const std::string& metric, int64_t interval_ns) {
     MetricId id = ParseMetric(metric);
     if (closed_) return 0;
@@ -320,6 +329,9 @@ PYBIND11_MODULE(_footprint, m) {
       .def("log_json", &PyBenchmark::LogJson, py::arg("name"), py::arg("json"),
            py::arg("step") = py::none(), py::arg("value") = py::none())
       .def("artifact", &PyBenchmark::Artifact, py::arg("name"), py::arg("path"))
+      .def("hold_scope", &PyBenchmark::HoldScope, py::arg("handle"))
+      .def("log_to_scope", &PyBenchmark::LogToScope, py::arg("handle"), py::arg("name"),
+           py::arg("value"), py::arg("json") = "", py::arg("release") = true)
       .def("request_interval", &PyBenchmark::RequestInterval, py::arg("metric"),
            py::arg("interval_ns"))
       .def("release_interval", &PyBenchmark::ReleaseInterval, py::arg("token"))

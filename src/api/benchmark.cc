@@ -17,9 +17,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "api/cuda_timer.h"
 #include "api/sha256.h"
 #include "footprint/api.h"
 #include "probe/process_tree_probe.h"
+#include "probe/rapl_probe.h"
 #include "probe/system_probe.h"
 #include "run/run_metadata.h"
 #include "sampler/sampler.h"
@@ -96,7 +98,27 @@ static_assert(sizeof(ScopeEvent) == 32);
 struct PendingValue {
   uint64_t scope;  // handle of the innermost scope when logged, or 0
   ValueRecord record;
+  bool release = false;  // the last value of a held scope (Benchmark::HoldScope)
 };
+
+constexpr std::string_view kGpuTimeValue = "gpu_time_s";
+
+// A value named `name` with an optional number and JSON document (`text`, validated and
+// stored compact; empty: none).
+Result<ValueRecord> JsonValue(std::string_view name, std::optional<double> value,
+                              std::string_view text) {
+  ValueRecord r;
+  r.name = std::string(name);
+  r.value = value;
+  if (!text.empty()) {
+    json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) {
+      return InvalidArgument("the value '" + std::string(name) + "' is not valid JSON");
+    }
+    r.data_json = doc.dump();
+  }
+  return r;
+}
 
 }  // namespace
 
@@ -157,7 +179,7 @@ class Benchmark::Impl {
     return ticket;
   }
   // Queues a value logged within `scope` (a handle, 0 for none), or an artifact.
-  void AddValue(ValueRecord r, uint64_t scope);
+  void AddValue(ValueRecord r, uint64_t scope, bool release = false);
   void AddArtifact(ArtifactRecord a) {
     std::lock_guard<std::mutex> lock(values_mu_);
     artifacts_.push_back(std::move(a));
@@ -176,13 +198,32 @@ class Benchmark::Impl {
   uint64_t RequestInterval(MetricId metric, int64_t interval_ns);
   void ReleaseInterval(uint64_t token);
 
+  // GPU time of scopes (CUDA events), resolved by the writer thread.
+  CudaTimer gpu_;
+  void Hold(uint64_t scope) {
+    std::lock_guard<std::mutex> lock(values_mu_);
+    held_.insert(scope);
+  }
+  // Records why `scope` gets no GPU time: as a value the first time for each reason.
+  void GpuUnavailable(uint64_t scope, const Status& why);
+  void GpuTimed() {
+    std::lock_guard<std::mutex> lock(values_mu_);
+    gpu_status_ = Status::Ok();
+    ++gpu_timed_scopes_;
+  }
+  Status GpuStatus() {
+    std::lock_guard<std::mutex> lock(values_mu_);
+    return gpu_status_;
+  }
+
   // Accuracy targets already reached (time-to-accuracy is logged once per target).
   std::mutex tta_mu_;
   std::unordered_set<double> reached_;
 
  private:
   void WriterLoop();
-  Status Flush();
+  // `final`: the last flush at Close, which also waits for outstanding GPU timings.
+  Status Flush(bool final = false);
 
   std::mutex threads_mu_;
   std::vector<std::shared_ptr<ThreadScopes>> threads_;
@@ -191,9 +232,14 @@ class Benchmark::Impl {
   std::mutex values_mu_;
   std::vector<PendingValue> values_;
   std::vector<ArtifactRecord> artifacts_;
+  std::unordered_set<uint64_t> held_;  // scopes addressable after their end (until released)
+  std::unordered_set<std::string> gpu_reasons_;  // reasons already stored as values
+  Status gpu_status_;
+  uint64_t gpu_timed_scopes_ = 0;
 
   // Writer state (writer thread only, or after it stopped).
   std::unordered_map<uint64_t, int64_t> open_ids_;  // scope handle -> database id
+  std::unordered_map<uint64_t, int64_t> held_ids_;  // ended but held scopes -> database id
   std::vector<ScopeEvent> events_;                  // drained, not yet committed
   std::vector<PendingValue> pending_values_;
   std::vector<ArtifactRecord> pending_artifacts_;
@@ -295,14 +341,38 @@ ThreadScopes* Benchmark::Impl::ForThisThread() {
   return t.get();
 }
 
-void Benchmark::Impl::AddValue(ValueRecord r, uint64_t scope) {
+void Benchmark::Impl::AddValue(ValueRecord r, uint64_t scope, bool release) {
   r.run_id = run_.id;
   r.t_ns = MonotonicNs() - t0_;
   std::lock_guard<std::mutex> lock(values_mu_);
-  values_.push_back({scope, std::move(r)});
+  values_.push_back({scope, std::move(r), release});
 }
 
-Status Benchmark::Impl::Flush() {
+void Benchmark::Impl::GpuUnavailable(uint64_t scope, const Status& why) {
+  ValueRecord r;
+  r.name = std::string(kGpuTimeValue);
+  r.run_id = run_.id;
+  r.t_ns = MonotonicNs() - t0_;
+  r.data_json = json{{"unavailable", why.message()}}.dump();
+  std::lock_guard<std::mutex> lock(values_mu_);
+  gpu_status_ = why;
+  if (gpu_reasons_.insert(why.message()).second) values_.push_back({scope, std::move(r)});
+}
+
+Status Benchmark::Impl::Flush(bool final) {
+  // GPU times whose events completed (all of them at the end: Close waits for the GPU).
+  std::vector<CudaTimer::Result> gpu_times;
+  gpu_.Collect(final, gpu_times);
+  for (const CudaTimer::Result& g : gpu_times) {
+    PendingValue v{g.scope, {}, /*release=*/true};
+    v.record.run_id = run_.id;
+    v.record.name = std::string(kGpuTimeValue);
+    v.record.t_ns = MonotonicNs() - t0_;
+    v.record.value = g.seconds;
+    if (!g.seconds) v.record.data_json = json{{"unavailable", g.error}}.dump();
+    pending_values_.push_back(std::move(v));
+  }
+
   std::vector<std::shared_ptr<ThreadScopes>> threads;
   {
     std::lock_guard<std::mutex> lock(threads_mu_);
@@ -330,6 +400,9 @@ Status Benchmark::Impl::Flush() {
     }
     std::erase(threads_, nullptr);
   }
+  // Read after the rings were drained: a scope is held before its end is pushed, so every
+  // held scope whose end was drained above is in this copy.
+  std::unordered_set<uint64_t> held;
   {
     std::lock_guard<std::mutex> lock(values_mu_);
     pending_values_.insert(pending_values_.end(), std::make_move_iterator(values_.begin()),
@@ -337,6 +410,7 @@ Status Benchmark::Impl::Flush() {
     values_.clear();
     pending_artifacts_.insert(pending_artifacts_.end(), artifacts_.begin(), artifacts_.end());
     artifacts_.clear();
+    held = held_;
   }
   if (events_.empty() && pending_values_.empty() && pending_artifacts_.empty()) {
     return Status::Ok();
@@ -353,6 +427,7 @@ Status Benchmark::Impl::Flush() {
     if (handle == 0) return std::nullopt;
     if (auto it = opened.find(handle); it != opened.end()) return it->second;
     if (auto it = open_ids_.find(handle); it != open_ids_.end()) return it->second;
+    if (auto it = held_ids_.find(handle); it != held_ids_.end()) return it->second;
     return std::nullopt;
   };
   auto& names = NameRegistry::Get();
@@ -391,7 +466,22 @@ Status Benchmark::Impl::Flush() {
   for (const auto& [handle, id] : opened) {
     if (!ends.count(handle)) open_ids_[handle] = id;
   }
-  for (const auto& [handle, t] : ends) open_ids_.erase(handle);
+  for (const auto& [handle, t] : ends) {
+    if (held.count(handle)) {
+      if (std::optional<int64_t> id = id_of(handle)) held_ids_[handle] = *id;
+    }
+    open_ids_.erase(handle);
+  }
+  std::vector<uint64_t> released;
+  for (const PendingValue& v : pending_values_) {
+    if (!v.release) continue;
+    held_ids_.erase(v.scope);
+    released.push_back(v.scope);
+  }
+  if (!released.empty()) {
+    std::lock_guard<std::mutex> lock(values_mu_);
+    for (uint64_t scope : released) held_.erase(scope);
+  }
   events_.clear();
   pending_values_.clear();
   pending_artifacts_.clear();
@@ -413,7 +503,7 @@ void Benchmark::Impl::WriterLoop() {
     flushed_cv_.notify_all();
   }
   lock.unlock();
-  (void)Flush();
+  (void)Flush(/*final=*/true);
   getrusage(RUSAGE_THREAD, &writer_usage_);
 }
 
@@ -434,6 +524,9 @@ Status Benchmark::Impl::Start(json meta) {
     std::vector<std::unique_ptr<Probe>> probes;
     probes.push_back(std::move(tree));
     probes.push_back(std::make_unique<SystemProbe>());
+    // Machine-wide energy, when asked for. (Hardware counters are not: perf events follow a
+    // process from its exec, and this one is already running.)
+    probes.push_back(std::make_unique<RaplProbe>());
     queue_ = std::make_unique<SampleQueue>(1 << 14);
     sampler_ = std::make_unique<Sampler>(std::move(probes), intervals, *queue_);
     std::vector<int64_t> ids;
@@ -550,6 +643,10 @@ Status Benchmark::Impl::Close(RunStatus status) {
                           children_at_open_.ru_oublock) *
       512;
   totals["monitor_cpu_s"] = monitor_user + monitor_sys + sampler_cpu;
+  std::vector<std::string> warnings;
+  ProbeFindings findings{totals, meta_, warnings};
+  for (Probe* probe : sampler_->probes()) probe->Finish(findings);
+  if (!warnings.empty()) meta_["warnings"] = warnings;
   meta_["sources"] = {
       {"cpu",
        "getrusage of the process and its waited-for children since Open(), less footprint's "
@@ -561,6 +658,15 @@ Status Benchmark::Impl::Close(RunStatus status) {
   meta_["monitor"]["samples_dropped"] = queue_->dropped();
   meta_["monitor"]["scope_events_dropped"] = dropped;
   meta_["monitor"]["in_process"] = true;
+  {
+    std::lock_guard<std::mutex> lock(values_mu_);
+    if (gpu_timed_scopes_ > 0 || !gpu_reasons_.empty()) {
+      json reasons(std::vector<std::string>(gpu_reasons_.begin(), gpu_reasons_.end()));
+      meta_["gpu_time"] = {{"timed_scopes", gpu_timed_scopes_},
+                           {"source", "CUDA events (driver API), resolved by the writer thread"},
+                           {"unavailable", reasons}};
+    }
+  }
   run_.status = status;
   run_.ended_at_ns = run_.started_at_ns + (end - t0_);
   run_.meta_json = meta_.dump();
@@ -651,6 +757,37 @@ void Benchmark::EndScope(uint64_t handle) {
   internal::ExitScope(internal::ThisThreadScopes(*this), handle);
 }
 
+uint64_t Benchmark::BeginGpuScope(const ScopeName& name, void* cuda_stream) {
+  const uint64_t handle = BeginScope(name);
+  Status st = impl_->gpu_.Start(handle, cuda_stream);
+  if (st.ok()) {
+    impl_->Hold(handle);  // before its end: the GPU time arrives after it
+    impl_->GpuTimed();
+  } else {
+    impl_->GpuUnavailable(handle, st);
+  }
+  return handle;
+}
+
+void Benchmark::EndGpuScope(uint64_t handle) {
+  impl_->gpu_.Stop(handle);
+  EndScope(handle);
+}
+
+Status Benchmark::GpuTiming() const { return impl_->GpuStatus(); }
+
+void Benchmark::HoldScope(uint64_t scope) {
+  if (scope != 0) impl_->Hold(scope);
+}
+
+Status Benchmark::LogToScope(uint64_t scope, std::string_view name, std::optional<double> value,
+                             std::string_view json_data, bool release) {
+  Result<ValueRecord> r = JsonValue(name, value, json_data);
+  if (!r.ok()) return r.status();
+  impl_->AddValue(std::move(r).value(), scope, release);
+  return Status::Ok();
+}
+
 void Benchmark::Log(std::string_view name, double value, std::optional<int64_t> step) {
   ValueRecord r;
   r.name = std::string(name);
@@ -661,16 +798,13 @@ void Benchmark::Log(std::string_view name, double value, std::optional<int64_t> 
 
 Status Benchmark::LogJson(std::string_view name, std::string_view text, std::optional<int64_t> step,
                           std::optional<double> value) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
+  if (text.empty()) {
     return InvalidArgument("the value '" + std::string(name) + "' is not valid JSON");
   }
-  ValueRecord r;
-  r.name = std::string(name);
-  r.step = step;
-  r.value = value;
-  r.data_json = doc.dump();
-  impl_->AddValue(std::move(r), internal::ThisThreadScopes(*this)->Innermost());
+  Result<ValueRecord> r = JsonValue(name, value, text);
+  if (!r.ok()) return r.status();
+  r->step = step;
+  impl_->AddValue(std::move(r).value(), internal::ThisThreadScopes(*this)->Innermost());
   return Status::Ok();
 }
 

@@ -29,6 +29,8 @@ int Fail(const footprint::Status& st) {
       return FP_EDB;
     case footprint::StatusCode::kIo:
       return FP_EIO;
+    case footprint::StatusCode::kUnsupported:
+      return FP_EUNSUPPORTED;
     default:
       return FP_EINTERNAL;
   }
@@ -54,6 +56,23 @@ int Guard(F&& f) {
 
 std::optional<int64_t> Step(int64_t step, int has_step) {
   return has_step ? std::optional<int64_t>(step) : std::nullopt;
+}
+
+// The interned name (each name once per benchmark).
+const footprint::ScopeName& Intern(fp_benchmark& bm, const char* name) {
+  std::lock_guard<std::mutex> lock(bm.names_mu);
+  return bm.names.try_emplace(name, name).first->second;
+}
+
+// Begins a scope with `begin`; 0 (and the error) if that throws, as on allocation failure.
+template <typename F>
+uint64_t BeginOrZero(F&& begin) {
+  try {
+    return begin();
+  } catch (...) {
+    g_last_error = "out of memory";
+    return 0;
+  }
 }
 
 int NullArgument(const char* what) {
@@ -92,21 +111,25 @@ const char* fp_run_id(const fp_benchmark* bm) { return bm ? bm->bm->run_id().c_s
 
 uint64_t fp_scope_begin(fp_benchmark* bm, const char* name) {
   if (bm == nullptr || name == nullptr) return 0;
-  try {
-    const footprint::ScopeName* interned;
-    {
-      std::lock_guard<std::mutex> lock(bm->names_mu);
-      interned = &bm->names.try_emplace(name, name).first->second;
-    }
-    return bm->bm->BeginScope(*interned);
-  } catch (...) {
-    g_last_error = "out of memory";
-    return 0;
-  }
+  return BeginOrZero([&] { return bm->bm->BeginScope(Intern(*bm, name)); });
 }
 
 void fp_scope_end(fp_benchmark* bm, uint64_t scope) {
   if (bm != nullptr && scope != 0) bm->bm->EndScope(scope);
+}
+
+uint64_t fp_gpu_scope_begin(fp_benchmark* bm, const char* name, void* stream) {
+  if (bm == nullptr || name == nullptr) return 0;
+  return BeginOrZero([&] { return bm->bm->BeginGpuScope(Intern(*bm, name), stream); });
+}
+
+void fp_gpu_scope_end(fp_benchmark* bm, uint64_t scope) {
+  if (bm != nullptr && scope != 0) bm->bm->EndGpuScope(scope);
+}
+
+int fp_gpu_timing(fp_benchmark* bm) {
+  if (bm == nullptr) return NullArgument("bm");
+  return Guard([&]() -> int { return Check(bm->bm->GpuTiming()); });
 }
 
 int fp_log(fp_benchmark* bm, const char* name, double value, int64_t step, int has_step) {

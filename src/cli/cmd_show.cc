@@ -82,6 +82,8 @@ void PrintValues(const RunSummary& s, std::ostream& out) {
     } else if (last.name == "time_to_accuracy" && data.is_object()) {
       note = "seconds until accuracy " + num(data.value("target", 0.0)) +
              (last.step ? " (step " + std::to_string(*last.step) + ")" : "");
+    } else if (data.is_object() && data.contains("unavailable")) {
+      note = "not measured: " + data.value("unavailable", std::string());
     } else if (!last.data_json.empty()) {
       note = "JSON document";
     }
@@ -142,6 +144,22 @@ void PrintRun(const RunSummary& s, std::ostream& out) {
   row("largest process", "max_process_peak_bytes", "bytes", "largest high-water mark");
   row("io read", "io_read_bytes", "bytes");
   row("io written", "io_write_bytes", "bytes");
+  // Opt-in measurements: rows only for runs that have them.
+  auto measured_row = [&](const char* label, const char* name, const char* unit,
+                          std::string note = "") {
+    if (total(name)) row(label, name, unit, std::move(note));
+  };
+  measured_row("cpu energy", "cpu_energy_j", "J", "RAPL package domains, whole machine");
+  measured_row("dram energy", "dram_energy_j", "J", "RAPL DRAM domains, whole machine");
+  auto counter_note = [&](const char* metric) {
+    json e = meta.contains("perf") ? meta["perf"]["events"].value(metric, json::object())
+                                   : json::object();
+    return "event " + e.value("event", std::string("?")) + ", whole tree" +
+           (e.value("multiplexed", false) ? ", scaled (multiplexed)" : "");
+  };
+  measured_row("instructions", "perf_instructions", "count", counter_note("perf.instructions"));
+  measured_row("cycles", "perf_cycles", "count", counter_note("perf.cycles"));
+  measured_row("cache misses", "perf_cache_misses", "count", counter_note("perf.cache_misses"));
   std::string overhead;
   if (auto cpu = total("monitor_cpu_s"); cpu && s.duration_s > 0) {
     char buf[64];

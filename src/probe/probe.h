@@ -32,6 +32,25 @@ struct ProbeFindings {
   std::vector<std::string>& warnings;     // shown to the user after the run
 };
 
+// The metrics asked for that a probe cannot measure, grouped by reason, so that the user gets
+// one warning per reason: "energy.cpu, energy.dram: WHY; footprint doctor explains".
+class UnavailableMetrics {
+ public:
+  void Add(std::string_view metric, const std::string& why) {
+    by_reason_[why].emplace_back(metric);
+  }
+  void Warn(std::vector<std::string>& warnings) const {
+    for (const auto& [why, metrics] : by_reason_) {
+      std::string names;
+      for (const std::string& m : metrics) names += (names.empty() ? "" : ", ") + m;
+      warnings.push_back(names + ": " + why + "; footprint doctor explains");
+    }
+  }
+
+ private:
+  std::map<std::string, std::vector<std::string>> by_reason_;
+};
+
 // Where a probe writes one sample's values: `series` indexes the vector Series() returned.
 class SampleOut {
  public:

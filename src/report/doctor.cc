@@ -6,6 +6,8 @@
 
 #include "footprint/store.h"
 #include "probe/cgroup.h"
+#include "probe/perf_probe.h"
+#include "probe/rapl_probe.h"
 #include "run/run_metadata.h"
 #include "util/file.h"
 #include "util/proc_parse.h"
@@ -86,6 +88,50 @@ std::vector<DoctorCheck> RunDoctor() {
     c.ok = stat.is_open() && meminfo.is_open();
     c.detail =
         c.ok ? "/proc/stat and /proc/meminfo readable" : "/proc/stat or /proc/meminfo not readable";
+    checks.push_back(c);
+  }
+  {
+    // Opt-in: energy.cpu / energy.dram. Reads the counters as the probe will.
+    DoctorCheck c{"rapl", false, "", "energy.cpu, energy.dram, cpu_energy_j, dram_energy_j"};
+    RaplDiscovery rapl = DiscoverRapl(SysfsRoot());
+    std::string readable, unreadable, other;
+    for (const RaplDomain& d : rapl.domains) {
+      if (!d.counted) {
+        other += (other.empty() ? "" : ", ") + d.name + " (" + d.zone + ")";
+      } else if (d.unreadable.empty()) {
+        readable += (readable.empty() ? "" : ", ") + d.name + " (" + d.zone + ")";
+      } else if (unreadable.empty()) {
+        unreadable = d.unreadable;
+      }
+    }
+    c.ok = !readable.empty();
+    if (!rapl.why_unavailable.empty()) {
+      c.detail = rapl.why_unavailable;
+    } else if (c.ok) {
+      c.detail = "domains counted: " + readable;
+      if (!other.empty()) c.detail += "; not added (parts, containers or duplicates): " + other;
+      if (!unreadable.empty()) c.detail += "; some are unreadable: " + unreadable;
+    } else {
+      c.detail =
+          unreadable.empty() ? "no package or DRAM domain under " + rapl.powercap_dir : unreadable;
+    }
+    checks.push_back(c);
+  }
+  for (MetricId metric :
+       {MetricId::kPerfInstructions, MetricId::kPerfCycles, MetricId::kPerfCacheMisses}) {
+    // Opt-in: the hardware counters, opened on footprint itself as they are on a command.
+    const PerfEvent event = DefaultPerfEvent(metric);
+    const std::string metric_name(InfoOf(metric).name);
+    DoctorCheck c{"perf " + event.name, false, "", metric_name + ", " + PerfTotalName(metric)};
+    PerfOpen opened = OpenPerfEvent(event, 0);
+    c.ok = opened.fd >= 0;
+    if (c.ok) {
+      ::close(opened.fd);
+      c.detail = "perf_event_open(" + event.name + ") works, inherited by child processes" +
+                 (opened.user_only ? "; user space only (kernel.perf_event_paranoid)" : "");
+    } else {
+      c.detail = opened.error;
+    }
     checks.push_back(c);
   }
   {

@@ -12,7 +12,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::array<std::string_view, 11> kTotals = {"duration_s",
+constexpr std::array<std::string_view, 15> kTotals = {"duration_s",
                                                       "cpu_user_s",
                                                       "cpu_system_s",
                                                       "peak_memory_bytes",
@@ -21,6 +21,10 @@ constexpr std::array<std::string_view, 11> kTotals = {"duration_s",
                                                       "io_write_bytes",
                                                       "gpu_energy_j",
                                                       "cpu_energy_j",
+                                                      "dram_energy_j",
+                                                      "perf_instructions",
+                                                      "perf_cycles",
+                                                      "perf_cache_misses",
                                                       "monitor_cpu_s",
                                                       "monitor_peak_rss_bytes"};
 

@@ -13,7 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "probe/cgroup.h"
+#include "probe/perf_probe.h"
 #include "probe/process_tree_probe.h"
+#include "probe/rapl_probe.h"
 #include "probe/system_probe.h"
 #include "run/run_metadata.h"
 #include "sampler/sampler.h"
@@ -145,6 +147,8 @@ Status ValidateMonitorOptions(const MonitorOptions& o) {
 Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   FP_RETURN_IF_ERROR(ValidateMonitorOptions(opt));
   const MetricIntervals intervals = ResolveIntervals(opt);
+  Result<PerfProbe::Options> perf_options = PerfProbe::Options::FromEnvironment();
+  if (!perf_options.ok()) return perf_options.status();
 
   // --- Everything slow or fallible happens before the command exists. -----------------
   json meta;
@@ -178,6 +182,8 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   std::vector<std::unique_ptr<Probe>> probes;
   probes.push_back(std::move(tree_owned));
   probes.push_back(std::make_unique<SystemProbe>());
+  probes.push_back(std::make_unique<RaplProbe>());
+  probes.push_back(std::make_unique<PerfProbe>(std::move(perf_options).value()));
   SampleQueue queue(1 << 16);
   Sampler sampler(std::move(probes), intervals, queue);
 

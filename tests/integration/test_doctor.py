@@ -5,7 +5,8 @@ import subprocess
 from fp_helpers import FOOTPRINT, cgroup_dirs, clean_env, describe, fp
 
 CHECKS = {"process tree", "tree walk", "subreaper", "io accounting", "cgroup cpu",
-          "cgroup memory", "system", "database"}
+          "cgroup memory", "system", "rapl", "perf instructions", "perf cycles",
+          "perf cache-misses", "database"}
 
 
 def test_doctor_reports_every_check(tmp_path):

@@ -60,6 +60,12 @@ int main(void) {
   CHECK(fp_artifact(bm, "output", artifact) == FP_OK);
   CHECK(fp_artifact(bm, "missing", "/no/such/file") == FP_ENOTFOUND);
   CHECK(fp_log(NULL, "x", 1, 0, 0) == FP_EINVAL);
+  /* GPU time without a CUDA driver: the scope keeps its wall time, the reason is stored once. */
+  setenv("FOOTPRINT_CUDA_LIBRARY", "/no/such/libcuda.so.1", 1);
+  CHECK(fp_gpu_timing(bm) == FP_OK); /* nothing asked yet */
+  for (int i = 0; i < 2; ++i) fp_gpu_scope_end(bm, fp_gpu_scope_begin(bm, "kernel", NULL));
+  CHECK(fp_gpu_timing(bm) == FP_EUNSUPPORTED);
+  CHECK(strstr(fp_last_error(), "cannot load the CUDA driver") != NULL);
   CHECK(fp_close(bm, 0) == FP_OK);
 
   fp_benchmark* bad = NULL;
@@ -79,6 +85,11 @@ int main(void) {
   CHECK(Count(db, "SELECT count(*) FROM run_values WHERE name = 'time_to_accuracy' AND step = 2") ==
         1);
   CHECK(Count(db, "SELECT count(*) FROM run_values WHERE name = 'config'") == 1);
+  CHECK(Count(db, "SELECT count(*) FROM scopes WHERE name = 'kernel' AND end_ns IS NOT NULL") == 2);
+  CHECK(Count(db,
+              "SELECT count(*) FROM run_values v JOIN scopes s ON v.scope_id = s.id WHERE "
+              "v.name = 'gpu_time_s' AND v.value IS NULL AND s.name = 'kernel' AND "
+              "json_extract(v.data, '$.unavailable') LIKE '%libcuda%'") == 1);
   CHECK(Count(db,
               "SELECT count(*) FROM artifacts WHERE name = 'output' AND size = 3 AND sha256 = "
               "'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'") == 1);

@@ -1,0 +1,206 @@
+// The perf probe: scaling, event names, and — for real, through RunMonitored — counting a
+// whole process tree with inherited events. This machine's hypervisor exposes no hardware
+// counters, so the tree is counted with software events (task-clock, context switches)
+// substituted through FOOTPRINT_PERF_EVENTS; the code path is the same.
+#include "probe/perf_probe.h"
+
+#include <gtest/gtest.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "footprint/monitor.h"
+#include "footprint/report.h"
+#include "probe_test_util.h"
+#include "test_util.h"
+
+namespace footprint {
+namespace {
+
+using json = nlohmann::json;
+using testing::Findings;
+using testing::TempDir;
+using testing::Workload;
+
+// Sets an environment variable for the scope of a test.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+MetricSet PerfMetrics() {
+  MetricSet m;
+  m.set(static_cast<size_t>(MetricId::kPerfInstructions));
+  m.set(static_cast<size_t>(MetricId::kPerfCycles));
+  m.set(static_cast<size_t>(MetricId::kPerfCacheMisses));
+  return m;
+}
+
+TEST(ScaledCount, NotEnabledRunningAndMultiplexed) {
+  EXPECT_EQ(ScaledCount({0, 0, 0}), 0.0);              // waiting for exec
+  EXPECT_EQ(ScaledCount({0, 1000, 0}), std::nullopt);  // enabled, never on the PMU
+  EXPECT_EQ(ScaledCount({500, 1000, 1000}), 500.0);    // counted all the time
+  EXPECT_EQ(ScaledCount({500, 1000, 250}), 2000.0);    // on the PMU a quarter of the time
+  EXPECT_EQ(ScaledCount({500, 1000, 1001}), 500.0);    // rounding in the kernel's times
+}
+
+TEST(PerfEventByName, KnownAndUnknown) {
+  auto e = PerfEventByName("task-clock");
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->type, static_cast<uint32_t>(PERF_TYPE_SOFTWARE));
+  EXPECT_EQ(e->config, static_cast<uint64_t>(PERF_COUNT_SW_TASK_CLOCK));
+  EXPECT_EQ(DefaultPerfEvent(MetricId::kPerfCycles).name, "cycles");
+  EXPECT_EQ(DefaultPerfEvent(MetricId::kPerfInstructions).name, "instructions");
+  EXPECT_EQ(DefaultPerfEvent(MetricId::kPerfCacheMisses).name, "cache-misses");
+  auto bad = PerfEventByName("flops");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("task-clock"), std::string::npos);
+}
+
+TEST(PerfOptions, FromEnvironment) {
+  {
+    auto o = PerfProbe::Options::FromEnvironment();
+    ASSERT_TRUE(o.ok());
+    EXPECT_EQ(o->events[1].name, "cycles");
+    EXPECT_TRUE(o->substituted_by.empty());
+  }
+  {
+    ScopedEnv env("FOOTPRINT_PERF_EVENTS", " perf.cycles = task-clock ");
+    auto o = PerfProbe::Options::FromEnvironment();
+    ASSERT_TRUE(o.ok()) << o.status().message();
+    EXPECT_EQ(o->events[1].name, "task-clock");
+    EXPECT_EQ(o->events[0].name, "instructions");
+    EXPECT_EQ(o->substituted_by, "FOOTPRINT_PERF_EVENTS");
+  }
+  for (const char* bad :
+       {"cycles=task-clock", "perf.cycles", "cpu=task-clock", "perf.cycles=warp-drive"}) {
+    ScopedEnv env("FOOTPRINT_PERF_EVENTS", bad);
+    auto o = PerfProbe::Options::FromEnvironment();
+    ASSERT_FALSE(o.ok()) << bad;
+    EXPECT_EQ(o.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(o.status().message().find("FOOTPRINT_PERF_EVENTS"), 0u) << o.status().message();
+  }
+}
+
+TEST(DescribePerfError, SaysWhyAndHow) {
+  EXPECT_NE(DescribePerfError(ENOENT).find("no such hardware counter"), std::string::npos);
+  EXPECT_NE(DescribePerfError(ENOENT).find("virtual PMU"), std::string::npos);
+  std::string denied = DescribePerfError(EACCES);
+  EXPECT_NE(denied.find("kernel.perf_event_paranoid="), std::string::npos) << denied;
+  EXPECT_NE(denied.find("sudo sysctl kernel.perf_event_paranoid=1"), std::string::npos);
+}
+
+// Runs `command` under RunMonitored with the perf metrics, 20 ms samples.
+MonitorOutcome Monitor(Store& store, std::vector<std::string> command) {
+  MonitorOptions o;
+  o.command = std::move(command);
+  o.metrics = DefaultMetrics() | PerfMetrics();
+  o.interval_ns = 20'000'000;
+  o.record_git = false;
+  auto out = RunMonitored(store, o);
+  EXPECT_TRUE(out.ok()) << out.status().message();
+  return std::move(out).value();
+}
+
+TEST(PerfProbe, CountsTheWholeTreeLikeTheKernelsAccounting) {
+  ScopedEnv env("FOOTPRINT_PERF_EVENTS",
+                "perf.cycles=task-clock,perf.instructions=context-switches");
+  TempDir dir;
+  auto store = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(store.ok());
+  // 7 processes over 3 levels, each burning 0.3 s; children exit before their parents.
+  MonitorOutcome out = Monitor(**store, {Workload("spawn_tree"), "2", "2", "0.3"});
+  ASSERT_EQ(out.exit_status, 0);
+  const auto& t = out.totals;
+  // task-clock counts ns of CPU: the tree's CPU time as the kernel accounts it.
+  const double cpu_s = t.at("cpu_user_s") + t.at("cpu_system_s");
+  ASSERT_TRUE(t.count("perf_cycles"));
+  EXPECT_GT(cpu_s, 0.1);  // less than 7 x 0.3 s when other work shares the cores
+  EXPECT_NEAR(t.at("perf_cycles") / 1e9, cpu_s, 0.03 * cpu_s + 0.02);
+  EXPECT_GE(t.at("perf_instructions"), 7);  // at least one switch per process
+  auto meta = json::parse(out.run.meta_json);
+  EXPECT_EQ(meta["perf"]["events"]["perf.cycles"]["event"], "task-clock");
+  EXPECT_EQ(meta["perf"]["events"]["perf.cycles"]["multiplexed"], false);
+  EXPECT_EQ(meta["perf"]["substituted_by"], "FOOTPRINT_PERF_EVENTS");
+  bool substitution_warned = false;
+  for (const std::string& w : out.warnings) {
+    substitution_warned |= w.find("perf.cycles counts task-clock") != std::string::npos;
+  }
+  EXPECT_TRUE(substitution_warned);
+
+  // The rate series integrates to about the total: samples cover the whole run.
+  auto summary = SummarizeRun(**store, out.run, /*keep_values=*/true);
+  ASSERT_TRUE(summary.ok());
+  const MetricSummary* cycles = nullptr;
+  for (const MetricSummary& m : summary->metrics) {
+    if (m.metric == "perf.cycles" && m.scope.empty()) cycles = &m;
+  }
+  ASSERT_NE(cycles, nullptr);
+  EXPECT_EQ(cycles->unit, "1/s");
+  EXPECT_EQ(cycles->entity, "tree");
+  EXPECT_GE(cycles->count, 10u);
+  // task-clock cannot run faster than 1e9 ns per second and core (+ timing jitter).
+  EXPECT_LE(cycles->max, 1.0e9 * ::sysconf(_SC_NPROCESSORS_ONLN) * 1.25);
+  EXPECT_GT(cycles->p50, 0.0);
+}
+
+TEST(PerfProbe, CountsShortLivedChildrenThatAlreadyExited) {
+  ScopedEnv env("FOOTPRINT_PERF_EVENTS", "perf.cycles=task-clock");
+  TempDir dir;
+  auto store = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(store.ok());
+  // 100 children of 5 ms each, none alive at the end.
+  MonitorOutcome out = Monitor(**store, {Workload("short_children"), "100", "5"});
+  ASSERT_EQ(out.exit_status, 0);
+  const double cpu_s = out.totals.at("cpu_user_s") + out.totals.at("cpu_system_s");
+  ASSERT_TRUE(out.totals.count("perf_cycles"));
+  EXPECT_GT(cpu_s, 0.2);
+  EXPECT_NEAR(out.totals.at("perf_cycles") / 1e9, cpu_s, 0.05 * cpu_s + 0.02);
+}
+
+TEST(PerfProbe, HardwareCountersCountedOrRefusedWithTheReason) {
+  TempDir dir;
+  auto store = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(store.ok());
+  PerfOpen self = OpenPerfEvent(DefaultPerfEvent(MetricId::kPerfInstructions), 0);
+  if (self.fd >= 0) ::close(self.fd);
+  MonitorOutcome out = Monitor(**store, {Workload("burn"), "1", "0.3"});
+  ASSERT_EQ(out.exit_status, 0);
+  auto meta = json::parse(out.run.meta_json);
+  if (self.fd >= 0) {  // a machine with a PMU: a busy thread retires instructions
+    EXPECT_GT(out.totals.at("perf_instructions"), 1e6);
+    EXPECT_GT(out.totals.at("perf_cycles"), 1e6);
+  } else {  // this VM: no totals, one warning that says why, the reason in meta
+    EXPECT_FALSE(out.totals.count("perf_instructions"));
+    EXPECT_FALSE(out.totals.count("perf_cycles"));
+    EXPECT_EQ(meta["perf"]["unavailable"]["perf.instructions"], self.error);
+    int warned = 0;
+    for (const std::string& w : out.warnings) {
+      if (w.find(self.error) != std::string::npos) {
+        ++warned;
+        EXPECT_TRUE(w.starts_with("perf.instructions, perf.cycles, perf.cache_misses: ")) << w;
+      }
+    }
+    EXPECT_EQ(warned, 1);
+  }
+}
+
+TEST(PerfProbe, NotAskedNothingOpenedNothingSaid) {
+  PerfProbe probe;
+  EXPECT_TRUE(probe.Series(DefaultMetrics()).empty());
+  probe.AttachToCommand(::getpid());
+  EXPECT_EQ(probe.CountOf(MetricId::kPerfCycles), std::nullopt);
+  auto [totals, meta, warnings] = Findings::Of(probe);
+  EXPECT_TRUE(totals.empty());
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_FALSE(meta.contains("perf"));
+}
+
+}  // namespace
+}  // namespace footprint
