@@ -5,9 +5,12 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "footprint/status.h"
+#include "footprint/store.h"
 
 namespace footprint::cli {
 
@@ -37,8 +40,17 @@ Action AddRuns(CLI::App& app);
 Action AddShow(CLI::App& app);
 Action AddDoctor(CLI::App& app);
 
+Action AddCompare(CLI::App& app);
+Action AddExport(CLI::App& app);
+
 // Adds -o/--db with the default location and the help text every subcommand shares.
 void AddDbOption(CLI::App& cmd, std::string& db);
+
+// Opens an existing database for the readers (runs, show, compare, export): writable when
+// possible, so that runs whose monitor died can be marked interrupted, read-only otherwise.
+Result<std::unique_ptr<Store>> OpenExisting(const std::string& db);
+// Every run, oldest first, with interrupted ones recognised (ReconcileInterrupted).
+Result<std::vector<RunRecord>> LoadRuns(Store& store);
 
 }  // namespace footprint::cli
 
