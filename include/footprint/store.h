@@ -146,6 +146,10 @@ class Store {
   // Values of one series in time order (times too when `times` is non-null).
   virtual Result<std::vector<double>> LoadValues(int64_t series_id,
                                                  std::vector<int64_t>* times = nullptr) = 0;
+  // Calls `row` for each sample of one series in time order, without holding them in memory
+  // (a run may hold millions). Stops at the first database error and returns it.
+  virtual Status ScanSamples(int64_t series_id,
+                             const std::function<void(int64_t t_ns, double value)>& row) = 0;
   // Time of the last sample of the run, if any (used to date an interrupted run's end).
   virtual Result<std::optional<int64_t>> LastSampleTime(const std::string& run_id) = 0;
   virtual Result<std::map<std::string, double>> LoadTotals(const std::string& run_id) = 0;

@@ -99,6 +99,7 @@ class SqliteStore final : public Store {
   Result<RunRecord> GetRun(const std::string& id) override;
   Result<std::vector<SeriesRecord>> ListSeries(const std::string& run_id) override;
   Result<std::vector<double>> LoadValues(int64_t series_id, std::vector<int64_t>* times) override;
+  Status ScanSamples(int64_t series_id, const std::function<void(int64_t, double)>& row) override;
   Result<std::optional<int64_t>> LastSampleTime(const std::string& run_id) override;
   Result<std::map<std::string, double>> LoadTotals(const std::string& run_id) override;
   const std::string& location() const override { return path_; }
@@ -518,12 +519,17 @@ Result<std::vector<SeriesRecord>> SqliteStore::ListSeries(const std::string& run
 Result<std::vector<double>> SqliteStore::LoadValues(int64_t series_id,
                                                     std::vector<int64_t>* times) {
   std::vector<double> values;
-  FP_RETURN_IF_ERROR(Query("SELECT t_ns, value FROM samples WHERE series_id = ? ORDER BY t_ns",
-                           series_id, [&](const Stmt& s) {
-                             if (times) times->push_back(s.Int(0));
-                             values.push_back(s.Real(1));
-                           }));
+  FP_RETURN_IF_ERROR(ScanSamples(series_id, [&](int64_t t_ns, double value) {
+    if (times) times->push_back(t_ns);
+    values.push_back(value);
+  }));
   return values;
+}
+
+Status SqliteStore::ScanSamples(int64_t series_id,
+                                const std::function<void(int64_t, double)>& row) {
+  return Query("SELECT t_ns, value FROM samples WHERE series_id = ? ORDER BY t_ns", series_id,
+               [&](const Stmt& s) { row(s.Int(0), s.Real(1)); });
 }
 
 Result<std::optional<int64_t>> SqliteStore::LastSampleTime(const std::string& run_id) {
