@@ -41,9 +41,9 @@ namespace {
 using json = nlohmann::json;
 
 // Valued metrics by name: scalars as count/first/last/min/max, documents by kind.
-void PrintValues(const RunSummary& s, std::ostream& out) {
+void PrintValues(const RunSummary& s, const Decoration& deco, std::ostream& out) {
   if (s.values.empty()) return;
-  out << "\nvalues\n";
+  out << "\n" << Paint("values", "1", deco.color) << "\n";
   Table t({"name", "count", "first", "last", "min", "max", ""}, {1, 2, 3, 4, 5});
   auto num = [](double v) {
     char buf[32];
@@ -98,7 +98,7 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
   json meta = json::parse(r.meta_json, nullptr, false);
   if (!meta.is_object()) meta = json::object();
   out << "run      " << r.id << "  " << r.name << "\n"
-      << "status   " << RunStatusText(r)
+      << "status   " << Paint(RunStatusText(r), "31", deco.color && r.status != RunStatus::kOk)
       << (r.status == RunStatus::kInterrupted
               ? "  (footprint stopped before the command ended; data up to its last flush)"
               : "")
@@ -130,7 +130,7 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
     if (it == s.totals.end()) return std::nullopt;
     return it->second;
   };
-  out << "\ntotals\n";
+  out << "\n" << Paint("totals", "1", deco.color) << "\n";
   Table t({"", "", ""}, {1});
   std::set<std::string> shown;
   auto row = [&](const char* label, const char* name, const char* unit, std::string note = "") {
@@ -162,8 +162,9 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
   if (!s.metrics.empty()) {
     // The scope column only when the run has scopes.
     const bool scoped = !s.scopes.empty();
-    out << (scoped ? "\nsamples (a scope row counts only the samples taken while it was open)\n"
-                   : "\nsamples\n");
+    out << "\n"
+        << Paint("samples", "1", deco.color)
+        << (scoped ? " (a scope row counts only the samples taken while it was open)\n" : "\n");
     std::vector<std::string> header = {"metric", "entity", "count", "min",
                                        "mean",   "p50",    "p95",   "max"};
     if (scoped) header.insert(header.begin() + 2, "scope");
@@ -182,7 +183,7 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
     m.Print(out, "  ");
   }
   if (!s.scopes.empty()) {
-    out << "\nscopes\n";
+    out << "\n" << Paint("scopes", "1", deco.color) << "\n";
     Table st({"name", "count", "total", "mean", "min", "max", ""}, {1, 2, 3, 4, 5});
     for (const ScopeSummary& sc : s.scopes) {
       bool any = sc.count > sc.unfinished;
@@ -193,9 +194,9 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
     }
     st.Print(out, "  ");
   }
-  PrintValues(s, out);
+  PrintValues(s, deco, out);
   if (!s.artifacts.empty()) {
-    out << "\nartifacts\n";
+    out << "\n" << Paint("artifacts", "1", deco.color) << "\n";
     Table at({"name", "size", "sha256", "path"}, {1});
     for (const ArtifactRecord& a : s.artifacts) {
       at.Add({a.name, FormatBytes(static_cast<double>(a.size)), a.sha256.substr(0, 16), a.path});
