@@ -14,6 +14,7 @@
 #define FOOTPRINT_MONITOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -36,6 +37,13 @@ struct MonitorOptions {
   int64_t flush_interval_ns = 500'000'000;         // at most 1 s
   bool use_cgroup = true;  // use a cgroup of the run where the machine allows it
   bool record_git = true;  // git commit and dirty flag when cwd is in a repository
+  // Repetitions (`footprint run -r N --warmup W`): the group the run belongs to and its number
+  // in it (1..N, or -W..-1 for warm-ups), stored with the planned counts in meta.group. Empty
+  // and 0 for a run on its own.
+  std::string group_id;
+  int repetition = 0;
+  int planned_repetitions = 0;
+  int planned_warmups = 0;
 };
 
 // Smallest sampling interval accepted.
@@ -49,6 +57,10 @@ struct MonitorOutcome {
   int exit_status = 0;
   std::string launch_error;           // why the command could not be started, if it could not
   std::vector<std::string> warnings;  // things the user should know (dropped samples, ...)
+  // The first of SIGINT, SIGTERM, SIGHUP, SIGQUIT that reached footprint while the command
+  // ran (from a terminal or another process), 0 if none: a caller running several commands
+  // stops there.
+  int signal_received = 0;
 };
 
 // Checks options without running anything (intervals, command present). InvalidArgument.
@@ -58,6 +70,34 @@ Status ValidateMonitorOptions(const MonitorOptions& options);
 // command could start (and the command was not left running); a command that fails, cannot be
 // found or is killed is a normal outcome.
 Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& options);
+
+// Repetitions of one command, measured as a group (`footprint run -r N --warmup W`).
+struct RepeatOptions {
+  int repetitions = 1;      // measured runs, at least 1
+  int warmups = 0;          // runs before them, stored as warm-ups and kept out of statistics
+  bool keep_going = false;  // go on after a repetition that fails
+};
+
+struct GroupOutcome {
+  std::string group_id;
+  std::vector<MonitorOutcome> runs;  // in the order they ran, warm-ups first
+  // 0 when every run exited 0; otherwise the status of the first that did not (the command's
+  // status, 128+N, 127, 126 as for one run), or 128+N when signal N stopped the group
+  // between runs.
+  int exit_status = 0;
+  int signal_received = 0;  // the signal that stopped the group early, 0 if none
+  bool complete = false;    // all W + N runs ran
+};
+
+// Runs `options.command` W + N times, one run each (RunMonitored), sharing a new group id;
+// `on_run` (may be empty) is called after each. Stops after the first run that fails, unless
+// keep_going, and after any run during which footprint received SIGINT, SIGTERM, SIGHUP or
+// SIGQUIT (Ctrl-C stops the group cleanly: every run so far is stored complete). Between runs,
+// those signals are caught (a handler is installed for the call's duration) and stop the group
+// before the next run. A non-OK result means footprint itself failed; the runs stored before
+// stay stored. Same process-wide effects as RunMonitored. Not thread-safe.
+Result<GroupOutcome> RunRepeated(Store& store, MonitorOptions options, const RepeatOptions& repeat,
+                                 const std::function<void(const MonitorOutcome&)>& on_run);
 
 }  // namespace footprint
 

@@ -3,7 +3,8 @@
 // ResolveRun maps what a user types (a full id, a unique id prefix, a run name, or `last`)
 // to a run. SummarizeRun computes, per series, count/min/mean/p50/p95/max (percentiles with
 // linear interpolation between closest ranks, as numpy's default) and gathers the totals.
-// SummaryJson is the stable `footprint show --json` object.
+// SummaryJson is the stable `footprint show --json` object. Percentiles are found by selection
+// (linear time), so runs of millions of samples summarize in well under a second.
 //
 // Thread-safety: free functions; the Store they are given must not be shared concurrently.
 #ifndef FOOTPRINT_REPORT_H_
@@ -33,7 +34,9 @@ struct MetricSummary {
   std::string scope;  // when set: only the samples taken while a scope of this name was open
   size_t count = 0;
   double min = 0, mean = 0, p50 = 0, p95 = 0, max = 0;
-  std::vector<double> values;  // in time order; kept only when asked for (sparklines)
+  // The series in time order, reduced to at most the `trend_points` asked for (each point the
+  // mean of consecutive samples): enough for a sparkline without holding every sample.
+  std::vector<double> trend;
 };
 
 // The scopes of one name: how often, and how long in total (open scopes, whose process died
@@ -70,7 +73,7 @@ std::vector<ScopeSummary> SummarizeScopes(const std::vector<ScopeRecord>& scopes
 // interrupted, to its last heartbeat or now).
 double RunDuration(const RunRecord& run, const std::map<std::string, double>& totals);
 
-Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, bool keep_values = false);
+Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend_points = 0);
 
 // The `show --json` object of one run: run, totals, metrics, scopes, values, artifacts, meta.
 std::string SummaryJson(const RunSummary& summary, int indent = 2);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "footprint/status.h"
 #include "footprint/store.h"
@@ -40,13 +41,16 @@ Action AddShow(CLI::App& app);
 Action AddDoctor(CLI::App& app);
 Action AddPlot(CLI::App& app);
 
+Action AddCompare(CLI::App& app);
+Action AddExport(CLI::App& app);
+
 // Adds -o/--db with the default location and the help text every subcommand shares.
 void AddDbOption(CLI::App& cmd, std::string& db);
 
-// Opens an existing database for reading: writable when possible, so that runs whose monitor
-// died can be marked interrupted, read-only otherwise.
+// Opens an existing database for the readers (runs, show, compare, export): writable when
+// possible, so that runs whose monitor died can be marked interrupted, read-only otherwise.
 Result<std::unique_ptr<Store>> OpenExisting(const std::string& db);
-// All runs, oldest first, with runs whose monitor died marked interrupted.
+// Every run, oldest first, with interrupted ones recognised (ReconcileInterrupted).
 Result<std::vector<RunRecord>> LoadRuns(Store& store);
 
 }  // namespace footprint::cli

@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "cli/format.h"
 #include "footprint/monitor.h"
+#include "footprint/stats.h"
 #include "util/strings.h"
 
 namespace footprint::cli {
@@ -15,6 +16,7 @@ struct RunArgs {
   std::string name, description, metrics;
   std::vector<std::string> tags, params, intervals;
   bool no_cgroup = false, no_git = false, quiet = false;
+  RepeatOptions repeat;
 };
 
 // -i/--interval takes INTERVAL (the default for every metric) or METRIC=INTERVAL.
@@ -46,7 +48,8 @@ Status ApplyKeyValues(const std::vector<std::string>& items, std::string_view fl
   return Status::Ok();
 }
 
-void PrintOutcome(const MonitorOutcome& out, const std::string& db) {
+// `label` tells which run of a group it was ("[2/5] ", "[warm-up 1/1] "), empty otherwise.
+void PrintOutcome(const MonitorOutcome& out, const std::string& db, const std::string& label) {
   auto total = [&](const char* name) {
     auto it = out.totals.find(name);
     return it == out.totals.end() ? 0.0 : it->second;
@@ -55,15 +58,53 @@ void PrintOutcome(const MonitorOutcome& out, const std::string& db) {
   if (out.run.exit_code && *out.run.exit_code != 0) {
     status += " (exit " + std::to_string(*out.run.exit_code) + ")";
   }
-  std::cerr << "footprint: " << out.run.name << " " << status << " in "
+  std::cerr << "footprint: " << label << out.run.name << " " << status << " in "
             << FormatDuration(total("duration_s")) << ": cpu "
             << FormatDuration(total("cpu_user_s")) << " user + "
             << FormatDuration(total("cpu_system_s")) << " system, peak memory "
             << FormatBytes(total("peak_memory_bytes")) << ", io "
             << FormatBytes(total("io_read_bytes")) << " read / "
-            << FormatBytes(total("io_write_bytes")) << " written\n"
-            << "footprint: run " << out.run.id.substr(0, 8) << " stored in " << db
-            << " (footprint show " << out.run.id.substr(0, 8) << ")\n";
+            << FormatBytes(total("io_write_bytes")) << " written\n";
+  if (label.empty()) {
+    std::cerr << "footprint: run " << out.run.id.substr(0, 8) << " stored in " << db
+              << " (footprint show " << out.run.id.substr(0, 8) << ")\n";
+  }
+}
+
+std::string RepetitionLabel(const RunRecord& run, const RepeatOptions& repeat) {
+  if (run.repetition < 0) {
+    return "[warm-up " + std::to_string(run.repetition + repeat.warmups + 1) + "/" +
+           std::to_string(repeat.warmups) + "] ";
+  }
+  return "[" + std::to_string(run.repetition) + "/" + std::to_string(repeat.repetitions) + "] ";
+}
+
+// The group's last words on stderr: how far it got, the mean duration, where to look.
+void PrintGroup(const GroupOutcome& group, const RepeatOptions& repeat, const std::string& db) {
+  std::vector<double> durations;
+  int measured = 0;
+  for (const MonitorOutcome& o : group.runs) {
+    if (o.run.repetition < 0) continue;
+    ++measured;
+    auto it = o.totals.find("duration_s");
+    if (o.run.status == RunStatus::kOk && it != o.totals.end()) durations.push_back(it->second);
+  }
+  const std::string id = group.group_id.substr(0, 8);
+  std::cerr << "footprint: group " << id << ": " << measured << " of " << repeat.repetitions
+            << " repetitions";
+  if (repeat.warmups > 0) std::cerr << " (after " << repeat.warmups << " warm-up(s))";
+  if (!durations.empty()) {
+    Description d = Describe(durations);
+    std::cerr << ", duration " << FormatDuration(d.mean);
+    if (d.sd) std::cerr << " ± " << FormatDuration(*d.sd);
+    std::cerr << " over " << d.n << " ok";
+  }
+  if (group.signal_received != 0) {
+    std::cerr << "; stopped by signal " << group.signal_received;
+  } else if (!group.complete) {
+    std::cerr << "; stopped after a failing run (--keep-going runs them all)";
+  }
+  std::cerr << "; stored in " << db << " (footprint show group:" << id << ")\n";
 }
 
 }  // namespace
@@ -87,15 +128,25 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
                 "do not put the command in a cgroup of its own (totals then come from wait4)");
   cmd->add_flag("--no-git", args->no_git, "do not record the git commit of the current folder");
   cmd->add_flag("-q,--quiet", args->quiet, "print no summary when the command ends");
+  cmd->add_option("-r,--repetitions", args->repeat.repetitions,
+                  "run the command N times as one group, for statistics (default 1)");
+  cmd->add_option("--warmup", args->repeat.warmups,
+                  "runs before the repetitions, stored as warm-ups and left out of statistics");
+  cmd->add_flag("--keep-going", args->repeat.keep_going,
+                "with -r: run every repetition even after one fails");
   cmd->prefix_command();
   cmd->footer(
       "COMMAND is everything after --: footprint run [OPTIONS] -- COMMAND [ARGS...]\n\n"
       "footprint exits with the command's status (128+N if a signal N killed it, 127 if it was "
       "not found, 126 if it could not be executed) and with 125 when footprint itself fails. "
       "stdin, stdout and stderr are the command's; footprint's summary goes to stderr.\n\n"
+      "With -r N (and --warmup W), the runs form a group (footprint show group:ID); footprint "
+      "stops after the first run that fails (unless --keep-going) and exits with its status, "
+      "or 0 when all succeeded; Ctrl-C stops the group after storing the run it interrupted.\n\n"
       "Examples:\n"
       "  footprint run -- python3 train.py --epochs 3\n"
-      "  footprint run -n sort -i 10ms --interval memory=1ms -- sort data.txt -o /dev/null");
+      "  footprint run -n sort -i 10ms --interval memory=1ms -- sort data.txt -o /dev/null\n"
+      "  footprint run -r 10 --warmup 2 -- ./bench --size 1M");
 
   return [args, cmd, &command]() -> int {
     MonitorOptions o;
@@ -133,15 +184,30 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
       Fail(store.status());
       return kExitRunFailed;
     }
-    auto outcome = RunMonitored(**store, o);
-    if (!outcome.ok()) {
-      Fail(outcome.status());
+    const std::string& db = (*store)->location();
+    auto report = [&](const MonitorOutcome& out, const std::string& label) {
+      if (!out.launch_error.empty()) std::cerr << "footprint: " << out.launch_error << "\n";
+      for (const std::string& w : out.warnings) std::cerr << "footprint: warning: " << w << "\n";
+      if (!args->quiet) PrintOutcome(out, db, label);
+    };
+    if (args->repeat.repetitions == 1 && args->repeat.warmups == 0) {
+      auto outcome = RunMonitored(**store, o);
+      if (!outcome.ok()) {
+        Fail(outcome.status());
+        return kExitRunFailed;
+      }
+      report(*outcome, "");
+      return outcome->exit_status;
+    }
+    auto group = RunRepeated(**store, o, args->repeat, [&](const MonitorOutcome& out) {
+      report(out, RepetitionLabel(out.run, args->repeat));
+    });
+    if (!group.ok()) {
+      Fail(group.status());
       return kExitRunFailed;
     }
-    if (!outcome->launch_error.empty()) std::cerr << "footprint: " << outcome->launch_error << "\n";
-    for (const std::string& w : outcome->warnings) std::cerr << "footprint: warning: " << w << "\n";
-    if (!args->quiet) PrintOutcome(*outcome, (*store)->location());
-    return outcome->exit_status;
+    if (!args->quiet || !group->complete) PrintGroup(*group, args->repeat, db);
+    return group->exit_status;
   };
 }
 

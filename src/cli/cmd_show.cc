@@ -5,9 +5,13 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <variant>
 
 #include "cli/cli.h"
 #include "cli/format.h"
+#include "cli/stats_view.h"
+#include "footprint/groups.h"
 #include "footprint/report.h"
 #include "run/run_metadata.h"
 #include "util/strings.h"
@@ -36,28 +40,10 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string Join(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const auto& p : parts) {
-    if (!out.empty()) out += ' ';
-    bool plain = !p.empty() && p.find_first_of(" \t\"'\\$`") == std::string::npos;
-    out += plain ? p : "'" + p + "'";
-  }
-  return out;
-}
-
-std::string StatusText(const RunRecord& r) {
-  std::string s(RunStatusName(r.status));
-  if (r.exit_code && (*r.exit_code != 0 || r.status != RunStatus::kOk)) {
-    s += " (exit " + std::to_string(*r.exit_code) + ")";
-  }
-  return s;
-}
-
 // Valued metrics by name: scalars as count/first/last/min/max, documents by kind.
-void PrintValues(const RunSummary& s, std::ostream& out) {
+void PrintValues(const RunSummary& s, const Decoration& deco, std::ostream& out) {
   if (s.values.empty()) return;
-  out << "\nvalues\n";
+  out << "\n" << Paint("values", "1", deco.color) << "\n";
   Table t({"name", "count", "first", "last", "min", "max", ""}, {1, 2, 3, 4, 5});
   auto num = [](double v) {
     char buf[32];
@@ -99,20 +85,35 @@ void PrintValues(const RunSummary& s, std::ostream& out) {
   t.Print(out, "  ");
 }
 
-void PrintRun(const RunSummary& s, std::ostream& out) {
+// Points of a sparkline: wide enough to see a trend, narrow enough for the table.
+constexpr size_t kTrendPoints = 24;
+
+// The series worth a sparkline: the tree's CPU and memory, and the GPUs'.
+bool MainSeries(const MetricSummary& m) {
+  static const std::set<std::string_view> kMain = {"cpu", "memory", "gpu", "gpu.memory",
+                                                   "gpu.power"};
+  return m.scope.empty() && kMain.count(m.metric) > 0;
+}
+
+void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
   const RunRecord& r = s.run;
   json meta = json::parse(r.meta_json, nullptr, false);
   if (!meta.is_object()) meta = json::object();
   out << "run      " << r.id << "  " << r.name << "\n"
-      << "status   " << StatusText(r)
+      << "status   " << Paint(RunStatusText(r), "31", deco.color && r.status != RunStatus::kOk)
       << (r.status == RunStatus::kInterrupted
               ? "  (footprint stopped before the command ended; data up to its last flush)"
               : "")
       << "\n"
       << "started  " << FormatUtc(r.started_at_ns) << " UTC on " << r.host << " by " << r.user
       << "\n"
-      << "command  " << Join(r.command) << "\n"
+      << "command  " << FormatCommand(r.command) << "\n"
       << "cwd      " << r.cwd << "\n";
+  if (!r.group_id.empty()) {
+    out << "group    " << r.group_id.substr(0, 8) << ", "
+        << (IsWarmup(r) ? std::string("warm-up") : "repetition " + std::to_string(r.repetition))
+        << " (statistics of the group: footprint show group:" << r.group_id.substr(0, 8) << ")\n";
+  }
   if (!r.description.empty()) out << "about    " << r.description << "\n";
   for (const char* key : {"tags", "params"}) {
     if (meta.contains(key) && !meta[key].empty()) {
@@ -131,9 +132,11 @@ void PrintRun(const RunSummary& s, std::ostream& out) {
     if (it == s.totals.end()) return std::nullopt;
     return it->second;
   };
-  out << "\ntotals\n";
+  out << "\n" << Paint("totals", "1", deco.color) << "\n";
   Table t({"", "", ""}, {1});
+  std::set<std::string> shown;
   auto row = [&](const char* label, const char* name, const char* unit, std::string note = "") {
+    shown.insert(name);
     std::optional<double> v = name == std::string("duration_s") ? s.duration_s : total(name);
     t.Add({label, v ? FormatValue(unit, *v) : "-", v ? note : ""});
   };
@@ -168,20 +171,22 @@ void PrintRun(const RunSummary& s, std::ostream& out) {
   }
   row("footprint cpu", "monitor_cpu_s", "s", overhead);
   row("footprint rss", "monitor_peak_rss_bytes", "bytes");
-  std::ostringstream tmp;
-  t.Print(tmp, "  ");
-  // Drop the empty header line.
-  std::string text = tmp.str();
-  out << text.substr(text.find('\n') + 1);
+  // Totals this view does not know by name (added by newer probes), in the same way.
+  for (const auto& [name, value] : s.totals) {
+    if (shown.count(name) == 0) t.Add({FigureLabel(name), FormatValue(TotalUnit(name), value), ""});
+  }
+  t.PrintBody(out, "  ");
 
   if (!s.metrics.empty()) {
     // The scope column only when the run has scopes.
     const bool scoped = !s.scopes.empty();
-    out << (scoped ? "\nsamples (a scope row counts only the samples taken while it was open)\n"
-                   : "\nsamples\n");
+    out << "\n"
+        << Paint("samples", "1", deco.color)
+        << (scoped ? " (a scope row counts only the samples taken while it was open)\n" : "\n");
     std::vector<std::string> header = {"metric", "entity", "count", "min",
                                        "mean",   "p50",    "p95",   "max"};
     if (scoped) header.insert(header.begin() + 2, "scope");
+    if (deco.sparklines) header.push_back("trend");
     Table m(header,
             scoped ? std::vector<size_t>{3, 4, 5, 6, 7, 8} : std::vector<size_t>{2, 3, 4, 5, 6, 7});
     for (const MetricSummary& ms : s.metrics) {
@@ -190,12 +195,13 @@ void PrintRun(const RunSummary& s, std::ostream& out) {
                                         f(ms.min), f(ms.mean), f(ms.p50),
                                         f(ms.p95), f(ms.max)};
       if (scoped) cells.insert(cells.begin() + 2, ms.scope);
+      if (deco.sparklines) cells.push_back(MainSeries(ms) ? Sparkline(ms.trend) : "");
       m.Add(std::move(cells));
     }
     m.Print(out, "  ");
   }
   if (!s.scopes.empty()) {
-    out << "\nscopes\n";
+    out << "\n" << Paint("scopes", "1", deco.color) << "\n";
     Table st({"name", "count", "total", "mean", "min", "max", ""}, {1, 2, 3, 4, 5});
     for (const ScopeSummary& sc : s.scopes) {
       bool any = sc.count > sc.unfinished;
@@ -206,9 +212,9 @@ void PrintRun(const RunSummary& s, std::ostream& out) {
     }
     st.Print(out, "  ");
   }
-  PrintValues(s, out);
+  PrintValues(s, deco, out);
   if (!s.artifacts.empty()) {
-    out << "\nartifacts\n";
+    out << "\n" << Paint("artifacts", "1", deco.color) << "\n";
     Table at({"name", "size", "sha256", "path"}, {1});
     for (const ArtifactRecord& a : s.artifacts) {
       at.Add({a.name, FormatBytes(static_cast<double>(a.size)), a.sha256.substr(0, 16), a.path});
@@ -243,7 +249,9 @@ Action AddRuns(CLI::App& app) {
                        {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
                        {"started_at_ns", r.started_at_ns},
                        {"ended_at_ns", r.ended_at_ns ? json(*r.ended_at_ns) : json(nullptr)},
-                       {"command", r.command}});
+                       {"command", r.command},
+                       {"group_id", r.group_id.empty() ? json(nullptr) : json(r.group_id)},
+                       {"repetition", r.repetition}});
       }
       std::cout << out.dump(2) << "\n";
       return kExitOk;
@@ -253,14 +261,34 @@ Action AddRuns(CLI::App& app) {
                 << " yet; record one with: footprint run -- COMMAND\n";
       return kExitOk;
     }
-    Table t({"ID", "NAME", "STATUS", "STARTED (UTC)", "DURATION", "COMMAND"}, {4});
+    // The group column only when some run belongs to a group.
+    const bool grouped = std::any_of(runs->begin(), runs->end(),
+                                     [](const RunRecord& r) { return !r.group_id.empty(); });
+    std::vector<std::string> header = {"ID",       "NAME",   "STATUS", "STARTED (UTC)",
+                                       "DURATION", "COMMAND"};
+    if (grouped) header.insert(header.begin() + 5, "GROUP");
+    Table t(header, {4});
     for (const RunRecord& r : *runs) {
       int64_t end = r.ended_at_ns.value_or(r.heartbeat_ns.value_or(r.started_at_ns));
-      std::string cmdline = Join(r.command);
+      std::string cmdline = FormatCommand(r.command);
       std::replace(cmdline.begin(), cmdline.end(), '\n', ' ');
       if (cmdline.size() > 60) cmdline = cmdline.substr(0, 57) + "...";
-      t.Add({r.id.substr(0, 8), r.name, StatusText(r), FormatUtc(r.started_at_ns),
-             FormatDuration(static_cast<double>(end - r.started_at_ns) / 1e9), cmdline});
+      std::vector<std::string> row = {
+          r.id.substr(0, 8),
+          r.name,
+          RunStatusText(r),
+          FormatUtc(r.started_at_ns),
+          FormatDuration(static_cast<double>(end - r.started_at_ns) / 1e9),
+          cmdline};
+      if (grouped) {
+        std::string group;
+        if (!r.group_id.empty()) {
+          group = r.group_id.substr(0, 8) +
+                  (IsWarmup(r) ? " warm-up" : " #" + std::to_string(r.repetition));
+        }
+        row.insert(row.begin() + 5, group);
+      }
+      t.Add(std::move(row));
     }
     t.Print(std::cout);
     return kExitOk;
@@ -271,20 +299,29 @@ Action AddShow(CLI::App& app) {
   struct Args {
     std::string db;
     std::vector<std::string> runs;
-    bool json = false;
+    bool json = false, group = false, no_sparklines = false;
+    ColorMode color = ColorMode::kAuto;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
-      "show", "Show runs: totals, and count/min/mean/p50/p95/max of every sampled metric.");
+      "show",
+      "Show runs (totals, and count/min/mean/p50/p95/max of every sampled metric) or groups "
+      "of repetitions (mean, sd, median, min, max, 95 % CI and outliers of every total).");
   AddDbOption(*cmd, args->db);
   cmd->add_option("RUN", args->runs,
                   "run id, unique id prefix (4+ characters), run name (its latest run) or "
-                  "'last' (default)");
+                  "'last' (default); group:ID, group:PREFIX, group:last or group:RUN for a "
+                  "group of repetitions");
+  cmd->add_flag("--group", args->group, "show the group each RUN belongs to");
   cmd->add_flag("--json", args->json,
-                "print JSON (stable API): one object per run, a list when several are given");
+                "print JSON (stable API): one object per run or group, a list when several "
+                "are given");
+  cmd->add_flag("--no-sparklines", args->no_sparklines, "no sparklines, even on a UTF-8 terminal");
+  AddColorOption(*cmd, args->color);
   cmd->footer(
       "Examples:\n  footprint show                 # the last run\n"
       "  footprint show train-resnet    # the latest run named train-resnet\n"
+      "  footprint show group:last      # the statistics of the latest group (run -r N)\n"
       "  footprint show 3f2a 9c1e --json");
   return [args]() -> int {
     auto store = OpenExisting(args->db);
@@ -293,27 +330,44 @@ Action AddShow(CLI::App& app) {
     if (!runs.ok()) return Fail(runs.status());
     std::vector<std::string> specs =
         args->runs.empty() ? std::vector<std::string>{"last"} : args->runs;
-    std::vector<RunSummary> summaries;
+    const Decoration deco =
+        args->json ? Decoration{} : DecorationFor(STDOUT_FILENO, args->color, !args->no_sparklines);
+    // Every spec is resolved before anything is printed: a bad one prints only its error.
+    std::vector<std::variant<RunSummary, SetSummary>> shown;
     for (const std::string& spec : specs) {
-      auto run = ResolveRun(*runs, spec);
-      if (!run.ok()) return Fail(run.status());
-      auto summary = SummarizeRun(**store, *run);
-      if (!summary.ok()) return Fail(summary.status());
-      summaries.push_back(std::move(summary).value());
+      auto set = ResolveRunSet(*runs, spec, args->group);
+      if (!set.ok()) return Fail(set.status());
+      if (set->is_group()) {
+        auto summary = SummarizeSet(**store, std::move(set).value());
+        if (!summary.ok()) return Fail(summary.status());
+        shown.emplace_back(std::move(summary).value());
+      } else {
+        auto summary = SummarizeRun(**store, set->runs.front(), deco.sparklines ? kTrendPoints : 0);
+        if (!summary.ok()) return Fail(summary.status());
+        shown.emplace_back(std::move(summary).value());
+      }
     }
+    auto to_json = [](const auto& item, int indent) {
+      if (const auto* run = std::get_if<RunSummary>(&item)) return SummaryJson(*run, indent);
+      return SetSummaryJson(std::get<SetSummary>(item), indent);
+    };
     if (args->json) {
-      if (summaries.size() == 1) {
-        std::cout << SummaryJson(summaries[0]) << "\n";
+      if (shown.size() == 1) {
+        std::cout << to_json(shown[0], 2) << "\n";
       } else {
         json list = json::array();
-        for (const auto& s : summaries) list.push_back(json::parse(SummaryJson(s, -1)));
+        for (const auto& item : shown) list.push_back(json::parse(to_json(item, -1)));
         std::cout << list.dump(2) << "\n";
       }
       return kExitOk;
     }
-    for (size_t i = 0; i < summaries.size(); ++i) {
+    for (size_t i = 0; i < shown.size(); ++i) {
       if (i) std::cout << "\n";
-      PrintRun(summaries[i], std::cout);
+      if (const auto* run = std::get_if<RunSummary>(&shown[i])) {
+        PrintRun(*run, deco, std::cout);
+      } else {
+        PrintSetSummary(std::get<SetSummary>(shown[i]), deco, std::cout);
+      }
     }
     return kExitOk;
   };

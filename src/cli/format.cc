@@ -1,26 +1,131 @@
 #include "cli/format.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <map>
+#include <sstream>
 
 #include "util/strings.h"
 
 namespace footprint::cli {
+
+namespace {
+
+// "2.4 k" + unit: SI prefixes from n to T, three significant digits.
+std::string FormatSi(double v, std::string_view unit) {
+  static const char* kPrefixes[] = {"n", "u", "m", "", "k", "M", "G", "T"};
+  int p = 3;
+  double scaled = v;
+  while (std::fabs(scaled) >= 1000 && p < 7) {
+    scaled /= 1000;
+    ++p;
+  }
+  while (scaled != 0 && std::fabs(scaled) < 1 && p > 0) {
+    scaled *= 1000;
+    --p;
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3g %s%.*s", scaled, kPrefixes[p], static_cast<int>(unit.size()),
+                unit.data());
+  return buf;
+}
+
+// Display width: UTF-8 continuation bytes and SGR escapes ("\x1b[...m") take no column.
+size_t DisplayWidth(std::string_view s) {
+  size_t width = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\x1b') {
+      while (i < s.size() && s[i] != 'm') ++i;
+      continue;
+    }
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) ++width;
+  }
+  return width;
+}
+
+bool Utf8Locale() {
+  for (const char* name : {"LC_ALL", "LC_CTYPE", "LANG"}) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) continue;  // the first one set decides, as setlocale(3) does
+    std::string lower(v);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return lower.find("utf-8") != std::string::npos || lower.find("utf8") != std::string::npos;
+  }
+  return false;
+}
+
+}  // namespace
 
 std::string FormatValue(std::string_view unit, double v) {
   char buf[48];
   if (unit == "bytes") return FormatBytes(v);
   if (unit == "bytes/s") return FormatBytes(v) + "/s";
   if (unit == "s") return FormatDuration(v);
+  if (unit == "us") return FormatDuration(v / 1e6);
+  if (unit == "ns") return FormatDuration(v / 1e9);
+  if (unit == "J" || unit == "W" || unit == "Hz") return FormatSi(v, unit);
+  if (unit == "1/s") return FormatSi(v, "/s");
   if (unit == "count") {
-    std::snprintf(buf, sizeof buf, "%.0f", v);
+    std::snprintf(buf, sizeof buf, v == std::floor(v) ? "%.0f" : "%.2f", v);
   } else if (unit == "%") {
     std::snprintf(buf, sizeof buf, "%.1f %%", v);
   } else {
     std::snprintf(buf, sizeof buf, "%.3g %.*s", v, static_cast<int>(unit.size()), unit.data());
   }
   return buf;
+}
+
+std::string FormatPercentChange(double relative) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f %%", relative * 100);
+  return buf;
+}
+
+Decoration DecorationFor(int fd, ColorMode color, bool sparklines_wanted) {
+  const bool tty = ::isatty(fd) == 1;
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  const bool dumb = term && std::string_view(term) == "dumb";
+  Decoration d;
+  d.color = color == ColorMode::kAlways ||
+            (color == ColorMode::kAuto && tty && !dumb && !(no_color && *no_color));
+  d.sparklines = sparklines_wanted && tty && !dumb && Utf8Locale();
+  return d;
+}
+
+void AddColorOption(CLI::App& cmd, ColorMode& mode) {
+  cmd.add_option("--color", mode,
+                 "colour: auto (on a terminal, unless NO_COLOR is set; default), always, never")
+      ->transform(
+          CLI::CheckedTransformer(std::map<std::string, ColorMode>{{"auto", ColorMode::kAuto},
+                                                                   {"always", ColorMode::kAlways},
+                                                                   {"never", ColorMode::kNever}},
+                                  CLI::ignore_case));
+}
+
+std::string Paint(std::string_view text, std::string_view sgr, bool on) {
+  if (!on || text.empty()) return std::string(text);
+  return "\x1b[" + std::string(sgr) + "m" + std::string(text) + "\x1b[0m";
+}
+
+std::string Sparkline(const std::vector<double>& values) {
+  static const char* kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  if (values.empty()) return "";
+  auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  const double range = *hi - *lo;
+  std::string out;
+  for (double v : values) {
+    int level = range > 0 ? static_cast<int>((v - *lo) / range * 7 + 0.5) : 0;
+    out += kBars[std::clamp(level, 0, 7)];
+  }
+  return out;
 }
 
 std::string FormatUtc(int64_t ns) {
@@ -32,17 +137,35 @@ std::string FormatUtc(int64_t ns) {
   return buf;
 }
 
+std::string FormatCommand(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& p : words) {
+    if (!out.empty()) out += ' ';
+    bool plain = !p.empty() && p.find_first_of(" \t\"'\\$`") == std::string::npos;
+    out += plain ? p : "'" + p + "'";
+  }
+  return out;
+}
+
+std::string RunStatusText(const RunRecord& r) {
+  std::string s(RunStatusName(r.status));
+  if (r.exit_code && (*r.exit_code != 0 || r.status != RunStatus::kOk)) {
+    s += " (exit " + std::to_string(*r.exit_code) + ")";
+  }
+  return s;
+}
+
 void Table::Print(std::ostream& out, std::string_view indent) const {
   size_t cols = 0;
   for (const auto& r : rows_) cols = std::max(cols, r.size());
   std::vector<size_t> width(cols, 0);
   for (const auto& r : rows_) {
-    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], DisplayWidth(r[c]));
   }
   for (const auto& r : rows_) {
     std::string line(indent);
     for (size_t c = 0; c < r.size(); ++c) {
-      size_t pad = width[c] - r[c].size();
+      size_t pad = width[c] - DisplayWidth(r[c]);
       bool right = std::find(right_.begin(), right_.end(), c) != right_.end();
       if (right) line.append(pad, ' ');
       line += r[c];
@@ -52,6 +175,13 @@ void Table::Print(std::ostream& out, std::string_view indent) const {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out << line << "\n";
   }
+}
+
+void Table::PrintBody(std::ostream& out, std::string_view indent) const {
+  std::ostringstream tmp;
+  Print(tmp, indent);
+  const std::string text = tmp.str();
+  out << text.substr(text.find('\n') + 1);
 }
 
 }  // namespace footprint::cli

@@ -2,26 +2,58 @@
 #ifndef FOOTPRINT_CLI_FORMAT_H_
 #define FOOTPRINT_CLI_FORMAT_H_
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "footprint/store.h"
+
 namespace footprint::cli {
 
-// A metric value in its unit, scaled for people ("1.5 GiB", "250.0 %", "3.2 MiB/s").
+// A metric value in its unit, scaled for people ("1.5 GiB", "250.0 %", "3.2 MiB/s",
+// "1.50 ms" for 1500 us, "2.4 kJ", "1.2 G/s").
 std::string FormatValue(std::string_view unit, double value);
+// "+12.3 %", "-0.4 %".
+std::string FormatPercentChange(double relative);
+
+// How a subcommand decorates its terminal output. Sparklines need a terminal with a UTF-8
+// locale; colour a terminal and no NO_COLOR (https://no-color.org) in the environment, unless
+// forced with --color always. --json output is never decorated.
+enum class ColorMode { kAuto, kAlways, kNever };
+struct Decoration {
+  bool color = false;
+  bool sparklines = false;
+};
+// For output to `fd`: `sparklines_wanted` false (--no-sparklines) turns them off.
+Decoration DecorationFor(int fd, ColorMode color, bool sparklines_wanted);
+// Adds --color WHEN (auto, always, never) to a subcommand.
+void AddColorOption(CLI::App& cmd, ColorMode& mode);
+
+// `text` in an SGR colour (e.g. "1" bold, "31" red, "32" green, "33" yellow, "2" dim) when
+// `on`, as it is otherwise.
+std::string Paint(std::string_view text, std::string_view sgr, bool on);
+// ▁▂▃▄▅▆▇█ scaled between the values' minimum and maximum (a flat series is all ▁).
+std::string Sparkline(const std::vector<double>& values);
 // "2026-11-22 03:40:12" (UTC) from ns since the epoch.
 std::string FormatUtc(int64_t ns);
+// A command line as a shell would read it back (words with spaces or quotes are quoted).
+std::string FormatCommand(const std::vector<std::string>& words);
+// "ok", "failed (exit 5)", "killed (exit 137)".
+std::string RunStatusText(const RunRecord& run);
 
-// Columns padded to their widest cell. `right` names the right-aligned columns (numbers).
+// Columns padded to their widest cell (as displayed: UTF-8 characters count once and colour
+// escapes not at all). `right` names the right-aligned columns (numbers).
 class Table {
  public:
   explicit Table(std::vector<std::string> header, std::vector<size_t> right = {})
       : rows_{std::move(header)}, right_(std::move(right)) {}
   void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
   void Print(std::ostream& out, std::string_view indent = "") const;
+  // Without the header row, for tables whose columns speak for themselves.
+  void PrintBody(std::ostream& out, std::string_view indent = "") const;
 
  private:
   std::vector<std::vector<std::string>> rows_;

@@ -5,6 +5,8 @@
 #include <numeric>
 
 #include "footprint/report.h"
+#include "footprint/stats.h"
+#include "report/run_json.h"
 #include "util/clock.h"
 
 namespace footprint {
@@ -27,16 +29,6 @@ constexpr std::array<std::string_view, 15> kTotals = {"duration_s",
                                                       "perf_cache_misses",
                                                       "monitor_cpu_s",
                                                       "monitor_peak_rss_bytes"};
-
-// Linear interpolation between closest ranks over sorted data (numpy's default).
-double Percentile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  double pos = q * static_cast<double>(sorted.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(pos));
-  size_t hi = std::min(lo + 1, sorted.size() - 1);
-  double frac = pos - static_cast<double>(lo);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
-}
 
 json Nullable(const std::map<std::string, double>& m, std::string_view key) {
   auto it = m.find(std::string(key));
@@ -84,12 +76,13 @@ MetricSummary Summarize(std::vector<double>& values) {
   MetricSummary s;
   s.count = values.size();
   if (values.empty()) return s;
-  std::sort(values.begin(), values.end());
-  s.min = values.front();
-  s.max = values.back();
+  // Selection instead of a full sort: a series may hold millions of samples.
+  auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  s.min = *lo;
+  s.max = *hi;
   s.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(s.count);
-  s.p50 = Percentile(values, 0.50);
-  s.p95 = Percentile(values, 0.95);
+  s.p50 = SelectQuantile(values, 0.50);
+  s.p95 = SelectQuantile(values, 0.95);
   return s;
 }
 
@@ -137,12 +130,27 @@ std::vector<double> InsideWindows(const std::vector<int64_t>& times,
   return out;
 }
 
+// `values` (in time order) reduced to at most `points` means of consecutive equal shares.
+std::vector<double> Trend(const std::vector<double>& values, size_t points) {
+  std::vector<double> out;
+  if (points == 0 || values.empty()) return out;
+  const size_t n = std::min(points, values.size());
+  out.reserve(n);
+  for (size_t b = 0; b < n; ++b) {
+    const size_t from = b * values.size() / n, to = (b + 1) * values.size() / n;
+    double sum = 0;
+    for (size_t i = from; i < to; ++i) sum += values[i];
+    out.push_back(sum / static_cast<double>(to - from));
+  }
+  return out;
+}
+
 // At most this many scope names get per-scope metric statistics (the busiest first).
 constexpr size_t kMaxScopeNamesWithMetrics = 16;
 
 }  // namespace
 
-Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, bool keep_values) {
+Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend_points) {
   RunSummary out;
   out.run = run;
   auto totals = store.LoadTotals(run.id);
@@ -183,9 +191,9 @@ Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, bool keep_va
       std::vector<double> inside = InsideWindows(times, *values, windows[b.name]);
       if (!inside.empty()) per_scope.push_back(describe(Summarize(inside), b.name));
     }
-    std::vector<double> kept = keep_values ? *values : std::vector<double>{};
+    std::vector<double> trend = Trend(*values, trend_points);
     MetricSummary m = describe(Summarize(*values), "");
-    m.values = std::move(kept);
+    m.trend = std::move(trend);
     out.metrics.push_back(std::move(m));
   }
   out.metrics.insert(out.metrics.end(), per_scope.begin(), per_scope.end());
@@ -200,25 +208,11 @@ Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, bool keep_va
 }
 
 std::string SummaryJson(const RunSummary& s, int indent) {
-  const RunRecord& r = s.run;
-  json meta = json::parse(r.meta_json, nullptr, false);
-  if (meta.is_discarded()) meta = json::object();
-  json run = {{"id", r.id},
-              {"name", r.name},
-              {"description", r.description},
-              {"status", RunStatusName(r.status)},
-              {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
-              {"duration_s", s.duration_s},
-              {"command", r.command},
-              {"cwd", r.cwd},
-              {"host", r.host},
-              {"user", r.user},
-              {"started_at_ns", r.started_at_ns},
-              {"ended_at_ns", r.ended_at_ns ? json(*r.ended_at_ns) : json(nullptr)},
-              {"tags", meta.value("tags", json::object())},
-              {"params", meta.value("params", json::object())}};
-  if (!r.experiment.empty()) run["experiment"] = r.experiment;
-  if (!r.workload.empty()) run["workload"] = r.workload;
+  json meta = RunMeta(s.run);
+  json run = RunJson(s.run);
+  run["duration_s"] = s.duration_s;
+  run["tags"] = meta.value("tags", json::object());
+  run["params"] = meta.value("params", json::object());
   json totals = json::object();
   for (std::string_view name : kTotals) totals[std::string(name)] = Nullable(s.totals, name);
   if (!s.totals.count("duration_s")) totals["duration_s"] = s.duration_s;
@@ -266,6 +260,30 @@ std::string SummaryJson(const RunSummary& s, int indent) {
               {"scopes", scopes}, {"values", values}, {"artifacts", artifacts},
               {"meta", meta}};
   return out.dump(indent);
+}
+
+json RunJson(const RunRecord& r) {
+  json run = {{"id", r.id},
+              {"name", r.name},
+              {"description", r.description},
+              {"status", RunStatusName(r.status)},
+              {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
+              {"group_id", r.group_id.empty() ? json(nullptr) : json(r.group_id)},
+              {"repetition", r.repetition},
+              {"command", r.command},
+              {"cwd", r.cwd},
+              {"host", r.host},
+              {"user", r.user},
+              {"started_at_ns", r.started_at_ns},
+              {"ended_at_ns", r.ended_at_ns ? json(*r.ended_at_ns) : json(nullptr)}};
+  if (!r.experiment.empty()) run["experiment"] = r.experiment;
+  if (!r.workload.empty()) run["workload"] = r.workload;
+  return run;
+}
+
+json RunMeta(const RunRecord& r) {
+  json meta = json::parse(r.meta_json, nullptr, false);
+  return meta.is_object() ? meta : json::object();
 }
 
 }  // namespace footprint

@@ -159,6 +159,11 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
     if (intervals[m] > 0) interval_meta[std::string(MetricCatalogue()[m].name)] = intervals[m];
   }
   meta["intervals_ns"] = interval_meta;
+  if (!opt.group_id.empty()) {
+    run.group_id = opt.group_id;
+    run.repetition = opt.repetition;
+    meta["group"] = {{"repetitions", opt.planned_repetitions}, {"warmups", opt.planned_warmups}};
+  }
 
   std::unique_ptr<RunCgroup> cgroup;
   json sources = json::object();
@@ -307,6 +312,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
     siginfo_t info;
     int sig = sigwaitinfo(&signals.set(), &info);
     if (sig < 0) continue;  // EINTR
+    if (sig != SIGCHLD && out.signal_received == 0) out.signal_received = sig;
     if (sig == SIGCHLD) {
       reap_all();
     } else if (info.si_code != SI_KERNEL) {
@@ -317,6 +323,16 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
     }
   }
   const int64_t t_end = MonotonicNs();
+  if (out.signal_received == 0) {  // one that arrived as the command ended, still pending
+    sigset_t pending;
+    sigpending(&pending);
+    for (int s : kForwardedSignals) {
+      if (sigismember(&pending, s) == 1) {
+        out.signal_received = s;
+        break;
+      }
+    }
+  }
   run.ended_at_ns = run.started_at_ns + (t_end - t0);
   sampler.Stop();
   reap_all();  // orphans that ended meanwhile
@@ -349,8 +365,10 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
       const double cg_system = static_cast<double>(us->second) / 1e9;
       const double total = cg_user + cg_system;
       const double ru_total = usage.user_s + usage.system_s;
+      // Both scaled (not system = total - user), so that a part rusage saw as 0 stays 0
+      // instead of a rounding residue such as 3e-17.
       t["cpu_user_s"] = ru_total > 0 ? total * usage.user_s / ru_total : cg_user;
-      t["cpu_system_s"] = total - t["cpu_user_s"];
+      t["cpu_system_s"] = ru_total > 0 ? total * usage.system_s / ru_total : cg_system;
       accounting["cgroup_user_s"] = cg_user;
       accounting["cgroup_system_s"] = cg_system;
       sources["cpu"] = cgroup->cpu_source() + " total, split as rusage";
@@ -425,6 +443,82 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   }
   out.run = std::move(run);
   return out;
+}
+
+namespace {
+
+// Set by the handler RunRepeated installs: a stop signal that arrived between two runs.
+volatile sig_atomic_t g_stop_signal = 0;
+
+// Catches the stop signals for its lifetime (so that Ctrl-C between two runs ends the group
+// after the run that is stored, instead of killing footprint), and restores the old handlers.
+class StopSignalCatcher {
+ public:
+  StopSignalCatcher() {
+    g_stop_signal = 0;
+    struct sigaction sa = {};
+    sa.sa_handler = [](int sig) {
+      if (g_stop_signal == 0) g_stop_signal = sig;
+    };
+    sa.sa_flags = SA_RESTART;
+    for (size_t i = 0; i < std::size(kForwardedSignals); ++i) {
+      sigaction(kForwardedSignals[i], &sa, &old_[i]);
+    }
+  }
+  ~StopSignalCatcher() {
+    for (size_t i = 0; i < std::size(kForwardedSignals); ++i) {
+      sigaction(kForwardedSignals[i], &old_[i], nullptr);
+    }
+  }
+
+ private:
+  struct sigaction old_[std::size(kForwardedSignals)];
+};
+
+}  // namespace
+
+Result<GroupOutcome> RunRepeated(Store& store, MonitorOptions options, const RepeatOptions& repeat,
+                                 const std::function<void(const MonitorOutcome&)>& on_run) {
+  if (repeat.repetitions < 1) {
+    return InvalidArgument("-r/--repetitions must be at least 1 (got " +
+                           std::to_string(repeat.repetitions) + ")");
+  }
+  if (repeat.warmups < 0) {
+    return InvalidArgument("--warmup must be 0 or more (got " + std::to_string(repeat.warmups) +
+                           ")");
+  }
+  FP_RETURN_IF_ERROR(ValidateMonitorOptions(options));
+  GroupOutcome group;
+  group.group_id = NewRunId();
+  options.group_id = group.group_id;
+  options.planned_repetitions = repeat.repetitions;
+  options.planned_warmups = repeat.warmups;
+  StopSignalCatcher catcher;
+  const int total = repeat.warmups + repeat.repetitions;
+  for (int i = 0; i < total; ++i) {
+    if (g_stop_signal != 0) {
+      group.signal_received = g_stop_signal;
+      if (group.exit_status == 0) group.exit_status = 128 + g_stop_signal;
+      return group;
+    }
+    // Warm-ups are numbered -W..-1, measured repetitions 1..N.
+    options.repetition = i < repeat.warmups ? i - repeat.warmups : i - repeat.warmups + 1;
+    auto outcome = RunMonitored(store, options);
+    if (!outcome.ok()) return outcome.status();
+    if (on_run) on_run(*outcome);
+    group.runs.push_back(std::move(outcome).value());
+    const MonitorOutcome& last = group.runs.back();
+    if (last.exit_status != 0 && group.exit_status == 0) group.exit_status = last.exit_status;
+    if (last.signal_received != 0) {
+      group.signal_received = last.signal_received;
+      if (group.exit_status == 0) group.exit_status = 128 + last.signal_received;
+      return group;
+    }
+    if (last.exit_status != 0 && !repeat.keep_going) return group;
+  }
+  if (g_stop_signal != 0) group.signal_received = g_stop_signal;
+  group.complete = true;
+  return group;
 }
 
 }  // namespace footprint

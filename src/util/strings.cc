@@ -88,7 +88,7 @@ std::string FormatDuration(double seconds) {
   } else if (a >= 1e-3) {
     std::snprintf(buf, sizeof buf, "%.2f ms", seconds * 1e3);
   } else if (a >= 1e-6) {
-    std::snprintf(buf, sizeof buf, "%.2f us", seconds * 1e6);
+    std::snprintf(buf, sizeof buf, "%.2f µs", seconds * 1e6);
   } else {
     std::snprintf(buf, sizeof buf, "%.0f ns", seconds * 1e9);
   }

@@ -23,7 +23,7 @@ std::optional<double> ParseDouble(std::string_view s);
 // Errors name the text and the accepted forms.
 Result<int64_t> ParseDurationNs(std::string_view text);
 
-// "1.50 ms", "2.00 s", "350 ns": a duration for people.
+// "1.50 ms", "2.00 s", "12.50 µs", "350 ns": a duration for people.
 std::string FormatDuration(double seconds);
 // "1.5 GiB", "512 KiB", "37 B": a byte count for people.
 std::string FormatBytes(double bytes);

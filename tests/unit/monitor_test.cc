@@ -84,6 +84,55 @@ TEST(RunMonitored, SignalDeathIs128PlusN) {
   EXPECT_EQ(out->run.status, RunStatus::kKilled);
 }
 
+TEST(RunRepeated, WarmupsThenRepetitionsAsOneGroup) {
+  TempDir dir;
+  auto store = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(store.ok());
+  MonitorOptions o;
+  o.command = {Workload("exit_with"), "0"};
+  o.record_git = false;
+  int calls = 0;
+  auto group = RunRepeated(**store, o, {.repetitions = 2, .warmups = 1},
+                           [&](const MonitorOutcome&) { ++calls; });
+  ASSERT_TRUE(group.ok()) << group.status().message();
+  EXPECT_TRUE(group->complete);
+  EXPECT_EQ(group->exit_status, 0);
+  EXPECT_EQ(calls, 3);
+  auto runs = (*store)->ListRuns();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 3u);
+  for (size_t i = 0; i < runs->size(); ++i) {
+    EXPECT_EQ((*runs)[i].group_id, group->group_id);
+    EXPECT_EQ((*runs)[i].repetition, std::vector<int>({-1, 1, 2})[i]);
+    EXPECT_EQ((*runs)[i].status, RunStatus::kOk);
+  }
+  EXPECT_NE((*runs)[0].meta_json.find(R"("group":{"repetitions":2,"warmups":1})"),
+            std::string::npos)
+      << (*runs)[0].meta_json;
+}
+
+TEST(RunRepeated, StopsAtTheFirstFailureUnlessKeepGoing) {
+  TempDir dir;
+  auto store = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(store.ok());
+  MonitorOptions o;
+  o.command = {Workload("exit_with"), "3"};
+  o.record_git = false;
+  auto stopped = RunRepeated(**store, o, {.repetitions = 3}, nullptr);
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_EQ(stopped->runs.size(), 1u);
+  EXPECT_EQ(stopped->exit_status, 3);
+  EXPECT_FALSE(stopped->complete);
+  auto all = RunRepeated(**store, o, {.repetitions = 3, .keep_going = true}, nullptr);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->runs.size(), 3u);
+  EXPECT_EQ(all->exit_status, 3);
+  EXPECT_TRUE(all->complete);
+  EXPECT_NE(all->group_id, stopped->group_id);
+  EXPECT_EQ(RunRepeated(**store, o, {.repetitions = 0}, nullptr).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST(ValidateMonitorOptions, RejectsWhatCannotRun) {
   MonitorOptions o;
   EXPECT_EQ(ValidateMonitorOptions(o).code(), StatusCode::kInvalidArgument);  // no command

@@ -30,6 +30,7 @@ TEST(Format, BytesAndDurations) {
   EXPECT_EQ(FormatBytes(1536), "1.5 KiB");
   EXPECT_EQ(FormatBytes(3.0 * (1 << 30)), "3.0 GiB");
   EXPECT_EQ(FormatDuration(0.0025), "2.50 ms");
+  EXPECT_EQ(FormatDuration(12.5e-6), "12.50 µs");
   EXPECT_EQ(FormatDuration(2.5), "2.500 s");
   EXPECT_EQ(FormatDuration(90), "1.50 min");
 }

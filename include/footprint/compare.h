@@ -1,0 +1,70 @@
+// Compare: sets of runs (groups of repetitions, or single runs) side by side, each figure
+// against the first set (the baseline), with the relative change and whether it is
+// statistically significant.
+//
+// - Both sides with at least 2 counted runs: a two-sided test over the repetitions, Welch's
+//   t-test by default (it does not assume equal variances), or the Mann-Whitney U test when
+//   asked for (no normality assumption; the better choice when a side has outliers).
+//   Significant means p < alpha (default 0.05).
+// - Otherwise (a single run on either side): the plain ratio, labelled "ratio", with no test
+//   and `significant` unknown.
+// A figure missing on one side compares as unknown there. relative = mean_b / mean_a - 1
+// (unknown when mean_a is 0).
+//
+// Thread-safety: pure functions over the summaries they are given.
+#ifndef FOOTPRINT_COMPARE_H_
+#define FOOTPRINT_COMPARE_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "footprint/groups.h"
+#include "footprint/stats.h"
+#include "footprint/status.h"
+
+namespace footprint {
+
+enum class CompareTest { kWelch, kMannWhitney };
+std::string_view CompareTestName(CompareTest test);  // "welch", "mann-whitney"
+// Parses "welch" or "mann-whitney" (also "mwu"). InvalidArgument otherwise.
+Result<CompareTest> ParseCompareTest(std::string_view name);
+
+struct CompareOptions {
+  CompareTest test = CompareTest::kWelch;
+  double alpha = 0.05;
+};
+
+// One figure of one set against the baseline.
+struct FigureChange {
+  std::optional<double> ratio;     // mean / baseline mean
+  std::optional<double> relative;  // ratio - 1
+  std::string_view method;         // "welch", "mann-whitney", or "ratio" (no test)
+  std::optional<TestResult> test;
+  std::optional<bool> significant;  // p < alpha; unknown for a plain ratio
+};
+
+struct FigureComparison {
+  std::string name;
+  std::string unit;
+  bool headline = false;
+  std::vector<std::optional<FigureStats>> sets;      // per set; none where the set lacks it
+  std::vector<std::optional<FigureChange>> changes;  // per set; none for the baseline
+};
+
+struct Comparison {
+  CompareOptions options;
+  std::vector<SetSummary> sets;           // sets[0] is the baseline
+  std::vector<FigureComparison> figures;  // the baseline's figures in order, then the others'
+};
+
+// Compares the summaries (at least 2). InvalidArgument for fewer, or a bad alpha.
+Result<Comparison> Compare(std::vector<SetSummary> sets, const CompareOptions& options = {});
+
+// The `compare --json` object (docs/cli.md).
+std::string ComparisonJson(const Comparison& comparison, int indent = 2);
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_COMPARE_H_

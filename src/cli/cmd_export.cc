@@ -1,0 +1,66 @@
+// footprint export: runs out of the database as CSV, JSON or a trace for Perfetto.
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cli/cli.h"
+#include "footprint/groups.h"
+#include "report/export.h"
+
+namespace footprint::cli {
+
+Action AddExport(CLI::App& app) {
+  struct Args {
+    std::string db;
+    std::vector<std::string> runs;
+    std::string format;
+    std::string out;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand(
+      "export",
+      "Write runs' samples, scopes, values and totals as CSV or JSON, or as a Chrome Trace "
+      "Event file that opens in Perfetto (ui.perfetto.dev).");
+  AddDbOption(*cmd, args->db);
+  cmd->add_option("-u,--run", args->runs,
+                  "runs to export (id, prefix, name, last; group:ID for all of a group's runs, "
+                  "warm-ups included); repeatable; default: last");
+  cmd->add_option("-f,--format", args->format, "csv, json or trace")->required();
+  cmd->add_option("--out", args->out, "file to write, or - for standard output")->required();
+  cmd->footer(
+      "The columns and fields are described in docs/cli.md.\n\n"
+      "Examples:\n"
+      "  footprint export --format csv --out run.csv\n"
+      "  footprint export -u group:last --format json --out - | jq '.runs | length'\n"
+      "  footprint export -u train --format trace --out train.trace.json");
+  return [args]() -> int {
+    auto format = ParseExportFormat(args->format);
+    if (!format.ok()) return Fail(format.status());
+    auto store = OpenExisting(args->db);
+    if (!store.ok()) return Fail(store.status());
+    auto all = LoadRuns(**store);
+    if (!all.ok()) return Fail(all.status());
+    std::vector<RunRecord> runs;
+    for (const std::string& spec :
+         args->runs.empty() ? std::vector<std::string>{"last"} : args->runs) {
+      auto set = ResolveRunSet(*all, spec);
+      if (!set.ok()) return Fail(set.status());
+      runs.insert(runs.end(), set->warmups.begin(), set->warmups.end());
+      runs.insert(runs.end(), set->runs.begin(), set->runs.end());
+    }
+    std::ofstream file;
+    std::ostream* out = &std::cout;
+    if (args->out != "-") {
+      file.open(args->out, std::ios::binary | std::ios::trunc);
+      if (!file) {
+        return Fail(IoError("cannot write " + args->out +
+                            "; check that its folder exists and is writable"));
+      }
+      out = &file;
+    }
+    if (Status st = ExportRuns(**store, runs, *format, *out); !st.ok()) return Fail(st);
+    return kExitOk;
+  };
+}
+
+}  // namespace footprint::cli

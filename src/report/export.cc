@@ -1,0 +1,334 @@
+#include "report/export.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "footprint/groups.h"
+#include "report/run_json.h"
+
+namespace footprint {
+namespace {
+
+using json = nlohmann::json;
+
+// Output through a buffer flushed in large writes: one std::ostream call per sample would
+// dominate the export of a long run.
+class Sink {
+ public:
+  explicit Sink(std::ostream& out) : out_(out) { buf_.reserve(kChunk + 1024); }
+  ~Sink() { Flush(); }
+
+  Sink& operator<<(std::string_view s) {
+    buf_.append(s);
+    if (buf_.size() >= kChunk) Flush();
+    return *this;
+  }
+  Sink& operator<<(char c) {
+    buf_.push_back(c);
+    return *this;
+  }
+  Sink& Int(int64_t v) {
+    char tmp[24];
+    auto [end, ec] = std::to_chars(tmp, tmp + sizeof tmp, v);
+    return *this << std::string_view(tmp, static_cast<size_t>(end - tmp));
+  }
+  // Shortest text that reads back as the same double; `missing` for NaN and infinities.
+  Sink& Real(double v, std::string_view missing) {
+    if (!std::isfinite(v)) return *this << missing;
+    char tmp[32];
+    auto [end, ec] = std::to_chars(tmp, tmp + sizeof tmp, v);
+    return *this << std::string_view(tmp, static_cast<size_t>(end - tmp));
+  }
+  // ns as µs with three decimals, exactly ("1234.567"), as the trace format's `ts` wants.
+  Sink& Micros(int64_t ns) {
+    if (ns < 0) {
+      *this << '-';
+      ns = -ns;
+    }
+    Int(ns / 1000);
+    char frac[5] = {'.', static_cast<char>('0' + ns / 100 % 10),
+                    static_cast<char>('0' + ns / 10 % 10), static_cast<char>('0' + ns % 10), 0};
+    return *this << std::string_view(frac, 4);
+  }
+  Sink& Json(const json& j) {
+    return *this << j.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  Status Finish() {
+    Flush();
+    out_.flush();
+    if (!out_) return IoError("cannot write the export (disk full, or the reader went away?)");
+    return Status::Ok();
+  }
+
+ private:
+  static constexpr size_t kChunk = 1 << 16;
+  void Flush() {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+  std::ostream& out_;
+  std::string buf_;
+};
+
+// One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break.
+std::string Csv(std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string OptText(const std::optional<int64_t>& v) {
+  return v ? std::to_string(*v) : std::string();
+}
+
+json OptJson(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+// Everything of a run but its samples, which are streamed series by series.
+struct RunParts {
+  std::map<std::string, double> totals;
+  std::vector<ScopeRecord> scopes;
+  std::vector<ValueRecord> values;
+  std::vector<SeriesRecord> series;
+};
+
+Result<RunParts> LoadParts(Store& store, const RunRecord& run) {
+  RunParts p;
+  auto totals = store.LoadTotals(run.id);
+  if (!totals.ok()) return totals.status();
+  p.totals = std::move(totals).value();
+  auto scopes = store.ListScopes(run.id);
+  if (!scopes.ok()) return scopes.status();
+  p.scopes = std::move(scopes).value();
+  auto values = store.ListValues(run.id);
+  if (!values.ok()) return values.status();
+  p.values = std::move(values).value();
+  auto series = store.ListSeries(run.id);
+  if (!series.ok()) return series.status();
+  p.series = std::move(series).value();
+  return p;
+}
+
+constexpr std::string_view kCsvHeader =
+    "run_id,kind,name,unit,entity,scope_id,parent_id,step,t_ns,end_ns,value,data\n";
+
+Status CsvRun(Store& store, const RunRecord& run, const RunParts& p, Sink& out) {
+  const std::string id = Csv(run.id);
+  for (const auto& [name, value] : p.totals) {
+    out << id << ",total," << Csv(name) << ',' << TotalUnit(name) << ",,,,,,,";
+    out.Real(value, "") << ",\n";
+  }
+  for (const ScopeRecord& s : p.scopes) {
+    out << id << ",scope," << Csv(s.name) << ",,thread:";
+    out.Int(s.thread) << ',';
+    out.Int(s.id) << ',' << OptText(s.parent_id) << ",,";
+    out.Int(s.start_ns) << ',' << OptText(s.end_ns) << ",,\n";
+  }
+  for (const ValueRecord& v : p.values) {
+    out << id << ",value," << Csv(v.name) << ",,," << OptText(v.scope_id) << ",," << OptText(v.step)
+        << ',';
+    out.Int(v.t_ns) << ",,";
+    if (v.value) out.Real(*v.value, "");
+    out << ',' << Csv(v.data_json) << '\n';
+  }
+  for (const SeriesRecord& sr : p.series) {
+    const std::string prefix = id + ",sample," + Csv(sr.metric) + ',' + Csv(sr.unit) + ',' +
+                               Csv(sr.entity) + ',' + OptText(sr.scope_id) + ",,,";
+    FP_RETURN_IF_ERROR(store.ScanSamples(sr.id, [&](int64_t t, double value) {
+      out << prefix;
+      out.Int(t) << ",,";
+      out.Real(value, "") << ",\n";
+    }));
+  }
+  return Status::Ok();
+}
+
+Status JsonRun(Store& store, const RunRecord& run, const RunParts& p, Sink& out) {
+  json totals = json::object();
+  for (const auto& [name, value] : p.totals) totals[name] = value;
+  json scopes = json::array();
+  for (const ScopeRecord& s : p.scopes) {
+    scopes.push_back({{"id", s.id},
+                      {"parent_id", OptJson(s.parent_id)},
+                      {"name", s.name},
+                      {"thread", s.thread},
+                      {"start_ns", s.start_ns},
+                      {"end_ns", OptJson(s.end_ns)}});
+  }
+  json values = json::array();
+  for (const ValueRecord& v : p.values) {
+    json data = v.data_json.empty() ? json(nullptr) : json::parse(v.data_json, nullptr, false);
+    values.push_back({{"name", v.name},
+                      {"scope_id", OptJson(v.scope_id)},
+                      {"step", OptJson(v.step)},
+                      {"t_ns", v.t_ns},
+                      {"value", v.value ? json(*v.value) : json(nullptr)},
+                      {"data", data.is_discarded() ? json(v.data_json) : data}});
+  }
+  json run_json = RunJson(run);
+  run_json["meta"] = RunMeta(run);
+  out << "{\"run\":";
+  out.Json(run_json) << ",\n\"totals\":";
+  out.Json(totals) << ",\n\"scopes\":";
+  out.Json(scopes) << ",\n\"values\":";
+  out.Json(values) << ",\n\"series\":[";
+  for (size_t i = 0; i < p.series.size(); ++i) {
+    const SeriesRecord& sr = p.series[i];
+    out << (i ? ",\n" : "\n") << "{\"metric\":";
+    out.Json(sr.metric) << ",\"unit\":";
+    out.Json(sr.unit) << ",\"entity\":";
+    out.Json(sr.entity) << ",\"scope_id\":";
+    out.Json(OptJson(sr.scope_id)) << ",\"samples\":[";
+    bool first = true;
+    FP_RETURN_IF_ERROR(store.ScanSamples(sr.id, [&](int64_t t, double value) {
+      out << (first ? "[" : ",[");
+      first = false;
+      out.Int(t) << ',';
+      out.Real(value, "null") << ']';
+    }));
+    out << "]}";
+  }
+  out << "]}";
+  return Status::Ok();
+}
+
+// Chrome Trace Event format:
+// https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU Perfetto names a
+// counter track "<event name> <arg name>", one track per argument. `first` is true until the first
+// event is written (events are separated by ",\n").
+Status TraceRun(Store& store, const RunRecord& run, const RunParts& p, int pid, bool& first,
+                Sink& out) {
+  auto next = [&]() -> std::string_view { return std::exchange(first, false) ? "\n" : ",\n"; };
+  auto event = [&](json e) {
+    e["pid"] = pid;
+    out << next();
+    out.Json(e);
+  };
+  std::string status(RunStatusName(run.status));
+  if (run.exit_code) status += ", exit " + std::to_string(*run.exit_code);
+  event({{"ph", "M"},
+         {"name", "process_name"},
+         {"tid", 0},
+         {"args", {{"name", run.name + " " + run.id.substr(0, 8)}}}});
+  event({{"ph", "M"},
+         {"name", "process_labels"},
+         {"tid", 0},
+         {"args", {{"labels", "run " + run.id + ", " + status}}}});
+  event({{"ph", "M"}, {"name", "process_sort_index"}, {"tid", 0}, {"args", {{"sort_index", pid}}}});
+  std::set<int64_t> threads;
+  for (const ScopeRecord& s : p.scopes) threads.insert(s.thread);
+  for (int64_t t : threads) {
+    event({{"ph", "M"},
+           {"name", "thread_name"},
+           {"tid", t},
+           {"args", {{"name", "thread " + std::to_string(t)}}}});
+  }
+  const std::optional<int64_t> run_end =
+      run.ended_at_ns ? std::optional<int64_t>(*run.ended_at_ns - run.started_at_ns) : std::nullopt;
+  for (const ScopeRecord& s : p.scopes) {
+    // A scope whose process died inside it lasts until the run's end, marked unfinished.
+    const int64_t end = s.end_ns.value_or(std::max(run_end.value_or(s.start_ns), s.start_ns));
+    out << next() << "{\"ph\":\"X\",\"cat\":\"scope\",\"name\":";
+    out.Json(s.name) << ",\"pid\":";
+    out.Int(pid) << ",\"tid\":";
+    out.Int(s.thread) << ",\"ts\":";
+    out.Micros(s.start_ns) << ",\"dur\":";
+    out.Micros(end - s.start_ns) << ",\"args\":";
+    json args = {{"scope_id", s.id}, {"parent_id", OptJson(s.parent_id)}};
+    if (!s.end_ns) args["unfinished"] = true;
+    out.Json(args) << '}';
+  }
+  for (const ValueRecord& v : p.values) {
+    if (!v.value || !std::isfinite(*v.value)) continue;
+    out << next() << "{\"ph\":\"C\",\"cat\":\"value\",\"name\":";
+    out.Json(v.name) << ",\"pid\":";
+    out.Int(pid) << ",\"ts\":";
+    out.Micros(v.t_ns) << ",\"args\":{\"value\":";
+    out.Real(*v.value, "null") << "}}";
+  }
+  for (const SeriesRecord& sr : p.series) {
+    const std::string name = sr.metric + " [" + sr.unit + "]";
+    const std::string head = "{\"ph\":\"C\",\"cat\":\"metric\",\"name\":" +
+                             json(name).dump(-1, ' ', false, json::error_handler_t::replace) +
+                             ",\"pid\":" + std::to_string(pid) + ",\"ts\":";
+    const std::string arg =
+        ",\"args\":{" + json(sr.entity).dump(-1, ' ', false, json::error_handler_t::replace) + ":";
+    FP_RETURN_IF_ERROR(store.ScanSamples(sr.id, [&](int64_t t, double value) {
+      if (!std::isfinite(value)) return;
+      out << next() << head;
+      out.Micros(t) << arg;
+      out.Real(value, "null") << "}}";
+    }));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ExportFormat> ParseExportFormat(std::string_view name) {
+  if (name == "csv") return ExportFormat::kCsv;
+  if (name == "json") return ExportFormat::kJson;
+  if (name == "trace") return ExportFormat::kTrace;
+  return InvalidArgument("unknown export format '" + std::string(name) +
+                         "'; use --format csv, json or trace");
+}
+
+Status ExportRuns(Store& store, std::span<const RunRecord> runs, ExportFormat format,
+                  std::ostream& stream) {
+  Sink out(stream);
+  bool first_event = true;
+  switch (format) {
+    case ExportFormat::kCsv:
+      out << kCsvHeader;
+      break;
+    case ExportFormat::kJson:
+      out << "{\"format\":\"footprint-export\",\"version\":1,\"runs\":[";
+      break;
+    case ExportFormat::kTrace: {
+      json pids = json::array();
+      for (size_t i = 0; i < runs.size(); ++i) {
+        pids.push_back({{"pid", i + 1},
+                        {"run_id", runs[i].id},
+                        {"name", runs[i].name},
+                        {"started_at_ns", runs[i].started_at_ns}});
+      }
+      out << "{\"displayTimeUnit\":\"ms\",\"otherData\":";
+      out.Json({{"exporter", "footprint export --format trace"},
+                {"time", "microseconds since each run's start"},
+                {"runs", pids}});
+      out << ",\"traceEvents\":[";
+      break;
+    }
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    auto parts = LoadParts(store, runs[i]);
+    if (!parts.ok()) return parts.status();
+    switch (format) {
+      case ExportFormat::kCsv:
+        FP_RETURN_IF_ERROR(CsvRun(store, runs[i], *parts, out));
+        break;
+      case ExportFormat::kJson:
+        out << (i ? ",\n" : "\n");
+        FP_RETURN_IF_ERROR(JsonRun(store, runs[i], *parts, out));
+        break;
+      case ExportFormat::kTrace:
+        FP_RETURN_IF_ERROR(
+            TraceRun(store, runs[i], *parts, static_cast<int>(i + 1), first_event, out));
+        break;
+    }
+  }
+  if (format == ExportFormat::kJson) out << "\n]}\n";
+  if (format == ExportFormat::kTrace) out << "\n]}\n";
+  return out.Finish();
+}
+
+}  // namespace footprint

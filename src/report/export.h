@@ -1,0 +1,39 @@
+// Export: runs out of the database as CSV, JSON, or a Chrome Trace Event file (Perfetto).
+//
+// Everything is streamed: samples go from the database to the output through a small buffer,
+// so a run of 10 M samples exports in seconds with bounded memory. The formats (columns and
+// fields) are documented in docs/cli.md and pinned by the golden files in tests/golden/.
+//
+// - csv: one table, one row per total, scope, value and sample, with a `kind` column;
+// - json: {"format": "footprint-export", "version": 1, "runs": [{run, totals, scopes, values,
+//   series: [{..., samples: [[t_ns, value], ...]}]}]};
+// - trace: Chrome Trace Event JSON: a process per run (named by 'M' events), scopes as
+//   complete 'X' events on their thread's track, metrics and scalar values as counter 'C'
+//   events; timestamps in µs since each run's start.
+//
+// Thread-safety: free functions; the Store must not be shared concurrently.
+#ifndef FOOTPRINT_REPORT_EXPORT_H_
+#define FOOTPRINT_REPORT_EXPORT_H_
+
+#include <ostream>
+#include <span>
+#include <string_view>
+
+#include "footprint/status.h"
+#include "footprint/store.h"
+
+namespace footprint {
+
+enum class ExportFormat { kCsv, kJson, kTrace };
+
+// "csv", "json" or "trace"; InvalidArgument otherwise.
+Result<ExportFormat> ParseExportFormat(std::string_view name);
+
+// Writes `runs` in `format` to `out`. IoError when the output fails (e.g. the disk is full),
+// the store's error when reading fails; what was written so far stays written.
+Status ExportRuns(Store& store, std::span<const RunRecord> runs, ExportFormat format,
+                  std::ostream& out);
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_REPORT_EXPORT_H_

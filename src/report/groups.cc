@@ -1,0 +1,248 @@
+#include "footprint/groups.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "footprint/report.h"
+
+namespace footprint {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::string_view kGroupPrefix = "group:";
+constexpr size_t kMinPrefix = 4;
+
+// Headline figures in display order; energy totals (`*_j`) join them wherever they appear.
+constexpr std::array<std::string_view, 3> kHeadline = {"duration_s", "cpu_s", "peak_memory_bytes"};
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool IsHeadline(std::string_view name) {
+  return std::find(kHeadline.begin(), kHeadline.end(), name) != kHeadline.end() ||
+         EndsWith(name, "_j");
+}
+
+// Sort key of a figure: headline first (in kHeadline order, then energy by the catalogue's
+// order), then the totals of TotalNames() in their order, then any other by name.
+std::pair<int, std::string> FigureOrder(const std::string& name) {
+  auto headline = std::find(kHeadline.begin(), kHeadline.end(), name);
+  if (headline != kHeadline.end()) return {static_cast<int>(headline - kHeadline.begin()), ""};
+  auto known = TotalNames();
+  auto it = std::find(known.begin(), known.end(), name);
+  int rank = it == known.end() ? 1000 : static_cast<int>(it - known.begin());
+  return {IsHeadline(name) ? 100 + rank : 2000 + rank, it == known.end() ? name : ""};
+}
+
+RunSet GroupOf(const std::vector<RunRecord>& runs, const std::string& group_id,
+               std::string_view spec) {
+  RunSet set;
+  set.spec = std::string(spec);
+  set.group_id = group_id;
+  for (const RunRecord& r : runs) {
+    if (r.group_id != group_id) continue;
+    (IsWarmup(r) ? set.warmups : set.runs).push_back(r);
+  }
+  std::stable_sort(set.runs.begin(), set.runs.end(), [](const RunRecord& a, const RunRecord& b) {
+    return a.repetition < b.repetition;
+  });
+  return set;
+}
+
+Result<RunSet> ResolveGroup(const std::vector<RunRecord>& runs, std::string_view spec,
+                            std::string_view what) {
+  if (what == "last") {
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+      if (!it->group_id.empty()) return GroupOf(runs, it->group_id, spec);
+    }
+    return NotFound(
+        "the database holds no group of repetitions yet; record one with "
+        "footprint run -r N -- COMMAND");
+  }
+  std::set<std::string> matches;
+  for (const RunRecord& r : runs) {
+    if (r.group_id.empty()) continue;
+    if (r.group_id == what) return GroupOf(runs, r.group_id, spec);
+    if (what.size() >= kMinPrefix && r.group_id.compare(0, what.size(), what) == 0) {
+      matches.insert(r.group_id);
+    }
+  }
+  if (matches.size() == 1) return GroupOf(runs, *matches.begin(), spec);
+  if (matches.size() > 1) {
+    std::string ids;
+    for (const std::string& id : matches) ids += " " + id;
+    return InvalidArgument("group prefix '" + std::string(what) + "' is ambiguous (" +
+                           std::to_string(matches.size()) + " groups:" + ids +
+                           "); give more characters");
+  }
+  // group:RUN, the group of a run.
+  auto run = ResolveRun(runs, what);
+  if (!run.ok()) {
+    if (run.status().code() != StatusCode::kNotFound) return run.status();
+    return NotFound("no group '" + std::string(what) +
+                    "' (tried group id, group id prefix of 4+ characters, and a run's id, "
+                    "prefix or name); list them with footprint runs");
+  }
+  if (run->group_id.empty()) {
+    return NotFound("run " + run->id.substr(0, 8) + " (" + run->name +
+                    ") belongs to no group; show it alone with footprint show " +
+                    run->id.substr(0, 8));
+  }
+  return GroupOf(runs, run->group_id, spec);
+}
+
+json Optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json RunBrief(const RunRecord& r, const std::map<std::string, double>& durations) {
+  auto it = durations.find(r.id);
+  json duration = it == durations.end() ? json(nullptr) : json(it->second);
+  return {{"id", r.id},
+          {"repetition", r.repetition},
+          {"status", RunStatusName(r.status)},
+          {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
+          {"duration_s", duration}};
+}
+
+}  // namespace
+
+std::string RunSet::Label() const {
+  const RunRecord* first = !runs.empty()      ? &runs.front()
+                           : !warmups.empty() ? &warmups.front()
+                                              : nullptr;
+  std::string name = first ? first->name : "";
+  if (is_group()) return "group " + group_id.substr(0, 8) + " (" + name + ")";
+  return "run " + (first ? first->id.substr(0, 8) : std::string("?")) + " (" + name + ")";
+}
+
+Result<RunSet> ResolveRunSet(const std::vector<RunRecord>& runs, std::string_view spec,
+                             bool as_group) {
+  if (spec.substr(0, kGroupPrefix.size()) == kGroupPrefix) {
+    return ResolveGroup(runs, spec, spec.substr(kGroupPrefix.size()));
+  }
+  auto run = ResolveRun(runs, spec);
+  if (!run.ok()) return run.status();
+  if (as_group && !run->group_id.empty()) return GroupOf(runs, run->group_id, spec);
+  RunSet set;
+  set.spec = std::string(spec);
+  set.runs.push_back(std::move(run).value());
+  return set;
+}
+
+std::string_view TotalUnit(std::string_view name) {
+  if (EndsWith(name, "_s")) return "s";
+  if (EndsWith(name, "_bytes")) return "bytes";
+  if (EndsWith(name, "_j")) return "J";
+  if (EndsWith(name, "_w")) return "W";
+  return "count";
+}
+
+const FigureStats* SetSummary::Find(std::string_view name) const {
+  for (const FigureStats& f : figures) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+Result<SetSummary> SummarizeSet(Store& store, RunSet set) {
+  SetSummary out;
+  std::map<std::string, FigureStats> figures;
+  for (const std::vector<RunRecord>* list : {&set.runs, &set.warmups}) {
+    for (const RunRecord& r : *list) {
+      auto totals = store.LoadTotals(r.id);
+      if (!totals.ok()) return totals.status();
+      if (auto d = totals->find("duration_s"); d != totals->end()) {
+        out.durations[r.id] = d->second;
+      }
+      const bool counted = list == &set.runs && (!set.is_group() || r.status == RunStatus::kOk);
+      if (!counted) continue;
+      out.counted.push_back(r);
+      auto user = totals->find("cpu_user_s"), system = totals->find("cpu_system_s");
+      if (user != totals->end() && system != totals->end()) {
+        (*totals)["cpu_s"] = user->second + system->second;
+      }
+      for (const auto& [name, value] : *totals) {
+        FigureStats& f = figures[name];
+        f.values.push_back(value);
+        f.run_ids.push_back(r.id);
+        f.repetitions.push_back(r.repetition);
+      }
+    }
+  }
+  for (auto& [name, f] : figures) {
+    f.name = name;
+    f.unit = std::string(TotalUnit(name));
+    f.headline = IsHeadline(name);
+    f.stats = Describe(f.values);
+    out.figures.push_back(std::move(f));
+  }
+  std::stable_sort(out.figures.begin(), out.figures.end(),
+                   [](const FigureStats& a, const FigureStats& b) {
+                     return FigureOrder(a.name) < FigureOrder(b.name);
+                   });
+  out.set = std::move(set);
+  return out;
+}
+
+std::string SetSummaryJson(const SetSummary& s, int indent) {
+  const RunSet& set = s.set;
+  const RunRecord* first = !set.runs.empty()      ? &set.runs.front()
+                           : !set.warmups.empty() ? &set.warmups.front()
+                                                  : nullptr;
+  json meta = first ? json::parse(first->meta_json, nullptr, false) : json::object();
+  json planned = meta.is_object() ? meta.value("group", json::object()) : json::object();
+  json group = {{"id", set.group_id.empty() ? json(nullptr) : json(set.group_id)},
+                {"name", first ? first->name : ""},
+                {"command", first ? json(first->command) : json::array()},
+                {"repetitions", set.runs.size()},
+                {"warmups", set.warmups.size()},
+                {"counted", s.counted.size()},
+                {"planned_repetitions", planned.value("repetitions", json(nullptr))},
+                {"planned_warmups", planned.value("warmups", json(nullptr))}};
+  json runs = json::array();
+  for (const RunRecord& r : set.runs) {
+    json brief = RunBrief(r, s.durations);
+    brief["counted"] = std::any_of(s.counted.begin(), s.counted.end(),
+                                   [&](const RunRecord& c) { return c.id == r.id; });
+    runs.push_back(std::move(brief));
+  }
+  json warmups = json::array();
+  for (const RunRecord& r : set.warmups) warmups.push_back(RunBrief(r, s.durations));
+  json figures = json::object();
+  json order = json::array();
+  for (const FigureStats& f : s.figures) {
+    const Description& d = f.stats;
+    json outliers = json::array();
+    for (size_t i : d.outliers) {
+      outliers.push_back(
+          {{"run_id", f.run_ids[i]}, {"repetition", f.repetitions[i]}, {"value", f.values[i]}});
+    }
+    figures[f.name] = {{"unit", f.unit},
+                       {"headline", f.headline},
+                       {"n", d.n},
+                       {"mean", d.mean},
+                       {"sd", Optional(d.sd)},
+                       {"median", d.median},
+                       {"min", d.min},
+                       {"max", d.max},
+                       {"q1", d.q1},
+                       {"q3", d.q3},
+                       {"ci95_low", Optional(d.ci_low)},
+                       {"ci95_high", Optional(d.ci_high)},
+                       {"outliers", outliers},
+                       {"values", f.values}};
+    order.push_back(f.name);
+  }
+  json out = {{"group", group},
+              {"runs", runs},
+              {"warmups", warmups},
+              {"figures", figures},
+              {"order", order}};
+  return out.dump(indent);
+}
+
+}  // namespace footprint
