@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ struct MonitorOptions {
   int64_t flush_interval_ns = 500'000'000;         // at most 1 s
   bool use_cgroup = true;  // use a cgroup of the run where the machine allows it
   bool record_git = true;  // git commit and dirty flag when cwd is in a repository
+  // GPUs to measure, as CUDA_VISIBLE_DEVICES lists them (indices, UUIDs, "all"); when unset,
+  // footprint's own CUDA_VISIBLE_DEVICES (which the command inherits), else every GPU.
+  std::optional<std::string> gpus;
 };
 
 // Smallest sampling interval accepted.

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "probe/cgroup.h"
+#include "probe/gpu_probe.h"
 #include "probe/process_tree_probe.h"
 #include "probe/system_probe.h"
 #include "run/run_metadata.h"
@@ -178,6 +179,9 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   std::vector<std::unique_ptr<Probe>> probes;
   probes.push_back(std::move(tree_owned));
   probes.push_back(std::make_unique<SystemProbe>());
+  // Loads NVML only when a GPU metric is wanted; without a GPU (or driver) meta.gpu says why.
+  if (auto gpu = GpuProbe::Open(opt.metrics, tree, opt.gpus, meta))
+    probes.push_back(std::move(gpu));
   SampleQueue queue(1 << 16);
   Sampler sampler(std::move(probes), intervals, queue);
 
