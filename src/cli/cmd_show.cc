@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/format.h"
+#include "footprint/gpu_report.h"
 #include "footprint/report.h"
 #include "run/run_metadata.h"
 #include "util/strings.h"
@@ -98,6 +99,34 @@ void PrintValues(const RunSummary& s, std::ostream& out) {
   t.Print(out, "  ");
 }
 
+// The GPU block: the energy totals and what to know about them (footprint/gpu_report.h).
+void PrintGpu(const RunSummary& s, const json& meta, std::ostream& out) {
+  const json devices = meta.value("gpu", json::object()).value("devices", json::object());
+  if (devices.empty()) return;
+  std::string sources;
+  for (const auto& [entity, d] : devices.items()) {
+    if (d.contains("energy_source")) {
+      sources +=
+          (sources.empty() ? "" : ", ") + entity + ": " + d["energy_source"].get<std::string>();
+    }
+  }
+  out << "\ngpu\n";
+  Table t({"", "", ""}, {1});
+  auto energy = [&](const char* label, const char* name, std::string note) {
+    auto it = s.totals.find(name);
+    t.Add({label, it == s.totals.end() ? "-" : FormatValue("J", it->second),
+           it == s.totals.end() ? "" : std::move(note)});
+  };
+  energy("energy", "gpu_energy_j", sources);
+  energy("energy of tree", "gpu_energy_tree_j",
+         "estimate: each GPU's energy x the tree's share of it (docs/metrics.md)");
+  std::ostringstream rows;
+  t.Print(rows, "  ");
+  std::string text = rows.str();
+  out << text.substr(text.find('\n') + 1);
+  for (const std::string& note : GpuNotes(s)) out << "  note: " << note << "\n";
+}
+
 void PrintRun(const RunSummary& s, std::ostream& out) {
   const RunRecord& r = s.run;
   json meta = json::parse(r.meta_json, nullptr, false);
@@ -156,6 +185,7 @@ void PrintRun(const RunSummary& s, std::ostream& out) {
   // Drop the empty header line.
   std::string text = tmp.str();
   out << text.substr(text.find('\n') + 1);
+  PrintGpu(s, meta, out);
 
   if (!s.metrics.empty()) {
     // The scope column only when the run has scopes.

@@ -208,10 +208,10 @@ GpuCapabilities ProbeGpuCapabilities(Library& nvml, const GpuEntity& gpu, bool h
   GpuSupport& tree_sm = caps[static_cast<size_t>(GpuMetricSlot(MetricId::kGpuTree))];
   GpuSupport& tree_mem = caps[static_cast<size_t>(GpuMetricSlot(MetricId::kGpuMemoryTree))];
   GpuSupport& tree_energy = caps[static_cast<size_t>(GpuMetricSlot(MetricId::kGpuEnergyTree))];
-  if (!energy.ok) {
-    tree_energy.why = "no device energy: " + energy.why;
-  } else if (gpu.is_mig()) {
+  if (gpu.is_mig()) {
     tree_energy.why = "NVML reports energy per GPU, not per MIG device";
+  } else if (!energy.ok) {
+    tree_energy.why = "no device energy: " + energy.why;
   } else if (!tree_sm.ok && !tree_mem.ok) {
     tree_energy.why =
         "neither the running-process lists nor per-process utilisation: " + tree_mem.why + "; " +

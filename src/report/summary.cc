@@ -12,7 +12,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::array<std::string_view, 11> kTotals = {"duration_s",
+constexpr std::array<std::string_view, 12> kTotals = {"duration_s",
                                                       "cpu_user_s",
                                                       "cpu_system_s",
                                                       "peak_memory_bytes",
@@ -20,6 +20,7 @@ constexpr std::array<std::string_view, 11> kTotals = {"duration_s",
                                                       "io_read_bytes",
                                                       "io_write_bytes",
                                                       "gpu_energy_j",
+                                                      "gpu_energy_tree_j",
                                                       "cpu_energy_j",
                                                       "monitor_cpu_s",
                                                       "monitor_peak_rss_bytes"};
