@@ -66,7 +66,7 @@ enum {
 
 #define kMaxDevices 32
 #define kMaxMigs 8
-#define kMaxEntries 64
+#define kMaxEntries 1024
 #define kMaxPids 256
 
 typedef struct Device {
