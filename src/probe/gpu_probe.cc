@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 
 #include "util/clock.h"
 
@@ -93,7 +94,10 @@ struct GpuProbe::Unit {
   int64_t energy_last_ns = 0;
   double power_last_w = 0;
   double energy_j = 0;
-  int64_t energy_readings = 0, counter_changes = 0, first_change_ns = 0, last_change_ns = 0;
+  int64_t energy_readings = 0, first_reading_ns = 0, counter_changes = 0, last_change_ns = 0;
+  // The latest gaps between passes that saw the counter change (a ring): their median is the
+  // counter's update period, as far as passes this far apart can tell.
+  std::array<int64_t, 255> change_gaps_ns{};
   // The tree's attributed share of it.
   bool tree_energy_started = false;
   double tree_energy_j = 0;
@@ -325,8 +329,11 @@ void GpuProbe::UpdateEnergy(Unit& u, int64_t now_ns, const MetricSet& due, Sampl
     }
     if (u.energy_started) {
       if (mj != u.counter_last) {
+        if (u.counter_changes > 0) {
+          u.change_gaps_ns[static_cast<size_t>(u.counter_changes - 1) % u.change_gaps_ns.size()] =
+              now_ns - u.last_change_ns;
+        }
         ++u.counter_changes;
-        if (u.first_change_ns == 0) u.first_change_ns = now_ns;
         u.last_change_ns = now_ns;
       }
       // A counter that went back (driver reloaded) restarts from its new value.
@@ -349,6 +356,7 @@ void GpuProbe::UpdateEnergy(Unit& u, int64_t now_ns, const MetricSet& due, Sampl
     }
     u.power_last_w = watts;
   }
+  if (!u.energy_started) u.first_reading_ns = now_ns;
   u.energy_started = true;
   u.energy_last_ns = now_ns;
   ++u.energy_readings;
@@ -475,10 +483,25 @@ json GpuProbe::Meta() const {
     if (energy.ok || u->energy_started) d["energy_source"] = energy.ok ? energy.how : "counter";
     if (u->energy_started) d["energy_j"] = u->energy_j;
     if (u->energy_counter && u->counter_changes >= 2) {
-      d["energy_update_period_ms"] = static_cast<double>(u->last_change_ns - u->first_change_ns) /
-                                     static_cast<double>(u->counter_changes - 1) / 1e6;
-      // Changes at every reading: the counter may update faster than footprint looked.
-      d["energy_changed_every_reading"] = u->counter_changes == u->energy_readings - 1;
+      const size_t n =
+          std::min<size_t>(static_cast<size_t>(u->counter_changes - 1), u->change_gaps_ns.size());
+      std::array<int64_t, 255> gaps = u->change_gaps_ns;
+      std::nth_element(gaps.begin(), gaps.begin() + n / 2, gaps.begin() + n);
+      const double median_ns = static_cast<double>(gaps[n / 2]);
+      const double reading_gap_ns = static_cast<double>(u->energy_last_ns - u->first_reading_ns) /
+                                    static_cast<double>(u->energy_readings - 1);
+      // Changes seen at (nearly) every reading: the counter may update faster than footprint
+      // reads it, and its period is only known to be at most the reading interval. Otherwise
+      // the gaps are whole numbers of readings around the period (200 and 300 ms for 250 ms
+      // read every 100 ms): their mean is the period.
+      const bool upper_bound = median_ns < 1.5 * reading_gap_ns;
+      const double period_ns =
+          upper_bound
+              ? median_ns
+              : static_cast<double>(std::accumulate(gaps.begin(), gaps.begin() + n, int64_t{0})) /
+                    static_cast<double>(n);
+      d["energy_update_period_ms"] = period_ns / 1e6;
+      d["energy_update_period_is_upper_bound"] = upper_bound;
     }
     if (u->energy_counter) d["energy_counter_changes"] = u->counter_changes;
     if (u->tree_energy_started) d["energy_tree_j"] = u->tree_energy_j;

@@ -146,8 +146,32 @@ TEST_F(GpuProbeTest, EnergyFromTheCounterWithItsUpdatePeriod) {
   const json& dev = o.meta["gpu"]["devices"]["gpu:0"];
   EXPECT_EQ(dev["energy_source"], "counter");
   EXPECT_DOUBLE_EQ(dev["energy_update_period_ms"].get<double>(), 100);
-  EXPECT_FALSE(dev["energy_changed_every_reading"].get<bool>());
+  EXPECT_FALSE(dev["energy_update_period_is_upper_bound"].get<bool>());
   EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_j"), 300);
+}
+
+TEST_F(GpuProbeTest, CounterUpdatingAsOftenAsItIsReadGivesAnUpperBound) {
+  // Read every 100 ms, as often as the counter steps: it changes at every reading, and could
+  // as well step faster.
+  Outcome o = Drive(kShared, 2000, 100);
+  const json& dev = o.meta["gpu"]["devices"]["gpu:0"];
+  EXPECT_DOUBLE_EQ(dev["energy_update_period_ms"].get<double>(), 100);
+  EXPECT_TRUE(dev["energy_update_period_is_upper_bound"].get<bool>());
+}
+
+TEST_F(GpuProbeTest, SlowCounterPeriodIsFoundBetweenReadings) {
+  std::string script = kShared;
+  script.replace(script.find("energy_period_ms=100"), 20, "energy_period_ms=300");
+  Outcome o = Drive(script, 3000, 50);
+  const json& dev = o.meta["gpu"]["devices"]["gpu:0"];
+  EXPECT_DOUBLE_EQ(dev["energy_update_period_ms"].get<double>(), 300);
+  EXPECT_FALSE(dev["energy_update_period_is_upper_bound"].get<bool>());
+  // 250 ms read every 100 ms: changes 200 and 300 ms apart, 250 ms on average.
+  script = kShared;
+  script.replace(script.find("energy_period_ms=100"), 20, "energy_period_ms=250");
+  const json between = Drive(script, 3000, 100).meta["gpu"]["devices"]["gpu:0"];
+  EXPECT_NEAR(between["energy_update_period_ms"].get<double>(), 250, 10);
+  EXPECT_FALSE(between["energy_update_period_is_upper_bound"].get<bool>());
 }
 
 TEST_F(GpuProbeTest, SharedDeviceEnergyIsSplitBySmShare) {
