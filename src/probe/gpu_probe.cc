@@ -169,6 +169,8 @@ GpuProbe::GpuProbe(Options options) : options_(std::move(options)) {
 }
 
 std::vector<SeriesSpec> GpuProbe::Series(const MetricSet& wanted) {
+  wanted_ = wanted;
+  series_declared_ = true;
   std::vector<SeriesSpec> specs;
   for (auto& u : units_) {
     for (size_t k = 0; k < kGpuMetrics.size(); ++k) {
@@ -479,8 +481,9 @@ json GpuProbe::Meta() const {
     } else {
       d["mig_mode"] = u->info.mig_mode;
     }
-    const GpuSupport& energy = u->caps[SlotOf(MetricId::kGpuEnergy)];
-    if (energy.ok || u->energy_started) d["energy_source"] = energy.ok ? energy.how : "counter";
+    if (u->energy_started || u->caps[SlotOf(MetricId::kGpuEnergy)].ok) {
+      d["energy_source"] = u->energy_counter ? "counter" : "power integration";
+    }
     if (u->energy_started) d["energy_j"] = u->energy_j;
     if (u->energy_counter && u->counter_changes >= 2) {
       const size_t n =
@@ -513,7 +516,7 @@ json GpuProbe::Meta() const {
     json errors = json::object();
     for (size_t k = 0; k < kGpuMetrics.size(); ++k) {
       const std::string key = std::string(InfoOf(kGpuMetrics[k]).name) + "@" + u->info.entity;
-      if (u->series[k] < 0 && !u->caps[k].ok) unsupported[key] = u->caps[k].why;
+      if (Has(wanted_, kGpuMetrics[k]) && u->series[k] < 0) unsupported[key] = u->caps[k].why;
       if (!u->stopped[k].empty()) unsupported[key] = u->stopped[k];
       if (u->errors[k] > 0) {
         errors[std::string(InfoOf(kGpuMetrics[k]).name)] = {{"count", u->errors[k]},
@@ -524,7 +527,7 @@ json GpuProbe::Meta() const {
     devices[u->info.entity] = d;
   }
   g["devices"] = devices;
-  g["unsupported"] = unsupported;
+  if (series_declared_) g["unsupported"] = unsupported;  // known once Series() was asked
   return g;
 }
 

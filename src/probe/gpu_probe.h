@@ -79,6 +79,8 @@ class GpuProbe final : public Probe {
   std::string problem_;
   std::string ignored_;  // part of the device list that named no device
   std::vector<std::unique_ptr<Unit>> units_;
+  MetricSet wanted_;  // as given to Series()
+  bool series_declared_ = false;
   std::vector<pid_t> tree_pids_;  // sorted, refreshed on passes that need them
   uint64_t pass_ = 0;
   int64_t first_ns_ = 0;  // the first pass: the run's start, for meta times

@@ -122,6 +122,9 @@ def test_mig_unsupported_fields_are_recorded_not_zero(tmp_path):
     assert "NVML_ERROR_NOT_SUPPORTED" in unsupported["gpu@gpu:1/mig:0"], unsupported
     assert metric(s, "gpu.memory.tree", "gpu:1/mig:0")["max"] == 4096
     assert metric(s, "gpu.memory.tree", "gpu:0")["max"] == 0  # the tree holds nothing there
+    # Only what was asked for is said to be unsupported.
+    gpu.run("-m", "gpu.memory", seconds=0.1)
+    assert gpu.show()["meta"]["gpu"]["unsupported"] == {}
 
 
 def test_old_driver_without_optional_functions(tmp_path):
