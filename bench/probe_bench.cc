@@ -24,6 +24,14 @@
 //                          the system probe) taken after sleeping S µs, as the sampler does
 //                          between deadlines: thread CPU per pass, caches as cold as the sleep
 //                          leaves them (S = 0: back to back). Manual time = that CPU time.
+// BM_GpuSample/G           GpuProbe::Sample of every GPU metric on G fake GPUs (the fake
+//                          libnvidia-ml.so.1 of the tests, tests/fakes/fake_nvml.c), each
+//                          listing 10 processes of the tree (idle children) and one foreign
+//                          one, with per-process utilisation; the tree was sampled in the same
+//                          pass, as in a run. Manual time = the GPU probe's CPU time per pass:
+//                          footprint's own cost, since the fake answers from memory (a real
+//                          NVML call enters the driver and costs more). Skipped when the tests
+//                          (and so the fake) are not built.
 // BM_ProcFileRead/F        one pread of file F of an idle child (stat, io, children, ...) or
 //                          of the machine (/proc/stat, /proc/meminfo) through KernelFile,
 //                          the way the probes read them: where the per-process cost goes.
@@ -38,6 +46,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -46,6 +55,7 @@
 
 #include "footprint/metrics.h"
 #include "probe/cgroup.h"
+#include "probe/gpu_probe.h"
 #include "probe/perf_probe.h"
 #include "probe/process_tree_probe.h"
 #include "probe/rapl_probe.h"
@@ -291,6 +301,67 @@ void BM_PassAfterSleep(benchmark::State& state) {
   }
 }
 
+void BM_GpuSample(benchmark::State& state) {
+#ifndef FP_FAKE_NVML
+  state.SkipWithError("the fake NVML library is built with the tests (FOOTPRINT_BUILD_TESTS)");
+#else
+  const int64_t gpus = state.range(0);
+  IdleChildren children(10);
+  if (!children.ok()) {
+    state.SkipWithError("cannot start the idle children");
+    return;
+  }
+  // The script names the children's PIDs literally, so the fake reads no file per call.
+  char dir_template[] = "/tmp/fp-bench-nvml-XXXXXX";
+  const std::string dir = ::mkdtemp(dir_template);
+  const std::string script = dir + "/script";
+  {
+    std::ofstream out(script);
+    for (int64_t g = 0; g < gpus; ++g) {
+      out << "gpu uuid=GPU-" << g << " util=50 power_mw=250000\n";
+      for (pid_t pid : children.pids()) {
+        out << "process gpu=" << g << " kind=compute pid=" << pid << " memory=1048576\n"
+            << "putil gpu=" << g << " pid=" << pid << " sm=5\n";
+      }
+      out << "process gpu=" << g << " kind=compute pid=1 memory=1048576\n";
+    }
+  }
+  ::setenv("FAKE_NVML_SCRIPT", script.c_str(), 1);
+  {
+    auto lib = nvml::Library::Open(FP_FAKE_NVML);
+    if (!lib.ok()) {
+      state.SkipWithError(lib.status().message().c_str());
+      return;
+    }
+    ProcessTreeProbe::Options opt;
+    opt.monitor_pid = ::getpid();
+    ProcessTreeProbe tree(opt);
+    GpuProbe gpu({*lib, &tree, std::nullopt, ""});
+    MetricSet tree_metrics = TreeMetrics(false), gpu_metrics;
+    for (MetricId m : kGpuMetrics) gpu_metrics.set(static_cast<size_t>(m));
+    tree.Series(tree_metrics);
+    const size_t series = gpu.Series(gpu_metrics).size();
+    NullOut out;
+    for (auto _ : state) {
+      const int64_t now = MonotonicNs();
+      tree.Sample(now, tree_metrics, out);
+      const int64_t cpu0 = ThreadCpuNs();
+      gpu.Sample(now, gpu_metrics, out);
+      state.SetIterationTime(static_cast<double>(ThreadCpuNs() - cpu0) / 1e9);
+    }
+    if (series != static_cast<size_t>(gpus) * kGpuMetrics.size()) {
+      state.SkipWithError("the GPU probe did not declare every metric of every GPU");
+    }
+    state.counters["per_gpu"] = benchmark::Counter(
+        static_cast<double>(gpus),
+        benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  }
+  ::unsetenv("FAKE_NVML_SCRIPT");
+  std::remove(script.c_str());
+  ::rmdir(dir.c_str());
+#endif
+}
+
 // One pread from offset 0 of an already open kernel file, as KernelFile::Read does.
 void BM_ProcFileRead(benchmark::State& state, const char* file) {
   IdleChildren child(1);
@@ -327,6 +398,7 @@ BENCHMARK(BM_PassAfterSleep)->Args({10, 0})->Iterations(20000)->UseManualTime();
 BENCHMARK(BM_PassAfterSleep)->Args({10, 1000})->Iterations(500)->UseManualTime();
 BENCHMARK(BM_PassAfterSleep)->Args({10, 10000})->Iterations(100)->UseManualTime();
 BENCHMARK(BM_PassAfterSleep)->Args({10, 100000})->Iterations(20)->UseManualTime();
+BENCHMARK(BM_GpuSample)->Arg(1)->Arg(8)->UseManualTime();
 BENCHMARK_CAPTURE(BM_ProcFileRead, stat, "stat");
 BENCHMARK_CAPTURE(BM_ProcFileRead, io, "io");
 BENCHMARK_CAPTURE(BM_ProcFileRead, children, "children");

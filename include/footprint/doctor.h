@@ -1,6 +1,7 @@
 // Doctor: what footprint can measure on this machine, and for each thing it cannot, why and
 // what would enable it. Every check exercises the real mechanism (it creates and removes a
-// cgroup, reads the files the probes read), so its answer is the sampler's answer.
+// cgroup, reads the files the probes read, loads NVML and calls each GPU function once), so its
+// answer is the sampler's answer.
 //
 // Thread-safety: RunDoctor may be called from any thread; it changes nothing lasting.
 #ifndef FOOTPRINT_DOCTOR_H_
@@ -16,6 +17,9 @@ struct DoctorCheck {
   bool ok = false;
   std::string detail;   // what is used, or why not and how to enable it
   std::string metrics;  // metrics or totals that depend on it
+  // Further facts, one per line: for a GPU, each GPU metric and whether it can be measured
+  // there (and why not). Empty for most checks.
+  std::vector<std::string> lines;
 };
 
 std::vector<DoctorCheck> RunDoctor();

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,9 @@ struct MonitorOptions {
   int repetition = 0;
   int planned_repetitions = 0;
   int planned_warmups = 0;
+  // GPUs to measure, as CUDA_VISIBLE_DEVICES lists them (indices, UUIDs, "all"); when unset,
+  // footprint's own CUDA_VISIBLE_DEVICES (which the command inherits), else every GPU.
+  std::optional<std::string> gpus;
 };
 
 // Smallest sampling interval accepted.

@@ -20,14 +20,20 @@ Action AddDoctor(CLI::App& app) {
     if (*as_json) {
       nlohmann::json out = nlohmann::json::array();
       for (const auto& c : checks) {
-        out.push_back(
-            {{"check", c.name}, {"ok", c.ok}, {"detail", c.detail}, {"enables", c.metrics}});
+        out.push_back({{"check", c.name},
+                       {"ok", c.ok},
+                       {"detail", c.detail},
+                       {"enables", c.metrics},
+                       {"lines", c.lines}});
       }
       std::cout << out.dump(2) << "\n";
       return kExitOk;
     }
     Table t({"", "CHECK", "DETAIL"});
-    for (const auto& c : checks) t.Add({c.ok ? "ok" : "NO", c.name, c.detail});
+    for (const auto& c : checks) {
+      t.Add({c.ok ? "ok" : "NO", c.name, c.detail});
+      for (const std::string& line : c.lines) t.Add({"", "", "  " + line});
+    }
     t.Print(std::cout);
     return kExitOk;
   };

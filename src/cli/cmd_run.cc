@@ -13,7 +13,7 @@ namespace {
 
 struct RunArgs {
   std::string db;
-  std::string name, description, metrics;
+  std::string name, description, metrics, gpus;
   std::vector<std::string> tags, params, intervals;
   bool no_cgroup = false, no_git = false, quiet = false;
   RepeatOptions repeat;
@@ -124,6 +124,10 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
   cmd->add_option("-i,--interval", args->intervals,
                   "sampling interval for all metrics (e.g. 10ms; default 100ms; at least 1ms), "
                   "or METRIC=INTERVAL for one metric; repeatable");
+  cmd->add_option("--gpus", args->gpus,
+                  "GPUs to measure, listed as CUDA_VISIBLE_DEVICES lists them (indices, GPU-/MIG- "
+                  "UUIDs) or 'all'; default: those CUDA_VISIBLE_DEVICES allows, else all. The "
+                  "command's environment is not changed");
   cmd->add_flag("--no-cgroup", args->no_cgroup,
                 "do not put the command in a cgroup of its own (totals then come from wait4)");
   cmd->add_flag("--no-git", args->no_git, "do not record the git commit of the current folder");
@@ -163,6 +167,7 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
     o.description = args->description;
     o.use_cgroup = !args->no_cgroup;
     o.record_git = !args->no_git;
+    if (cmd->count("--gpus") > 0) o.gpus = args->gpus;
     Status st = ApplyKeyValues(args->tags, "--tag", o.tags);
     if (st.ok()) st = ApplyKeyValues(args->params, "--param", o.params);
     if (st.ok()) st = ApplyIntervals(args->intervals, o);

@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/format.h"
 #include "cli/stats_view.h"
+#include "footprint/gpu_report.h"
 #include "footprint/groups.h"
 #include "footprint/report.h"
 #include "run/run_metadata.h"
@@ -83,6 +84,31 @@ void PrintValues(const RunSummary& s, const Decoration& deco, std::ostream& out)
     i = j;
   }
   t.Print(out, "  ");
+}
+
+// The GPU block: the energy totals and what to know about them (footprint/gpu_report.h).
+void PrintGpu(const RunSummary& s, const json& meta, const Decoration& deco, std::ostream& out) {
+  const json devices = meta.value("gpu", json::object()).value("devices", json::object());
+  if (devices.empty()) return;
+  std::string sources;
+  for (const auto& [entity, d] : devices.items()) {
+    if (d.contains("energy_source")) {
+      sources +=
+          (sources.empty() ? "" : ", ") + entity + ": " + d["energy_source"].get<std::string>();
+    }
+  }
+  out << "\n" << Paint("gpu", "1", deco.color) << "\n";
+  Table t({"", "", ""}, {1});
+  auto energy = [&](const char* label, const char* name, std::string note) {
+    auto it = s.totals.find(name);
+    t.Add({label, it == s.totals.end() ? "-" : FormatValue("J", it->second),
+           it == s.totals.end() ? "" : std::move(note)});
+  };
+  energy("energy", "gpu_energy_j", sources);
+  energy("energy of tree", "gpu_energy_tree_j",
+         "estimate: each GPU's energy x the tree's share of it (docs/metrics.md)");
+  t.PrintBody(out, "  ");
+  for (const std::string& note : GpuNotes(s)) out << "  note: " << note << "\n";
 }
 
 // Points of a sparkline: wide enough to see a trend, narrow enough for the table.
@@ -176,6 +202,7 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
     if (shown.count(name) == 0) t.Add({FigureLabel(name), FormatValue(TotalUnit(name), value), ""});
   }
   t.PrintBody(out, "  ");
+  PrintGpu(s, meta, deco, out);
 
   if (!s.metrics.empty()) {
     // The scope column only when the run has scopes.

@@ -188,12 +188,24 @@ void ProcessTreeProbe::EmitRate(Rate& r, int64_t now_ns, double scale, int serie
   r.last_ns = now_ns;
 }
 
+namespace {
+struct Discard final : SampleOut {
+  void Add(int, double) override {}
+};
+}  // namespace
+
 int64_t ProcessTreeProbe::CountLiveProcesses() {
-  struct Discard final : SampleOut {
-    void Add(int, double) override {}
-  } discard;
+  Discard discard;
   Sample(MonotonicNs(), MetricSet(), discard);  // nothing due: membership and counts only
   return last_processes_.load(std::memory_order_relaxed);
+}
+
+const std::vector<pid_t>& ProcessTreeProbe::MembersAt(int64_t now_ns) {
+  if (members_listed_ns_ != now_ns) {
+    Discard discard;
+    Sample(now_ns, MetricSet(), discard);
+  }
+  return members_;
 }
 
 int64_t ProcessTreeProbe::FootprintThreadsCpuNs() const {
@@ -212,6 +224,7 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
   const RunCgroup* cgroup = options_.cgroup;
   ++generation_;
   ListMembers();
+  members_listed_ns_ = now_ns;
 
   int64_t rss_pages = 0, threads = 0, processes = 0, cpu_ticks = 0, largest_rss = 0;
   int64_t read_bytes = 0, write_bytes = 0;

@@ -12,7 +12,8 @@
 // samples still counts. With a cgroup, CPU and the thread count come from the cgroup itself
 // and each process costs one read of the small /proc/PID/statm for its RSS.
 //
-// Thread-safety: Sample() runs on the sampler thread only; the peak accessors are atomic.
+// Thread-safety: Sample() and MembersAt() run on the sampler thread only; the peak accessors
+// are atomic.
 #ifndef FOOTPRINT_PROBE_PROCESS_TREE_PROBE_H_
 #define FOOTPRINT_PROBE_PROCESS_TREE_PROBE_H_
 
@@ -73,6 +74,12 @@ class ProcessTreeProbe final : public Probe {
   // Live processes in the tree now (lists the members; emits nothing). Not concurrently with
   // Sample(): call it once the sampler has stopped.
   int64_t CountLiveProcesses();
+  // The PIDs of the tree as listed by the pass at monotonic time now_ns, for probes that
+  // attribute per-process figures to the tree (GPU memory and utilisation). When no tree
+  // metric was due in that pass, the members are listed now (one membership-only pass), so
+  // the list is current even when only GPU metrics are sampled. Sampler thread only; the
+  // reference is valid until the next Sample() or MembersAt().
+  const std::vector<pid_t>& MembersAt(int64_t now_ns);
   // Whether the tree is enumerated through the cgroup (else the /proc walk).
   bool uses_cgroup() const { return options_.cgroup != nullptr; }
 
@@ -111,7 +118,8 @@ class ProcessTreeProbe final : public Probe {
   std::vector<int> slot_;  // MetricId -> series index, -1 when not emitted
   std::unordered_map<pid_t, Entry> entries_;
   std::vector<pid_t> members_;
-  KernelFile cgroup_procs_;  // kept open: re-reading from offset 0 restarts the listing
+  int64_t members_listed_ns_ = -1;  // now_ns of the pass that listed members_
+  KernelFile cgroup_procs_;         // kept open: re-reading from offset 0 restarts the listing
   KernelFile cgroup_threads_;
   std::vector<KernelFile> monitor_children_;  // children files of footprint's threads
   bool scan_ = false;                         // no children files: scan all of /proc

@@ -4,15 +4,89 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "footprint/store.h"
 #include "probe/cgroup.h"
+#include "probe/gpu_devices.h"
+#include "probe/nvml.h"
 #include "probe/perf_probe.h"
 #include "probe/rapl_probe.h"
 #include "run/run_metadata.h"
 #include "util/file.h"
 #include "util/proc_parse.h"
+#include "util/strings.h"
 
 namespace footprint {
+namespace {
+
+// "nvml": whether NVML loads; then one check per GPU and MIG device with each GPU metric.
+void AddGpuChecks(std::vector<DoctorCheck>& checks) {
+  std::string enables;
+  for (MetricId m : kGpuMetrics)
+    enables += (enables.empty() ? "" : ", ") + std::string(InfoOf(m).name);
+  DoctorCheck c{"nvml", false, "", enables};
+  auto lib = nvml::Library::Open();
+  if (!lib.ok()) {
+    c.detail = lib.status().message();
+    checks.push_back(c);
+    return;
+  }
+  nvml::Library& nvml = **lib;
+  auto gpus = ListGpus(nvml);
+  c.detail = nvml.path() + ", driver " + nvml.DriverVersion() + ", NVML " + nvml.NvmlVersion();
+  for (const std::string& f : nvml.MissingOptional()) {
+    c.lines.push_back(f + " is not exported (an older driver): the metrics that need it are off");
+  }
+  if (!gpus.ok()) {
+    c.detail += ": " + gpus.status().message();
+    checks.push_back(c);
+    return;
+  }
+  c.ok = true;
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  GpuSelection sel =
+      SelectGpus(*gpus, visible ? std::optional<std::string>(visible) : std::nullopt);
+  size_t whole = 0;
+  for (const GpuEntity& g : *gpus) whole += !g.is_mig();
+  c.detail += ", " + std::to_string(whole) + " GPU(s)";
+  if (visible != nullptr) {
+    std::string chosen;
+    for (size_t i : sel.entities) chosen += (chosen.empty() ? "" : " ") + (*gpus)[i].entity;
+    c.lines.push_back("CUDA_VISIBLE_DEVICES='" + std::string(visible) + "': runs measure " +
+                      (chosen.empty() ? "no GPU" : chosen) +
+                      (sel.ignored.empty() ? "" : " (" + sel.ignored + ")"));
+  }
+  checks.push_back(c);
+  for (const GpuEntity& g : *gpus) {
+    DoctorCheck d{g.entity, false, g.name, "GPU metrics of " + g.entity};
+    if (g.handle == nullptr) {  // NVML could not open it; the name says why
+      checks.push_back(d);
+      continue;
+    }
+    if (!g.uuid.empty()) d.detail += ", " + g.uuid;
+    if (g.memory_total_bytes) {
+      d.detail += ", " + FormatBytes(static_cast<double>(*g.memory_total_bytes));
+    }
+    if (g.is_mig()) {
+      if (g.gpu_instance_id) d.detail += ", GPU instance " + std::to_string(*g.gpu_instance_id);
+      if (g.compute_instance_id) {
+        d.detail += ", compute instance " + std::to_string(*g.compute_instance_id);
+      }
+    } else {
+      d.detail += ", MIG " + g.mig_mode;
+    }
+    GpuCapabilities caps = ProbeGpuCapabilities(nvml, g, /*have_tree=*/true);
+    for (size_t k = 0; k < kGpuMetrics.size(); ++k) {
+      d.ok = d.ok || caps[k].ok;
+      d.lines.push_back(std::string(InfoOf(kGpuMetrics[k]).name) + ": " +
+                        (caps[k].ok ? "yes, " + caps[k].how : "no, " + caps[k].why));
+    }
+    checks.push_back(d);
+  }
+}
+
+}  // namespace
 
 std::vector<DoctorCheck> RunDoctor() {
   std::vector<DoctorCheck> checks;
@@ -90,6 +164,7 @@ std::vector<DoctorCheck> RunDoctor() {
         c.ok ? "/proc/stat and /proc/meminfo readable" : "/proc/stat or /proc/meminfo not readable";
     checks.push_back(c);
   }
+  AddGpuChecks(checks);
   {
     // Opt-in: energy.cpu / energy.dram. Reads the counters as the probe will.
     DoctorCheck c{"rapl", false, "", "energy.cpu, energy.dram, cpu_energy_j, dram_energy_j"};

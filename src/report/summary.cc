@@ -14,7 +14,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::array<std::string_view, 15> kTotals = {"duration_s",
+constexpr std::array<std::string_view, 16> kTotals = {"duration_s",
                                                       "cpu_user_s",
                                                       "cpu_system_s",
                                                       "peak_memory_bytes",
@@ -22,6 +22,7 @@ constexpr std::array<std::string_view, 15> kTotals = {"duration_s",
                                                       "io_read_bytes",
                                                       "io_write_bytes",
                                                       "gpu_energy_j",
+                                                      "gpu_energy_tree_j",
                                                       "cpu_energy_j",
                                                       "dram_energy_j",
                                                       "perf_instructions",

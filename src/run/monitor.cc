@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "probe/cgroup.h"
+#include "probe/gpu_probe.h"
 #include "probe/perf_probe.h"
 #include "probe/process_tree_probe.h"
 #include "probe/rapl_probe.h"
@@ -189,6 +190,9 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   probes.push_back(std::make_unique<SystemProbe>());
   probes.push_back(std::make_unique<RaplProbe>());
   probes.push_back(std::make_unique<PerfProbe>(std::move(perf_options).value()));
+  // Loads NVML only when a GPU metric is wanted; without a GPU (or driver) meta.gpu says why.
+  if (auto gpu = GpuProbe::Open(opt.metrics, tree, opt.gpus, meta))
+    probes.push_back(std::move(gpu));
   SampleQueue queue(1 << 16);
   Sampler sampler(std::move(probes), intervals, queue);
 

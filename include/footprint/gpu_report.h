@@ -1,0 +1,24 @@
+// GPU notes of a run, for people reading `footprint show`: what they must know to trust its GPU
+// energy figures. A scope (or a whole run) shorter than the energy counter's update period —
+// or, without a counter, than the interval at which power is sampled and integrated — cannot
+// be told apart from 0 J or from one counter step; a GPU lost mid-run was measured only until
+// then; an attribution to the tree that could not be made is unknown, not 0.
+//
+// Thread-safety: pure functions of their arguments.
+#ifndef FOOTPRINT_GPU_REPORT_H_
+#define FOOTPRINT_GPU_REPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "footprint/report.h"
+
+namespace footprint {
+
+// One sentence per note, in the order: energy resolution (run, then scopes), lost GPUs,
+// unknown attributions, unsupported fields. Empty when the run measured no GPU.
+std::vector<std::string> GpuNotes(const RunSummary& summary);
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_GPU_REPORT_H_

@@ -1,0 +1,566 @@
+#include "probe/gpu_probe.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+
+#include "util/clock.h"
+
+namespace footprint {
+namespace {
+
+using json = nlohmann::json;
+using nvml::Library;
+
+// NVML keeps per-process samples only for processes with SM activity, a few per second: after
+// a second without any, no process on the device used its SMs.
+constexpr int64_t kProcessSamplesStaleNs = kNsPerSec;
+
+constexpr MetricId kTreeMetrics[] = {MetricId::kGpuTree, MetricId::kGpuMemoryTree,
+                                     MetricId::kGpuEnergyTree};
+
+size_t SlotOf(MetricId m) { return static_cast<size_t>(GpuMetricSlot(m)); }
+bool Has(const MetricSet& set, MetricId m) { return set.test(static_cast<size_t>(m)); }
+
+// Sorts by PID and merges duplicates (a process in both the compute and the graphics list,
+// or in a GPU's list and its MIG device's): the largest figure NVML gave for it.
+void MergeByPid(std::vector<nvml::ProcessMemory>& procs) {
+  std::sort(procs.begin(), procs.end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
+  size_t out = 0;
+  for (size_t i = 0; i < procs.size(); ++i) {
+    if (out > 0 && procs[out - 1].pid == procs[i].pid) {
+      unsigned long long& kept = procs[out - 1].used_bytes;
+      unsigned long long next = procs[i].used_bytes;
+      if (kept == nvml::kValueNotAvailable || (next != nvml::kValueNotAvailable && next > kept)) {
+        kept = next;
+      }
+      continue;
+    }
+    procs[out++] = procs[i];
+  }
+  procs.resize(out);
+}
+
+bool Listed(const std::vector<nvml::ProcessMemory>& sorted, pid_t pid) {
+  auto it = std::lower_bound(
+      sorted.begin(), sorted.end(), static_cast<unsigned int>(pid),
+      [](const nvml::ProcessMemory& p, unsigned int value) { return p.pid < value; });
+  return it != sorted.end() && it->pid == static_cast<unsigned int>(pid);
+}
+
+// " (1.234 s into the run)"
+std::string IntoTheRun(int64_t now_ns, int64_t first_ns) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, " (%.3f s into the run)",
+                static_cast<double>(now_ns - first_ns) / 1e9);
+  return buf;
+}
+
+}  // namespace
+
+struct GpuProbe::Unit {
+  size_t position = 0;  // in the inventory
+  GpuEntity info;
+  GpuCapabilities caps;
+  std::array<int, kGpuMetrics.size()> series;  // -1: not emitted
+  std::vector<nvml::Device> migs;              // every MIG device of a whole GPU
+  bool lost = false;
+  double lost_at_s = 0;
+  std::string lost_reason;
+  std::array<int64_t, kGpuMetrics.size()> errors{};
+  std::array<std::string, kGpuMetrics.size()> last_error;
+  std::array<std::string, kGpuMetrics.size()> stopped;  // supported at first, refused later
+
+  // Running processes of this pass (GPU and its MIG devices), merged by PID.
+  uint64_t procs_pass = 0;
+  bool procs_ok = false;
+  std::vector<nvml::ProcessMemory> procs, list;
+  // Per-process SM utilisation: the newest samples' mean per PID, sorted by PID.
+  uint64_t util_pass = 0;
+  bool util_ok = false;
+  std::vector<nvml::ProcessUtilizationSample> samples;
+  unsigned long long last_seen_us = 0;
+  std::vector<std::pair<pid_t, double>> latest_sm;
+  int64_t latest_sm_ns = 0;
+  // Power of this pass, for integration.
+  uint64_t power_pass = 0;
+  double power_w = 0;
+  // Energy since the first reading.
+  bool energy_counter = false;
+  bool energy_started = false;
+  uint64_t energy_pass = 0;
+  unsigned long long counter_last = 0;
+  int64_t energy_last_ns = 0;
+  double power_last_w = 0;
+  double energy_j = 0;
+  int64_t energy_readings = 0, first_reading_ns = 0, counter_changes = 0, last_change_ns = 0;
+  // The latest gaps between passes that saw the counter change (a ring): their median is the
+  // counter's update period, as far as passes this far apart can tell.
+  std::array<int64_t, 255> change_gaps_ns{};
+  // The tree's attributed share of it.
+  bool tree_energy_started = false;
+  double tree_energy_j = 0;
+  double energy_at_tree_j = 0;  // device energy already attributed
+  std::string attribution_lost;
+};
+
+GpuProbe::~GpuProbe() = default;
+
+std::unique_ptr<GpuProbe> GpuProbe::Open(const MetricSet& wanted, ProcessTreeProbe* tree,
+                                         const std::optional<std::string>& gpus, json& meta) {
+  if (std::none_of(kGpuMetrics.begin(), kGpuMetrics.end(),
+                   [&](MetricId m) { return Has(wanted, m); })) {
+    return nullptr;
+  }
+  auto lib = nvml::Library::Open();
+  if (!lib.ok()) {
+    meta["gpu"] = {{"unavailable", lib.status().message()}};
+    return nullptr;
+  }
+  Options o;
+  o.nvml = std::move(lib).value();
+  o.tree = tree;
+  if (gpus) {
+    o.visible = gpus;
+    o.visible_from = "--gpus";
+  } else if (const char* env = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    o.visible = std::string(env);
+    o.visible_from = "CUDA_VISIBLE_DEVICES";
+  }
+  auto probe = std::make_unique<GpuProbe>(std::move(o));
+  meta["gpu"] = probe->Meta();
+  if (!probe->problem().empty()) {
+    meta["gpu"]["unavailable"] = probe->problem();
+    return nullptr;
+  }
+  return probe;
+}
+
+GpuProbe::GpuProbe(Options options) : options_(std::move(options)) {
+  Library& lib = *options_.nvml;
+  auto inventory = ListGpus(lib);
+  if (!inventory.ok()) {
+    problem_ = inventory.status().message();
+    return;
+  }
+  GpuSelection sel = SelectGpus(*inventory, options_.visible);
+  ignored_ = sel.ignored;
+  if (sel.entities.empty()) {
+    problem_ = options_.visible
+                   ? "no GPU selected by " + options_.visible_from + "='" + *options_.visible + "'"
+                   : "NVML reports no GPU";
+    if (!ignored_.empty()) problem_ += " (" + ignored_ + ")";
+    return;
+  }
+  for (size_t pos : sel.entities) {
+    auto u = std::make_unique<Unit>();
+    u->position = pos;
+    u->info = (*inventory)[pos];
+    u->caps = ProbeGpuCapabilities(lib, u->info, options_.tree != nullptr);
+    u->series.fill(-1);
+    for (const GpuEntity& e : *inventory) {
+      if (e.parent == static_cast<int>(pos)) u->migs.push_back(e.handle);
+    }
+    u->energy_counter = u->caps[SlotOf(MetricId::kGpuEnergy)].how == "counter";
+    units_.push_back(std::move(u));
+  }
+  tree_pids_.reserve(256);
+}
+
+std::vector<SeriesSpec> GpuProbe::Series(const MetricSet& wanted) {
+  wanted_ = wanted;
+  series_declared_ = true;
+  std::vector<SeriesSpec> specs;
+  for (auto& u : units_) {
+    for (size_t k = 0; k < kGpuMetrics.size(); ++k) {
+      if (!Has(wanted, kGpuMetrics[k]) || !u->caps[k].ok) continue;
+      u->series[k] = static_cast<int>(specs.size());
+      specs.push_back({kGpuMetrics[k], u->info.entity});
+    }
+  }
+  return specs;
+}
+
+bool GpuProbe::InTree(pid_t pid) const {
+  return std::binary_search(tree_pids_.begin(), tree_pids_.end(), pid);
+}
+
+void GpuProbe::MarkLost(Unit& u, int rc, Library::Fn fn, int64_t now_ns) {
+  const double at_s = static_cast<double>(now_ns - first_ns_) / 1e9;
+  const std::string why =
+      options_.nvml->Describe(rc, fn) + " from " + std::string(Library::NameOf(fn));
+  for (auto& other : units_) {
+    // A lost GPU takes its MIG devices with it.
+    if (other.get() == &u ||
+        (!u.info.is_mig() && other->info.parent == static_cast<int>(u.position))) {
+      if (other->lost) continue;
+      other->lost = true;
+      other->lost_at_s = at_s;
+      other->lost_reason = why;
+    }
+  }
+}
+
+bool GpuProbe::Check(Unit& u, Slot slot, int rc, Library::Fn fn, int64_t now_ns) {
+  if (rc == nvml::kSuccess) return true;
+  if (nvml::IsDeviceLost(rc)) {
+    MarkLost(u, rc, fn, now_ns);
+    return false;
+  }
+  const std::string why =
+      options_.nvml->Describe(rc, fn) + " from " + std::string(Library::NameOf(fn));
+  if (rc == nvml::kNotSupported || rc == nvml::kNoPermission || rc == nvml::kFunctionNotFound) {
+    // Refused for good: never asked again.
+    u.caps[slot].ok = false;
+    u.stopped[slot] = why + ", refused" + IntoTheRun(now_ns, first_ns_);
+    return false;
+  }
+  ++u.errors[slot];
+  u.last_error[slot] = why;
+  return false;
+}
+
+bool GpuProbe::ReadProcesses(Unit& u, int64_t now_ns) {
+  if (u.procs_pass == pass_) return u.procs_ok;
+  u.procs_pass = pass_;
+  u.procs_ok = false;
+  u.procs.clear();
+  Library& lib = *options_.nvml;
+  const Slot slot = SlotOf(MetricId::kGpuMemoryTree);
+  if (!Check(u, slot, lib.ComputeProcesses(u.info.handle, u.list),
+             Library::kDeviceGetComputeRunningProcesses, now_ns)) {
+    return false;
+  }
+  u.procs.insert(u.procs.end(), u.list.begin(), u.list.end());
+  // The graphics list is optional (compute-only boards refuse it); the MIG devices hold the
+  // processes of a partitioned GPU.
+  if (lib.GraphicsProcesses(u.info.handle, u.list) == nvml::kSuccess) {
+    u.procs.insert(u.procs.end(), u.list.begin(), u.list.end());
+  }
+  for (nvml::Device mig : u.migs) {
+    if (lib.ComputeProcesses(mig, u.list) == nvml::kSuccess) {
+      u.procs.insert(u.procs.end(), u.list.begin(), u.list.end());
+    }
+  }
+  MergeByPid(u.procs);
+  u.procs_ok = true;
+  return true;
+}
+
+bool GpuProbe::ReadProcessUtilization(Unit& u, int64_t now_ns) {
+  if (u.util_pass == pass_) return u.util_ok;
+  u.util_pass = pass_;
+  int rc = options_.nvml->ProcessUtilization(u.info.handle, u.last_seen_us, u.samples);
+  u.util_ok = rc == nvml::kNotFound || Check(u, SlotOf(MetricId::kGpuTree), rc,
+                                             Library::kDeviceGetProcessUtilization, now_ns);
+  if (!u.util_ok) return false;
+  if (rc == nvml::kSuccess && !u.samples.empty()) {
+    // One driver period's sample per active process, possibly several since the last pass:
+    // the mean per process.
+    std::sort(u.samples.begin(), u.samples.end(),
+              [](const auto& a, const auto& b) { return a.pid < b.pid; });
+    u.latest_sm.clear();
+    for (size_t i = 0; i < u.samples.size();) {
+      size_t j = i;
+      double sum = 0;
+      for (; j < u.samples.size() && u.samples[j].pid == u.samples[i].pid; ++j) {
+        sum += u.samples[j].sm_util;
+        u.last_seen_us = std::max(u.last_seen_us, u.samples[j].time_stamp);
+      }
+      u.latest_sm.emplace_back(static_cast<pid_t>(u.samples[i].pid),
+                               sum / static_cast<double>(j - i));
+      i = j;
+    }
+    u.latest_sm_ns = now_ns;
+  } else if (u.latest_sm_ns == 0 || now_ns - u.latest_sm_ns > kProcessSamplesStaleNs) {
+    u.latest_sm.clear();  // no process used the SMs lately
+  }
+  // Otherwise the newest samples still stand: each covers a driver period longer than a pass.
+  return true;
+}
+
+std::optional<double> GpuProbe::TreeShare(Unit& u, int64_t now_ns, std::string* why) {
+  const bool lists = u.caps[SlotOf(MetricId::kGpuMemoryTree)].ok;
+  const bool per_process = u.caps[SlotOf(MetricId::kGpuTree)].ok;
+  if (lists && !ReadProcesses(u, now_ns)) {
+    *why = "the running-process list failed";
+    return std::nullopt;
+  }
+  if (per_process && !ReadProcessUtilization(u, now_ns)) {
+    *why = "per-process utilisation failed";
+    return std::nullopt;
+  }
+  // Who holds the device: the process lists, and whoever has utilisation samples.
+  int tree = 0, foreign = 0;
+  auto count = [&](pid_t pid) { InTree(pid) ? ++tree : ++foreign; };
+  if (lists) {
+    for (const auto& p : u.procs) count(static_cast<pid_t>(p.pid));
+  }
+  for (const auto& [pid, sm] : u.latest_sm) {
+    if (!lists || !Listed(u.procs, pid)) count(pid);
+  }
+  if (tree == 0) return 0.0;
+  if (foreign == 0) return 1.0;
+  if (!per_process) {
+    *why = "other processes share " + u.info.entity +
+           " and NVML gives no per-process utilisation to split its energy (" +
+           u.caps[SlotOf(MetricId::kGpuTree)].why + ")";
+    return std::nullopt;
+  }
+  double tree_sm = 0, all_sm = 0;
+  for (const auto& [pid, sm] : u.latest_sm) {
+    all_sm += sm;
+    if (InTree(pid)) tree_sm += sm;
+  }
+  if (all_sm > 0) return tree_sm / all_sm;
+  // Nobody used the SMs: the idle device is shared by the processes that hold it.
+  return static_cast<double>(tree) / static_cast<double>(tree + foreign);
+}
+
+void GpuProbe::UpdateEnergy(Unit& u, int64_t now_ns, const MetricSet& due, SampleOut& out) {
+  if (u.energy_pass == pass_) return;
+  u.energy_pass = pass_;
+  Library& lib = *options_.nvml;
+  const Slot ke = SlotOf(MetricId::kGpuEnergy);
+  if (u.energy_counter) {
+    unsigned long long mj = 0;
+    if (!Check(u, ke, lib.TotalEnergy(u.info.handle, &mj),
+               Library::kDeviceGetTotalEnergyConsumption, now_ns)) {
+      return;
+    }
+    if (u.energy_started) {
+      if (mj != u.counter_last) {
+        if (u.counter_changes > 0) {
+          u.change_gaps_ns[static_cast<size_t>(u.counter_changes - 1) % u.change_gaps_ns.size()] =
+              now_ns - u.last_change_ns;
+        }
+        ++u.counter_changes;
+        u.last_change_ns = now_ns;
+      }
+      // A counter that went back (driver reloaded) restarts from its new value.
+      if (mj >= u.counter_last) u.energy_j += static_cast<double>(mj - u.counter_last) / 1e3;
+    }
+    u.counter_last = mj;
+  } else {
+    double watts = u.power_w;
+    if (u.power_pass != pass_) {
+      unsigned int mw = 0;
+      if (!Check(u, ke, lib.PowerUsage(u.info.handle, &mw), Library::kDeviceGetPowerUsage,
+                 now_ns)) {
+        return;
+      }
+      watts = mw / 1e3;
+    }
+    if (u.energy_started) {
+      u.energy_j += (u.power_last_w + watts) / 2 * static_cast<double>(now_ns - u.energy_last_ns) /
+                    1e9;  // trapezoid
+    }
+    u.power_last_w = watts;
+  }
+  if (!u.energy_started) u.first_reading_ns = now_ns;
+  u.energy_started = true;
+  u.energy_last_ns = now_ns;
+  ++u.energy_readings;
+  if (Has(due, MetricId::kGpuEnergy) && u.series[ke] >= 0) out.Add(u.series[ke], u.energy_j);
+
+  const Slot kt = SlotOf(MetricId::kGpuEnergyTree);
+  if (u.series[kt] < 0 || !u.caps[kt].ok || !u.attribution_lost.empty()) return;
+  if (u.tree_energy_started) {
+    std::string why;
+    std::optional<double> share = TreeShare(u, now_ns, &why);
+    if (u.lost) return;
+    if (!share) {
+      u.attribution_lost = why + IntoTheRun(now_ns, first_ns_);
+      return;
+    }
+    u.tree_energy_j += (u.energy_j - u.energy_at_tree_j) * *share;
+  }
+  u.tree_energy_started = true;
+  u.energy_at_tree_j = u.energy_j;
+  if (Has(due, MetricId::kGpuEnergyTree)) out.Add(u.series[kt], u.tree_energy_j);
+}
+
+void GpuProbe::SampleUnit(Unit& u, int64_t now_ns, const MetricSet& due, SampleOut& out) {
+  Library& lib = *options_.nvml;
+  const nvml::Device h = u.info.handle;
+  auto wanted = [&](MetricId m) {
+    const Slot k = SlotOf(m);
+    return !u.lost && Has(due, m) && u.series[k] >= 0 && u.caps[k].ok;
+  };
+  auto emit = [&](MetricId m, double v) { out.Add(u.series[SlotOf(m)], v); };
+  auto read_uint = [&](MetricId m, int (Library::*get)(nvml::Device, unsigned int*) const,
+                       Library::Fn fn, double scale) -> std::optional<double> {
+    unsigned int v = 0;
+    if (!wanted(m) || !Check(u, SlotOf(m), (lib.*get)(h, &v), fn, now_ns)) return std::nullopt;
+    emit(m, v * scale);
+    return v * scale;
+  };
+  if (wanted(MetricId::kGpu)) {
+    nvml::Utilization util;
+    if (Check(u, SlotOf(MetricId::kGpu), lib.UtilizationRates(h, &util),
+              Library::kDeviceGetUtilizationRates, now_ns)) {
+      emit(MetricId::kGpu, util.gpu);
+    }
+  }
+  if (wanted(MetricId::kGpuMemory)) {
+    nvml::Memory mem;
+    if (Check(u, SlotOf(MetricId::kGpuMemory), lib.MemoryInfo(h, &mem),
+              Library::kDeviceGetMemoryInfo, now_ns)) {
+      emit(MetricId::kGpuMemory, static_cast<double>(mem.used));
+    }
+  }
+  if (auto watts = read_uint(MetricId::kGpuPower, &Library::PowerUsage,
+                             Library::kDeviceGetPowerUsage, 1e-3)) {
+    u.power_w = *watts;  // reused by power integration in this pass
+    u.power_pass = pass_;
+  }
+  read_uint(MetricId::kGpuSmClock, &Library::SmClock, Library::kDeviceGetClockInfo, 1);
+  read_uint(MetricId::kGpuTemperature, &Library::Temperature, Library::kDeviceGetTemperature, 1);
+  if (wanted(MetricId::kGpuMemoryTree) && ReadProcesses(u, now_ns)) {
+    double bytes = 0;
+    bool known = true;
+    for (const auto& p : u.procs) {
+      if (!InTree(static_cast<pid_t>(p.pid))) continue;
+      if (p.used_bytes == nvml::kValueNotAvailable) known = false;
+      bytes += static_cast<double>(p.used_bytes);
+    }
+    if (known) {
+      emit(MetricId::kGpuMemoryTree, bytes);
+    } else {
+      const Slot k = SlotOf(MetricId::kGpuMemoryTree);
+      ++u.errors[k];
+      u.last_error[k] = "NVML gives no memory figure for a process of the tree";
+    }
+  }
+  if (wanted(MetricId::kGpuTree) && ReadProcessUtilization(u, now_ns)) {
+    double sm = 0;
+    for (const auto& [pid, util] : u.latest_sm) {
+      if (InTree(pid)) sm += util;
+    }
+    emit(MetricId::kGpuTree, sm);
+  }
+  if (wanted(MetricId::kGpuEnergy) || wanted(MetricId::kGpuEnergyTree)) {
+    UpdateEnergy(u, now_ns, due, out);
+  }
+}
+
+void GpuProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) {
+  ++pass_;
+  if (first_ns_ == 0) first_ns_ = now_ns;
+  if (options_.tree != nullptr && std::any_of(std::begin(kTreeMetrics), std::end(kTreeMetrics),
+                                              [&](MetricId m) { return Has(due, m); })) {
+    const std::vector<pid_t>& members = options_.tree->MembersAt(now_ns);
+    tree_pids_.assign(members.begin(), members.end());
+    std::sort(tree_pids_.begin(), tree_pids_.end());
+  }
+  for (auto& u : units_) {
+    if (!u->lost) SampleUnit(*u, now_ns, due, out);
+  }
+}
+
+json GpuProbe::Meta() const {
+  const Library& lib = *options_.nvml;
+  json g = json::object();
+  g["library"] = lib.path();
+  g["driver_version"] = lib.DriverVersion();
+  g["nvml_version"] = lib.NvmlVersion();
+  if (auto missing = lib.MissingOptional(); !missing.empty()) g["missing_functions"] = missing;
+  json selection = {{"from", options_.visible ? options_.visible_from : "all GPUs"}};
+  if (options_.visible) selection["list"] = *options_.visible;
+  if (!ignored_.empty()) selection["ignored"] = ignored_;
+  g["selection"] = selection;
+  json devices = json::object();
+  json unsupported = json::object();
+  for (const auto& u : units_) {
+    json d = {{"name", u->info.name}, {"uuid", u->info.uuid}};
+    if (u->info.memory_total_bytes) d["memory_total_bytes"] = *u->info.memory_total_bytes;
+    if (u->info.is_mig()) {
+      if (u->info.gpu_instance_id) d["gpu_instance_id"] = *u->info.gpu_instance_id;
+      if (u->info.compute_instance_id) d["compute_instance_id"] = *u->info.compute_instance_id;
+    } else {
+      d["mig_mode"] = u->info.mig_mode;
+    }
+    if (u->energy_started || u->caps[SlotOf(MetricId::kGpuEnergy)].ok) {
+      d["energy_source"] = u->energy_counter ? "counter" : "power integration";
+    }
+    if (u->energy_started) d["energy_j"] = u->energy_j;
+    if (u->energy_counter && u->counter_changes >= 2) {
+      const size_t n =
+          std::min<size_t>(static_cast<size_t>(u->counter_changes - 1), u->change_gaps_ns.size());
+      std::array<int64_t, 255> gaps = u->change_gaps_ns;
+      std::nth_element(gaps.begin(), gaps.begin() + n / 2, gaps.begin() + n);
+      const double median_ns = static_cast<double>(gaps[n / 2]);
+      const double reading_gap_ns = static_cast<double>(u->energy_last_ns - u->first_reading_ns) /
+                                    static_cast<double>(u->energy_readings - 1);
+      // Changes seen at (nearly) every reading: the counter may update faster than footprint
+      // reads it, and its period is only known to be at most the reading interval. Otherwise
+      // the gaps are whole numbers of readings around the period (200 and 300 ms for 250 ms
+      // read every 100 ms): their mean is the period.
+      const bool upper_bound = median_ns < 1.5 * reading_gap_ns;
+      const double period_ns =
+          upper_bound
+              ? median_ns
+              : static_cast<double>(std::accumulate(gaps.begin(), gaps.begin() + n, int64_t{0})) /
+                    static_cast<double>(n);
+      d["energy_update_period_ms"] = period_ns / 1e6;
+      d["energy_update_period_is_upper_bound"] = upper_bound;
+    }
+    if (u->energy_counter) d["energy_counter_changes"] = u->counter_changes;
+    if (u->tree_energy_started) d["energy_tree_j"] = u->tree_energy_j;
+    if (!u->attribution_lost.empty()) d["energy_tree_unknown"] = u->attribution_lost;
+    if (u->lost) {
+      d["lost_at_s"] = u->lost_at_s;
+      d["lost_reason"] = u->lost_reason;
+    }
+    json errors = json::object();
+    for (size_t k = 0; k < kGpuMetrics.size(); ++k) {
+      const std::string key = std::string(InfoOf(kGpuMetrics[k]).name) + "@" + u->info.entity;
+      if (Has(wanted_, kGpuMetrics[k]) && u->series[k] < 0) unsupported[key] = u->caps[k].why;
+      if (!u->stopped[k].empty()) unsupported[key] = u->stopped[k];
+      if (u->errors[k] > 0) {
+        errors[std::string(InfoOf(kGpuMetrics[k]).name)] = {{"count", u->errors[k]},
+                                                            {"last", u->last_error[k]}};
+      }
+    }
+    if (!errors.empty()) d["errors"] = errors;
+    devices[u->info.entity] = d;
+  }
+  g["devices"] = devices;
+  if (series_declared_) g["unsupported"] = unsupported;  // known once Series() was asked
+  return g;
+}
+
+void GpuProbe::Finish(ProbeFindings& findings) {
+  findings.meta["gpu"] = Meta();
+  double energy = 0, tree_energy = 0;
+  bool any_energy = false, any_tree = false, tree_known = true;
+  for (const auto& u : units_) {
+    if (u->info.is_mig()) continue;  // the GPU's energy already holds its MIG devices'
+    if (u->energy_started && u->series[SlotOf(MetricId::kGpuEnergy)] >= 0) {
+      energy += u->energy_j;
+      any_energy = true;
+    }
+    if (u->series[SlotOf(MetricId::kGpuEnergyTree)] >= 0) {
+      any_tree = true;
+      if (!u->attribution_lost.empty()) {
+        tree_known = false;
+        findings.warnings.push_back("the GPU energy of the process tree is unknown: " +
+                                    u->attribution_lost);
+      }
+      tree_energy += u->tree_energy_j;
+    }
+  }
+  if (any_energy) findings.totals["gpu_energy_j"] = energy;
+  if (any_tree && tree_known) findings.totals["gpu_energy_tree_j"] = tree_energy;
+  for (const auto& u : units_) {
+    if (!u->lost) continue;
+    char at[32];
+    std::snprintf(at, sizeof at, "%.3f", u->lost_at_s);
+    findings.warnings.push_back("GPU " + u->info.entity + " (" + u->info.name + ") was lost " + at +
+                                " s into the run (" + u->lost_reason +
+                                "); it was not sampled after that");
+  }
+}
+
+}  // namespace footprint

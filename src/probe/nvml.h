@@ -1,0 +1,203 @@
+// The NVML binding: libnvidia-ml loaded at run time with dlopen, its types declared here by
+// hand, so footprint builds and runs on machines without the NVIDIA driver or CUDA.
+//
+// Library::Open() loads `libnvidia-ml.so.1` (or the file named by FOOTPRINT_NVML_LIBRARY),
+// resolves every function it uses through a table of candidate symbols (the newest versioned
+// symbol first, e.g. nvmlInit_v2 before nvmlInit), and calls nvmlInit. A function is either
+// required (without it NVML is unusable, and Open fails saying which symbol is missing) or
+// optional (without it the call returns kFunctionNotFound and the metrics that need it are
+// unsupported, with the reason). Nothing is called before the library is found: on a machine
+// without the driver Open costs one failed dlopen.
+//
+// Calls return NVML's own codes (Return); outputs go through pointers, as in NVML.
+//
+// Thread-safety: thread-compatible. NVML itself is thread-safe, but the scratch buffers of the
+// process-list calls are not: use one Library from one thread at a time (the monitor creates
+// it on its thread, samples it on the sampler thread, and finishes after the sampler joined).
+#ifndef FOOTPRINT_PROBE_NVML_H_
+#define FOOTPRINT_PROBE_NVML_H_
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "footprint/status.h"
+
+namespace footprint::nvml {
+
+// nvmlReturn_t values (the ones footprint tells apart; every other code is passed through).
+enum Return : int {
+  kSuccess = 0,
+  kUninitialized = 1,
+  kInvalidArgument = 2,
+  kNotSupported = 3,
+  kNoPermission = 4,
+  kNotFound = 6,
+  kInsufficientSize = 7,
+  kDriverNotLoaded = 9,
+  kLibraryNotFound = 12,
+  kFunctionNotFound = 13,
+  kGpuIsLost = 15,
+  kResetRequired = 16,
+  kLibRmVersionMismatch = 18,
+  kNoData = 21,
+  kGpuNotFound = 28,
+  kUnknown = 999,
+};
+
+// "NVML_ERROR_NOT_SUPPORTED"; "NVML_ERROR_<code>" for codes this file does not name.
+std::string ReturnName(int code);
+// Codes after which a device is gone for good (fell off the bus, needs a reset).
+bool IsDeviceLost(int code);
+
+// nvmlDevice_t: an opaque handle, of a whole GPU or of a MIG device.
+using Device = struct DeviceOpaque*;
+
+// nvmlMemory_t (bytes).
+struct Memory {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+
+// nvmlUtilization_t (percent over the driver's last sample period).
+struct Utilization {
+  unsigned int gpu;
+  unsigned int memory;
+};
+
+// nvmlProcessUtilizationSample_t: one process's utilisation over one driver sample period.
+struct ProcessUtilizationSample {
+  unsigned int pid;
+  unsigned long long time_stamp;  // CPU time stamp, µs
+  unsigned int sm_util;
+  unsigned int mem_util;
+  unsigned int enc_util;
+  unsigned int dec_util;
+};
+
+// One entry of a running-process list, whatever nvmlProcessInfo_t version the symbol uses.
+struct ProcessMemory {
+  unsigned int pid;
+  unsigned long long used_bytes;  // kValueNotAvailable when NVML cannot tell
+};
+
+// NVML_VALUE_NOT_AVAILABLE for unsigned long long fields.
+inline constexpr unsigned long long kValueNotAvailable = ~0ULL;
+inline constexpr unsigned int kClockSm = 1;         // NVML_CLOCK_SM
+inline constexpr unsigned int kTemperatureGpu = 0;  // NVML_TEMPERATURE_GPU
+inline constexpr unsigned int kMigModeEnabled = 1;  // NVML_DEVICE_MIG_ENABLE
+
+// Size of one nvmlProcessInfo_t element written by nvmlDevice*RunningProcesses{,_v2,_v3}.
+// `symbol_version` is 1 for the unversioned symbol. The _v3 symbols of drivers 535.43 to
+// 535.86 wrote a 32-byte struct (with usedGpuCcProtectedMemory) without a version bump; every
+// other driver writes 24 bytes for _v2 and _v3 and 16 for the unversioned symbol.
+size_t ProcessInfoStride(int symbol_version, std::string_view driver_version);
+
+class Library {
+ public:
+  // The functions footprint uses, each resolved from a list of candidate symbols.
+  enum Fn : int {
+    kInit,
+    kShutdown,
+    kErrorString,
+    kDeviceGetCount,
+    kDeviceGetHandleByIndex,
+    kSystemGetDriverVersion,
+    kSystemGetNvmlVersion,
+    kDeviceGetName,
+    kDeviceGetUuid,
+    kDeviceGetMemoryInfo,
+    kDeviceGetUtilizationRates,
+    kDeviceGetPowerUsage,
+    kDeviceGetTotalEnergyConsumption,
+    kDeviceGetClockInfo,
+    kDeviceGetTemperature,
+    kDeviceGetComputeRunningProcesses,
+    kDeviceGetGraphicsRunningProcesses,
+    kDeviceGetProcessUtilization,
+    kDeviceGetMigMode,
+    kDeviceGetMaxMigDeviceCount,
+    kDeviceGetMigDeviceHandleByIndex,
+    kDeviceGetGpuInstanceId,
+    kDeviceGetComputeInstanceId,
+    kFnCount,
+  };
+
+  // Loads the library named by FOOTPRINT_NVML_LIBRARY, else libnvidia-ml.so.1, and
+  // initialises NVML. Unsupported with one line saying why (not found: install the NVIDIA
+  // driver; a required symbol missing; nvmlInit failed with its code).
+  static Result<std::shared_ptr<Library>> Open();
+  static Result<std::shared_ptr<Library>> Open(const std::string& path);
+  // The path Open() would load.
+  static std::string DefaultPath();
+
+  ~Library();  // nvmlShutdown, dlclose
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+
+  const std::string& path() const { return path_; }
+  // The symbol serving `fn` ("nvmlDeviceGetComputeRunningProcesses_v3"), or "" when missing.
+  std::string_view SymbolOf(Fn fn) const;
+  // The NVML name of `fn`'s newest symbol, for messages ("nvmlDeviceGetTotalEnergyConsumption").
+  static std::string_view NameOf(Fn fn);
+  // Optional functions this library lacks, by name.
+  std::vector<std::string> MissingOptional() const;
+  // "NVML_ERROR_NOT_SUPPORTED (Not Supported)": the code and NVML's own words for it. For
+  // kFunctionNotFound from a missing symbol: "<name> is not exported by <path>".
+  std::string Describe(int code, Fn fn) const;
+
+  std::string DriverVersion() const;  // "" when unknown
+  std::string NvmlVersion() const;
+
+  int DeviceCount(unsigned int* count) const;
+  int DeviceByIndex(unsigned int index, Device* device) const;
+  int Name(Device device, std::string* name) const;
+  int Uuid(Device device, std::string* uuid) const;
+  int MemoryInfo(Device device, Memory* memory) const;
+  int UtilizationRates(Device device, Utilization* utilization) const;
+  int PowerUsage(Device device, unsigned int* milliwatts) const;
+  int TotalEnergy(Device device, unsigned long long* millijoules) const;
+  int SmClock(Device device, unsigned int* mhz) const;
+  int Temperature(Device device, unsigned int* celsius) const;
+  // The running compute / graphics processes; `out` is replaced, its capacity reused.
+  int ComputeProcesses(Device device, std::vector<ProcessMemory>& out);
+  int GraphicsProcesses(Device device, std::vector<ProcessMemory>& out);
+  // Samples newer than `last_seen_us` (0: all the driver keeps); kNotFound when there are
+  // none. `out` is replaced, its capacity reused.
+  int ProcessUtilization(Device device, unsigned long long last_seen_us,
+                         std::vector<ProcessUtilizationSample>& out) const;
+  int MigMode(Device device, unsigned int* current, unsigned int* pending) const;
+  int MaxMigDeviceCount(Device device, unsigned int* count) const;
+  int MigDeviceByIndex(Device device, unsigned int index, Device* mig) const;
+  int GpuInstanceId(Device device, unsigned int* id) const;
+  int ComputeInstanceId(Device device, unsigned int* id) const;
+
+ private:
+  Library() = default;
+  template <typename F>
+  F Get(Fn fn) const {
+    return reinterpret_cast<F>(fns_[fn]);
+  }
+  // Calls an optional function; kFunctionNotFound when the library lacks it.
+  template <typename F, typename... Args>
+  int Call(Fn fn, Args... args) const {
+    F f = Get<F>(fn);
+    return f == nullptr ? kFunctionNotFound : f(args...);
+  }
+  int ProcessList(Fn fn, Device device, std::vector<ProcessMemory>& out);
+
+  void* handle_ = nullptr;
+  std::string path_;
+  std::array<void*, kFnCount> fns_{};
+  std::array<int, kFnCount> chosen_{};  // index of the candidate symbol that resolved
+  std::vector<unsigned char> scratch_;  // raw nvmlProcessInfo_t elements
+  std::string driver_version_;
+};
+
+}  // namespace footprint::nvml
+
+#endif  // FOOTPRINT_PROBE_NVML_H_

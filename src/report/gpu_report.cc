@@ -1,0 +1,81 @@
+#include "footprint/gpu_report.h"
+
+#include <nlohmann/json.hpp>
+
+#include "util/strings.h"
+
+namespace footprint {
+namespace {
+
+using json = nlohmann::json;
+
+// At most this many scope names are named in notes; the rest are counted.
+constexpr size_t kMaxScopesNamed = 5;
+
+}  // namespace
+
+std::vector<std::string> GpuNotes(const RunSummary& s) {
+  std::vector<std::string> notes;
+  json meta = json::parse(s.run.meta_json, nullptr, false);
+  if (!meta.is_object() || !meta.contains("gpu") || !meta["gpu"].is_object()) return notes;
+  const json& gpu = meta["gpu"];
+  const json devices = gpu.value("devices", json::object());
+  if (devices.empty()) return notes;
+
+  // The coarsest energy resolution among the GPUs, and what it is.
+  double resolution_s = 0;
+  std::string what;
+  for (const auto& [entity, d] : devices.items()) {
+    if (d.contains("energy_update_period_ms")) {
+      const double p = d["energy_update_period_ms"].get<double>() / 1e3;
+      if (p > resolution_s) {
+        resolution_s = p;
+        what = "the update period of " + entity + "'s energy counter (~" + FormatDuration(p) + ")";
+      }
+    } else if (d.value("energy_source", "") == "power integration") {
+      const double p = meta.value("intervals_ns", json::object()).value("gpu.energy", 0.0) / 1e9;
+      if (p > resolution_s) {
+        resolution_s = p;
+        what = "the interval at which " + entity + "'s power is sampled and integrated (" +
+               FormatDuration(p) + ")";
+      }
+    }
+  }
+  if (resolution_s > 0) {
+    if (s.duration_s < resolution_s) {
+      notes.push_back("the run (" + FormatDuration(s.duration_s) + ") is shorter than " + what +
+                      ": its GPU energy is a counter step or two, not a measurement");
+    }
+    size_t short_scopes = 0;
+    for (const ScopeSummary& sc : s.scopes) {
+      if (sc.count == sc.unfinished || sc.min_s >= resolution_s) continue;
+      if (++short_scopes > kMaxScopesNamed) continue;
+      notes.push_back("scope '" + sc.name + "' (shortest " + FormatDuration(sc.min_s) +
+                      ") is shorter than " + what +
+                      ": the GPU energy of one such scope cannot be told from 0");
+    }
+    if (short_scopes > kMaxScopesNamed) {
+      notes.push_back(std::to_string(short_scopes - kMaxScopesNamed) +
+                      " more scope name(s) are as short");
+    }
+  }
+  for (const auto& [entity, d] : devices.items()) {
+    if (d.contains("lost_at_s")) {
+      notes.push_back(entity + " was lost " + FormatDuration(d["lost_at_s"].get<double>()) +
+                      " into the run (" + d.value("lost_reason", "") +
+                      "); it was measured until then");
+    }
+    if (d.contains("energy_tree_unknown")) {
+      notes.push_back("the tree's share of " + entity +
+                      "'s energy is unknown: " + d["energy_tree_unknown"].get<std::string>());
+    }
+  }
+  if (const json unsupported = gpu.value("unsupported", json::object()); !unsupported.empty()) {
+    std::string fields;
+    for (const auto& [key, why] : unsupported.items()) fields += (fields.empty() ? "" : ", ") + key;
+    notes.push_back("not measurable here (meta.gpu.unsupported says why): " + fields);
+  }
+  return notes;
+}
+
+}  // namespace footprint

@@ -1,0 +1,330 @@
+// The GPU probe against the fake libnvidia-ml.so.1, on the fake's manual clock, with a real
+// process tree: an idle child of this test, whose PID the fake reads from the script's
+// pids_file.
+#include "probe/gpu_probe.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <map>
+
+#include "fake_nvml.h"
+#include "util/clock.h"
+
+extern char** environ;
+
+namespace footprint {
+namespace {
+
+using json = nlohmann::json;
+using testing::FakeNvmlPath;
+using testing::FakeNvmlScript;
+
+// Every GPU metric, and nothing else: the tree probe then samples nothing itself.
+MetricSet GpuMetrics() {
+  MetricSet set;
+  for (MetricId m : kGpuMetrics) set.set(static_cast<size_t>(m));
+  return set;
+}
+
+struct Outcome {
+  // "metric@entity" -> (ms, value) of every sample
+  std::map<std::string, std::vector<std::pair<int, double>>> series;
+  json meta;
+  std::map<std::string, double> totals;
+  std::vector<std::string> warnings;
+
+  double Last(const std::string& key) const {
+    auto it = series.find(key);
+    if (it == series.end() || it->second.empty()) {
+      ADD_FAILURE() << "no samples of " << key;
+      return -1;
+    }
+    return it->second.back().second;
+  }
+  bool Has(const std::string& key) const { return series.count(key) > 0; }
+};
+
+class Recorder final : public SampleOut {
+ public:
+  Recorder(const std::vector<SeriesSpec>& specs, Outcome& out) : specs_(specs), out_(out) {}
+  void Add(int series, double value) override {
+    const SeriesSpec& s = specs_[static_cast<size_t>(series)];
+    out_.series[std::string(InfoOf(s.metric).name) + "@" + s.entity].emplace_back(now_ms, value);
+  }
+  int now_ms = 0;
+
+ private:
+  const std::vector<SeriesSpec>& specs_;
+  Outcome& out_;
+};
+
+class GpuProbeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char arg0[] = "/bin/sleep";
+    char arg1[] = "60";
+    char* argv[] = {arg0, arg1, nullptr};
+    ASSERT_EQ(posix_spawn(&child_, argv[0], nullptr, nullptr, argv, environ), 0);
+  }
+  void TearDown() override {
+    kill(child_, SIGKILL);
+    waitpid(child_, nullptr, 0);
+  }
+
+  // Runs the probe over `duration_ms`, a pass every `step_ms`, against `variant` of the fake
+  // with `script` (in which PIDS names the file holding the tree's PID).
+  Outcome Drive(const std::string& script, int duration_ms, int step_ms,
+                const std::string& variant = "full",
+                std::optional<std::string> visible = std::nullopt) {
+    Outcome result;
+    std::string text = "clock manual\n" + script;
+    FakeNvmlScript fake("");
+    const std::string pids = fake.File("pids");
+    std::ofstream(pids) << child_ << "\n";
+    for (size_t at; (at = text.find("PIDS")) != std::string::npos;) text.replace(at, 4, pids);
+    std::ofstream(fake.path()) << text;
+
+    const std::string path = FakeNvmlPath(variant);
+    auto lib = nvml::Library::Open(path);
+    if (!lib.ok()) {
+      ADD_FAILURE() << lib.status().message();
+      return result;
+    }
+    ProcessTreeProbe tree(ProcessTreeProbe::Options{getpid(), nullptr, nullptr, "/proc"});
+    EXPECT_TRUE(tree.Series(GpuMetrics()).empty());  // membership only, on the GPU probe's call
+    GpuProbe probe({*lib, &tree, visible, visible ? "test" : ""});
+    EXPECT_EQ(probe.problem(), "");
+    std::vector<SeriesSpec> specs = probe.Series(GpuMetrics());
+    Recorder out(specs, result);
+    const int64_t t0 = MonotonicNs();
+    for (int ms = 0; ms <= duration_ms; ms += step_ms) {
+      testing::SetFakeNvmlTimeMs(path, ms);
+      out.now_ms = ms;
+      probe.Sample(t0 + int64_t{ms} * kNsPerMs, GpuMetrics(), out);
+    }
+    ProbeFindings findings{result.totals, result.meta, result.warnings};
+    probe.Finish(findings);
+    return result;
+  }
+
+  pid_t child_ = -1;
+};
+
+constexpr char kShared[] = R"(
+pids_file PIDS
+gpu name="NVIDIA H100 80GB HBM3" uuid=GPU-0000 memory_total=85899345920 memory_used=3221225472 util=75 power_mw=300000 energy_period_ms=100 sm_clock=1980 temperature=61
+process gpu=0 kind=compute pid=tree memory=1073741824
+process gpu=0 kind=compute pid=1 memory=2147483648
+putil gpu=0 pid=tree sm=60
+putil gpu=0 pid=1 sm=20
+)";
+
+TEST_F(GpuProbeTest, ScriptedValuesComeOut) {
+  Outcome o = Drive(kShared, 1000, 50);
+  for (const auto& [ms, v] : o.series["gpu@gpu:0"]) EXPECT_EQ(v, 75) << ms;
+  EXPECT_EQ(o.series["gpu@gpu:0"].size(), 21u);
+  EXPECT_EQ(o.Last("gpu.memory@gpu:0"), 3221225472.0);
+  EXPECT_EQ(o.Last("gpu.power@gpu:0"), 300);
+  EXPECT_EQ(o.Last("gpu.sm_clock@gpu:0"), 1980);
+  EXPECT_EQ(o.Last("gpu.temperature@gpu:0"), 61);
+  // The tree's memory and SMs, not the foreign process's.
+  for (const auto& [ms, v] : o.series["gpu.memory.tree@gpu:0"]) EXPECT_EQ(v, 1073741824.0) << ms;
+  for (const auto& [ms, v] : o.series["gpu.tree@gpu:0"]) EXPECT_EQ(v, 60) << ms;
+}
+
+TEST_F(GpuProbeTest, EnergyFromTheCounterWithItsUpdatePeriod) {
+  Outcome o = Drive(kShared, 1000, 50);
+  // 300 W for 1 s; the counter steps every 100 ms, and t = 1000 ms is a step.
+  EXPECT_DOUBLE_EQ(o.Last("gpu.energy@gpu:0"), 300);
+  EXPECT_EQ(o.series["gpu.energy@gpu:0"].front().second, 0);
+  // Between steps the counter stands still: the sample at 150 ms still reads 100 ms' energy.
+  EXPECT_DOUBLE_EQ(o.series["gpu.energy@gpu:0"][3].second, 30);
+  const json& dev = o.meta["gpu"]["devices"]["gpu:0"];
+  EXPECT_EQ(dev["energy_source"], "counter");
+  EXPECT_DOUBLE_EQ(dev["energy_update_period_ms"].get<double>(), 100);
+  EXPECT_FALSE(dev["energy_update_period_is_upper_bound"].get<bool>());
+  EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_j"), 300);
+}
+
+TEST_F(GpuProbeTest, CounterUpdatingAsOftenAsItIsReadGivesAnUpperBound) {
+  // Read every 100 ms, as often as the counter steps: it changes at every reading, and could
+  // as well step faster.
+  Outcome o = Drive(kShared, 2000, 100);
+  const json& dev = o.meta["gpu"]["devices"]["gpu:0"];
+  EXPECT_DOUBLE_EQ(dev["energy_update_period_ms"].get<double>(), 100);
+  EXPECT_TRUE(dev["energy_update_period_is_upper_bound"].get<bool>());
+}
+
+TEST_F(GpuProbeTest, SlowCounterPeriodIsFoundBetweenReadings) {
+  std::string script = kShared;
+  script.replace(script.find("energy_period_ms=100"), 20, "energy_period_ms=300");
+  Outcome o = Drive(script, 3000, 50);
+  const json& dev = o.meta["gpu"]["devices"]["gpu:0"];
+  EXPECT_DOUBLE_EQ(dev["energy_update_period_ms"].get<double>(), 300);
+  EXPECT_FALSE(dev["energy_update_period_is_upper_bound"].get<bool>());
+  // 250 ms read every 100 ms: changes 200 and 300 ms apart, 250 ms on average.
+  script = kShared;
+  script.replace(script.find("energy_period_ms=100"), 20, "energy_period_ms=250");
+  const json between = Drive(script, 3000, 100).meta["gpu"]["devices"]["gpu:0"];
+  EXPECT_NEAR(between["energy_update_period_ms"].get<double>(), 250, 10);
+  EXPECT_FALSE(between["energy_update_period_is_upper_bound"].get<bool>());
+}
+
+TEST_F(GpuProbeTest, SharedDeviceEnergyIsSplitBySmShare) {
+  Outcome o = Drive(kShared, 1000, 50);
+  // The tree has 60 of the 80 % SM utilisation on the device: 3/4 of its energy.
+  EXPECT_DOUBLE_EQ(o.Last("gpu.energy.tree@gpu:0"), 225);
+  EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_tree_j"), 225);
+  EXPECT_TRUE(o.warnings.empty());
+}
+
+TEST_F(GpuProbeTest, ExclusiveDeviceEnergyIsAllTheTrees) {
+  Outcome o = Drive(R"(
+pids_file PIDS
+gpu uuid=GPU-0000 power_mw=200000 energy_period_ms=100
+process gpu=0 kind=compute pid=tree memory=1000
+)",
+                    500, 100);
+  EXPECT_DOUBLE_EQ(o.Last("gpu.energy@gpu:0"), 100);
+  EXPECT_DOUBLE_EQ(o.Last("gpu.energy.tree@gpu:0"), 100);
+}
+
+TEST_F(GpuProbeTest, IdleSharedDeviceIsSplitByProcesses) {
+  // Nobody uses the SMs (no per-process samples): the tree and process 1 hold it equally.
+  Outcome o = Drive(R"(
+pids_file PIDS
+gpu uuid=GPU-0000 power_mw=100000 energy_period_ms=100
+process gpu=0 kind=compute pid=tree memory=1000
+process gpu=0 kind=graphics pid=1 memory=1000
+)",
+                    1000, 100);
+  EXPECT_DOUBLE_EQ(o.Last("gpu.energy@gpu:0"), 100);
+  EXPECT_DOUBLE_EQ(o.Last("gpu.energy.tree@gpu:0"), 50);
+  for (const auto& [ms, v] : o.series["gpu.tree@gpu:0"]) EXPECT_EQ(v, 0) << ms;
+}
+
+TEST_F(GpuProbeTest, SharedDeviceWithoutPerProcessUtilisationIsUnknownNotZero) {
+  Outcome o = Drive(R"(
+pids_file PIDS
+gpu uuid=GPU-0000 power_mw=100000 unsupported=putil
+process gpu=0 kind=compute pid=tree memory=1000
+process gpu=0 kind=compute pid=1 memory=1000
+)",
+                    500, 100);
+  EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_j"), 50);
+  EXPECT_EQ(o.totals.count("gpu_energy_tree_j"), 0u);
+  EXPECT_NE(o.meta["gpu"]["devices"]["gpu:0"]["energy_tree_unknown"].get<std::string>().find(
+                "other processes share gpu:0"),
+            std::string::npos);
+  ASSERT_EQ(o.warnings.size(), 1u);
+  EXPECT_NE(o.warnings[0].find("unknown"), std::string::npos);
+  EXPECT_FALSE(o.Has("gpu.tree@gpu:0"));
+  EXPECT_NE(o.meta["gpu"]["unsupported"]["gpu.tree@gpu:0"].get<std::string>().find(
+                "NVML_ERROR_NOT_SUPPORTED"),
+            std::string::npos);
+}
+
+TEST_F(GpuProbeTest, PerProcessSamplesStandBetweenDriverPeriods) {
+  // The driver samples every 100 ms, footprint every 20 ms: passes in between keep the value.
+  Outcome o = Drive(std::string("putil_period_ms 100\n") + kShared, 400, 20);
+  ASSERT_EQ(o.series["gpu.tree@gpu:0"].size(), 21u);
+  for (const auto& [ms, v] : o.series["gpu.tree@gpu:0"]) EXPECT_EQ(v, 60) << ms;
+}
+
+TEST_F(GpuProbeTest, WithoutTheCounterPowerIsIntegrated) {
+  Outcome o = Drive(R"(
+pids_file PIDS
+gpu uuid=GPU-0000 power_mw=250000 unsupported=energy
+)",
+                    1000, 50);
+  EXPECT_DOUBLE_EQ(o.Last("gpu.energy@gpu:0"), 250);
+  const json& dev = o.meta["gpu"]["devices"]["gpu:0"];
+  EXPECT_EQ(dev["energy_source"], "power integration");
+  EXPECT_FALSE(dev.contains("energy_update_period_ms"));
+}
+
+TEST_F(GpuProbeTest, OldDriverWithoutOptionalFunctions) {
+  Outcome o = Drive(kShared, 1000, 100, "minimal");
+  EXPECT_EQ(o.meta["gpu"]["devices"]["gpu:0"]["energy_source"], "power integration");
+  EXPECT_DOUBLE_EQ(o.Last("gpu.energy@gpu:0"), 300);
+  // No per-process utilisation on a shared device: the tree's energy is unknown, its memory is
+  // still known (unversioned process lists).
+  EXPECT_EQ(o.totals.count("gpu_energy_tree_j"), 0u);
+  EXPECT_EQ(o.Last("gpu.memory.tree@gpu:0"), 1073741824.0);
+  EXPECT_NE(o.meta["gpu"]["unsupported"]["gpu.tree@gpu:0"].get<std::string>().find(
+                "nvmlDeviceGetProcessUtilization is not exported"),
+            std::string::npos);
+  const json& missing = o.meta["gpu"]["missing_functions"];
+  EXPECT_NE(std::find(missing.begin(), missing.end(), "nvmlDeviceGetTotalEnergyConsumption"),
+            missing.end());
+}
+
+TEST_F(GpuProbeTest, MigDevicesRecordWhatTheyCannotMeasure) {
+  Outcome o = Drive(R"(
+pids_file PIDS
+gpu uuid=GPU-aaaa mig=1 power_mw=400000 util=50
+mig gpu=0 uuid=MIG-1111 memory_used=5000 gi=1 ci=0 unsupported=util,power,energy,clock,temperature,putil
+process gpu=0 mig=0 kind=compute pid=tree memory=4096
+)",
+                    500, 100);
+  EXPECT_FALSE(o.Has("gpu@gpu:0/mig:0"));
+  EXPECT_NE(o.meta["gpu"]["unsupported"]["gpu@gpu:0/mig:0"].get<std::string>().find(
+                "NVML_ERROR_NOT_SUPPORTED"),
+            std::string::npos);
+  EXPECT_EQ(o.Last("gpu.memory@gpu:0/mig:0"), 5000);
+  EXPECT_EQ(o.Last("gpu.memory.tree@gpu:0/mig:0"), 4096);
+  // The GPU holds the processes of its MIG devices.
+  EXPECT_EQ(o.Last("gpu.memory.tree@gpu:0"), 4096);
+  EXPECT_DOUBLE_EQ(o.Last("gpu.energy.tree@gpu:0"), 200);
+  EXPECT_EQ(o.meta["gpu"]["devices"]["gpu:0/mig:0"]["gpu_instance_id"], 1);
+}
+
+TEST_F(GpuProbeTest, LostGpuStopsBeingSampled) {
+  Outcome o = Drive(R"(
+pids_file PIDS
+gpu uuid=GPU-0000 power_mw=300000 lost_after_ms=500 util=10
+gpu uuid=GPU-1111 power_mw=100000 util=20
+)",
+                    1000, 100);
+  EXPECT_EQ(o.series["gpu@gpu:0"].back().first, 400);
+  EXPECT_EQ(o.series["gpu@gpu:1"].back().first, 1000);  // the other GPU goes on
+  const json& dev = o.meta["gpu"]["devices"]["gpu:0"];
+  EXPECT_DOUBLE_EQ(dev["lost_at_s"].get<double>(), 0.5);
+  EXPECT_NE(dev["lost_reason"].get<std::string>().find("NVML_ERROR_GPU_IS_LOST"),
+            std::string::npos);
+  // Energy up to the last reading: 300 W for 400 ms, plus 100 W for 1 s.
+  EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_j"), 120 + 100);
+  ASSERT_FALSE(o.warnings.empty());
+  EXPECT_NE(o.warnings[0].find("gpu:0"), std::string::npos);
+  EXPECT_NE(o.warnings[0].find("lost 0.500 s into the run"), std::string::npos) << o.warnings[0];
+}
+
+TEST_F(GpuProbeTest, VisibleDevicesLimitTheEntities) {
+  Outcome o = Drive(R"(
+gpu uuid=GPU-0000
+gpu uuid=GPU-1111
+)",
+                    100, 100, "full", "GPU-1111");
+  EXPECT_FALSE(o.Has("gpu@gpu:0"));
+  EXPECT_TRUE(o.Has("gpu@gpu:1"));
+  EXPECT_EQ(o.meta["gpu"]["selection"]["list"], "GPU-1111");
+}
+
+TEST(GpuProbeOpenTest, NoGpuMetricNoNvml) {
+  ::setenv("FOOTPRINT_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+  json meta;
+  MetricSet cpu_only;
+  cpu_only.set(static_cast<size_t>(MetricId::kCpu));
+  EXPECT_EQ(GpuProbe::Open(cpu_only, nullptr, std::nullopt, meta), nullptr);
+  EXPECT_FALSE(meta.contains("gpu"));  // not even looked for
+  EXPECT_EQ(GpuProbe::Open(GpuMetrics(), nullptr, std::nullopt, meta), nullptr);
+  EXPECT_NE(meta["gpu"]["unavailable"].get<std::string>().find("/nonexistent"), std::string::npos);
+  ::unsetenv("FOOTPRINT_NVML_LIBRARY");
+}
+
+}  // namespace
+}  // namespace footprint
