@@ -86,10 +86,9 @@ void PrintValues(const RunSummary& s, const Decoration& deco, std::ostream& out)
   t.Print(out, "  ");
 }
 
-// The GPU block: the energy totals and what to know about them (footprint/gpu_report.h).
-void PrintGpu(const RunSummary& s, const json& meta, const Decoration& deco, std::ostream& out) {
+// Where each GPU's energy came from ("gpu:0: counter, gpu:1: power integrated").
+std::string GpuEnergySources(const json& meta) {
   const json devices = meta.value("gpu", json::object()).value("devices", json::object());
-  if (devices.empty()) return;
   std::string sources;
   for (const auto& [entity, d] : devices.items()) {
     if (d.contains("energy_source")) {
@@ -97,18 +96,15 @@ void PrintGpu(const RunSummary& s, const json& meta, const Decoration& deco, std
           (sources.empty() ? "" : ", ") + entity + ": " + d["energy_source"].get<std::string>();
     }
   }
+  return sources;
+}
+
+// What to know about the GPU figures (footprint/gpu_report.h), when there is anything.
+void PrintGpuNotes(const RunSummary& s, const Decoration& deco, std::ostream& out) {
+  std::vector<std::string> notes = GpuNotes(s);
+  if (notes.empty()) return;
   out << "\n" << Paint("gpu", "1", deco.color) << "\n";
-  Table t({"", "", ""}, {1});
-  auto energy = [&](const char* label, const char* name, std::string note) {
-    auto it = s.totals.find(name);
-    t.Add({label, it == s.totals.end() ? "-" : FormatValue("J", it->second),
-           it == s.totals.end() ? "" : std::move(note)});
-  };
-  energy("energy", "gpu_energy_j", sources);
-  energy("energy of tree", "gpu_energy_tree_j",
-         "estimate: each GPU's energy x the tree's share of it (docs/metrics.md)");
-  t.PrintBody(out, "  ");
-  for (const std::string& note : GpuNotes(s)) out << "  note: " << note << "\n";
+  for (const std::string& note : notes) out << "  note: " << note << "\n";
 }
 
 // Points of a sparkline: wide enough to see a trend, narrow enough for the table.
@@ -178,6 +174,9 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
                           std::string note = "") {
     if (total(name)) row(label, name, unit, std::move(note));
   };
+  measured_row("gpu energy", "gpu_energy_j", "J", GpuEnergySources(meta));
+  measured_row("gpu energy of tree", "gpu_energy_tree_j", "J",
+               "estimate: the tree's share of each GPU's energy (docs/metrics.md)");
   measured_row("cpu energy", "cpu_energy_j", "J", "RAPL package domains, whole machine");
   measured_row("dram energy", "dram_energy_j", "J", "RAPL DRAM domains, whole machine");
   auto counter_note = [&](const char* metric) {
@@ -202,7 +201,7 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
     if (shown.count(name) == 0) t.Add({FigureLabel(name), FormatValue(TotalUnit(name), value), ""});
   }
   t.PrintBody(out, "  ");
-  PrintGpu(s, meta, deco, out);
+  PrintGpuNotes(s, deco, out);
 
   if (!s.metrics.empty()) {
     // The scope column only when the run has scopes.

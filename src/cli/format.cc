@@ -77,7 +77,10 @@ std::string FormatValue(std::string_view unit, double v) {
   } else if (unit == "%") {
     std::snprintf(buf, sizeof buf, "%.1f %%", v);
   } else {
-    std::snprintf(buf, sizeof buf, "%.3g %.*s", v, static_cast<int>(unit.size()), unit.data());
+    // Three significant digits, but whole numbers up to millions (1980 MHz, not 1.98e+03).
+    const bool whole = std::fabs(v) >= 100 && std::fabs(v) < 1e7;
+    std::snprintf(buf, sizeof buf, whole ? "%.0f %.*s" : "%.3g %.*s", v,
+                  static_cast<int>(unit.size()), unit.data());
   }
   return buf;
 }

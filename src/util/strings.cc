@@ -79,7 +79,9 @@ Result<int64_t> ParseDurationNs(std::string_view text) {
 std::string FormatDuration(double seconds) {
   char buf[32];
   double a = std::fabs(seconds);
-  if (a >= 3600) {
+  if (a == 0) {
+    return "0 s";
+  } else if (a >= 3600) {
     std::snprintf(buf, sizeof buf, "%.2f h", seconds / 3600);
   } else if (a >= 60) {
     std::snprintf(buf, sizeof buf, "%.2f min", seconds / 60);
