@@ -11,7 +11,8 @@ Then each command of COMMANDS runs `--repeat` times; the report gives the median
 the median CPU time (user + system, from wait4), the largest peak RSS (ru_maxrss), the output
 size, and the target.
 
-To time another command (e.g. `footprint plot`), add one entry to COMMANDS.
+To time another command, add one entry to COMMANDS. bench/run_benchmarks.py runs the same
+measurement (measure(), markdown()) for docs/performance.md.
 """
 import argparse
 import os
@@ -36,6 +37,7 @@ COMMANDS = [
      None),
     ("export --format trace",
      ["export", "-u", "{run}", "--format", "trace", "--out", "{out}"], None),
+    ("plot", ["plot", "-u", "{run}", "--no-menu", "--out", "{out}"], 2.0),
 ]
 
 SERIES = [  # metric, unit, entity, SQL for the value of sample i
@@ -101,6 +103,62 @@ def time_command(footprint, db, args, out_file):
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, size
 
 
+def measure(footprint, samples, repeat, keep=None):
+    """Writes the synthetic run and times every command of COMMANDS on it: a dict with the
+    sample count, the load averages and one row per command."""
+    folder = keep or tempfile.mkdtemp(prefix="fp-report-bench-")
+    db = os.path.join(folder, "report.db")
+    if os.path.exists(db):
+        os.remove(db)
+    log(f"writing {samples:,} samples into {db}")
+    t0 = time.monotonic()
+    written = make_database(footprint, db, samples)
+    log(f"database ready in {time.monotonic() - t0:.1f} s "
+        f"({os.path.getsize(db) / 2**20:.0f} MiB)")
+    result = {"samples": written, "series": len(SERIES), "repeat": repeat,
+              "load_start": os.getloadavg()[0], "rows": []}
+    for label, args, target in COMMANDS:
+        out_file = os.path.join(folder, "out")
+        walls, cpus, rss, size = [], [], 0, None
+        for _ in range(repeat):
+            if os.path.exists(out_file):
+                os.remove(out_file)
+            wall, cpu, peak, size = time_command(footprint, db, args, out_file)
+            walls.append(wall)
+            cpus.append(cpu)
+            rss = max(rss, peak)
+        log(f"  footprint {label}: {statistics.median(walls):.2f} s")
+        result["rows"].append({"label": label, "target_s": target, "walls_s": walls,
+                               "cpu_s": statistics.median(cpus), "peak_rss": rss,
+                               "output_bytes": size})
+        if os.path.exists(out_file):
+            os.remove(out_file)
+    result["load_end"] = os.getloadavg()[0]
+    if not keep:
+        for f in os.listdir(folder):
+            os.remove(os.path.join(folder, f))
+        os.rmdir(folder)
+    return result
+
+
+def markdown(result):
+    """The Markdown table of measure()'s result."""
+    lines = ["| command | wall time (median) | all runs | CPU time (median) | peak RSS | output "
+             "| target |", "|---|---:|---:|---:|---:|---:|---|"]
+    for r in result["rows"]:
+        median = statistics.median(r["walls_s"])
+        target = r["target_s"]
+        verdict = "—" if target is None else (
+            f"< {target:g} s: {'met' if median < target else '**MISSED**'}")
+        runs = ", ".join(f"{w:.2f}" for w in r["walls_s"])
+        size = r["output_bytes"]
+        out = "—" if size is None else (
+            f"{size / 2**20:.0f} MiB" if size >= 2**20 else f"{size / 2**10:.0f} KiB")
+        lines.append(f"| `footprint {r['label']}` | {median:.2f} s | {runs} | "
+                     f"{r['cpu_s']:.2f} s | {r['peak_rss'] / 2**20:.0f} MiB | {out} | {verdict} |")
+    return "\n".join(lines)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--build", default=None, help="build folder (default build-bench, else build)")
@@ -115,49 +173,14 @@ def main():
     if not os.access(footprint, os.X_OK):
         sys.exit(f"report_bench: no footprint binary in {build}; build it first (see the top "
                  "of this file)")
-    folder = a.keep or tempfile.mkdtemp(prefix="fp-report-bench-")
-    db = os.path.join(folder, "report.db")
-    if os.path.exists(db):
-        os.remove(db)
-    log(f"writing {a.samples:,} samples into {db}")
-    t0 = time.monotonic()
-    written = make_database(footprint, db, a.samples)
-    log(f"database ready in {time.monotonic() - t0:.1f} s "
-        f"({os.path.getsize(db) / 2**20:.0f} MiB)")
-
-    load = os.getloadavg()[0]
-    print(f"footprint readers on one run of {written:,} samples ({len(SERIES)} series), "
-          f"median of {a.repeat} (build: {build}; {os.cpu_count()} CPUs, load average "
-          f"{load:.2f} at the start)\n")
-    print("| command | wall time (median) | all runs | CPU time (median) | peak RSS | output "
-          "| target |")
-    print("|---|---:|---:|---:|---:|---:|---|")
-    for label, args, target in COMMANDS:
-        out_file = os.path.join(folder, "out")
-        walls, cpus, rss, size = [], [], 0, None
-        for _ in range(a.repeat):
-            if os.path.exists(out_file):
-                os.remove(out_file)
-            wall, cpu, peak, size = time_command(footprint, db, args, out_file)
-            walls.append(wall)
-            cpus.append(cpu)
-            rss = max(rss, peak)
-        median = statistics.median(walls)
-        verdict = "—" if target is None else (
-            f"< {target:g} s: {'met' if median < target else '**MISSED**'}")
-        runs = ", ".join(f"{w:.2f}" for w in walls)
-        out = "—" if size is None else f"{size / 2**20:.0f} MiB"
-        print(f"| `footprint {label}` | {median:.2f} s | {runs} | "
-              f"{statistics.median(cpus):.2f} s | {rss / 2**20:.0f} MiB | {out} | {verdict} |")
-        if os.path.exists(out_file):
-            os.remove(out_file)
-    print(f"\nload average {os.getloadavg()[0]:.2f} at the end. On a shared machine the wall "
+    result = measure(footprint, a.samples, a.repeat, a.keep)
+    print(f"footprint readers on one run of {result['samples']:,} samples "
+          f"({result['series']} series), median of {a.repeat} (build: {build}; "
+          f"{os.cpu_count()} CPUs, load average {result['load_start']:.2f} at the start)\n")
+    print(markdown(result))
+    print(f"\nload average {result['load_end']:.2f} at the end. On a shared machine the wall "
           "time includes waiting for a CPU: compare the CPU time, which is what the command "
           "itself needs.")
-    if not a.keep:
-        for f in os.listdir(folder):
-            os.remove(os.path.join(folder, f))
-        os.rmdir(folder)
 
 
 if __name__ == "__main__":

@@ -15,8 +15,10 @@ to a psutil-based Python sampler doing the same job, with the ratio psutil / foo
  3. Added wall time of `footprint run -- true` over plain `true`.
  4. SQLite ingest: fp_ingest_bench (Store::Append) and Python sqlite3.executemany of the same
     rows into the same schema.
+ 5. The instrumentation API: fp_scope_bench and bench/python_overhead.py.
+ 6. Readers of a 10 M-sample run: show, export and plot (bench/report_bench.py).
 
-Run it on an otherwise idle machine; the whole run takes about 4 minutes (--quick: about 1).
+Run it on an otherwise idle machine; the whole run takes about 6 minutes (--quick: about 1).
 Needs Debian's python3-psutil: run it with /usr/bin/python3.
 """
 import argparse
@@ -40,6 +42,7 @@ sys.path.insert(0, str(HERE))
 try:
     import psutil  # noqa: E402
     import psutil_sampler  # noqa: E402
+    import report_bench  # noqa: E402
 except ImportError as e:  # pragma: no cover
     sys.exit(f"run_benchmarks.py: {e}; run it with /usr/bin/python3 "
              "(Debian's python3-psutil: apt-get install python3-psutil)")
@@ -733,6 +736,21 @@ def build_report(info, args, duration, mon, walk, probe, ingest, py_cost, py_ing
     add(table(["file"] + [f"`{n}`" for n, _ in files],
               [["CPU per read"] + [f"{fmt(v['cpu_us'])} µs" for _, v in files]]))
     add("")
+    # BM_GpuSample reports the probe thread's CPU time as its manual time (real_us).
+    others = [("BM_GpuSample/1/manual_time", "real_us", "GPU probe, 1 GPU, all 9 GPU metrics, "
+               "fake NVML (no driver time: a real NVML call enters the driver and costs more)"),
+              ("BM_GpuSample/8/manual_time", "real_us", "GPU probe, 8 GPUs, the same"),
+              ("BM_RaplSample", "cpu_us", "RAPL probe, `energy.cpu` + `energy.dram` over a fake "
+               "powercap tree of 4 zones (on real hardware each read adds an MSR read)"),
+              ("BM_PerfSample", "cpu_us", "perf probe, the three `perf.*` counters of a live "
+               "child (software events where the machine has no hardware counters)")]
+    rows = [[label, f"{fmt(probe[name][field])} µs" if field in probe.get(name, {})
+             else probe.get(name, {}).get("error", "not measured")]
+            for name, field, label in others]
+    add("The other probes, per sample (same binary):")
+    add("")
+    add(table(["probe", "CPU per sample"], rows))
+    add("")
     sleeps = after_sleep(probe)
     if sleeps:
         add("A whole pass's probe work (tree of 10 processes in walk mode, then the system "
@@ -1006,10 +1024,10 @@ def main():
     work = Path(tempfile.mkdtemp(prefix="fp-ingest-", dir=build))
     busy = {}  # section -> machine busy % during it
     try:
-        log("1/5 monitoring overhead")
+        log("1/6 monitoring overhead")
         mon, walk = monitoring(fp, tmp, duration)
 
-        log("2/5 sample cost (fp_probe_bench, psutil)")
+        log("2/6 sample cost (fp_probe_bench, psutil)")
         with MachineLoad() as load:
             probe, _ = google_benchmark(probe_bin, 0.05 if args.quick else 0.3,
                                         1 if args.quick else 5)
@@ -1017,12 +1035,12 @@ def main():
                        for n in (1, 10, 100)}
         busy["cost"] = load.busy_pct
 
-        log("3/5 footprint run -- true")
+        log("3/6 footprint run -- true")
         with MachineLoad() as load:
             true_r = true_overhead(fp, tmp, args.true_reps)
         busy["true"] = load.busy_pct
 
-        log("4/5 SQLite ingest (fp_ingest_bench, Python sqlite3)")
+        log("4/6 SQLite ingest (fp_ingest_bench, Python sqlite3)")
         env = dict(os.environ, FP_BENCH_DIR=str(work))
         with MachineLoad() as load:
             ingest, _ = google_benchmark(ingest_bin, 0.2 if args.quick else 1.0,
@@ -1031,10 +1049,14 @@ def main():
                          for b in (2500, 25000)}
         busy["ingest"] = load.busy_pct
 
-        log("5/5 instrumentation API (fp_scope_bench, python_overhead.py)")
+        log("5/6 instrumentation API (fp_scope_bench, python_overhead.py)")
         with MachineLoad() as load:
             api = api_overhead(build, args.quick)
         busy["api"] = load.busy_pct
+
+        log("6/6 readers on a long run (report_bench.py)")
+        readers = report_bench.measure(str(fp), 1_000_000 if args.quick else 10_000_000,
+                                       1 if args.quick else 3)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
@@ -1042,7 +1064,8 @@ def main():
     wall = time.monotonic() - started
 
     text = build_report(info, args, duration, mon, walk, probe, ingest, py_cost, py_ingest,
-                        true_r, load_start, load_end, wall, busy) + api_section(api)
+                        true_r, load_start, load_end, wall, busy) + api_section(api) + \
+        readers_section(readers)
     write_report(text, args)
     if args.json:
         Path(args.json).write_text(json.dumps({
@@ -1051,7 +1074,7 @@ def main():
             "monitoring": mon, "monitoring_no_cgroup": walk, "probe_bench": probe,
             "psutil_sample_cost": py_cost, "true": true_r, "ingest_bench": ingest,
             "python_ingest": py_ingest, "load": [load_start, load_end], "busy": busy,
-            "api": api},
+            "api": api, "readers": readers},
             indent=1))
         log(f"wrote {args.json}")
 
@@ -1107,6 +1130,19 @@ def api_section(api):
     return "\n".join(lines) + "\n"
 
 
+def readers_section(readers):
+    """The Markdown section of the readers' figures (bench/report_bench.py)."""
+    return "\n".join([
+        "", "## Reading a long run: `show`, `export`, `plot`", "",
+        f"One synthetic run of {readers['samples']:,} samples ({readers['series']} series at "
+        "1 ms) written straight into a footprint database, then each command run "
+        f"{readers['repeat']} times (`bench/report_bench.py`; load average "
+        f"{readers['load_start']:.2f} at the start, {readers['load_end']:.2f} at the end). "
+        "`plot` downsamples each series with LTTB to 4,000 points and embeds no raw samples "
+        "beyond 200,000.", "",
+        report_bench.markdown(readers), ""])
+
+
 def write_report(text, args):
     print_summary(text)
     if args.out and args.out != "-":
@@ -1127,6 +1163,8 @@ def report_from_json(args):
                         d["load"][0], d["load"][1], d.get("wall_s"), d["busy"])
     if "api" in d:
         text += api_section(d["api"])
+    if "readers" in d:
+        text += readers_section(d["readers"])
     write_report(text, args)
 
 
