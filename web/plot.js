@@ -24,6 +24,14 @@
     return (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2)) +
         ' ' + units[i];
   }
+  // A custom tooltip formatter's string becomes HTML: every name from the database (runs,
+  // scopes, confusion-matrix labels) goes through this first.
+  function escapeHtml(text) {
+    return String(text).replace(/[&<>"']/g, function (c) {
+      return {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[c];
+    });
+  }
+
   function format(unit, v) {
     if (v === null || v === undefined || Number.isNaN(v)) return '-';
     switch (unit) {
@@ -247,7 +255,8 @@
       tooltip: {
         trigger: 'item',
         formatter: function (p) {
-          return p.seriesName + '<br>' + p.name + ': <b>' + format(unit, p.value) + '</b>' +
+          return escapeHtml(p.seriesName) + '<br>' + escapeHtml(p.name) + ': <b>' +
+              escapeHtml(format(unit, p.value)) + '</b>' +
               (tooltipOf ? tooltipOf(p.seriesIndex, p.dataIndex) : '');
         },
       },
@@ -281,7 +290,8 @@
   }
 
   function totalBars() {
-    const titles = {s: 'Run totals: time', bytes: 'Run totals: memory and I/O', J: 'Run totals: energy'};
+    const titles = {s: 'Run totals: time', bytes: 'Run totals: memory and I/O',
+                    J: 'Run totals: energy', count: 'Run totals: counts'};
     const units = [];
     for (const t of data.totals) if (units.indexOf(t.unit) < 0) units.push(t.unit);
     for (const unit of units) {
@@ -324,8 +334,8 @@
     addChart('confusion', title, {
       tooltip: {
         formatter: function (p) {
-          return 'true ' + labels[p.value[1]] + ', predicted ' + labels[p.value[0]] + ': <b>' +
-              p.value[2] + '</b>';
+          return 'true ' + escapeHtml(labels[p.value[1]]) + ', predicted ' +
+              escapeHtml(labels[p.value[0]]) + ': <b>' + escapeHtml(p.value[2]) + '</b>';
         },
       },
       grid: {left: 110, right: 110, top: 60, bottom: 70},

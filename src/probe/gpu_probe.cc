@@ -213,7 +213,8 @@ bool GpuProbe::Check(Unit& u, Slot slot, int rc, Library::Fn fn, int64_t now_ns)
   if (rc == nvml::kNotSupported || rc == nvml::kNoPermission || rc == nvml::kFunctionNotFound) {
     // Refused for good: never asked again.
     u.caps[slot].ok = false;
-    u.stopped[slot] = why + ", refused" + IntoTheRun(now_ns, first_ns_);
+    if (u.stopped[slot].empty())
+      u.stopped[slot] = why + ", refused" + IntoTheRun(now_ns, first_ns_);
     return false;
   }
   ++u.errors[slot];
@@ -280,15 +281,23 @@ bool GpuProbe::ReadProcessUtilization(Unit& u, int64_t now_ns) {
   return true;
 }
 
-std::optional<double> GpuProbe::TreeShare(Unit& u, int64_t now_ns, std::string* why) {
-  const bool lists = u.caps[SlotOf(MetricId::kGpuMemoryTree)].ok;
-  const bool per_process = u.caps[SlotOf(MetricId::kGpuTree)].ok;
+std::optional<double> GpuProbe::TreeShare(Unit& u, int64_t now_ns, std::string* why,
+                                          bool* transient) {
+  const Slot list_slot = SlotOf(MetricId::kGpuMemoryTree);
+  const Slot util_slot = SlotOf(MetricId::kGpuTree);
+  const bool lists = u.caps[list_slot].ok;
+  const bool per_process = u.caps[util_slot].ok;
+  *transient = false;
+  // A call that failed but was not refused for good (Check keeps its capability) is a passing
+  // error: the caller attributes this interval's energy with the next share instead.
   if (lists && !ReadProcesses(u, now_ns)) {
-    *why = "the running-process list failed";
+    *why = "the running-process list failed (" + u.stopped[list_slot] + ")";
+    *transient = u.caps[list_slot].ok;
     return std::nullopt;
   }
   if (per_process && !ReadProcessUtilization(u, now_ns)) {
-    *why = "per-process utilisation failed";
+    *why = "per-process utilisation failed (" + u.stopped[util_slot] + ")";
+    *transient = u.caps[util_slot].ok;
     return std::nullopt;
   }
   // Who holds the device: the process lists, and whoever has utilisation samples.
@@ -368,10 +377,12 @@ void GpuProbe::UpdateEnergy(Unit& u, int64_t now_ns, const MetricSet& due, Sampl
   if (u.series[kt] < 0 || !u.caps[kt].ok || !u.attribution_lost.empty()) return;
   if (u.tree_energy_started) {
     std::string why;
-    std::optional<double> share = TreeShare(u, now_ns, &why);
+    bool transient = false;
+    std::optional<double> share = TreeShare(u, now_ns, &why, &transient);
     if (u.lost) return;
     if (!share) {
-      u.attribution_lost = why + IntoTheRun(now_ns, first_ns_);
+      // After a passing error the energy since energy_at_tree_j waits for the next share.
+      if (!transient) u.attribution_lost = why + IntoTheRun(now_ns, first_ns_);
       return;
     }
     u.tree_energy_j += (u.energy_j - u.energy_at_tree_j) * *share;
@@ -440,7 +451,9 @@ void GpuProbe::SampleUnit(Unit& u, int64_t now_ns, const MetricSet& due, SampleO
     }
     emit(MetricId::kGpuTree, sm);
   }
-  if (wanted(MetricId::kGpuEnergy) || wanted(MetricId::kGpuEnergyTree)) {
+  // Both energies rest on the device's energy reading: none once it was refused for good.
+  if ((wanted(MetricId::kGpuEnergy) || wanted(MetricId::kGpuEnergyTree)) &&
+      u.caps[SlotOf(MetricId::kGpuEnergy)].ok) {
     UpdateEnergy(u, now_ns, due, out);
   }
 }
@@ -534,12 +547,18 @@ json GpuProbe::Meta() const {
 void GpuProbe::Finish(ProbeFindings& findings) {
   findings.meta["gpu"] = Meta();
   double energy = 0, tree_energy = 0;
-  bool any_energy = false, any_tree = false, tree_known = true;
+  bool any_energy = false, any_tree = false, tree_known = true, energy_known = true;
+  const Slot ke = SlotOf(MetricId::kGpuEnergy);
   for (const auto& u : units_) {
     if (u->info.is_mig()) continue;  // the GPU's energy already holds its MIG devices'
-    if (u->energy_started && u->series[SlotOf(MetricId::kGpuEnergy)] >= 0) {
+    if (u->energy_started && u->series[ke] >= 0) {
       energy += u->energy_j;
       any_energy = true;
+      if (!u->caps[ke].ok) {  // refused mid-run: the sum would pass for the whole run's
+        energy_known = false;
+        findings.warnings.push_back("the GPU energy of the run is unknown: " + u->info.entity +
+                                    " stopped giving it (" + u->stopped[ke] + ")");
+      }
     }
     if (u->series[SlotOf(MetricId::kGpuEnergyTree)] >= 0) {
       any_tree = true;
@@ -551,8 +570,8 @@ void GpuProbe::Finish(ProbeFindings& findings) {
       tree_energy += u->tree_energy_j;
     }
   }
-  if (any_energy) findings.totals["gpu_energy_j"] = energy;
-  if (any_tree && tree_known) findings.totals["gpu_energy_tree_j"] = tree_energy;
+  if (any_energy && energy_known) findings.totals["gpu_energy_j"] = energy;
+  if (any_tree && tree_known && energy_known) findings.totals["gpu_energy_tree_j"] = tree_energy;
   for (const auto& u : units_) {
     if (!u->lost) continue;
     char at[32];

@@ -71,7 +71,9 @@ class GpuProbe final : public Probe {
   void MarkLost(Unit& u, int rc, nvml::Library::Fn fn, int64_t now_ns);
   bool ReadProcesses(Unit& u, int64_t now_ns);
   bool ReadProcessUtilization(Unit& u, int64_t now_ns);
-  std::optional<double> TreeShare(Unit& u, int64_t now_ns, std::string* why);
+  // The tree's share of the device over the last interval; none (with why) when it cannot be
+  // told, `transient` when only a passing NVML error stood in the way.
+  std::optional<double> TreeShare(Unit& u, int64_t now_ns, std::string* why, bool* transient);
   void UpdateEnergy(Unit& u, int64_t now_ns, const MetricSet& due, SampleOut& out);
   bool InTree(pid_t pid) const;
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "footprint/groups.h"
 #include "footprint/report.h"
 #include "report/lttb.h"
 #include "report/plot_assets.h"
@@ -151,13 +152,6 @@ std::string HtmlEscape(std::string_view text) {
 std::string RunLabel(const RunRecord& r) {
   std::string id = r.id.substr(0, 8);
   return r.name.empty() ? id : r.name + " · " + id;
-}
-
-// Unit of a run total, from its name's suffix (TotalNames()).
-std::string TotalUnit(std::string_view name) {
-  if (name.ends_with("_bytes")) return "bytes";
-  if (name.ends_with("_j")) return "J";
-  return "s";
 }
 
 template <typename T>
@@ -437,7 +431,7 @@ Result<PlotStats> WritePlot(Store& store, const std::vector<RunRecord>& runs,
     bool any = false;
     for (const RunData& d : data) any |= d.totals.count(key) > 0;
     if (!any) continue;
-    units.insert(TotalUnit(name));
+    units.insert(std::string(TotalUnit(name)));
     j.Open('{').Key("name").Str(key).Key("unit").Str(TotalUnit(name)).Key("runs").Open('[');
     for (const RunData& d : data) {
       auto it = d.totals.find(key);

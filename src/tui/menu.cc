@@ -156,6 +156,11 @@ std::vector<size_t> Menu::Chosen() const {
 
 std::vector<std::string> Menu::Render(size_t width) const {
   auto fit = [width](std::string line) {
+    // Control characters from the database (a run named with an escape sequence or a newline)
+    // would drive the terminal and break the redraw's line count: shown as '?'.
+    for (char& c : line) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    }
     // Cut at `width` characters, counting UTF-8 lead bytes only.
     size_t chars = 0;
     for (size_t i = 0; i < line.size(); ++i) {

@@ -63,8 +63,23 @@ async function main() {
         return chart.getOption().legend[0].selected;
       }, [timeseries.id, timeseries.series[0].name]);
     }
+    // Tooltips of the charts with custom formatters (bars, heat maps) show names from the
+    // database: hovering each data item must not turn a hostile name into markup.
+    const tooltips = [];
+    for (const c of charts.filter((c) => ['scopes', 'totals', 'confusion'].includes(c.kind))) {
+      for (let s = 0; s < c.series.length; ++s) {
+        const html = await page.evaluate(([id, series]) => {
+          const chart = echarts.getInstanceByDom(document.getElementById(id));
+          chart.dispatchAction({type: 'showTip', seriesIndex: series, dataIndex: 0});
+          const tip = document.getElementById(id).querySelector('div[class^="echarts-tooltip"], div[style*="z-index: 9999999"]');
+          return tip ? tip.innerHTML : null;
+        }, [c.id, s]);
+        if (html !== null) tooltips.push(html);
+      }
+    }
+    const injected = await page.evaluate(() => window.__injected === true);
     process.stdout.write(JSON.stringify({charts, console: consoleMessages, requests, downloads,
-                                         legend}) + '\n');
+                                         legend, tooltips, injected}) + '\n');
   } finally {
     await browser.close();
   }

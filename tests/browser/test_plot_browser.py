@@ -28,17 +28,21 @@ pytestmark = pytest.mark.skipif(
     reason=f"needs node and Chromium at {CHROMIUM} (scripts/setup installs nodejs and chromium)")
 
 
+# The second run's name is markup that would run script if a tooltip used it as HTML.
+HOSTILE = "train-b<img src=x onerror=\"window.__injected=true\">"
+
+
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    """Two instrumented runs (train-a, train-b) and the plot of both, with every metric."""
+    """Two instrumented runs (train-a and a hostile name) and the plot of both."""
     d = tmp_path_factory.mktemp("browser")
     db = str(d / "fp.db")
     env = fp_helpers.clean_env(PYTHONPATH=os.environ.get("PYTHONPATH", ""))
-    for seed, name in enumerate(["train-a", "train-b"]):
+    for seed, name in enumerate(["train-a", HOSTILE]):
         run_ok(db, ["/usr/bin/python3", os.path.join(HERE, "workload.py"), wl("burn"), seed],
                "-n", name, "-i", "20ms", env=env)
     out = d / "page.html"
-    proc = fp("plot", "-o", db, "-u", "train-a", "train-b", "--out", out,
+    proc = fp("plot", "-o", db, "-u", "train-a", HOSTILE, "--out", out,
               stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, describe(proc)
     shots = d / "shots"
@@ -133,3 +137,12 @@ def test_screenshot_has_content(page):
     assert len(colours) > 200, "a page of charts has many colours (lines, bands, text)"
     background = max(colours)[0]
     assert background < 0.95 * image.size[0] * image.size[1], "not a blank page"
+
+
+def test_names_in_tooltips_stay_text(page):
+    result = page["result"]
+    assert result["tooltips"], "the bar and heat-map charts show tooltips"
+    assert result["injected"] is False
+    shown = "".join(result["tooltips"])
+    assert "<img" not in shown
+    assert "train-b&lt;img" in shown  # the name is there, as text

@@ -28,6 +28,10 @@
  *                                   counter advances by power x energy_period_ms at every
  *                                   period; from lost_after_ms on, every call on it and its MIG
  *                                   devices answers NVML_ERROR_GPU_IS_LOST
+ *       fail=FIELDS fail_from_ms=T fail_until_ms=T fail_code=C
+ *                                   from T (until T, if given) the FIELDS (names as for
+ *                                   unsupported) answer C (default 999, NVML_ERROR_UNKNOWN: a
+ *                                   passing error; 3 models a field refused mid-run)
  *   mig gpu=N name=.. uuid=MIG-.. memory_total=B memory_used=B gi=G ci=C unsupported=..
  *                                   a MIG device of GPU N (which needs mig=1)
  *   process gpu=N [mig=M] kind=compute|graphics pid=tree|PID memory=B|na
@@ -80,6 +84,9 @@ typedef struct Device {
   unsigned long long energy_start_mj;
   long long lost_after_ms; /* -1: never */
   unsigned unsupported;
+  unsigned failing; /* fields answering fail_code between fail_from_ms and fail_until_ms */
+  long long fail_from_ms, fail_until_ms;
+  int fail_code;
   int mig_enabled;
   int migs[kMaxMigs];
   int mig_count;
@@ -273,6 +280,12 @@ static int LoadScript(void) {
       d->lost_after_ms =
           Value(words, n, "lost_after_ms") ? (long long)Number(words, n, "lost_after_ms", 0) : -1;
       d->unsupported = Unsupported(Value(words, n, "unsupported"));
+      d->failing = Unsupported(Value(words, n, "fail"));
+      d->fail_from_ms = (long long)Number(words, n, "fail_from_ms", 0);
+      d->fail_until_ms = Value(words, n, "fail_until_ms")
+                             ? (long long)Number(words, n, "fail_until_ms", 0)
+                             : -1;
+      d->fail_code = (int)Number(words, n, "fail_code", kUnknown);
       d->mig_enabled = Number(words, n, "mig", 0) != 0;
       d->gi = (unsigned)Number(words, n, "gi", 0);
       d->ci = (unsigned)Number(words, n, "ci", 0);
@@ -341,6 +354,12 @@ static int Check(nvmlDevice_t d, unsigned unsupported_bit) {
   const Device* gpu = d->is_mig ? &g.devices[d->parent] : d;
   if (gpu->lost_after_ms >= 0 && NowMs() >= gpu->lost_after_ms) return kGpuIsLost;
   if (d->unsupported & unsupported_bit) return kNotSupported;
+  if (d->failing & unsupported_bit) {
+    const long long now = NowMs();
+    if (now >= d->fail_from_ms && (d->fail_until_ms < 0 || now < d->fail_until_ms)) {
+      return d->fail_code;
+    }
+  }
   return kSuccess;
 }
 

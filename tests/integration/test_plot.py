@@ -302,3 +302,16 @@ def test_names_cannot_break_out_of_the_page(tmp_path):
     assert "<script>alert" not in page
     assert plot_data(out)["runs"][0]["name"] == name
     assert "<title>footprint: &lt;/script&gt;&lt;script&gt;alert(1)" in page
+
+
+def test_totals_are_charted_in_their_own_units(tmp_path):
+    # perf counts are counts, not seconds: they get a chart of their own.
+    db = str(tmp_path / "fp.db")
+    run_ok(db, [wl("burn"), "1", "0.2"], "-n", "counted", "-m", "cpu,perf.cycles",
+           env=fp_helpers.clean_env(FOOTPRINT_PERF_EVENTS="perf.cycles=task-clock"))
+    out = tmp_path / "page.html"
+    proc = fp("plot", "-o", db, "--no-menu", "--out", out, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, describe(proc)
+    units = {t["name"]: t["unit"] for t in plot_data(out)["totals"]}
+    assert units["perf_cycles"] == "count"
+    assert units["duration_s"] == "s" and units["peak_memory_bytes"] == "bytes"

@@ -182,6 +182,39 @@ TEST_F(GpuProbeTest, SharedDeviceEnergyIsSplitBySmShare) {
   EXPECT_TRUE(o.warnings.empty());
 }
 
+TEST_F(GpuProbeTest, PassingProcessListErrorsDoNotCancelTheAttribution) {
+  // The process lists fail with NVML_ERROR_UNKNOWN from 300 to 450 ms: that energy waits for
+  // the next share instead of ending the attribution.
+  std::string script = kShared;
+  script.replace(script.find("temperature=61"), 14,
+                 "temperature=61 fail=processes fail_from_ms=300 fail_until_ms=450");
+  Outcome o = Drive(script, 1000, 50);
+  EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_j"), 300);
+  EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_tree_j"), 225);
+  EXPECT_TRUE(o.warnings.empty());
+  // Gaps while it failed, not zeros.
+  for (const auto& [ms, v] : o.series["gpu.energy.tree@gpu:0"]) {
+    EXPECT_FALSE(ms >= 300 && ms < 450) << ms;
+  }
+}
+
+TEST_F(GpuProbeTest, EnergyRefusedMidRunIsUnknownNotPartial) {
+  std::string script = kShared;
+  script.replace(script.find("temperature=61"), 14,
+                 "temperature=61 fail=energy fail_from_ms=400 fail_code=3");
+  Outcome o = Drive(script, 1000, 50);
+  EXPECT_EQ(o.totals.count("gpu_energy_j"), 0u);
+  EXPECT_EQ(o.totals.count("gpu_energy_tree_j"), 0u);
+  ASSERT_FALSE(o.warnings.empty());
+  EXPECT_NE(o.warnings[0].find("GPU energy of the run is unknown"), std::string::npos);
+  // Refused 0.4 s into the run, and never asked again (the time stays that of the refusal).
+  EXPECT_NE(o.meta["gpu"]["unsupported"]["gpu.energy@gpu:0"].get<std::string>().find(
+                "0.400 s into the run"),
+            std::string::npos)
+      << o.meta["gpu"]["unsupported"].dump();
+  for (const auto& [ms, v] : o.series["gpu.energy@gpu:0"]) EXPECT_LT(ms, 400);
+}
+
 TEST_F(GpuProbeTest, ExclusiveDeviceEnergyIsAllTheTrees) {
   Outcome o = Drive(R"(
 pids_file PIDS

@@ -120,5 +120,10 @@ TEST(MenuTest, LinesAreCutToTheWidthInCharacters) {
   EXPECT_EQ(lines[1], "> [ ] träin ");
 }
 
+TEST(MenuTest, ControlCharactersInNamesCannotDriveTheTerminal) {
+  Menu m("Runs", {"evil\x1b[2J\nname\x7f"});
+  EXPECT_EQ(m.Render(80)[1], "> [ ] evil?[2J?name?");
+}
+
 }  // namespace
 }  // namespace footprint::tui
