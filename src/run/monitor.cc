@@ -190,9 +190,18 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   probes.push_back(std::make_unique<SystemProbe>());
   probes.push_back(std::make_unique<RaplProbe>());
   probes.push_back(std::make_unique<PerfProbe>(std::move(perf_options).value()));
-  // Loads NVML only when a GPU metric is wanted; without a GPU (or driver) meta.gpu says why.
-  if (auto gpu = GpuProbe::Open(opt.metrics, tree, opt.gpus, meta))
+  // Loads NVML only when a GPU metric is wanted; without a GPU (or driver) meta.gpu says why,
+  // and a warning too when -m named GPU metrics (the default set quietly has none then).
+  UnavailableMetrics unavailable_gpu;
+  if (auto gpu = GpuProbe::Open(opt.metrics, tree, opt.gpus, meta)) {
     probes.push_back(std::move(gpu));
+  } else if (opt.metrics != DefaultMetrics() && meta.contains("gpu")) {
+    for (const MetricInfo& m : MetricCatalogue()) {
+      if (m.entity == "gpu" && opt.metrics.test(static_cast<size_t>(m.id))) {
+        unavailable_gpu.Add(m.name, meta["gpu"].value("unavailable", std::string("no GPU")));
+      }
+    }
+  }
   SampleQueue queue(1 << 16);
   Sampler sampler(std::move(probes), intervals, queue);
 
@@ -427,6 +436,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   if (!out.launch_error.empty()) meta["launch_error"] = out.launch_error;
   run.meta_json = meta.dump();
 
+  unavailable_gpu.Warn(out.warnings);
   if (queue.dropped() > 0) {
     out.warnings.push_back(std::to_string(queue.dropped()) +
                            " samples were dropped because the database could not keep up");

@@ -162,6 +162,20 @@ def test_no_library_no_gpu_block(tmp_path):
     assert "\ngpu\n" not in text
 
 
+def test_gpu_metrics_asked_for_without_a_gpu_warn_once(tmp_path):
+    db = tmp_path / "fp.db"
+    env = clean_env(FOOTPRINT_NVML_LIBRARY=tmp_path / "none" / "libnvidia-ml.so.1")
+    proc = fp("run", "-o", db, "-q", "--no-git", "-m", "cpu,gpu*", "--", "true", env=env)
+    assert proc.returncode == 0, describe(proc)
+    warnings = [l for l in proc.stderr.splitlines() if "warning" in l]
+    assert len(warnings) == 1, describe(proc)
+    assert warnings[0].startswith("footprint: warning: gpu, gpu.tree, gpu.memory")
+    assert "cannot load" in warnings[0] and "footprint doctor explains" in warnings[0]
+    # The default metrics say nothing about a machine without GPUs.
+    proc = fp("run", "-o", db, "-q", "--no-git", "--", "true", env=env)
+    assert proc.returncode == 0 and "warning" not in proc.stderr, describe(proc)
+
+
 def test_no_gpu_metric_no_nvml(tmp_path):
     gpu = Gpu(tmp_path, SHARED)
     gpu.run("-m", "cpu,memory", seconds=0.1)
