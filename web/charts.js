@@ -15,8 +15,6 @@
   const palette = ['#5470c6', '#ee6666', '#91cc75', '#fac858', '#73c0de', '#3ba272',
                    '#fc8452', '#9a60b4', '#ea7ccc', '#2f4554', '#c23531', '#61a0a8'];
   const lineTypes = ['solid', 'dashed', 'dotted'];
-  const charts = [];
-  window.footprintPlot = {data: data, charts: charts, describe: describe};
 
   // ---- numbers for people -------------------------------------------------------------
   function scaled(v, base, units) {

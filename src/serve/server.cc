@@ -166,6 +166,9 @@ struct Server::Impl {
       }
       Asset(res, assets->serve_html, "text/html; charset=utf-8");
     });
+    // Browsers ask for it; an empty answer keeps their consoles free of 404s.
+    http.Get("/favicon.ico",
+             [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
     if (assets) {
       const std::pair<std::string, std::pair<std::string_view, const char*>> files[] = {
           {"/assets/echarts.min.js", {assets->library_js, "text/javascript; charset=utf-8"}},
