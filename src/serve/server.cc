@@ -146,6 +146,9 @@ struct Server::Impl {
                               {"X-Frame-Options", "DENY"},
                               {"Cache-Control", "no-store"}});
     http.set_payload_max_length(1 << 20);
+    // Small answers go out at once (otherwise Nagle and delayed ACKs add 40 ms to each).
+    http.set_tcp_nodelay(true);
+    http.set_keep_alive_max_count(1000);  // a polling page keeps its connection
     // SO_REUSEADDR (a restart may bind while old connections linger) but not httplib's default
     // SO_REUSEPORT, with which a second server would share the port instead of failing.
     http.set_socket_options([](socket_t sock) {
