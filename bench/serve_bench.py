@@ -161,12 +161,7 @@ def main():
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--wrk-seconds", type=int, default=5)
     a = p.parse_args()
-    build = Path(a.build) if a.build else next(
-        (ROOT / d for d in ("build-bench", "build") if (ROOT / d / "footprint").exists()),
-        ROOT / "build")
-    footprint = str(build / "footprint")
-    if not os.access(footprint, os.X_OK):
-        sys.exit(f"serve_bench: no footprint binary in {build}; build it first")
+    build, footprint = report_bench.find_footprint(a.build, "serve_bench")
     result = measure(footprint, a.samples, a.repeat, a.wrk_seconds)
     print(f"footprint serve on one run of {result['samples']:,} samples "
           f"({result['series']} series), {a.repeat} requests each (build: {build}; "
