@@ -159,6 +159,19 @@ def markdown(result):
     return "\n".join(lines)
 
 
+def find_footprint(build_arg, tool):
+    """(build folder, footprint binary): --build, else build-bench, else build; exits with a
+    message naming `tool` when there is no binary."""
+    build = Path(build_arg) if build_arg else next(
+        (ROOT / d for d in ("build-bench", "build") if (ROOT / d / "footprint").exists()),
+        ROOT / "build")
+    footprint = str(build / "footprint")
+    if not os.access(footprint, os.X_OK):
+        sys.exit(f"{tool}: no footprint binary in {build}; build it first (see the top of "
+                 "this file)")
+    return build, footprint
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--build", default=None, help="build folder (default build-bench, else build)")
@@ -166,13 +179,7 @@ def main():
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--keep", metavar="DIR", help="write the database into DIR and keep it")
     a = p.parse_args()
-    build = Path(a.build) if a.build else next(
-        (ROOT / d for d in ("build-bench", "build") if (ROOT / d / "footprint").exists()),
-        ROOT / "build")
-    footprint = str(build / "footprint")
-    if not os.access(footprint, os.X_OK):
-        sys.exit(f"report_bench: no footprint binary in {build}; build it first (see the top "
-                 "of this file)")
+    build, footprint = find_footprint(a.build, "report_bench")
     result = measure(footprint, a.samples, a.repeat, a.keep)
     print(f"footprint readers on one run of {result['samples']:,} samples "
           f"({result['series']} series), median of {a.repeat} (build: {build}; "

@@ -17,8 +17,10 @@ to a psutil-based Python sampler doing the same job, with the ratio psutil / foo
     rows into the same schema.
  5. The instrumentation API: fp_scope_bench and bench/python_overhead.py.
  6. Readers of a 10 M-sample run: show, export and plot (bench/report_bench.py).
+ 7. footprint serve on the same kind of run: API latency and requests/s under wrk
+    (bench/serve_bench.py).
 
-Run it on an otherwise idle machine; the whole run takes about 6 minutes (--quick: about 1).
+Run it on an otherwise idle machine; the whole run takes about 7 minutes (--quick: about 1).
 Needs Debian's python3-psutil: run it with /usr/bin/python3.
 """
 import argparse
@@ -43,6 +45,7 @@ try:
     import psutil  # noqa: E402
     import psutil_sampler  # noqa: E402
     import report_bench  # noqa: E402
+    import serve_bench  # noqa: E402
 except ImportError as e:  # pragma: no cover
     sys.exit(f"run_benchmarks.py: {e}; run it with /usr/bin/python3 "
              "(Debian's python3-psutil: apt-get install python3-psutil)")
@@ -1024,10 +1027,10 @@ def main():
     work = Path(tempfile.mkdtemp(prefix="fp-ingest-", dir=build))
     busy = {}  # section -> machine busy % during it
     try:
-        log("1/6 monitoring overhead")
+        log("1/7 monitoring overhead")
         mon, walk = monitoring(fp, tmp, duration)
 
-        log("2/6 sample cost (fp_probe_bench, psutil)")
+        log("2/7 sample cost (fp_probe_bench, psutil)")
         with MachineLoad() as load:
             probe, _ = google_benchmark(probe_bin, 0.05 if args.quick else 0.3,
                                         1 if args.quick else 5)
@@ -1035,12 +1038,12 @@ def main():
                        for n in (1, 10, 100)}
         busy["cost"] = load.busy_pct
 
-        log("3/6 footprint run -- true")
+        log("3/7 footprint run -- true")
         with MachineLoad() as load:
             true_r = true_overhead(fp, tmp, args.true_reps)
         busy["true"] = load.busy_pct
 
-        log("4/6 SQLite ingest (fp_ingest_bench, Python sqlite3)")
+        log("4/7 SQLite ingest (fp_ingest_bench, Python sqlite3)")
         env = dict(os.environ, FP_BENCH_DIR=str(work))
         with MachineLoad() as load:
             ingest, _ = google_benchmark(ingest_bin, 0.2 if args.quick else 1.0,
@@ -1049,14 +1052,18 @@ def main():
                          for b in (2500, 25000)}
         busy["ingest"] = load.busy_pct
 
-        log("5/6 instrumentation API (fp_scope_bench, python_overhead.py)")
+        log("5/7 instrumentation API (fp_scope_bench, python_overhead.py)")
         with MachineLoad() as load:
             api = api_overhead(build, args.quick)
         busy["api"] = load.busy_pct
 
-        log("6/6 readers on a long run (report_bench.py)")
+        log("6/7 readers on a long run (report_bench.py)")
         readers = report_bench.measure(str(fp), 1_000_000 if args.quick else 10_000_000,
                                        1 if args.quick else 3)
+
+        log("7/7 footprint serve on a long run (serve_bench.py)")
+        served = serve_bench.measure(str(fp), 1_000_000 if args.quick else 10_000_000,
+                                     2 if args.quick else 5, 2 if args.quick else 5)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
@@ -1065,7 +1072,7 @@ def main():
 
     text = build_report(info, args, duration, mon, walk, probe, ingest, py_cost, py_ingest,
                         true_r, load_start, load_end, wall, busy) + api_section(api) + \
-        readers_section(readers)
+        readers_section(readers) + serve_section(served)
     write_report(text, args)
     if args.json:
         Path(args.json).write_text(json.dumps({
@@ -1074,7 +1081,7 @@ def main():
             "monitoring": mon, "monitoring_no_cgroup": walk, "probe_bench": probe,
             "psutil_sample_cost": py_cost, "true": true_r, "ingest_bench": ingest,
             "python_ingest": py_ingest, "load": [load_start, load_end], "busy": busy,
-            "api": api, "readers": readers},
+            "api": api, "readers": readers, "serve": served},
             indent=1))
         log(f"wrote {args.json}")
 
@@ -1143,6 +1150,19 @@ def readers_section(readers):
         report_bench.markdown(readers), ""])
 
 
+def serve_section(served):
+    """The Markdown section of footprint serve's figures (bench/serve_bench.py)."""
+    return "\n".join([
+        "", "## `footprint serve`: the API on a long run", "",
+        f"`footprint serve` over one synthetic run of {served['samples']:,} samples "
+        f"({served['series']} series at 1 ms), each request made {served['repeat']} times on one "
+        "kept-alive connection (`bench/serve_bench.py`; load average "
+        f"{served['load_start']:.2f} at the start, {served['load_end']:.2f} at the end); then "
+        "`wrk` on loopback against the requests a page polls, sharing the cores with the server "
+        "(so requests/s is a floor).", "",
+        serve_bench.markdown(served), ""])
+
+
 def write_report(text, args):
     print_summary(text)
     if args.out and args.out != "-":
@@ -1165,6 +1185,8 @@ def report_from_json(args):
         text += api_section(d["api"])
     if "readers" in d:
         text += readers_section(d["readers"])
+    if "serve" in d:
+        text += serve_section(d["serve"])
     write_report(text, args)
 
 

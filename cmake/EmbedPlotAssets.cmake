@@ -1,18 +1,21 @@
-# cmake -DLIBRARY_JS= -DLIBRARY_VERSION= -DPLOT_JS= -DPLOT_CSS= -DOUTPUT= -P EmbedPlotAssets.cmake
+# cmake -DLIBRARY_JS= -DLIBRARY_VERSION= -DCHARTS_JS= -DPLOT_JS= -DPLOT_CSS= -DSERVE_HTML=
+#       -DSERVE_JS= -DSERVE_CSS= -DOUTPUT= -P EmbedPlotAssets.cmake
+cmake_policy(SET CMP0054 NEW)
 # Writes OUTPUT, a C++ file defining footprint::EmbeddedPlotAssets() (src/report/plot_assets.h)
 # with each file as a raw string literal: the compiler (and ccache) see the bytes themselves.
 set(delimiter "fp_asset")
 set(body "")
-foreach(var LIBRARY_JS PLOT_JS PLOT_CSS)
+foreach(var LIBRARY_JS CHARTS_JS PLOT_JS PLOT_CSS SERVE_HTML SERVE_JS SERVE_CSS)
   file(READ "${${var}}" content)
   string(FIND "${content}" ")${delimiter}\"" clash)
   if(NOT clash EQUAL -1)
     message(FATAL_ERROR "footprint: ${${var}} contains ')${delimiter}\"'; change the delimiter "
                         "in cmake/EmbedPlotAssets.cmake")
   endif()
+  # What plot pages inline must not end their <script> element (serve's page links its files).
   string(TOLOWER "${content}" lower)
   string(FIND "${lower}" "</script" ends_script)
-  if(NOT ends_script EQUAL -1)
+  if(NOT ends_script EQUAL -1 AND NOT "${var}" STREQUAL "SERVE_HTML")
     message(FATAL_ERROR "footprint: ${${var}} contains '</script', which would end the "
                         "<script> element it is embedded in")
   endif()
@@ -29,8 +32,12 @@ ${body}
 // sizeof - 1: the arrays end with the literal's terminating NUL.
 constexpr PlotAssets kAssets{{k_library_js, sizeof k_library_js - 1},
                              \"${LIBRARY_VERSION}\",
+                             {k_charts_js, sizeof k_charts_js - 1},
                              {k_plot_js, sizeof k_plot_js - 1},
-                             {k_plot_css, sizeof k_plot_css - 1}};
+                             {k_plot_css, sizeof k_plot_css - 1},
+                             {k_serve_html, sizeof k_serve_html - 1},
+                             {k_serve_js, sizeof k_serve_js - 1},
+                             {k_serve_css, sizeof k_serve_css - 1}};
 }  // namespace
 
 const PlotAssets* EmbeddedPlotAssets() { return &kAssets; }

@@ -1,7 +1,8 @@
 # The front end of `footprint plot`, embedded into the binary (docs/architecture.md):
 # `npm ci` installs web/package-lock.json into ${CMAKE_BINARY_DIR}/web (never the source tree),
-# then EmbedPlotAssets.cmake writes the charting library and web/plot.{js,css} into a generated
-# plot_assets.cc. Sets FOOTPRINT_PLOT_ASSETS_SOURCE and FOOTPRINT_WEB_DIR (its node_modules also
+# then EmbedPlotAssets.cmake writes the charting library, web/charts.js (the chart building both
+# pages share), web/plot.{js,css} and the web UI of footprint serve (web/serve.{html,js,css})
+# into a generated plot_assets.cc. Sets FOOTPRINT_PLOT_ASSETS_SOURCE and FOOTPRINT_WEB_DIR (its node_modules also
 # hold playwright-core for the browser test).
 find_program(FOOTPRINT_NPM npm)
 find_program(FOOTPRINT_NODE node)
@@ -36,10 +37,13 @@ set(FOOTPRINT_PLOT_ASSETS_SOURCE ${CMAKE_BINARY_DIR}/generated/plot_assets.cc)
 add_custom_command(
   OUTPUT ${FOOTPRINT_PLOT_ASSETS_SOURCE}
   COMMAND ${CMAKE_COMMAND} -DLIBRARY_JS=${library_js} -DLIBRARY_VERSION=echarts-${library_version}
-          -DPLOT_JS=${web_src}/plot.js -DPLOT_CSS=${web_src}/plot.css
+          -DCHARTS_JS=${web_src}/charts.js -DPLOT_JS=${web_src}/plot.js
+          -DPLOT_CSS=${web_src}/plot.css -DSERVE_HTML=${web_src}/serve.html
+          -DSERVE_JS=${web_src}/serve.js -DSERVE_CSS=${web_src}/serve.css
           -DOUTPUT=${FOOTPRINT_PLOT_ASSETS_SOURCE}
           -P ${CMAKE_SOURCE_DIR}/cmake/EmbedPlotAssets.cmake
-  DEPENDS ${FOOTPRINT_WEB_DIR}/npm-ci.stamp ${web_src}/plot.js ${web_src}/plot.css
+  DEPENDS ${FOOTPRINT_WEB_DIR}/npm-ci.stamp ${web_src}/charts.js ${web_src}/plot.js
+          ${web_src}/plot.css ${web_src}/serve.html ${web_src}/serve.js ${web_src}/serve.css
           ${CMAKE_SOURCE_DIR}/cmake/EmbedPlotAssets.cmake
-  COMMENT "Embedding the plot front end (echarts ${library_version}, web/plot.js, web/plot.css)"
+  COMMENT "Embedding the front end of plot and serve (echarts ${library_version}, web/)"
   VERBATIM)

@@ -1,8 +1,10 @@
 // footprint plot: builds the page's charts from the JSON that footprint embedded (#fp-data)
-// with Apache ECharts (embedded too). Plain JavaScript, no build step; see docs/plot.md.
+// with Apache ECharts and web/charts.js (both embedded too). Plain JavaScript, no build step;
+// see docs/plot.md.
 //
-// For tests and scripts, window.footprintPlot holds the data, the charts and describe(),
-// which reads back from each live chart the series it draws and how many points each has.
+// For tests and scripts, window.footprintPlot holds the data, the charts, describe(), which
+// reads back from each live chart the series it draws and how many points each has, and
+// save(id, 'png' | 'svg' | 'csv').
 (function () {
   'use strict';
 
@@ -10,383 +12,13 @@
   const main = document.getElementById('fp-charts');
   const actions = document.getElementById('fp-actions');
   const runs = data.runs;
-  const palette = ['#5470c6', '#ee6666', '#91cc75', '#fac858', '#73c0de', '#3ba272',
-                   '#fc8452', '#9a60b4', '#ea7ccc', '#2f4554', '#c23531', '#61a0a8'];
-  const lineTypes = ['solid', 'dashed', 'dotted'];
-  const charts = [];
-  window.footprintPlot = {data: data, charts: charts, describe: describe};
-
-  // ---- numbers for people -------------------------------------------------------------
-  function scaled(v, base, units) {
-    let i = 0;
-    let x = Math.abs(v);
-    while (x >= base && i < units.length - 1) { x /= base; v /= base; i++; }
-    return (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2)) +
-        ' ' + units[i];
-  }
-  // A custom tooltip formatter's string becomes HTML: every name from the database (runs,
-  // scopes, confusion-matrix labels) goes through this first.
-  function escapeHtml(text) {
-    return String(text).replace(/[&<>"']/g, function (c) {
-      return {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[c];
-    });
-  }
-
-  function format(unit, v) {
-    if (v === null || v === undefined || Number.isNaN(v)) return '-';
-    switch (unit) {
-      case 'bytes': return scaled(v, 1024, ['B', 'KiB', 'MiB', 'GiB', 'TiB']);
-      case 'bytes/s': return scaled(v, 1024, ['B/s', 'KiB/s', 'MiB/s', 'GiB/s']);
-      case 's':
-        if (v === 0) return '0 s';
-        if (Math.abs(v) < 1e-3) return (v * 1e6).toFixed(1) + ' µs';
-        if (Math.abs(v) < 1) return (v * 1e3).toFixed(1) + ' ms';
-        return v.toFixed(v < 100 ? 2 : 0) + ' s';
-      case '%': return v.toFixed(1) + ' %';
-      case '':
-      case 'count': return String(Math.round(v * 1e6) / 1e6);
-      default: return (Math.round(v * 1e4) / 1e4) + ' ' + unit;
-    }
-  }
-  function colorOf(run) { return palette[run % palette.length]; }
-  function fade(hex, alpha) {
-    const n = parseInt(hex.slice(1), 16);
-    return 'rgba(' + (n >> 16) + ',' + ((n >> 8) & 255) + ',' + (n & 255) + ',' + alpha + ')';
-  }
-  function fileStem(text) { return text.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80); }
-
-  // ---- downloads ----------------------------------------------------------------------
-  function download(name, type, text) {
-    const url = URL.createObjectURL(new Blob([text], {type: type}));
-    const a = document.createElement('a');
-    a.href = url;
-    a.download = name;
-    document.body.appendChild(a);
-    a.click();
-    a.remove();
-    setTimeout(function () { URL.revokeObjectURL(url); }, 1000);
-  }
-  function csvField(s) {
-    s = String(s);
-    return /[",\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
-  }
-  // CSV of sampled metrics: full resolution where the page holds it (docs/plot.md).
-  function metricsCsv(metrics) {
-    const rows = ['run_id,run_name,metric,unit,entity,t_s,value'];
-    let partial = false;
-    for (const m of metrics) {
-      for (const s of m.series) {
-        const r = runs[s.run];
-        let t = s.t;
-        let v = s.v;
-        if (s.raw && s.raw !== true) { t = s.raw.t; v = s.raw.v; }
-        if (!s.raw) partial = true;
-        const head = [r.id, r.name, m.name, m.unit, s.entity].map(csvField).join(',');
-        for (let i = 0; i < t.length; i++) rows.push(head + ',' + t[i] + ',' + v[i]);
-      }
-    }
-    if (partial) {
-      rows.unshift('# downsampled: this plot holds more samples than --raw-limit; ' +
-                   'footprint export -u RUN --format csv writes every sample');
-    }
-    return rows.join('\n') + '\n';
-  }
-
-  // Toolbox buttons every chart has: zoom, restore, PNG, SVG, and CSV where there are samples.
-  // The same saving functions are window.footprintPlot.save(id, 'png' | 'svg' | 'csv').
-  const icons = {
-    png: 'path://M3,5H21V19H3Z M3,16L9,10L13,14L16,11L21,16 M15,8.5A1.5,1.5,0,1,0,15.01,8.5',
-    svg: 'path://M5,2H14L19,7V22H5Z M14,2V7H19 M8,12H16 M8,16H16',
-    csv: 'path://M3,4H21V20H3Z M3,9H21 M3,14H21 M9,4V20 M15,4V20',
-  };
-  function savePng(entry) {
-    const url = entry.chart.getDataURL({type: 'png', pixelRatio: 2, backgroundColor: '#fff',
-                                        excludeComponents: ['toolbox', 'dataZoom']});
-    const a = document.createElement('a');
-    a.href = url;
-    a.download = fileStem(entry.title) + '.png';
-    document.body.appendChild(a);
-    a.click();
-    a.remove();
-  }
-  // SVG: the same option drawn once more by ECharts' SVG renderer, off screen.
-  function saveSvg(entry) {
-    const svg = echarts.init(null, null, {renderer: 'svg', ssr: true,
-                                          width: entry.element.clientWidth || 900,
-                                          height: entry.element.clientHeight || 420});
-    const option = entry.chart.getOption();
-    option.animation = false;
-    option.toolbox = [];
-    option.dataZoom = (option.dataZoom || []).filter(function (z) { return z.type === 'inside'; });
-    svg.setOption(option);
-    download(fileStem(entry.title) + '.svg', 'image/svg+xml', svg.renderToSVGString());
-    svg.dispose();
-  }
-  function save(id, kind) {
-    const entry = charts.find(function (c) { return c.id === id; });
-    if (!entry) throw new Error('no chart ' + id);
-    if (kind === 'png') return savePng(entry);
-    if (kind === 'svg') return saveSvg(entry);
-    if (kind === 'csv' && entry.csv) return entry.csv();
-    throw new Error('chart ' + id + ' cannot be saved as ' + kind);
-  }
-  window.footprintPlot.save = save;
-  function toolbox(entry, zoom) {
-    const feature = {};
-    if (zoom) feature.dataZoom = {yAxisIndex: 'none', title: {zoom: 'zoom', back: 'undo zoom'}};
-    feature.restore = {title: 'restore'};
-    feature.myPng = {show: true, title: 'save PNG', icon: icons.png,
-                     onclick: function () { savePng(entry); }};
-    feature.mySvg = {show: true, title: 'save SVG', icon: icons.svg,
-                     onclick: function () { saveSvg(entry); }};
-    if (entry.csv) {
-      feature.myCsv = {show: true, title: 'download CSV', icon: icons.csv,
-                       onclick: function () { entry.csv(); }};
-    }
-    return {right: 10, top: 6, feature: feature};
-  }
-
-  // ---- charts -------------------------------------------------------------------------
-  // `csv`: a function that downloads the chart's data, or null.
-  function addChart(kind, title, option, height, csv) {
-    const box = document.createElement('section');
-    box.className = 'fp-chart';
-    box.dataset.kind = kind;
-    const element = document.createElement('div');
-    element.className = 'fp-canvas';
-    element.id = 'chart-' + charts.length;
-    element.style.height = (height || 420) + 'px';
-    box.appendChild(element);
-    main.appendChild(box);
-    const chart = echarts.init(element, null, {renderer: 'canvas'});
-    const entry = {id: element.id, kind: kind, title: title, chart: chart, element: element,
-                   csv: csv || null};
-    option.animation = false;
-    option.title = Object.assign({text: title, left: 10, top: 6, textStyle: {fontSize: 15}},
-                                 option.title || {});
-    option.toolbox = toolbox(entry, !!option.dataZoom);
-    chart.setOption(option);
-    charts.push(entry);
-    return chart;
-  }
-  function describe() {
-    return charts.map(function (c) {
-      const option = c.chart.getOption();
-      return {
-        id: c.id, kind: c.kind, title: c.title,
-        series: (option.series || []).map(function (s) {
-          return {name: s.name, type: s.type, points: (s.data || []).length,
-                  bands: s.markArea && s.markArea.data ? s.markArea.data.length : 0};
-        }),
-      };
-    });
-  }
-
-  function bandsOf(run) {
-    const entry = data.bands.find(function (b) { return b.run === run; });
-    return entry ? entry.bands : [];
-  }
-
-  function timeSeriesChart(m) {
-    const entities = new Set(m.series.map(function (s) { return s.entity; }));
-    const perRun = {};
-    const withBands = new Set();
-    const series = m.series.map(function (s) {
-      const index = perRun[s.run] = (perRun[s.run] || 0) + 1;
-      const name = runs[s.run].label + (entities.size > 1 ? ' ' + s.entity : '');
-      const points = new Array(s.t.length);
-      for (let i = 0; i < s.t.length; i++) points[i] = [s.t[i], s.v[i]];
-      const out = {
-        name: name, type: 'line', data: points, showSymbol: false, symbolSize: 4,
-        color: colorOf(s.run), lineStyle: {width: 1.4, type: lineTypes[(index - 1) % 3]},
-        emphasis: {focus: 'series'},
-      };
-      // The run's scopes as bands, on its first series (hidden with it from the legend).
-      const bands = bandsOf(s.run);
-      if (bands.length && !withBands.has(s.run)) {
-        withBands.add(s.run);
-        out.markArea = {
-          silent: false,
-          itemStyle: {color: fade(colorOf(s.run), 0.10), borderColor: fade(colorOf(s.run), 0.4),
-                      borderWidth: 0.5},
-          label: {show: true, position: 'insideTopLeft', color: '#444', fontSize: 10},
-          data: bands.map(function (b) {
-            return [{name: b.name + (b.open ? ' (unfinished)' : ''), xAxis: b.start},
-                    {xAxis: b.end}];
-          }),
-        };
-      }
-      return out;
-    });
-    const downsampled = m.series.filter(function (s) { return s.count > s.t.length; });
-    let subtext = '';
-    if (downsampled.length) {
-      subtext = downsampled.length + ' of ' + m.series.length + ' series downsampled to ≤ ' +
-          data.max_points + ' points (LTTB; largest: ' +
-          Math.max.apply(null, downsampled.map(function (s) { return s.count; })).toLocaleString() +
-          ' samples)';
-    }
-    const title = m.name + (m.unit ? ' (' + m.unit + ')' : '');
-    addChart('timeseries', title, {
-      title: {subtext: subtext},
-      tooltip: {
-        trigger: 'axis',
-        axisPointer: {type: 'cross', label: {formatter: function (p) {
-          return p.axisDimension === 'x' ? format('s', p.value) : format(m.unit, p.value);
-        }}},
-        valueFormatter: function (v) { return format(m.unit, v); },
-      },
-      legend: {type: 'scroll', top: subtext ? 48 : 32, left: 10, right: 160},
-      grid: {left: 80, right: 30, top: subtext ? 86 : 70, bottom: 90},
-      dataZoom: [{type: 'inside', filterMode: 'none'}, {type: 'slider', filterMode: 'none',
-                                                         bottom: 12}],
-      xAxis: {type: 'value', name: 'time since run start', nameLocation: 'middle',
-              nameGap: 26, min: 0, axisLabel: {formatter: function (v) { return format('s', v); }}},
-      yAxis: {type: 'value', scale: false,
-              axisLabel: {formatter: function (v) { return format(m.unit, v); }}},
-      series: series,
-    }, 420, function () {
-      download(fileStem(m.name) + '.csv', 'text/csv', metricsCsv([m]));
-    });
-  }
-
-  function byRunBars(kind, title, categories, unit, valueOf, tooltipOf) {
-    addChart(kind, title, {
-      tooltip: {
-        trigger: 'item',
-        formatter: function (p) {
-          return escapeHtml(p.seriesName) + '<br>' + escapeHtml(p.name) + ': <b>' +
-              escapeHtml(format(unit, p.value)) + '</b>' +
-              (tooltipOf ? tooltipOf(p.seriesIndex, p.dataIndex) : '');
-        },
-      },
-      legend: {type: 'scroll', top: 32, left: 10, right: 160},
-      grid: {left: 80, right: 30, top: 70, bottom: 60, containLabel: true},
-      xAxis: {type: 'category', data: categories, axisLabel: {interval: 0, rotate: categories.length > 6 ? 30 : 0}},
-      yAxis: {type: 'value', axisLabel: {formatter: function (v) { return format(unit, v); }}},
-      series: runs.map(function (r, i) {
-        return {
-          name: r.label, type: 'bar', color: colorOf(i), emphasis: {focus: 'series'},
-          data: categories.map(function (c, j) { const v = valueOf(i, j); return v === null ? '-' : v; }),
-        };
-      }),
-    });
-  }
-
-  function scopeBars() {
-    if (!data.scopes.length) return;
-    byRunBars('scopes', 'Scope durations (total per name)',
-              data.scopes.map(function (s) { return s.name; }), 's',
-              function (run, j) {
-                const e = data.scopes[j].runs[run];
-                return e ? e.total_s : null;
-              },
-              function (run, j) {
-                const e = data.scopes[j].runs[run];
-                if (!e) return '';
-                return '<br>' + e.count + '× mean ' + format('s', e.mean_s) +
-                    (e.unfinished ? '<br>' + e.unfinished + ' never ended' : '');
-              });
-  }
-
-  function totalBars() {
-    const titles = {s: 'Run totals: time', bytes: 'Run totals: memory and I/O',
-                    J: 'Run totals: energy', count: 'Run totals: counts'};
-    const units = [];
-    for (const t of data.totals) if (units.indexOf(t.unit) < 0) units.push(t.unit);
-    for (const unit of units) {
-      const totals = data.totals.filter(function (t) { return t.unit === unit; });
-      byRunBars('totals', titles[unit] || 'Run totals (' + unit + ')',
-                totals.map(function (t) { return t.name; }), unit,
-                function (run, j) { return totals[j].runs[run]; });
-    }
-  }
-
-  function curveChart(c) {
-    const title = c.name + ' by ' + c.x;
-    addChart('curve', title, {
-      tooltip: {trigger: 'axis'},
-      legend: {type: 'scroll', top: 32, left: 10, right: 160},
-      grid: {left: 80, right: 30, top: 70, bottom: 90},
-      dataZoom: [{type: 'inside', filterMode: 'none'}, {type: 'slider', filterMode: 'none', bottom: 12}],
-      xAxis: {type: 'value', name: c.x === 'step' ? 'step' : 'time since run start (s)',
-              nameLocation: 'middle', nameGap: 26, minInterval: c.x === 'step' ? 1 : 0},
-      yAxis: {type: 'value', scale: true},
-      series: c.series.map(function (s) {
-        return {
-          name: runs[s.run].label, type: 'line', color: colorOf(s.run), symbolSize: 5,
-          showSymbol: s.x.length <= 200, emphasis: {focus: 'series'},
-          data: s.x.map(function (x, i) { return [x, s.y[i]]; }),
-        };
-      }),
-    });
-  }
-
-  function confusionChart(c) {
-    const title = c.name + ': ' + runs[c.run].label + (c.step !== null ? ' (step ' + c.step + ')' : '');
-    const cells = [];
-    let max = 0;
-    c.matrix.forEach(function (row, i) {
-      row.forEach(function (v, j) { cells.push([j, i, v]); max = Math.max(max, v); });
-    });
-    const labels = c.labels.map(String);
-    const size = Math.max(320, Math.min(700, 140 + 36 * labels.length));
-    addChart('confusion', title, {
-      tooltip: {
-        formatter: function (p) {
-          return 'true ' + escapeHtml(labels[p.value[1]]) + ', predicted ' +
-              escapeHtml(labels[p.value[0]]) + ': <b>' + escapeHtml(p.value[2]) + '</b>';
-        },
-      },
-      grid: {left: 110, right: 110, top: 60, bottom: 70},
-      xAxis: {type: 'category', data: labels, name: 'predicted', nameLocation: 'middle',
-              nameGap: 30, splitArea: {show: true}},
-      yAxis: {type: 'category', data: labels, name: 'true', nameLocation: 'middle', nameGap: 70,
-              inverse: true, splitArea: {show: true}},
-      visualMap: {min: 0, max: max || 1, calculable: true, orient: 'vertical', right: 10,
-                  top: 'middle', inRange: {color: ['#f7fbff', '#6baed6', '#08306b']}},
-      series: [{name: c.name, type: 'heatmap', data: cells,
-                label: {show: labels.length <= 20}, emphasis: {itemStyle: {borderColor: '#333'}}}],
-    }, size);
-  }
-
-  function hyperparameterChart(h) {
-    const title = h.name + ': ' + h.axes.join(', ') + ' → ' + h.target;
-    const dims = h.axes.concat([h.target]);
-    const categorical = dims.map(function (d, i) {
-      if (i === h.axes.length) return null;
-      const values = h.sets.map(function (s) { return s.params[d]; });
-      if (values.every(function (v) { return typeof v === 'number' || v === undefined || v === null; })) return null;
-      return Array.from(new Set(values.map(String)));
-    });
-    const parallelAxis = dims.map(function (d, i) {
-      const axis = {dim: i, name: d + (i === h.axes.length ? (h.low_means_good ? ' (lower is better)' : ' (higher is better)') : '')};
-      if (categorical[i]) { axis.type = 'category'; axis.data = categorical[i]; }
-      // The better end of the target on top.
-      if (i === h.axes.length) axis.inverse = h.low_means_good;
-      return axis;
-    });
-    const byRun = {};
-    for (const s of h.sets) (byRun[s.run] = byRun[s.run] || []).push(s);
-    addChart('hyperparameters', title, {
-      tooltip: {trigger: 'item'},
-      legend: {type: 'scroll', top: 32, left: 10, right: 160},
-      parallel: {left: 60, right: 120, top: 90, bottom: 40},
-      parallelAxis: parallelAxis,
-      series: Object.keys(byRun).map(function (run) {
-        return {
-          name: runs[run].label, type: 'parallel', color: colorOf(Number(run)),
-          lineStyle: {width: 2, opacity: 0.75}, emphasis: {lineStyle: {width: 4, opacity: 1}},
-          data: byRun[run].map(function (s) {
-            return dims.map(function (d, i) {
-              const v = i === h.axes.length ? s.value : s.params[d];
-              return v === undefined || v === null ? '-' : (categorical[i] ? String(v) : v);
-            });
-          }),
-        };
-      }),
-    });
-  }
+  const fc = window.FootprintCharts;
+  const format = fc.format;
+  const download = fc.download;
+  const colorOf = fc.colorOf;
+  const view = fc.createView(data, main);
+  const charts = view.charts;
+  window.footprintPlot = {data: data, charts: charts, describe: view.describe, save: view.save};
 
   // ---- the page -----------------------------------------------------------------------
   function header() {
@@ -418,7 +50,7 @@
       button.title = data.complete_csv ? 'every sample of the plotted series'
           : 'more samples than --raw-limit: the drawn points (footprint export writes them all)';
       button.addEventListener('click', function () {
-        download('footprint-samples.csv', 'text/csv', metricsCsv(data.metrics));
+        download('footprint-samples.csv', 'text/csv', view.metricsCsv(data.metrics));
       });
       actions.appendChild(button);
     }
@@ -432,19 +64,12 @@
   }
 
   header();
-  data.metrics.forEach(timeSeriesChart);
-  data.curves.forEach(curveChart);
-  scopeBars();
-  totalBars();
-  data.confusion.forEach(confusionChart);
-  data.hyperparameters.forEach(hyperparameterChart);
+  view.render();
   if (!charts.length) {
     const empty = document.createElement('p');
     empty.textContent = 'Nothing to draw: the selected runs have no samples, values or totals.';
     main.appendChild(empty);
   }
-  window.addEventListener('resize', function () {
-    charts.forEach(function (c) { c.chart.resize(); });
-  });
+  window.addEventListener('resize', view.resize);
   window.footprintPlot.ready = true;
 })();

@@ -150,6 +150,11 @@ class Store {
   // them: one pass over the series however long it is.
   virtual Status ScanSamples(int64_t series_id,
                              const std::function<void(int64_t, double)>& visit) = 0;
+  // As ScanSamples, only the samples taken after `after_ns`, and at most `limit` of them
+  // (0: no limit), found through the index: the pages of a long series, the new samples of a
+  // live one.
+  virtual Status ScanSamplesAfter(int64_t series_id, int64_t after_ns, size_t limit,
+                                  const std::function<void(int64_t, double)>& visit) = 0;
   // Time of the last sample of one series (none when it has no samples), from the index.
   virtual Result<std::optional<int64_t>> SeriesEnd(int64_t series_id) = 0;
   // Time of the last sample of the run, if any (used to date an interrupted run's end).

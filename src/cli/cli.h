@@ -40,6 +40,7 @@ Action AddRuns(CLI::App& app);
 Action AddShow(CLI::App& app);
 Action AddDoctor(CLI::App& app);
 Action AddPlot(CLI::App& app);
+Action AddServe(CLI::App& app);
 
 Action AddCompare(CLI::App& app);
 Action AddExport(CLI::App& app);

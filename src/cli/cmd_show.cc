@@ -30,12 +30,7 @@ Result<std::unique_ptr<Store>> OpenExisting(const std::string& db) {
   return store;
 }
 
-Result<std::vector<RunRecord>> LoadRuns(Store& store) {
-  auto runs = store.ListRuns();
-  if (!runs.ok()) return runs;
-  FP_RETURN_IF_ERROR(ReconcileInterrupted(store, *runs));
-  return runs;
-}
+Result<std::vector<RunRecord>> LoadRuns(Store& store) { return ListReconciledRuns(store); }
 
 namespace {
 

@@ -43,6 +43,7 @@ int Main(int argc, char** argv) {
       "  footprint show last\n"
       "  footprint plot -u last -t cpu memory --out run.html\n"
       "  footprint run -r 10 --warmup 1 -- ./bench && footprint show group:last\n"
+      "  footprint serve                # web UI on http://127.0.0.1:8765/\n"
       "  footprint doctor\n\n"
       "Run 'footprint SUBCOMMAND --help' for the options of each subcommand.");
   // Everything after the first "--" is the command of `run`, untouched by option parsing.
@@ -58,7 +59,7 @@ int Main(int argc, char** argv) {
   const std::pair<std::string, Action> actions[] = {
       {"run", AddRun(app, command)}, {"runs", AddRuns(app)},     {"show", AddShow(app)},
       {"compare", AddCompare(app)},  {"export", AddExport(app)}, {"plot", AddPlot(app)},
-      {"doctor", AddDoctor(app)},
+      {"serve", AddServe(app)},      {"doctor", AddDoctor(app)},
   };
   try {
     app.parse(argc, argv);

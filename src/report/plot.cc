@@ -9,6 +9,7 @@
 
 #include "footprint/groups.h"
 #include "footprint/report.h"
+#include "report/json_out.h"
 #include "report/lttb.h"
 #include "report/plot_assets.h"
 #include "run/run_metadata.h"
@@ -32,99 +33,6 @@ std::string ValueKind(const ValueRecord& v) {
   if (kind == "hyperparameters") return "hyperparameters";
   return v.value ? "values" : "";  // other documents have nothing to draw
 }
-
-// The page's JSON, written by hand: series arrays are the bulk of it, and 10 significant
-// digits (1 µs over three hours) keep them half the size of a full-precision dump. Every '<'
-// is escaped so that nothing in the data can end the <script> element that holds it.
-class JsonOut {
- public:
-  explicit JsonOut(std::string& s) : s_(s) {}
-  JsonOut& Null() {
-    Comma();
-    s_ += "null";
-    return *this;
-  }
-  JsonOut& Bool(bool b) {
-    Comma();
-    s_ += b ? "true" : "false";
-    return *this;
-  }
-  JsonOut& Key(std::string_view key) {
-    Str(key);
-    s_ += ':';
-    first_ = true;  // the value that follows needs no comma
-    return *this;
-  }
-  JsonOut& Str(std::string_view text) {
-    Comma();
-    Escaped(json(text).dump(-1, ' ', false, json::error_handler_t::replace));
-    return *this;
-  }
-  JsonOut& Doc(const json& doc) {
-    Comma();
-    Escaped(doc.dump(-1, ' ', false, json::error_handler_t::replace));
-    return *this;
-  }
-  JsonOut& Num(double v) {
-    Comma();
-    AppendNumber(v);
-    return *this;
-  }
-  JsonOut& Int(int64_t v) {
-    Comma();
-    s_ += std::to_string(v);
-    return *this;
-  }
-  JsonOut& Opt(const std::optional<double>& v) { return v ? Num(*v) : Null(); }
-  JsonOut& Open(char bracket) {
-    Comma();
-    s_ += bracket;
-    first_ = true;
-    return *this;
-  }
-  JsonOut& Close(char bracket) {
-    s_ += bracket;
-    first_ = false;
-    return *this;
-  }
-  // A list of numbers: `scale` divides each (ns to s), NaN and infinities become null.
-  template <typename T>
-  JsonOut& Numbers(const std::vector<T>& values, double scale = 1) {
-    Open('[');
-    for (const T& v : values) {
-      if (!first_) s_ += ',';
-      first_ = false;
-      AppendNumber(static_cast<double>(v) / scale);
-    }
-    return Close(']');
-  }
-
- private:
-  void Comma() {
-    if (!first_) s_ += ',';
-    first_ = false;
-  }
-  void AppendNumber(double v) {
-    if (!std::isfinite(v)) {
-      s_ += "null";
-      return;
-    }
-    char buf[32];
-    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 10);
-    s_.append(buf, r.ptr);
-  }
-  void Escaped(const std::string& text) {
-    for (char c : text) {
-      if (c == '<') {
-        s_ += "\\u003c";
-      } else {
-        s_ += c;
-      }
-    }
-  }
-  std::string& s_;
-  bool first_ = true;
-};
 
 std::string HtmlEscape(std::string_view text) {
   std::string out;
@@ -227,16 +135,17 @@ Status CheckChosen(const std::vector<std::string>& chosen, const Names& have, st
   return Status::Ok();
 }
 
-// Reads one series and writes it as {"run","entity","count","t","v","raw"}.
-Status WriteSeries(Store& store, const SeriesRecord& s, size_t run_index,
-                   const PlotOptions& options, size_t& raw_left, PlotStats& stats, JsonOut& j) {
+// Reads one series (its samples after `after_ns`) and writes it as
+// {"run","entity","count","end_ns","t","v","raw"}.
+Status WriteSeries(Store& store, const SeriesRecord& s, size_t run_index, size_t max_points,
+                   int64_t after_ns, size_t& raw_left, PlotStats& stats, JsonOut& j) {
   auto end = store.SeriesEnd(s.id);
   if (!end.ok()) return end.status();
-  LttbSampler sampler(end->value_or(0), options.max_points);
+  LttbSampler sampler(end->value_or(0), max_points);
   std::vector<int64_t> raw_t;
   std::vector<double> raw_v;
-  bool keep_raw = raw_left > options.max_points;
-  FP_RETURN_IF_ERROR(store.ScanSamples(s.id, [&](int64_t t, double v) {
+  bool keep_raw = raw_left > max_points;
+  FP_RETURN_IF_ERROR(store.ScanSamplesAfter(s.id, after_ns, 0, [&](int64_t t, double v) {
     sampler.Add(t, v);
     if (!keep_raw) return;
     if (raw_t.size() >= raw_left) {  // over the budget: the CSV gets displayed points
@@ -260,7 +169,8 @@ Status WriteSeries(Store& store, const SeriesRecord& s, size_t run_index,
   stats.samples += count;
   stats.points += points.size();
   j.Open('{').Key("run").Int(static_cast<int64_t>(run_index)).Key("entity").Str(s.entity);
-  j.Key("count").Int(static_cast<int64_t>(count));
+  j.Key("count").Int(static_cast<int64_t>(count)).Key("end_ns");
+  end->has_value() && count ? j.Int(**end) : j.Null();
   j.Key("t").Numbers(t, 1e9).Key("v").Numbers(v);
   j.Key("raw");
   if (points.size() == count) {
@@ -273,6 +183,27 @@ Status WriteSeries(Store& store, const SeriesRecord& s, size_t run_index,
     stats.complete_csv = false;
   }
   j.Close('}');
+  return Status::Ok();
+}
+
+// The "metrics" member: per sampled metric (in catalogue order) its series from every run.
+Status WriteMetrics(Store& store, const std::vector<RunData>& data, const PlotCatalog& catalog,
+                    const std::vector<std::string>& chosen, size_t max_points, int64_t after_ns,
+                    size_t& raw_left, PlotStats& stats, JsonOut& j) {
+  j.Key("metrics").Open('[');
+  for (const auto& m : catalog.metrics) {
+    if (m.kind != "samples" || !Wanted(chosen, m.name)) continue;
+    ++stats.charts;
+    j.Open('{').Key("name").Str(m.name).Key("unit").Str(m.unit).Key("series").Open('[');
+    for (size_t i = 0; i < data.size(); ++i) {
+      for (const SeriesRecord& s : data[i].series) {
+        if (s.metric != m.name) continue;
+        FP_RETURN_IF_ERROR(WriteSeries(store, s, i, max_points, after_ns, raw_left, stats, j));
+      }
+    }
+    j.Close(']').Close('}');
+  }
+  j.Close(']');
   return Status::Ok();
 }
 
@@ -328,6 +259,12 @@ void WriteCurves(const std::vector<RunData>& runs, const std::string& name, Json
   j.Close(']').Close('}');
 }
 
+Status PlotsUnavailable() {
+  return Unsupported(
+      "this footprint was built without plots (FOOTPRINT_BUILD_PLOT=OFF); rebuild it with "
+      "nodejs and npm installed (scripts/setup)");
+}
+
 }  // namespace
 
 bool PlotAvailable() { return EmbeddedPlotAssets() != nullptr; }
@@ -338,14 +275,10 @@ Result<PlotCatalog> CatalogRuns(Store& store, const std::vector<RunRecord>& runs
   return Catalog(*data);
 }
 
-Result<PlotStats> WritePlot(Store& store, const std::vector<RunRecord>& runs,
-                            const PlotOptions& options, std::ostream& out) {
+Result<std::string> PlotDataJson(Store& store, const std::vector<RunRecord>& runs,
+                                 const PlotOptions& options, PlotStats* stats_out) {
   const PlotAssets* assets = EmbeddedPlotAssets();
-  if (!assets) {
-    return Unsupported(
-        "this footprint was built without plots (FOOTPRINT_BUILD_PLOT=OFF); rebuild it with "
-        "nodejs and npm installed (scripts/setup)");
-  }
+  if (!assets) return PlotsUnavailable();
   if (runs.empty()) return InvalidArgument("no runs to plot; choose some with -u");
   auto loaded = LoadRuns(store, runs);
   if (!loaded.ok()) return loaded.status();
@@ -382,20 +315,8 @@ Result<PlotStats> WritePlot(Store& store, const std::vector<RunRecord>& runs,
 
   // Sampled metrics, each with its series from every run.
   size_t raw_left = options.raw_limit;
-  j.Key("metrics").Open('[');
-  for (const auto& m : catalog.metrics) {
-    if (m.kind != "samples" || !Wanted(options.metrics, m.name)) continue;
-    ++stats.charts;
-    j.Open('{').Key("name").Str(m.name).Key("unit").Str(m.unit).Key("series").Open('[');
-    for (size_t i = 0; i < data.size(); ++i) {
-      for (const SeriesRecord& s : data[i].series) {
-        if (s.metric != m.name) continue;
-        FP_RETURN_IF_ERROR(WriteSeries(store, s, i, options, raw_left, stats, j));
-      }
-    }
-    j.Close(']').Close('}');
-  }
-  j.Close(']');
+  FP_RETURN_IF_ERROR(WriteMetrics(store, data, catalog, options.metrics, options.max_points,
+                                  INT64_MIN, raw_left, stats, j));
 
   j.Key("bands").Open('[');
   for (size_t i = 0; i < data.size(); ++i) WriteBands(data[i], i, options.scopes, ends[i], j);
@@ -502,10 +423,42 @@ Result<PlotStats> WritePlot(Store& store, const std::vector<RunRecord>& runs,
   j.Close(']');
   j.Key("complete_csv").Bool(stats.complete_csv);
   j.Close('}');
+  if (stats_out) *stats_out = stats;
+  return body;
+}
 
+Result<std::string> LiveSeriesJson(Store& store, const RunRecord& run,
+                                   const std::vector<std::string>& metrics, size_t max_points,
+                                   int64_t after_ns) {
+  auto loaded = LoadRuns(store, {run});
+  if (!loaded.ok()) return loaded.status();
+  PlotCatalog catalog = Catalog(*loaded);
+  std::vector<std::string> metric_names;
+  for (const auto& m : catalog.metrics) metric_names.push_back(m.name);
+  FP_RETURN_IF_ERROR(CheckChosen(metrics, metric_names, "metric", "metrics="));
+  const RunData& d = loaded->front();
+  std::string body;
+  JsonOut j(body);
+  j.Open('{').Key("run").Str(run.id).Key("status").Str(RunStatusName(run.status));
+  j.Key("duration_s").Num(RunDuration(run, d.totals)).Key("after_ns").Int(after_ns);
+  PlotStats stats;
+  size_t raw_left = 0;  // the points are what the page appends; no CSV copy
+  FP_RETURN_IF_ERROR(
+      WriteMetrics(store, *loaded, catalog, metrics, max_points, after_ns, raw_left, stats, j));
+  j.Key("samples").Int(static_cast<int64_t>(stats.samples)).Close('}');
+  return body;
+}
+
+Result<PlotStats> WritePlot(Store& store, const std::vector<RunRecord>& runs,
+                            const PlotOptions& options, std::ostream& out) {
+  const PlotAssets* assets = EmbeddedPlotAssets();
+  if (!assets) return PlotsUnavailable();
+  PlotStats stats;
+  auto body = PlotDataJson(store, runs, options, &stats);
+  if (!body.ok()) return body.status();
   std::string title = options.title;
   if (title.empty()) {
-    for (const RunData& d : data) title += (title.empty() ? "" : ", ") + RunLabel(d.run);
+    for (const RunRecord& r : runs) title += (title.empty() ? "" : ", ") + RunLabel(r);
     title = "footprint: " + title;
   }
   out << "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -517,8 +470,9 @@ Result<PlotStats> WritePlot(Store& store, const std::vector<RunRecord>& runs,
       << "<main id=\"fp-charts\"></main>\n"
       << "<script>\n"
       << assets->library_js << "\n</script>\n"
-      << "<script type=\"application/json\" id=\"fp-data\">" << body << "</script>\n"
+      << "<script type=\"application/json\" id=\"fp-data\">" << *body << "</script>\n"
       << "<script>\n"
+      << assets->charts_js << "\n</script>\n<script>\n"
       << assets->plot_js << "\n</script>\n</body>\n</html>\n";
   if (!out) return IoError("cannot write the plot");
   return stats;

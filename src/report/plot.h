@@ -64,6 +64,20 @@ struct PlotStats {
 Result<PlotStats> WritePlot(Store& store, const std::vector<RunRecord>& runs,
                             const PlotOptions& options, std::ostream& out);
 
+// The JSON document that WritePlot embeds in its page (runs, metrics with their downsampled
+// series, bands, scopes, totals, curves, confusion, hyperparameters; docs/plot.md), which the
+// web UI (footprint serve) fetches and draws with the same code. Errors as WritePlot.
+Result<std::string> PlotDataJson(Store& store, const std::vector<RunRecord>& runs,
+                                 const PlotOptions& options, PlotStats* stats = nullptr);
+
+// The samples of one run's sampled series taken after `after_ns` (ns since the run's start),
+// each series downsampled with LTTB to at most `max_points`: what a page showing a live run
+// appends. {"run", "status", "duration_s", "after_ns", "metrics": [as PlotDataJson, each
+// series with "end_ns", the time of its last sample], "samples"}. `metrics` empty: all.
+Result<std::string> LiveSeriesJson(Store& store, const RunRecord& run,
+                                   const std::vector<std::string>& metrics, size_t max_points,
+                                   int64_t after_ns);
+
 // Whether the charting library was embedded at build time.
 bool PlotAvailable();
 

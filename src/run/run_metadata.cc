@@ -227,4 +227,11 @@ Status ReconcileInterrupted(Store& store, std::vector<RunRecord>& runs) {
   return Status::Ok();
 }
 
+Result<std::vector<RunRecord>> ListReconciledRuns(Store& store) {
+  auto runs = store.ListRuns();
+  if (!runs.ok()) return runs;
+  FP_RETURN_IF_ERROR(ReconcileInterrupted(store, *runs));
+  return runs;
+}
+
 }  // namespace footprint

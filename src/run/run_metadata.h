@@ -40,6 +40,9 @@ RunRecord NewRunRecord(const std::vector<std::string>& command, std::string name
 // `runs` and, when the store is writable, in the store. Their end is their last heartbeat.
 Status ReconcileInterrupted(Store& store, std::vector<RunRecord>& runs);
 
+// Every run of the store, oldest first, reconciled as above: what the readers list.
+Result<std::vector<RunRecord>> ListReconciledRuns(Store& store);
+
 }  // namespace footprint
 
 #endif  // FOOTPRINT_RUN_RUN_METADATA_H_

@@ -100,6 +100,8 @@ class SqliteStore final : public Store {
   Result<std::vector<SeriesRecord>> ListSeries(const std::string& run_id) override;
   Result<std::vector<double>> LoadValues(int64_t series_id, std::vector<int64_t>* times) override;
   Status ScanSamples(int64_t series_id, const std::function<void(int64_t, double)>& visit) override;
+  Status ScanSamplesAfter(int64_t series_id, int64_t after_ns, size_t limit,
+                          const std::function<void(int64_t, double)>& visit) override;
   Result<std::optional<int64_t>> SeriesEnd(int64_t series_id) override;
   Result<std::optional<int64_t>> LastSampleTime(const std::string& run_id) override;
   Result<std::map<std::string, double>> LoadTotals(const std::string& run_id) override;
@@ -537,6 +539,23 @@ Status SqliteStore::ScanSamples(int64_t series_id,
                                 const std::function<void(int64_t, double)>& visit) {
   return Query("SELECT t_ns, value FROM samples WHERE series_id = ? ORDER BY t_ns", series_id,
                [&](const Stmt& s) { visit(s.Int(0), s.Real(1)); });
+}
+
+Status SqliteStore::ScanSamplesAfter(int64_t series_id, int64_t after_ns, size_t limit,
+                                     const std::function<void(int64_t, double)>& visit) {
+  Stmt s;
+  if (s.Prepare(db_,
+                "SELECT t_ns, value FROM samples WHERE series_id = ? AND t_ns > ? ORDER BY t_ns "
+                "LIMIT ?") != SQLITE_OK) {
+    return Error("cannot read");
+  }
+  s.Bind(1, series_id);
+  s.Bind(2, after_ns);
+  s.Bind(3, limit ? static_cast<int64_t>(limit) : int64_t{-1});  // negative: no limit
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) visit(s.Int(0), s.Real(1));
+  if (rc != SQLITE_DONE) return Error("cannot read");
+  return Status::Ok();
 }
 
 Result<std::optional<int64_t>> SqliteStore::SeriesEnd(int64_t series_id) {

@@ -1,0 +1,41 @@
+// footprint serve: the web UI and JSON API over a database (src/serve/, docs/serve.md).
+#include <iostream>
+#include <memory>
+
+#include "cli/cli.h"
+#include "serve/server.h"
+
+namespace footprint::cli {
+
+Action AddServe(CLI::App& app) {
+  auto options = std::make_shared<serve::ServeOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve",
+      "Serve a web UI and a JSON API over the database (read-only): browse experiments, "
+      "workloads and runs, compare them, watch running ones live.");
+  AddDbOption(*cmd, options->db);
+  cmd->add_option("--host", options->host,
+                  "address to listen on (default 127.0.0.1; any other needs a token)");
+  cmd->add_option("-p,--port", options->port, "port (default 8765; 0: any free port)");
+  cmd->add_option("--token", options->token,
+                  "token every request must carry (default: none on 127.0.0.1, generated and "
+                  "printed for any other host)");
+  cmd->add_option("--threads", options->threads, "request threads (default: max(4, cores))");
+  cmd->footer(
+      "Stops on Ctrl-C or SIGTERM. The API is described in docs/serve.md.\n\n"
+      "Examples:\n"
+      "  footprint serve                       # http://127.0.0.1:8765/\n"
+      "  footprint serve -o team.db --host 0.0.0.0 --port 9000   # prints the URL with its token");
+  return [options]() -> int {
+    auto server = serve::Server::Start(*options);
+    if (!server.ok()) return Fail(server.status());
+    std::cout << "footprint serve: " << (*server)->Url() << " (" << options->db
+              << ", read-only); Ctrl-C stops it" << std::endl;
+    Status status = serve::ServeUntilSignal(**server);
+    if (!status.ok()) return Fail(status);
+    std::cout << "footprint serve: stopped" << std::endl;
+    return kExitOk;
+  };
+}
+
+}  // namespace footprint::cli

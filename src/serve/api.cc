@@ -1,0 +1,558 @@
+#include "serve/api.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+
+#include "footprint/compare.h"
+#include "footprint/groups.h"
+#include "footprint/report.h"
+#include "report/export.h"
+#include "report/json_out.h"
+#include "report/plot.h"
+#include "report/run_json.h"
+#include "run/run_metadata.h"
+#include "util/strings.h"
+
+namespace footprint::serve {
+namespace {
+
+using json = nlohmann::json;
+using Params = std::multimap<std::string, std::string>;
+
+std::string Dump(const json& doc) {
+  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+ApiResponse JsonResponse(std::string body) {
+  ApiResponse r;
+  r.body = std::move(body);
+  return r;
+}
+
+ApiResponse Failure(const Status& status) {
+  return ErrorResponse(HttpStatusOf(status), status.message());
+}
+
+std::optional<std::string> Param(const Params& params, const std::string& name) {
+  auto it = params.find(name);
+  if (it == params.end()) return std::nullopt;
+  return it->second;
+}
+
+// A whole number in [lo, hi]; `fallback` when the parameter is absent.
+Result<int64_t> IntParam(const Params& params, const std::string& name, int64_t fallback,
+                         int64_t lo, int64_t hi) {
+  auto text = Param(params, name);
+  if (!text) return fallback;
+  auto v = ParseInt(*text);
+  if (!v || *v < lo || *v > hi) {
+    return InvalidArgument(name + "= must be a whole number from " + std::to_string(lo) + " to " +
+                           std::to_string(hi) + ", not '" + text->substr(0, 40) + "'");
+  }
+  return *v;
+}
+
+// "2024-05-01", "2024-05-01T12:30", "2024-05-01T12:30:05Z" (UTC) as ns since the epoch. A
+// bare date as the end of a range means the end of that day.
+Result<int64_t> TimeParam(const std::string& name, const std::string& text, bool end_of_range) {
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0, used = 0;
+  bool date_only = false;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2d%n", &y, &mo, &d, &used) == 3 &&
+      static_cast<size_t>(used) == text.size()) {
+    date_only = true;
+  } else if (!(std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s,
+                           &used) == 6 ||
+               std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d%n", &y, &mo, &d, &h, &mi, &used) ==
+                   5) ||
+             (static_cast<size_t>(used) != text.size() &&
+              !(static_cast<size_t>(used) + 1 == text.size() && text.back() == 'Z'))) {
+    used = -1;
+  }
+  if (used < 0 || y < 1970 || y > 2261 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
+      mi > 59 || s > 60) {
+    return InvalidArgument(name + "= must be a UTC date or time such as 2024-05-01 or " +
+                           "2024-05-01T12:30:00Z, not '" + text.substr(0, 40) + "'");
+  }
+  std::tm tm{};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = s;
+  int64_t seconds = timegm(&tm);
+  if (date_only && end_of_range) seconds += 86400;
+  return seconds * int64_t{1'000'000'000};
+}
+
+// Comma-separated, non-empty words of parameter `name`, at most `limit` of them.
+Result<std::vector<std::string>> ListParam(const Params& params, const std::string& name,
+                                           size_t limit) {
+  std::vector<std::string> out;
+  for (auto [it, end] = params.equal_range(name); it != end; ++it) {
+    for (std::string_view word : Split(it->second, ',')) {
+      word = Trim(word);
+      if (!word.empty()) out.emplace_back(word);
+    }
+  }
+  if (out.size() > limit) {
+    return InvalidArgument(name + "= names " + std::to_string(out.size()) + " items; at most " +
+                           std::to_string(limit) + " are allowed");
+  }
+  return out;
+}
+
+Result<std::vector<RunRecord>> SelectedRuns(const std::vector<RunRecord>& all, const Params& params,
+                                            const std::string& name) {
+  auto specs = ListParam(params, name, kMaxSelectedRuns);
+  if (!specs.ok()) return specs.status();
+  if (specs->empty()) {
+    return InvalidArgument(name +
+                           "= must name at least one run (id, unique id prefix, name "
+                           "or 'last'), comma-separated");
+  }
+  std::vector<RunRecord> out;
+  std::set<std::string> seen;
+  for (const std::string& spec : *specs) {
+    auto run = ResolveRun(all, spec);
+    if (!run.ok()) return run.status();
+    if (seen.insert(run->id).second) out.push_back(std::move(run).value());
+  }
+  return out;
+}
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// What /api/runs and /api/tree keep (docs/serve.md): every given criterion must hold.
+struct RunFilter {
+  std::string q;  // lower-case; in the id, name, description or command
+  std::vector<std::pair<std::string, std::optional<std::string>>> tags;
+  std::optional<RunStatus> status;
+  std::optional<int64_t> from_ns, to_ns;
+  std::optional<std::string> experiment, workload, group;
+
+  static Result<RunFilter> Parse(const Params& params) {
+    RunFilter f;
+    if (auto q = Param(params, "q")) f.q = Lower(*q);
+    for (auto [it, end] = params.equal_range("tag"); it != end; ++it) {
+      if (it->second.empty()) continue;
+      auto eq = it->second.find('=');
+      if (eq == std::string::npos) {
+        f.tags.emplace_back(it->second, std::nullopt);
+      } else {
+        f.tags.emplace_back(it->second.substr(0, eq), it->second.substr(eq + 1));
+      }
+    }
+    if (auto s = Param(params, "status"); s && !s->empty()) {
+      f.status = RunStatusFromName(*s);
+      if (!f.status) {
+        return InvalidArgument("status= must be running, ok, failed, killed or interrupted, not '" +
+                               s->substr(0, 40) + "'");
+      }
+    }
+    for (const char* name : {"from", "to"}) {
+      auto text = Param(params, name);
+      if (!text || text->empty()) continue;
+      auto t = TimeParam(name, *text, name == std::string("to"));
+      if (!t.ok()) return t.status();
+      (name == std::string("from") ? f.from_ns : f.to_ns) = *t;
+    }
+    f.experiment = Param(params, "experiment");
+    f.workload = Param(params, "workload");
+    f.group = Param(params, "group");
+    return f;
+  }
+
+  bool Keeps(const RunRecord& r, const json& meta) const {
+    if (status && r.status != *status) return false;
+    if (from_ns && r.started_at_ns < *from_ns) return false;
+    if (to_ns && r.started_at_ns >= *to_ns) return false;
+    if (experiment && r.experiment != *experiment) return false;
+    if (workload && r.workload != *workload) return false;
+    if (group && !r.group_id.starts_with(*group)) return false;
+    if (!tags.empty()) {
+      const json run_tags = meta.value("tags", json::object());
+      for (const auto& [key, value] : tags) {
+        if (!run_tags.is_object() || !run_tags.contains(key)) return false;
+        if (value && (!run_tags[key].is_string() || run_tags[key].get<std::string>() != *value)) {
+          return false;
+        }
+      }
+    }
+    if (!q.empty()) {
+      std::string hay = r.id + "\n" + r.name + "\n" + r.description;
+      for (const std::string& word : r.command) hay += "\n" + word;
+      if (Lower(hay).find(q) == std::string::npos) return false;
+    }
+    return true;
+  }
+};
+
+// The runs `filter` keeps, newest first, with their meta parsed.
+Result<std::vector<std::pair<RunRecord, json>>> FilteredRuns(Store& store,
+                                                             const RunFilter& filter) {
+  auto all = ListReconciledRuns(store);
+  if (!all.ok()) return all.status();
+  std::vector<std::pair<RunRecord, json>> out;
+  for (auto it = all->rbegin(); it != all->rend(); ++it) {
+    json meta = RunMeta(*it);
+    if (filter.Keeps(*it, meta)) out.emplace_back(std::move(*it), std::move(meta));
+  }
+  return out;
+}
+
+// A run in lists: the run object of show --json, its duration, tags and params.
+json RunRow(const RunRecord& r, const json& meta) {
+  json row = RunJson(r);
+  row["experiment"] = r.experiment;
+  row["workload"] = r.workload;
+  row["duration_s"] = RunDuration(r, {});
+  row["tags"] = meta.value("tags", json::object());
+  row["params"] = meta.value("params", json::object());
+  return row;
+}
+
+ApiResponse Info(StorePool& pool, Store& store) {
+  auto runs = store.ListRuns();
+  if (!runs.ok()) return Failure(runs.status());
+  return JsonResponse(Dump({{"footprint", FootprintVersion()},
+                            {"db", pool.location()},
+                            {"read_only", true},
+                            {"runs", runs->size()},
+                            {"plots", PlotAvailable()}}));
+}
+
+ApiResponse ListRunsPage(Store& store, const Params& params) {
+  auto filter = RunFilter::Parse(params);
+  if (!filter.ok()) return Failure(filter.status());
+  auto limit = IntParam(params, "limit", 100, 1, kMaxPageRuns);
+  if (!limit.ok()) return Failure(limit.status());
+  auto offset = IntParam(params, "offset", 0, 0, INT32_MAX);
+  if (!offset.ok()) return Failure(offset.status());
+  auto runs = FilteredRuns(store, *filter);
+  if (!runs.ok()) return Failure(runs.status());
+  json page = json::array();
+  for (size_t i = static_cast<size_t>(*offset);
+       i < runs->size() && page.size() < static_cast<size_t>(*limit); ++i) {
+    page.push_back(RunRow((*runs)[i].first, (*runs)[i].second));
+  }
+  return JsonResponse(
+      Dump({{"total", runs->size()}, {"offset", *offset}, {"limit", *limit}, {"runs", page}}));
+}
+
+// experiments -> workloads -> runs (newest first), of the runs the filter keeps.
+ApiResponse Tree(Store& store, const Params& params) {
+  auto filter = RunFilter::Parse(params);
+  if (!filter.ok()) return Failure(filter.status());
+  auto runs = FilteredRuns(store, *filter);
+  if (!runs.ok()) return Failure(runs.status());
+  // Named experiments and workloads by name; the unnamed ones ("") last.
+  auto order = [](const std::string& a, const std::string& b) {
+    if (a.empty() != b.empty()) return b.empty();
+    return a < b;
+  };
+  std::map<std::string, std::map<std::string, json, decltype(order)>, decltype(order)> tree(order);
+  size_t listed = 0;
+  for (const auto& [r, meta] : *runs) {
+    if (listed == kMaxTreeRuns) break;
+    auto& workloads = tree.try_emplace(r.experiment, order).first->second;
+    json& list = workloads.try_emplace(r.workload, json::array()).first->second;
+    list.push_back({{"id", r.id},
+                    {"name", r.name},
+                    {"status", RunStatusName(r.status)},
+                    {"started_at_ns", r.started_at_ns},
+                    {"duration_s", RunDuration(r, {})},
+                    {"group_id", r.group_id.empty() ? json(nullptr) : json(r.group_id)},
+                    {"repetition", r.repetition}});
+    ++listed;
+  }
+  json experiments = json::array();
+  for (auto& [experiment, workloads] : tree) {
+    json wl = json::array();
+    for (auto& [workload, list] : workloads) {
+      wl.push_back({{"name", workload}, {"runs", std::move(list)}});
+    }
+    experiments.push_back({{"name", experiment}, {"workloads", std::move(wl)}});
+  }
+  return JsonResponse(Dump({{"total", runs->size()},
+                            {"listed", listed},
+                            {"truncated", listed < runs->size()},
+                            {"experiments", experiments}}));
+}
+
+ApiResponse RunSummaryResponse(Store& store, const RunRecord& run) {
+  auto summary = SummarizeRun(store, run);
+  if (!summary.ok()) return Failure(summary.status());
+  return JsonResponse(SummaryJson(*summary, -1));
+}
+
+ApiResponse RunScopes(Store& store, const RunRecord& run) {
+  auto scopes = store.ListScopes(run.id);
+  if (!scopes.ok()) return Failure(scopes.status());
+  json out = json::array();
+  for (const ScopeRecord& s : *scopes) {
+    out.push_back({{"id", s.id},
+                   {"parent_id", s.parent_id ? json(*s.parent_id) : json(nullptr)},
+                   {"name", s.name},
+                   {"thread", s.thread},
+                   {"start_ns", s.start_ns},
+                   {"end_ns", s.end_ns ? json(*s.end_ns) : json(nullptr)}});
+  }
+  return JsonResponse(Dump({{"run", run.id}, {"scopes", out}}));
+}
+
+ApiResponse RunValues(Store& store, const RunRecord& run) {
+  auto values = store.ListValues(run.id);
+  if (!values.ok()) return Failure(values.status());
+  json out = json::array();
+  for (const ValueRecord& v : *values) {
+    json data = v.data_json.empty() ? json(nullptr) : json::parse(v.data_json, nullptr, false);
+    if (data.is_discarded()) data = nullptr;
+    out.push_back({{"scope_id", v.scope_id ? json(*v.scope_id) : json(nullptr)},
+                   {"name", v.name},
+                   {"step", v.step ? json(*v.step) : json(nullptr)},
+                   {"t_ns", v.t_ns},
+                   {"value", v.value ? json(*v.value) : json(nullptr)},
+                   {"data", data}});
+  }
+  return JsonResponse(Dump({{"run", run.id}, {"values", out}}));
+}
+
+ApiResponse RunSeries(Store& store, const RunRecord& run) {
+  auto series = store.ListSeries(run.id);
+  if (!series.ok()) return Failure(series.status());
+  json out = json::array();
+  for (const SeriesRecord& s : *series) {
+    auto end = store.SeriesEnd(s.id);
+    if (!end.ok()) return Failure(end.status());
+    out.push_back({{"id", s.id},
+                   {"metric", s.metric},
+                   {"unit", s.unit},
+                   {"entity", s.entity},
+                   {"end_ns", *end ? json(**end) : json(nullptr)}});
+  }
+  return JsonResponse(Dump({{"run", run.id}, {"series", out}}));
+}
+
+// One page of a series' samples at full resolution: ?series=ID&after=T_NS&limit=N.
+ApiResponse RunSamples(Store& store, const RunRecord& run, const Params& params) {
+  auto id = IntParam(params, "series", -1, 0, INT64_MAX);
+  if (!id.ok()) return Failure(id.status());
+  if (*id < 0) return ErrorResponse(400, "series= is required (ids: /api/runs/RUN/series)");
+  auto after = IntParam(params, "after", INT64_MIN, INT64_MIN, INT64_MAX);
+  if (!after.ok()) return Failure(after.status());
+  auto limit = IntParam(params, "limit", 10'000, 1, kMaxPageSamples);
+  if (!limit.ok()) return Failure(limit.status());
+  auto series = store.ListSeries(run.id);
+  if (!series.ok()) return Failure(series.status());
+  auto s = std::find_if(series->begin(), series->end(),
+                        [&](const SeriesRecord& r) { return r.id == *id; });
+  if (s == series->end()) {
+    return ErrorResponse(404, "run " + run.id + " has no series " + std::to_string(*id) +
+                                  " (its series: /api/runs/" + run.id + "/series)");
+  }
+  std::string body;
+  JsonOut j(body);
+  j.Open('{').Key("run").Str(run.id).Key("series").Open('{').Key("id").Int(s->id);
+  j.Key("metric").Str(s->metric).Key("unit").Str(s->unit).Key("entity").Str(s->entity);
+  j.Close('}').Key("samples").Open('[');
+  size_t count = 0;
+  int64_t last = 0;
+  // One more than a page, to know whether another follows.
+  const size_t page = static_cast<size_t>(*limit);
+  bool more = false;
+  Status st = store.ScanSamplesAfter(s->id, *after, page + 1, [&](int64_t t, double v) {
+    if (count == page) {
+      more = true;
+      return;
+    }
+    j.Open('[').Int(t).Num(v).Close(']');
+    last = t;
+    ++count;
+  });
+  if (!st.ok()) return Failure(st);
+  j.Close(']').Key("count").Int(static_cast<int64_t>(count)).Key("next_after");
+  more ? j.Int(last) : j.Null();
+  j.Close('}');
+  return JsonResponse(std::move(body));
+}
+
+ApiResponse Plot(Store& store, const Params& params) {
+  auto all = ListReconciledRuns(store);
+  if (!all.ok()) return Failure(all.status());
+  auto runs = SelectedRuns(*all, params, "runs");
+  if (!runs.ok()) return Failure(runs.status());
+  auto points = IntParam(params, "points", kDefaultPoints, 3, kMaxPoints);
+  if (!points.ok()) return Failure(points.status());
+  PlotOptions options{.max_points = static_cast<size_t>(*points), .raw_limit = 0};
+  auto metrics = ListParam(params, "metrics", 1000);
+  if (!metrics.ok()) return Failure(metrics.status());
+  auto scopes = ListParam(params, "scopes", 1000);
+  if (!scopes.ok()) return Failure(scopes.status());
+  options.metrics = std::move(metrics).value();
+  options.scopes = std::move(scopes).value();
+  auto body = PlotDataJson(store, *runs, options);
+  if (!body.ok()) return Failure(body.status());
+  return JsonResponse(std::move(body).value());
+}
+
+ApiResponse Series(Store& store, const Params& params) {
+  auto all = ListReconciledRuns(store);
+  if (!all.ok()) return Failure(all.status());
+  auto spec = Param(params, "run");
+  if (!spec || spec->empty()) return ErrorResponse(400, "run= is required (one run)");
+  auto run = ResolveRun(*all, *spec);
+  if (!run.ok()) return Failure(run.status());
+  auto points = IntParam(params, "points", kDefaultPoints, 3, kMaxPoints);
+  if (!points.ok()) return Failure(points.status());
+  auto since = IntParam(params, "since", INT64_MIN, INT64_MIN, INT64_MAX);
+  if (!since.ok()) return Failure(since.status());
+  auto metrics = ListParam(params, "metrics", 1000);
+  if (!metrics.ok()) return Failure(metrics.status());
+  auto body = LiveSeriesJson(store, *run, *metrics, static_cast<size_t>(*points), *since);
+  if (!body.ok()) return Failure(body.status());
+  return JsonResponse(std::move(body).value());
+}
+
+ApiResponse CompareSets(Store& store, const Params& params) {
+  auto all = ListReconciledRuns(store);
+  if (!all.ok()) return Failure(all.status());
+  auto specs = ListParam(params, "sets", kMaxSelectedRuns);
+  if (!specs.ok()) return Failure(specs.status());
+  if (specs->size() < 2) {
+    return ErrorResponse(400,
+                         "sets= must name at least two runs or groups (group:ID), "
+                         "comma-separated; the first is the baseline");
+  }
+  auto test = ParseCompareTest(Param(params, "test").value_or("welch"));
+  if (!test.ok()) return Failure(test.status());
+  double alpha = 0.05;
+  if (auto text = Param(params, "alpha")) {
+    auto a = ParseDouble(*text);
+    if (!a || !(*a > 0 && *a < 1)) {
+      return ErrorResponse(
+          400, "alpha= must be a number between 0 and 1, not '" + text->substr(0, 40) + "'");
+    }
+    alpha = *a;
+  }
+  std::vector<SetSummary> sets;
+  for (const std::string& spec : *specs) {
+    auto set = ResolveRunSet(*all, spec);
+    if (!set.ok()) return Failure(set.status());
+    auto summary = SummarizeSet(store, std::move(set).value());
+    if (!summary.ok()) return Failure(summary.status());
+    sets.push_back(std::move(summary).value());
+  }
+  auto comparison = Compare(std::move(sets), {.test = *test, .alpha = alpha});
+  if (!comparison.ok()) return Failure(comparison.status());
+  return JsonResponse(ComparisonJson(*comparison, -1));
+}
+
+ApiResponse Export(StorePool& pool, Store& store, const Params& params) {
+  auto all = ListReconciledRuns(store);
+  if (!all.ok()) return Failure(all.status());
+  auto runs = SelectedRuns(*all, params, "runs");
+  if (!runs.ok()) return Failure(runs.status());
+  auto format = ParseExportFormat(Param(params, "format").value_or("json"));
+  if (!format.ok()) return Failure(format.status());
+  ApiResponse r;
+  r.content_type = *format == ExportFormat::kCsv ? "text/csv" : "application/json";
+  r.filename = std::string("footprint-export.") + (*format == ExportFormat::kCsv ? "csv" : "json");
+  r.stream = [&pool, runs = std::move(runs).value(), format = *format](std::ostream& out) {
+    auto lease = pool.Acquire();
+    if (!lease.ok()) return false;
+    return ExportRuns(**lease, runs, format, out).ok();
+  };
+  return r;
+}
+
+}  // namespace
+
+Result<StorePool::Lease> StorePool::Acquire() {
+  std::unique_ptr<Store> store;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_.empty()) {
+      store = std::move(idle_.back());
+      idle_.pop_back();
+    }
+  }
+  if (!store) {
+    auto opened = OpenStore(location_, {.read_only = true});
+    if (!opened.ok()) return opened.status();
+    store = std::move(opened).value();
+  }
+  return Lease(store.release(), [this](Store* s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    idle_.emplace_back(s);
+  });
+}
+
+ApiResponse ErrorResponse(int status, std::string_view message) {
+  ApiResponse r;
+  r.status = status;
+  r.body = Dump({{"error", std::string(message)}});
+  return r;
+}
+
+int HttpStatusOf(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kUnsupported:
+      return 501;
+    default:
+      return 500;
+  }
+}
+
+ApiResponse Api::Handle(const ApiRequest& request) {
+  try {
+    auto lease = pool_.Acquire();
+    if (!lease.ok()) return Failure(lease.status());
+    Store& store = **lease;
+    const std::string& path = request.path;
+    const Params& params = request.params;
+    if (path == "/api/info") return Info(pool_, store);
+    if (path == "/api/runs") return ListRunsPage(store, params);
+    if (path == "/api/tree") return Tree(store, params);
+    if (path == "/api/plot") return Plot(store, params);
+    if (path == "/api/series") return Series(store, params);
+    if (path == "/api/compare") return CompareSets(store, params);
+    if (path == "/api/export") return Export(pool_, store, params);
+    constexpr std::string_view kRunPrefix = "/api/runs/";
+    if (path.starts_with(kRunPrefix)) {
+      std::string_view rest = std::string_view(path).substr(kRunPrefix.size());
+      std::string_view spec = rest.substr(0, rest.find('/'));
+      std::string_view what =
+          spec.size() < rest.size() ? rest.substr(spec.size() + 1) : std::string_view();
+      if (spec.empty() || spec.size() > 200) return ErrorResponse(400, "no run named in the path");
+      auto all = ListReconciledRuns(store);
+      if (!all.ok()) return Failure(all.status());
+      auto run = ResolveRun(*all, spec);
+      if (!run.ok()) return Failure(run.status());
+      if (what.empty()) return RunSummaryResponse(store, *run);
+      if (what == "scopes") return RunScopes(store, *run);
+      if (what == "values") return RunValues(store, *run);
+      if (what == "series") return RunSeries(store, *run);
+      if (what == "samples") return RunSamples(store, *run, params);
+    }
+    return ErrorResponse(404,
+                         "no such API endpoint: " + path.substr(0, 200) + " (see docs/serve.md)");
+  } catch (const std::exception& e) {  // e.g. bad_alloc; never take the server down
+    return ErrorResponse(500, std::string("internal error: ") + e.what());
+  }
+}
+
+}  // namespace footprint::serve

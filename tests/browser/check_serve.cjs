@@ -1,0 +1,116 @@
+// Drives footprint serve's web UI in headless Chromium (Debian's, through playwright-core; no
+// browser is downloaded) and prints, as JSON on stdout, what it saw:
+//   node check_serve.cjs CONFIG.json
+// CONFIG: {url, pick: [run ids to tick], xss: run id, live: run id or null, out: folder}.
+// Steps: open the UI, tick the runs of `pick` in the tree, read back the charts; open the
+// resulting URL in a second page (the view must come back); select the XSS run and read its
+// name as the page shows it; select the live run and count its points twice, 3 s apart.
+// Screenshots: OUT/selection.png, OUT/live.png. Used by test_serve_browser.py.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const {chromium} = require('playwright-core');
+
+const ready = (page) => page.waitForFunction(
+    () => window.footprintServe && window.footprintServe.ready &&
+          document.querySelectorAll('.fp-run-check').length > 0, null, {timeout: 60000});
+
+function watch(page, log) {
+  page.on('console', (m) => log.console.push({type: m.type(), text: m.text()}));
+  page.on('pageerror', (e) => log.console.push({type: 'pageerror', text: String(e)}));
+  page.on('dialog', (d) => { log.dialogs.push(d.message()); d.dismiss(); });
+  page.on('request', (r) => log.requests.push(r.url()));
+}
+
+async function settle(page) {
+  await page.waitForFunction(() => window.footprintServe.ready, null, {timeout: 60000});
+}
+
+async function main() {
+  const config = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu'],
+  });
+  const log = {console: [], dialogs: [], requests: []};
+  const out = {};
+  try {
+    const context = await browser.newContext({viewport: {width: 1400, height: 1000}});
+    const page = await context.newPage();
+    watch(page, log);
+    await page.goto(config.url);
+    await ready(page);
+    out.tree = await page.evaluate(() => Array.from(document.querySelectorAll('.fp-exp')).map(
+        (e) => ({experiment: e.querySelector('.fp-exp-name').textContent,
+                 workloads: Array.from(e.querySelectorAll('.fp-wl-check')).map((w) => w.dataset.workload)})));
+    // Tick the runs one by one, as a person would.
+    for (const id of config.pick) {
+      await page.evaluate(() => { window.footprintServe.ready = false; });
+      await page.check('input.fp-run-check[value="' + id + '"]');
+      await settle(page);
+    }
+    await page.waitForFunction((n) => window.footprintServe.describe().some(
+        (c) => c.kind === 'timeseries' && c.series.length === n), config.pick.length, {timeout: 60000});
+    out.selected = await page.evaluate(() => window.footprintServe.selected());
+    out.charts = await page.evaluate(() => window.footprintServe.describe());
+    out.compare_rows = await page.evaluate(() => document.querySelectorAll('.fp-compare tr').length);
+    out.url = page.url();
+    await page.screenshot({path: path.join(config.out, 'selection.png')});
+
+    // The URL restores the view.
+    const again = await context.newPage();
+    watch(again, log);
+    await again.goto(out.url);
+    await ready(again);
+    await again.waitForFunction(() => window.footprintServe.describe().length > 0, null, {timeout: 60000});
+    out.restored = {
+      selected: await again.evaluate(() => window.footprintServe.selected()),
+      charts: await again.evaluate(() => window.footprintServe.describe()),
+      checked: await again.evaluate(() => Array.from(document.querySelectorAll('.fp-run-check:checked')).map((c) => c.value)),
+    };
+    await again.close();
+
+    // The XSS run: its name is text in the tree and in the run table.
+    await page.evaluate((id) => { location.hash = 'run=' + id; }, config.xss);
+    await page.waitForFunction((id) => window.footprintServe.ready &&
+        window.footprintServe.selected().join() === id &&
+        document.querySelector('.fp-runs td:nth-child(2)'), config.xss, {timeout: 60000});
+    out.xss = await page.evaluate((id) => ({
+      tree: document.querySelector('input.fp-run-check[value="' + id + '"]')
+          .parentElement.querySelector('.fp-run-name').textContent,
+      table: document.querySelector('.fp-runs td:nth-child(2)').textContent,
+      scripts: document.querySelectorAll('script').length,
+      injected: document.querySelectorAll('main script, aside script').length,
+    }), config.xss);
+
+    // A live run grows without the page reloading.
+    if (config.live) {
+      await page.evaluate((id) => { window.fpMarker = 'same page'; location.hash = 'run=' + id; },
+                          config.live);
+      await page.waitForFunction(() => window.footprintServe.describe().some(
+          (c) => c.kind === 'timeseries' && c.title.startsWith('cpu ') && c.series[0].points > 0),
+          null, {timeout: 60000});
+      const cpuPoints = () => page.evaluate(() => window.footprintServe.describe()
+          .find((c) => c.kind === 'timeseries' && c.title.startsWith('cpu ')).series[0].points);
+      const counts = () => page.evaluate(() => Object.assign({}, window.footprintServe.counts));
+      out.live = {before: await cpuPoints(), counts_before: await counts()};
+      await page.waitForTimeout(3000);
+      out.live.after = await cpuPoints();
+      out.live.counts_after = await counts();
+      out.live.marker = await page.evaluate(() => window.fpMarker);
+      await page.screenshot({path: path.join(config.out, 'live.png')});
+    }
+  } finally {
+    await browser.close();
+  }
+  out.console = log.console;
+  out.dialogs = log.dialogs;
+  out.requests = log.requests;
+  process.stdout.write(JSON.stringify(out) + '\n');
+}
+
+main().catch((e) => {
+  process.stderr.write(String(e && e.stack || e) + '\n');
+  process.exit(1);
+});

@@ -1,0 +1,400 @@
+// footprint serve: the web UI (docs/serve.md). Browses experiments -> workloads -> runs through
+// the JSON API, keeps the selection and the filters in the URL's hash (so a view reloads and can
+// be shared), draws the selected runs with the same charts as footprint plot (web/charts.js),
+// the comparison of footprint compare, and appends the new samples of running runs every
+// second. Every string from the database goes into the page as text (textContent), never as
+// HTML.
+//
+// For tests: window.footprintServe holds {ready, view, selected(), describe(), counts}, where
+// counts tells how many plot and series requests were made.
+(function () {
+  'use strict';
+
+  const fc = window.FootprintCharts;
+  const format = fc.format;
+  const $ = function (id) { return document.getElementById(id); };
+  const LIVE_PERIOD_MS = 1000;
+  const POINTS = 2000;
+  const MAX_RUNS = 64;
+
+  const state = {
+    runs: [],        // selected run ids, in selection order
+    workloads: [],   // selected [experiment, workload] pairs
+    filters: {q: '', status: '', tag: '', from: '', to: ''},
+  };
+  let view = null;        // the charts of the current selection
+  let generation = 0;     // bumps on each redraw; stale responses are dropped
+  let liveTimer = null;
+  const app = window.footprintServe = {
+    ready: false, view: null, counts: {plot: 0, series: 0, tree: 0},
+    selected: function () { return currentIds; },
+    describe: function () { return view ? view.describe() : []; },
+  };
+  let currentIds = [];
+
+  // ---- the API ------------------------------------------------------------------------
+  function api(path, params) {
+    const query = new URLSearchParams();
+    Object.keys(params || {}).forEach(function (k) {
+      const v = params[k];
+      if (v !== '' && v !== null && v !== undefined) query.set(k, v);
+    });
+    const qs = query.toString();
+    return fetch('/api/' + path + (qs ? '?' + qs : ''), {credentials: 'same-origin'})
+        .then(function (res) {
+          return res.json().then(function (body) {
+            if (!res.ok) throw new Error(body.error || ('HTTP ' + res.status));
+            return body;
+          });
+        });
+  }
+
+  function message(text) { $('fp-message').textContent = text || ''; }
+
+  function el(tag, text, className) {
+    const e = document.createElement(tag);
+    if (text !== undefined && text !== null) e.textContent = text;
+    if (className) e.className = className;
+    return e;
+  }
+
+  // ---- the URL ------------------------------------------------------------------------
+  function readHash() {
+    const p = new URLSearchParams(location.hash.slice(1));
+    state.runs = p.getAll('run');
+    state.workloads = p.getAll('workload').map(function (w) {
+      try {
+        const pair = JSON.parse(w);
+        return Array.isArray(pair) && pair.length === 2 ? pair.map(String) : null;
+      } catch (e) {
+        return null;
+      }
+    }).filter(Boolean);
+    Object.keys(state.filters).forEach(function (k) { state.filters[k] = p.get(k) || ''; });
+  }
+  function writeHash() {
+    const p = new URLSearchParams();
+    Object.keys(state.filters).forEach(function (k) {
+      if (state.filters[k]) p.set(k, state.filters[k]);
+    });
+    state.workloads.forEach(function (w) { p.append('workload', JSON.stringify(w)); });
+    state.runs.forEach(function (id) { p.append('run', id); });
+    const hash = '#' + p.toString();
+    if (location.hash !== hash) history.replaceState(null, '', location.pathname + hash);
+  }
+
+  // ---- browsing -----------------------------------------------------------------------
+  function filterParams() {
+    return {q: state.filters.q, status: state.filters.status, tag: state.filters.tag,
+            from: state.filters.from, to: state.filters.to};
+  }
+  function sameWorkload(a, b) { return a[0] === b[0] && a[1] === b[1]; }
+  function workloadSelected(e, w) {
+    return state.workloads.some(function (x) { return sameWorkload(x, [e, w]); });
+  }
+
+  function loadTree() {
+    app.counts.tree++;
+    return api('tree', filterParams()).then(function (tree) {
+      const box = $('fp-tree');
+      box.textContent = '';
+      $('fp-count').textContent = tree.total + ' run' + (tree.total === 1 ? '' : 's') +
+          (tree.truncated ? ' (the newest ' + tree.listed + ' listed; narrow the search)' : '');
+      tree.experiments.forEach(function (exp) {
+        const details = el('details', null, 'fp-exp');
+        details.open = true;
+        const count = exp.workloads.reduce(function (n, w) { return n + w.runs.length; }, 0);
+        const summary = el('summary');
+        summary.appendChild(el('span', exp.name || '(no experiment)', 'fp-exp-name'));
+        summary.appendChild(el('span', ' ' + count, 'fp-count'));
+        details.appendChild(summary);
+        exp.workloads.forEach(function (wl) {
+          const group = el('div', null, 'fp-wl');
+          const label = el('label', null, 'fp-wl-name');
+          const box2 = document.createElement('input');
+          box2.type = 'checkbox';
+          box2.className = 'fp-wl-check';
+          box2.dataset.experiment = exp.name;
+          box2.dataset.workload = wl.name;
+          box2.checked = workloadSelected(exp.name, wl.name);
+          box2.addEventListener('change', function () {
+            const pair = [exp.name, wl.name];
+            state.workloads = state.workloads.filter(function (x) { return !sameWorkload(x, pair); });
+            if (box2.checked) state.workloads.push(pair);
+            selectionChanged();
+          });
+          label.appendChild(box2);
+          label.appendChild(el('span', wl.name || '(no workload)'));
+          label.appendChild(el('span', ' ' + wl.runs.length, 'fp-count'));
+          group.appendChild(label);
+          const list = el('ul', null, 'fp-run-list');
+          wl.runs.forEach(function (r) {
+            const li = el('li');
+            const rl = el('label');
+            const check = document.createElement('input');
+            check.type = 'checkbox';
+            check.className = 'fp-run-check';
+            check.value = r.id;
+            check.checked = state.runs.indexOf(r.id) >= 0;
+            check.addEventListener('change', function () {
+              state.runs = state.runs.filter(function (id) { return id !== r.id; });
+              if (check.checked) state.runs.push(r.id);
+              selectionChanged();
+            });
+            rl.appendChild(check);
+            rl.appendChild(el('span', r.name || r.id.slice(0, 8), 'fp-run-name'));
+            rl.appendChild(el('span', ' ' + r.id.slice(0, 8) + ' · ' + r.status + ' · ' +
+                              format('s', r.duration_s), 'fp-run-meta'));
+            rl.title = r.id + ' started ' + new Date(r.started_at_ns / 1e6).toISOString();
+            li.appendChild(rl);
+            list.appendChild(li);
+          });
+          group.appendChild(list);
+          details.appendChild(group);
+        });
+        box.appendChild(details);
+      });
+    }).catch(function (e) { message('Cannot list the runs: ' + e.message); });
+  }
+
+  // The selected runs: single runs, then those of the selected workloads (newest first).
+  function resolveSelection() {
+    const jobs = state.workloads.map(function (w) {
+      return api('runs', {experiment: w[0], workload: w[1], limit: MAX_RUNS}).then(function (page) {
+        return page.runs.map(function (r) { return r.id; });
+      });
+    });
+    return Promise.all(jobs).then(function (lists) {
+      const ids = [];
+      state.runs.concat.apply(state.runs.slice(), lists).forEach(function (id) {
+        if (ids.indexOf(id) < 0) ids.push(id);
+      });
+      return ids.slice(0, MAX_RUNS);
+    });
+  }
+
+  // ---- the selection ------------------------------------------------------------------
+  function stopLive() {
+    if (liveTimer) clearTimeout(liveTimer);
+    liveTimer = null;
+  }
+
+  function selectionChanged() {
+    writeHash();
+    draw();
+  }
+
+  function runTable(data) {
+    const table = el('table', null, 'fp-runs');
+    const head = el('tr');
+    ['', 'run', 'status', 'started (UTC)', 'duration', 'command'].forEach(function (h) {
+      head.appendChild(el('th', h));
+    });
+    table.appendChild(head);
+    data.runs.forEach(function (r, i) {
+      const tr = el('tr');
+      const swatch = el('td');
+      const s = el('span', null, 'fp-swatch');
+      s.style.background = fc.colorOf(i);
+      swatch.appendChild(s);
+      tr.appendChild(swatch);
+      [r.label + ' (' + r.id + ')', r.status,
+       new Date(r.started_ms).toISOString().replace('T', ' ').slice(0, 19),
+       format('s', r.duration_s), r.command].forEach(function (text) {
+        tr.appendChild(el('td', text));
+      });
+      tr.dataset.status = r.status;
+      table.appendChild(tr);
+    });
+    return table;
+  }
+
+  function exportButtons(ids, data) {
+    const nav = $('fp-actions');
+    nav.textContent = '';
+    if (!ids.length) return;
+    const jsonButton = el('button', 'JSON of the view');
+    jsonButton.title = 'the data drawn here (downsampled series, scopes, values, totals)';
+    jsonButton.addEventListener('click', function () {
+      fc.download('footprint-view.json', 'application/json', JSON.stringify(data, null, 1));
+    });
+    const csvButton = el('button', 'CSV of the view');
+    csvButton.title = 'the points drawn here';
+    csvButton.addEventListener('click', function () {
+      fc.download('footprint-view.csv', 'text/csv', view.metricsCsv(data.metrics));
+    });
+    nav.appendChild(jsonButton);
+    nav.appendChild(csvButton);
+    ['csv', 'json'].forEach(function (kind) {
+      const a = el('a', 'all samples (' + kind.toUpperCase() + ')', 'fp-button');
+      a.href = '/api/export?' + new URLSearchParams({runs: ids.join(','), format: kind});
+      a.download = 'footprint-export.' + kind;
+      a.title = 'footprint export: every sample of the selected runs, full resolution';
+      nav.appendChild(a);
+    });
+  }
+
+  function percent(v) {
+    if (v === null || v === undefined) return '-';
+    return (v >= 0 ? '+' : '') + (v * 100).toFixed(1) + ' %';
+  }
+
+  function compareTable(c) {
+    const box = $('fp-compare');
+    box.textContent = '';
+    box.appendChild(el('h2', 'Comparison with ' + c.sets[0].label + ' (' +
+                       (c.test === 'welch' ? "Welch's t-test" : c.test) + ', alpha ' + c.alpha +
+                       '; a single run on a side: the plain ratio)'));
+    const table = el('table', null, 'fp-runs fp-compare');
+    const head = el('tr');
+    head.appendChild(el('th', 'figure'));
+    c.sets.forEach(function (s, i) {
+      head.appendChild(el('th', s.label + (s.n > 1 ? ' (n=' + s.n + ')' : '')));
+      if (i > 0) head.appendChild(el('th', 'change'));
+    });
+    table.appendChild(head);
+    c.figures.forEach(function (f) {
+      const tr = el('tr');
+      if (f.headline) tr.className = 'fp-headline';
+      tr.appendChild(el('td', f.name));
+      f.sets.forEach(function (s, i) {
+        tr.appendChild(el('td', s ? format(f.unit, s.mean) : '-'));
+        if (i === 0) return;
+        const ch = f.changes[i];
+        const td = el('td', ch ? percent(ch.relative) +
+                      (ch.p_value !== null && ch.p_value !== undefined
+                          ? ' (p=' + ch.p_value.toPrecision(2) + ')' : '') : '-');
+        if (ch && ch.significant) td.className = 'fp-significant';
+        tr.appendChild(td);
+      });
+      table.appendChild(tr);
+    });
+    box.appendChild(table);
+  }
+
+  function draw() {
+    const mine = ++generation;
+    stopLive();
+    return resolveSelection().then(function (ids) {
+      if (mine !== generation) return;
+      currentIds = ids;
+      const chartsBox = $('fp-charts');
+      if (view) view.dispose();
+      view = app.view = null;
+      chartsBox.textContent = '';
+      $('fp-selection').textContent = '';
+      $('fp-compare').textContent = '';
+      exportButtons([], null);
+      if (!ids.length) {
+        message('Select runs, or whole workloads, on the left.');
+        app.ready = true;
+        return;
+      }
+      message('Loading ' + ids.length + ' run' + (ids.length === 1 ? '' : 's') + '…');
+      app.counts.plot++;
+      const plot = api('plot', {runs: ids.join(','), points: POINTS});
+      const compare = ids.length >= 2 ? api('compare', {sets: ids.join(',')}) : null;
+      return plot.then(function (data) {
+        if (mine !== generation) return;
+        message('');
+        $('fp-selection').appendChild(runTable(data));
+        exportButtons(ids, data);
+        view = app.view = fc.createView(data, chartsBox);
+        view.render();
+        if (!view.charts.length) message('Nothing to draw: the selected runs have no samples, values or totals.');
+        startLive(data, mine);
+        return compare && compare.then(function (c) {
+          if (mine === generation) compareTable(c);
+        }).catch(function (e) { $('fp-compare').textContent = 'No comparison: ' + e.message; });
+      });
+    }).catch(function (e) {
+      if (mine === generation) message('Cannot show the selection: ' + e.message);
+    }).then(function () {
+      if (mine === generation) app.ready = true;
+    });
+  }
+
+  // ---- live runs ----------------------------------------------------------------------
+  // Each running run is asked for its samples after the last one drawn (the earliest last
+  // sample of its series; appendLive drops what is drawn already).
+  function startLive(data, mine) {
+    const live = [];
+    data.runs.forEach(function (r, i) {
+      if (r.status !== 'running') return;
+      let since = null;
+      data.metrics.forEach(function (m) {
+        m.series.forEach(function (s) {
+          if (s.run === i && s.end_ns !== null && (since === null || s.end_ns < since)) since = s.end_ns;
+        });
+      });
+      live.push({index: i, id: r.id, since: since});
+    });
+    if (!live.length) return;
+    function poll() {
+      if (mine !== generation) return;
+      Promise.all(live.map(function (l) {
+        app.counts.series++;
+        return api('series', {run: l.id, since: l.since === null ? '' : l.since, points: POINTS})
+            .then(function (res) {
+              if (mine !== generation) return true;
+              const complete = view.appendLive(res, l.index);
+              let earliest = null;
+              res.metrics.forEach(function (m) {
+                m.series.forEach(function (s) {
+                  if (s.end_ns !== null && (earliest === null || s.end_ns < earliest)) earliest = s.end_ns;
+                });
+              });
+              if (earliest !== null) l.since = Math.max(l.since || 0, earliest);
+              l.done = res.status !== 'running';
+              return complete;
+            });
+      })).then(function (results) {
+        if (mine !== generation) return;
+        // A run that ended (or grew series not drawn yet): draw everything once more.
+        if (results.some(function (c) { return !c; }) || live.some(function (l) { return l.done; })) {
+          draw();
+          return;
+        }
+        liveTimer = setTimeout(poll, LIVE_PERIOD_MS);
+      }).catch(function (e) {
+        message('Live update failed: ' + e.message + ' (retrying)');
+        liveTimer = setTimeout(poll, LIVE_PERIOD_MS * 5);
+      });
+    }
+    liveTimer = setTimeout(poll, LIVE_PERIOD_MS);
+  }
+
+  // ---- start --------------------------------------------------------------------------
+  const inputs = {q: 'fp-q', status: 'fp-status', tag: 'fp-tag', from: 'fp-from', to: 'fp-to'};
+  function showFilters() {
+    Object.keys(inputs).forEach(function (k) { $(inputs[k]).value = state.filters[k]; });
+  }
+  function bindFilters() {
+    let timer = null;
+    Object.keys(inputs).forEach(function (k) {
+      const input = $(inputs[k]);
+      input.addEventListener(k === 'q' || k === 'tag' ? 'input' : 'change', function () {
+        state.filters[k] = input.value;
+        writeHash();
+        clearTimeout(timer);
+        timer = setTimeout(loadTree, 200);
+      });
+    });
+    $('fp-filters').addEventListener('submit', function (e) { e.preventDefault(); });
+  }
+
+  readHash();
+  showFilters();
+  bindFilters();
+  window.addEventListener('resize', function () { if (view) view.resize(); });
+  window.addEventListener('hashchange', function () {
+    readHash();
+    showFilters();
+    loadTree();
+    draw();
+  });
+  api('info').then(function (info) {
+    $('fp-db').textContent = info.db + ' · ' + info.runs + ' runs · footprint ' + info.footprint;
+  }).catch(function (e) { message('Cannot reach the server: ' + e.message); });
+  Promise.all([loadTree(), draw()]);
+})();
