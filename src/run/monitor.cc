@@ -191,11 +191,13 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   probes.push_back(std::make_unique<RaplProbe>());
   probes.push_back(std::make_unique<PerfProbe>(std::move(perf_options).value()));
   // Loads NVML only when a GPU metric is wanted; without a GPU (or driver) meta.gpu says why,
-  // and a warning too when -m named GPU metrics (the default set quietly has none then).
+  // and a warning too when -m chose GPU metrics (a selection that narrows the defaults and
+  // keeps them); the default set, alone or extended, quietly has none then.
   UnavailableMetrics unavailable_gpu;
+  const bool chose_gpu = (opt.metrics & DefaultMetrics()) != DefaultMetrics();
   if (auto gpu = GpuProbe::Open(opt.metrics, tree, opt.gpus, meta)) {
     probes.push_back(std::move(gpu));
-  } else if (opt.metrics != DefaultMetrics() && meta.contains("gpu")) {
+  } else if (chose_gpu && meta.contains("gpu")) {
     for (const MetricInfo& m : MetricCatalogue()) {
       if (m.entity == "gpu" && opt.metrics.test(static_cast<size_t>(m.id))) {
         unavailable_gpu.Add(m.name, meta["gpu"].value("unavailable", std::string("no GPU")));

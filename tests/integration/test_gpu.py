@@ -171,9 +171,10 @@ def test_gpu_metrics_asked_for_without_a_gpu_warn_once(tmp_path):
     assert len(warnings) == 1, describe(proc)
     assert warnings[0].startswith("footprint: warning: gpu, gpu.tree, gpu.memory")
     assert "cannot load" in warnings[0] and "footprint doctor explains" in warnings[0]
-    # The default metrics say nothing about a machine without GPUs.
-    proc = fp("run", "-o", db, "-q", "--no-git", "--", "true", env=env)
-    assert proc.returncode == 0 and "warning" not in proc.stderr, describe(proc)
+    # The default metrics, alone or extended, say nothing about a machine without GPUs.
+    for metrics in (["-m", "default"], ["-m", "all"], []):
+        proc = fp("run", "-o", db, "-q", "--no-git", *metrics, "--", "true", env=env)
+        assert proc.returncode == 0 and "gpu" not in proc.stderr, describe(proc)
 
 
 def test_no_gpu_metric_no_nvml(tmp_path):
