@@ -43,6 +43,7 @@ int Main(int argc, char** argv) {
       "  footprint show last\n"
       "  footprint plot -u last -t cpu memory --out run.html\n"
       "  footprint run -r 10 --warmup 1 -- ./bench && footprint show group:last\n"
+      "  footprint experiment plan.csv --write-status plan-status.csv\n"
       "  footprint doctor\n\n"
       "Run 'footprint SUBCOMMAND --help' for the options of each subcommand.");
   // Everything after the first "--" is the command of `run`, untouched by option parsing.
@@ -56,9 +57,9 @@ int Main(int argc, char** argv) {
   }
   // Subcommands in the order --help lists them.
   const std::pair<std::string, Action> actions[] = {
-      {"run", AddRun(app, command)}, {"runs", AddRuns(app)},     {"show", AddShow(app)},
-      {"compare", AddCompare(app)},  {"export", AddExport(app)}, {"plot", AddPlot(app)},
-      {"doctor", AddDoctor(app)},
+      {"run", AddRun(app, command)},      {"runs", AddRuns(app)},     {"show", AddShow(app)},
+      {"compare", AddCompare(app)},       {"export", AddExport(app)}, {"plot", AddPlot(app)},
+      {"experiment", AddExperiment(app)}, {"doctor", AddDoctor(app)},
   };
   try {
     app.parse(argc, argv);
