@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiment/plan.h"
+#include "experiment/repro.h"
 #include "footprint/experiment.h"
 #include "footprint/monitor.h"
 #include "run/run_metadata.h"
@@ -42,8 +43,9 @@ PlanRunState StateOf(RunStatus s) {
   return PlanRunState::kPending;
 }
 
+// `cache` is null when only the options are checked (no record is made then).
 MonitorOptions OptionsFor(const ExperimentPlan& plan, const PlannedRun& run,
-                          const ExperimentOptions& options) {
+                          const ExperimentOptions& options, experiment::ReproCache* cache) {
   MonitorOptions o;
   o.command = run.command;
   o.name = run.name;
@@ -57,6 +59,7 @@ MonitorOptions OptionsFor(const ExperimentPlan& plan, const PlannedRun& run,
   o.environment = run.env;
   json extra = {{"experiment", {{"plan", plan.path}, {"format", plan.format}, {"key", run.key}}}};
   if (run.csv_row >= 0) extra["experiment"]["csv_row"] = run.csv_row;
+  if (cache != nullptr) extra["repro"] = experiment::ReproRecord(run, *cache);
   o.extra_meta_json = extra.dump();
   return o;
 }
@@ -108,9 +111,9 @@ struct Monitor {
 // Runs one workload's runs together. Returns the stop signal received meanwhile (0 if none).
 Result<int> RunWorkload(const ExperimentPlan& plan, const std::vector<const PlannedRun*>& runs,
                         const ExperimentOptions& options, const StopSignalCatcher& stop,
-                        ExperimentOutcome& outcome) {
+                        experiment::ReproCache& cache, ExperimentOutcome& outcome) {
   std::vector<MonitorOptions> prepared;
-  for (const PlannedRun* r : runs) prepared.push_back(OptionsFor(plan, *r, options));
+  for (const PlannedRun* r : runs) prepared.push_back(OptionsFor(plan, *r, options, &cache));
   std::cout.flush();
   std::cerr.flush();
   int release[2];
@@ -266,7 +269,7 @@ Result<ExperimentOutcome> RunExperiment(const ExperimentPlan& plan,
                                         const ExperimentOptions& options) {
   for (const auto& w : plan.workloads) {
     for (const auto& r : w.runs) {
-      MonitorOptions mo = OptionsFor(plan, r, options);
+      MonitorOptions mo = OptionsFor(plan, r, options, nullptr);
       if (Status st = ValidateMonitorOptions(mo); !st.ok()) {
         return InvalidArgument(r.key + ": " + st.message());
       }
@@ -281,6 +284,7 @@ Result<ExperimentOutcome> RunExperiment(const ExperimentPlan& plan,
     done = std::move(status).value();
   }
   ExperimentOutcome outcome;
+  experiment::ReproCache cache;
   StopSignalCatcher stop;
   for (const PlannedWorkload& w : plan.workloads) {
     if (int sig = stop.received(); sig != 0) {
@@ -298,7 +302,7 @@ Result<ExperimentOutcome> RunExperiment(const ExperimentPlan& plan,
     }
     if (runs.empty()) continue;
     if (options.on_workload) options.on_workload(w, runs);
-    auto sig = RunWorkload(plan, runs, options, stop, outcome);
+    auto sig = RunWorkload(plan, runs, options, stop, cache, outcome);
     if (!sig.ok()) return sig.status();
     if (*sig != 0) {
       outcome.signal_received = *sig;

@@ -24,7 +24,25 @@ namespace {
 
 using json = nlohmann::json;
 
-// Runs argv with stdout captured and stderr discarded; nullopt unless it exits 0.
+std::string FirstLine(std::string_view s) { return std::string(Trim(s.substr(0, s.find('\n')))); }
+
+std::string BootId() {
+  auto id = ReadWholeFile("/proc/sys/kernel/random/boot_id");
+  return id.ok() ? FirstLine(*id) : "";
+}
+
+std::optional<uint64_t> StartTicks(pid_t pid) {
+  auto text = ReadWholeFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!text.ok()) return std::nullopt;
+  auto st = ParseProcStat(*text);
+  if (!st) return std::nullopt;
+  return st->starttime;
+}
+
+}  // namespace
+
+std::string_view FootprintVersion() { return FOOTPRINT_VERSION; }
+
 std::optional<std::string> Capture(const std::vector<std::string>& args) {
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return std::nullopt;
@@ -55,25 +73,6 @@ std::optional<std::string> Capture(const std::vector<std::string>& args) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
   return text;
 }
-
-std::string FirstLine(std::string_view s) { return std::string(Trim(s.substr(0, s.find('\n')))); }
-
-std::string BootId() {
-  auto id = ReadWholeFile("/proc/sys/kernel/random/boot_id");
-  return id.ok() ? FirstLine(*id) : "";
-}
-
-std::optional<uint64_t> StartTicks(pid_t pid) {
-  auto text = ReadWholeFile("/proc/" + std::to_string(pid) + "/stat");
-  if (!text.ok()) return std::nullopt;
-  auto st = ParseProcStat(*text);
-  if (!st) return std::nullopt;
-  return st->starttime;
-}
-
-}  // namespace
-
-std::string_view FootprintVersion() { return FOOTPRINT_VERSION; }
 
 std::string NewRunId() {
   unsigned char b[16];

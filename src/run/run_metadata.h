@@ -5,6 +5,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ nlohmann::json HardwareInfo();
 nlohmann::json GitInfo(const std::string& dir);
 // This process as a monitor: {"pid", "start_ticks", "boot_id", "host"}.
 nlohmann::json MonitorIdentity();
+// Runs argv (looked up in PATH) with stdout captured, stdin and stderr on /dev/null; the
+// output, or nullopt unless it exits 0.
+std::optional<std::string> Capture(const std::vector<std::string>& args);
 // The footprint version string.
 std::string_view FootprintVersion();
 

@@ -198,3 +198,58 @@ def test_resume_after_sigkill_runs_only_what_is_missing(tmp_path):
     proc = fp("experiment", "-o", db, plan, "--resume")
     assert proc.returncode == 0, describe(proc)
     assert len(plan_runs(db)) == len(after)
+
+
+def test_reproducibility_record_shown_and_compared(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "train.py").write_text("import sys\n")
+    (repo / "data.csv").write_text("1,2\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git[:3] + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "x"], check=True)
+    plan = repo / "plan.yaml"
+    plan.write_text(textwrap.dedent("""\
+        experiment: repro
+        python: /usr/bin/python3
+        workloads:
+          - name: w
+            runs:
+              - file: train.py
+                params: {lr: "0.1"}
+                env: {OMP_NUM_THREADS: "1"}
+                inputs: [data.csv]
+        """))
+    db = tmp_path / "fp.db"
+    env = clean_env(FP_TEST_SECRET_TOKEN="hunter2")
+    assert fp("experiment", "-o", db, plan, env=env).returncode == 0
+    (repo / "data.csv").write_text("1,3\n")  # a changed input, and a dirty repository
+    proc = fp("experiment", "-o", db, plan, env=env)
+    assert proc.returncode == 0, describe(proc)
+    first, second = plan_runs(db)
+    r = first["meta"]["repro"]
+    assert r["command"] == ["/usr/bin/python3", str(repo / "train.py"), "--lr", "0.1"]
+    assert r["params"] == {"lr": "0.1"}
+    assert r["env"]["OMP_NUM_THREADS"] == "1"
+    assert r["env"]["FP_TEST_SECRET_TOKEN"] == "<redacted>"
+    assert "hunter2" not in json.dumps(first["meta"])
+    assert r["script"]["git"]["dirty"] is False and len(r["script"]["git"]["commit"]) == 40
+    assert r["interpreter"]["path"] == "/usr/bin/python3"
+    assert "pytest" in {k.lower() for k in r["interpreter"]["packages"]}
+    import hashlib
+    assert r["inputs"][str(repo / "data.csv")] == hashlib.sha256(b"1,2\n").hexdigest()
+    assert second["meta"]["repro"]["script"]["git"]["dirty"] is True
+    # show: a compact block.
+    proc = fp("show", "-o", db, first["id"])
+    assert proc.returncode == 0, describe(proc)
+    assert "plan     repro/w/1 in " + str(plan) in proc.stdout
+    assert "interp   /usr/bin/python3 3." in proc.stdout and "packages" in proc.stdout
+    assert "(redacted)" not in proc.stdout and "redacted)" in proc.stdout
+    # compare: one warning line per difference.
+    proc = fp("compare", "-o", db, first["id"], second["id"])
+    assert proc.returncode == 0, describe(proc)
+    warnings = [l for l in proc.stderr.splitlines() if l.startswith("footprint: warning:")]
+    assert any("script git dirty: false vs true" in w for w in warnings), proc.stderr
+    assert any(f"input {repo / 'data.csv'}:" in w for w in warnings), proc.stderr
+    assert len(warnings) == 2, proc.stderr
