@@ -14,6 +14,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "experiment/devices.h"
 #include "experiment/plan.h"
 #include "experiment/repro.h"
 #include "footprint/experiment.h"
@@ -57,6 +58,8 @@ MonitorOptions OptionsFor(const ExperimentPlan& plan, const PlannedRun& run,
   o.experiment = run.experiment;
   o.workload = run.workload;
   o.environment = run.env;
+  // The monitor measures the GPUs the command is given.
+  if (auto it = run.env.find("CUDA_VISIBLE_DEVICES"); it != run.env.end()) o.gpus = it->second;
   json extra = {{"experiment", {{"plan", plan.path}, {"format", plan.format}, {"key", run.key}}}};
   if (run.csv_row >= 0) extra["experiment"]["csv_row"] = run.csv_row;
   if (cache != nullptr) extra["repro"] = experiment::ReproRecord(run, *cache);
@@ -112,8 +115,19 @@ struct Monitor {
 Result<int> RunWorkload(const ExperimentPlan& plan, const std::vector<const PlannedRun*>& runs,
                         const ExperimentOptions& options, const StopSignalCatcher& stop,
                         experiment::ReproCache& cache, ExperimentOutcome& outcome) {
+  // Devices and collocation first; torn down when this function returns, however it ends.
+  auto devices = experiment::DeviceSession::Start(runs);
+  if (!devices.ok()) {
+    return Status(devices.status().code(), "workload " + runs[0]->experiment + "/" +
+                                               runs[0]->workload + ": " +
+                                               devices.status().message());
+  }
   std::vector<MonitorOptions> prepared;
-  for (const PlannedRun* r : runs) prepared.push_back(OptionsFor(plan, *r, options, &cache));
+  for (size_t i = 0; i < runs.size(); ++i) {
+    PlannedRun run = *runs[i];
+    for (const auto& [k, v] : (*devices)->EnvFor(i)) run.env[k] = v;
+    prepared.push_back(OptionsFor(plan, run, options, &cache));
+  }
   std::cout.flush();
   std::cerr.flush();
   int release[2];
@@ -275,6 +289,8 @@ Result<ExperimentOutcome> RunExperiment(const ExperimentPlan& plan,
       }
     }
   }
+  // GPU rows on a machine that cannot run them fail here, before anything starts.
+  FP_RETURN_IF_ERROR(experiment::CheckPlanDevices(plan));
   auto store = OpenStore(options.db);
   if (!store.ok()) return store.status();
   std::map<std::string, PlanRunStatus> done;
