@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,7 +68,8 @@ MonitorOptions OptionsFor(const ExperimentPlan& plan, const PlannedRun& run,
   return o;
 }
 
-// The monitor process of one run: prepares the run, reports 'R' (ready) on `report_fd`, waits
+// The monitor process of one run: prepares the run, reports 'R' (ready) on `report_fd` (a
+// socket), waits
 // for the release byte on `release_fd`, runs, and reports "exit_status run_id status\n" — or
 // "E message\n" when footprint could not run it.
 [[noreturn]] void MonitorChild(const ExperimentOptions& options, MonitorOptions mo, int report_fd,
@@ -76,7 +78,12 @@ MonitorOptions OptionsFor(const ExperimentPlan& plan, const PlannedRun& run,
   // killed and --resume runs it again, instead of a monitor nobody waits for.
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (::getppid() != parent) _exit(1);
-  auto send = [&](const std::string& text) { (void)!::write(report_fd, text.data(), text.size()); };
+  // A socket, not a pipe: if footprint is gone, the message is lost (EPIPE) instead of
+  // killing the monitor with SIGPIPE before it stores its run. (Ignoring SIGPIPE instead
+  // would leave it ignored in the command too.)
+  auto send = [&](const std::string& text) {
+    (void)!::send(report_fd, text.data(), text.size(), MSG_NOSIGNAL);
+  };
   auto store = OpenStore(options.db);
   if (!store.ok()) {
     send("E " + store.status().message() + "\n");
@@ -106,7 +113,7 @@ MonitorOptions OptionsFor(const ExperimentPlan& plan, const PlannedRun& run,
 struct Monitor {
   const PlannedRun* run;
   pid_t pid = -1;
-  int fd = -1;  // read end of its report pipe
+  int fd = -1;  // footprint's end of its report socket
   std::string text;
   bool ready = false, eof = false;
 };
@@ -138,7 +145,7 @@ Result<int> RunWorkload(const ExperimentPlan& plan, const std::vector<const Plan
   const pid_t self = ::getpid();
   for (size_t i = 0; i < runs.size(); ++i) {
     int report[2];
-    if (::pipe2(report, O_CLOEXEC) != 0) break;
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, report) != 0) break;
     pid_t pid = ::fork();
     if (pid == 0) {
       // Only its own pipes: another monitor's write end held here would hide that one's end.
@@ -291,13 +298,17 @@ Result<ExperimentOutcome> RunExperiment(const ExperimentPlan& plan,
   }
   // GPU rows on a machine that cannot run them fail here, before anything starts.
   FP_RETURN_IF_ERROR(experiment::CheckPlanDevices(plan));
-  auto store = OpenStore(options.db);
-  if (!store.ok()) return store.status();
   std::map<std::string, PlanRunStatus> done;
-  if (options.resume) {
-    auto status = LoadPlanStatus(**store, plan);
-    if (!status.ok()) return status.status();
-    done = std::move(status).value();
+  {
+    // Closed before any monitor is forked: an SQLite connection must not cross a fork (the
+    // monitors open their own).
+    auto store = OpenStore(options.db);
+    if (!store.ok()) return store.status();
+    if (options.resume) {
+      auto status = LoadPlanStatus(**store, plan);
+      if (!status.ok()) return status.status();
+      done = std::move(status).value();
+    }
   }
   ExperimentOutcome outcome;
   experiment::ReproCache cache;

@@ -248,6 +248,10 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
         IoError(std::string("cannot start the command: fork failed: ") + std::strerror(err)));
   }
   if (child == 0) {
+    // Only the parent may hold the gate's write end: with a copy here, the child would never
+    // read end-of-file when footprint gives up before opening the gate, and never exit.
+    ::close(gate[1]);
+    ::close(report[0]);
     ChildExec(argv.data(), signals.old_mask(), join_env, gate[0], report[1]);
   }
   CloseFd(gate[0]);

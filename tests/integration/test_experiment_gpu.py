@@ -151,14 +151,15 @@ def test_ctrl_c_stops_the_workload_and_tears_down(tmp_path):
     plan.write_text(HEADER + "e, 1, , , 0, 3g.40gb, dump.sh, smi, slow\n"
                              "e, 2, , , 0, -, dump.sh, smi, never\n")
     proc = subprocess.Popen([FOOTPRINT, "experiment", "-o", str(m.db), "--no-git", str(plan)],
-                            env=m.env, stderr=subprocess.PIPE, text=True)
+                            env=m.env, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     try:
         wait_for(lambda: "run slow" in m.log.read_text(), 30, "the run to start")
-        proc.send_signal(signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole group
         _, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 128 + signal.SIGINT, err
     assert "--resume goes on" in err
     assert m.lines()[-2:] == ["nvidia-smi mig -i 0 -gi 1 -ci 0 -dci",
