@@ -48,6 +48,17 @@ struct MonitorOptions {
   // GPUs to measure, as CUDA_VISIBLE_DEVICES lists them (indices, UUIDs, "all"); when unset,
   // footprint's own CUDA_VISIBLE_DEVICES (which the command inherits), else every GPU.
   std::optional<std::string> gpus;
+  // Experiments (footprint experiment): stored in the run's experiment and workload columns.
+  std::string experiment;
+  std::string workload;
+  // Variables set in the command's environment on top of footprint's own.
+  std::map<std::string, std::string> environment;
+  // A JSON object whose members are added to the run's meta (e.g. "experiment", "repro").
+  std::string extra_meta_json;
+  // Called once the run is stored and the command waits at the start gate, just before the
+  // clock starts (experiments release collocated runs together here). A non-OK status
+  // abandons the run: it is stored as failed with that reason and the command never runs.
+  std::function<Status()> before_start;
 };
 
 // Smallest sampling interval accepted.

@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "cli/stats_view.h"
+#include "experiment/repro.h"
 #include "footprint/compare.h"
 #include "footprint/groups.h"
 #include "run/run_metadata.h"
@@ -62,6 +63,16 @@ Action AddCompare(CLI::App& app) {
       auto summary = SummarizeSet(**store, std::move(set).value());
       if (!summary.ok()) return Fail(summary.status());
       sets.push_back(std::move(summary).value());
+    }
+    // Runs that differ in how they were made (experiments' meta.repro) are compared with a
+    // warning per difference, so that a change is not taken for the code's alone.
+    for (size_t i = 1; i < sets.size(); ++i) {
+      if (sets[0].set.runs.empty() || sets[i].set.runs.empty()) continue;
+      for (const std::string& d : experiment::ReproDifferences(sets[0].set.runs[0].meta_json,
+                                                               sets[i].set.runs[0].meta_json)) {
+        std::cerr << "footprint: warning: " << sets[i].set.Label() << " differs from "
+                  << sets[0].set.Label() << ": " << d << "\n";
+      }
     }
     auto comparison = Compare(std::move(sets), {.test = *test, .alpha = args->alpha});
     if (!comparison.ok()) return Fail(comparison.status());

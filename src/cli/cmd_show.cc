@@ -112,6 +112,48 @@ bool MainSeries(const MetricSummary& m) {
   return m.scope.empty() && kMain.count(m.metric) > 0;
 }
 
+// An experiment's run: where it sits in the plan and, compactly, its reproducibility record.
+void PrintExperiment(const json& meta, std::ostream& out) {
+  if (!meta.contains("experiment") || !meta["experiment"].is_object()) return;
+  const json& e = meta["experiment"];
+  out << "plan     " << e.value("key", "") << " in " << e.value("plan", "") << "\n";
+  if (!meta.contains("repro") || !meta["repro"].is_object()) return;
+  const json& r = meta["repro"];
+  if (r.contains("script")) {
+    const json& sc = r["script"];
+    out << "script   " << sc.value("path", "");
+    if (sc.contains("git")) {
+      out << " (git " << sc["git"].value("commit", "").substr(0, 12)
+          << (sc["git"].value("dirty", false) ? ", dirty" : "") << ")";
+    }
+    out << "\n";
+  }
+  if (r.contains("interpreter")) {
+    const json& in = r["interpreter"];
+    out << "interp   " << in.value("name", "") << " " << in.value("version", "?");
+    if (in.contains("path")) out << " (" << in.value("path", "") << ")";
+    if (in.contains("packages")) out << ", " << in["packages"].size() << " packages";
+    out << "\n";
+  }
+  if (r.contains("driver")) out << "driver   " << r.value("driver", "") << "\n";
+  if (r.contains("inputs") && !r["inputs"].empty()) {
+    out << "inputs   ";
+    bool first = true;
+    for (auto& [path, sha] : r["inputs"].items()) {
+      out << (first ? "" : ", ") << path.substr(path.rfind('/') + 1) << " "
+          << (sha.is_string() ? sha.get<std::string>().substr(0, 12) : "(unreadable)");
+      first = false;
+    }
+    out << "\n";
+  }
+  if (r.contains("env")) {
+    int redacted = 0;
+    for (auto& [k, v] : r["env"].items()) redacted += v == "<redacted>";
+    out << "env      " << r["env"].size() << " variables recorded (" << redacted
+        << " redacted); footprint show --json for all\n";
+  }
+}
+
 void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
   const RunRecord& r = s.run;
   json meta = json::parse(r.meta_json, nullptr, false);
@@ -143,6 +185,7 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
     out << "git      " << meta["git"].value("commit", "")
         << (meta["git"].value("dirty", false) ? " (dirty)" : "") << "\n";
   }
+  PrintExperiment(meta, out);
   json sources = meta.value("sources", json::object());
   auto total = [&](const std::string& name) -> std::optional<double> {
     auto it = s.totals.find(name);

@@ -44,6 +44,7 @@ int Main(int argc, char** argv) {
       "  footprint plot -u last -t cpu memory --out run.html\n"
       "  footprint run -r 10 --warmup 1 -- ./bench && footprint show group:last\n"
       "  footprint serve                # web UI on http://127.0.0.1:8765/\n"
+      "  footprint experiment plan.csv --write-status plan-status.csv\n"
       "  footprint doctor\n\n"
       "Run 'footprint SUBCOMMAND --help' for the options of each subcommand.");
   // Everything after the first "--" is the command of `run`, untouched by option parsing.
@@ -57,9 +58,9 @@ int Main(int argc, char** argv) {
   }
   // Subcommands in the order --help lists them.
   const std::pair<std::string, Action> actions[] = {
-      {"run", AddRun(app, command)}, {"runs", AddRuns(app)},     {"show", AddShow(app)},
-      {"compare", AddCompare(app)},  {"export", AddExport(app)}, {"plot", AddPlot(app)},
-      {"serve", AddServe(app)},      {"doctor", AddDoctor(app)},
+      {"run", AddRun(app, command)},      {"runs", AddRuns(app)},     {"show", AddShow(app)},
+      {"compare", AddCompare(app)},       {"export", AddExport(app)}, {"plot", AddPlot(app)},
+      {"experiment", AddExperiment(app)}, {"serve", AddServe(app)},   {"doctor", AddDoctor(app)},
   };
   try {
     app.parse(argc, argv);

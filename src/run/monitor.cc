@@ -19,6 +19,7 @@
 #include "probe/rapl_probe.h"
 #include "probe/system_probe.h"
 #include "run/run_metadata.h"
+#include "run/stop_signals.h"
 #include "sampler/sampler.h"
 #include "store/writer.h"
 #include "util/clock.h"
@@ -29,8 +30,6 @@ namespace footprint {
 namespace {
 
 using json = nlohmann::json;
-
-constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; }
 
@@ -54,7 +53,7 @@ class SignalScope {
   SignalScope() {
     sigemptyset(&set_);
     sigaddset(&set_, SIGCHLD);
-    for (int s : kForwardedSignals) sigaddset(&set_, s);
+    for (int s : kStopSignals) sigaddset(&set_, s);
     pthread_sigmask(SIG_BLOCK, &set_, &old_mask_);
     struct sigaction sa = {};
     sa.sa_handler = [](int) {};  // a handler, so SIGCHLD is never discarded as ignored
@@ -88,6 +87,7 @@ void CloseFd(int& fd) {
 struct JoinEnvironment {
   const char* run_id;
   const char* db;
+  const std::map<std::string, std::string>* extra;  // MonitorOptions::environment
 };
 
 // In the child, between fork and exec. The parent forks before starting any thread, so the
@@ -95,7 +95,7 @@ struct JoinEnvironment {
 // If exec fails, the child sends its errno through the close-on-exec `report_fd`.
 [[noreturn]] void ChildExec(char* const* argv, const sigset_t& mask, const JoinEnvironment& env,
                             int gate_fd, int report_fd) {
-  for (int s : kForwardedSignals) signal(s, SIG_DFL);
+  for (int s : kStopSignals) signal(s, SIG_DFL);
   signal(SIGCHLD, SIG_DFL);
   pthread_sigmask(SIG_SETMASK, &mask, nullptr);
   // The gate opens with the run's start on the monotonic clock, for programs that join it.
@@ -106,6 +106,7 @@ struct JoinEnvironment {
   setenv("FOOTPRINT_T0_NS", t0_text, 1);
   setenv("FOOTPRINT_RUN_ID", env.run_id, 1);
   setenv("FOOTPRINT_DB", env.db, 1);
+  for (const auto& [name, value] : *env.extra) setenv(name.c_str(), value.c_str(), 1);
   execvp(argv[0], argv);
   int error = errno;
   (void)!::write(report_fd, &error, sizeof error);
@@ -164,6 +165,13 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
     run.group_id = opt.group_id;
     run.repetition = opt.repetition;
     meta["group"] = {{"repetitions", opt.planned_repetitions}, {"warmups", opt.planned_warmups}};
+  }
+  run.experiment = opt.experiment;
+  run.workload = opt.workload;
+  if (!opt.extra_meta_json.empty()) {
+    json extra = json::parse(opt.extra_meta_json, nullptr, false);
+    if (!extra.is_object()) return InvalidArgument("extra_meta_json is not a JSON object");
+    meta.update(extra);
   }
 
   std::unique_ptr<RunCgroup> cgroup;
@@ -232,7 +240,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   // The environment tells a program using footprint's API which run it belongs to.
   std::string db_path = store.location();
   if (!db_path.empty() && db_path[0] != '/') db_path = CurrentDir() + "/" + db_path;
-  const JoinEnvironment join_env{run.id.c_str(), db_path.c_str()};
+  const JoinEnvironment join_env{run.id.c_str(), db_path.c_str(), &opt.environment};
   std::vector<char*> argv;
   for (const auto& a : opt.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -251,6 +259,10 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
         IoError(std::string("cannot start the command: fork failed: ") + std::strerror(err)));
   }
   if (child == 0) {
+    // Only the parent may hold the gate's write end: with a copy here, the child would never
+    // read end-of-file when footprint gives up before opening the gate, and never exit.
+    ::close(gate[1]);
+    ::close(report[0]);
     ChildExec(argv.data(), signals.old_mask(), join_env, gate[0], report[1]);
   }
   CloseFd(gate[0]);
@@ -267,6 +279,15 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   }
 
   for (Probe* probe : sampler.probes()) probe->AttachToCommand(child);
+
+  if (opt.before_start) {
+    if (Status st = opt.before_start(); !st.ok()) {
+      CloseFd(gate[1]);  // the child reads end-of-file and exits without running the command
+      CloseFd(report[0]);
+      ::waitpid(child, nullptr, 0);
+      return abandon(st);
+    }
+  }
 
   Writer writer(store, queue, run.id, opt.flush_interval_ns);
   int64_t t0 = 0;
@@ -341,7 +362,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   if (out.signal_received == 0) {  // one that arrived as the command ended, still pending
     sigset_t pending;
     sigpending(&pending);
-    for (int s : kForwardedSignals) {
+    for (int s : kStopSignals) {
       if (sigismember(&pending, s) == 1) {
         out.signal_received = s;
         break;
@@ -463,35 +484,30 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
 
 namespace {
 
-// Set by the handler RunRepeated installs: a stop signal that arrived between two runs.
+// Set by the handler StopSignalCatcher installs: a stop signal that arrived between two runs.
 volatile sig_atomic_t g_stop_signal = 0;
 
-// Catches the stop signals for its lifetime (so that Ctrl-C between two runs ends the group
-// after the run that is stored, instead of killing footprint), and restores the old handlers.
-class StopSignalCatcher {
- public:
-  StopSignalCatcher() {
-    g_stop_signal = 0;
-    struct sigaction sa = {};
-    sa.sa_handler = [](int sig) {
-      if (g_stop_signal == 0) g_stop_signal = sig;
-    };
-    sa.sa_flags = SA_RESTART;
-    for (size_t i = 0; i < std::size(kForwardedSignals); ++i) {
-      sigaction(kForwardedSignals[i], &sa, &old_[i]);
-    }
-  }
-  ~StopSignalCatcher() {
-    for (size_t i = 0; i < std::size(kForwardedSignals); ++i) {
-      sigaction(kForwardedSignals[i], &old_[i], nullptr);
-    }
-  }
-
- private:
-  struct sigaction old_[std::size(kForwardedSignals)];
-};
-
 }  // namespace
+
+StopSignalCatcher::StopSignalCatcher() {
+  g_stop_signal = 0;
+  struct sigaction sa = {};
+  sa.sa_handler = [](int sig) {
+    if (g_stop_signal == 0) g_stop_signal = sig;
+  };
+  sa.sa_flags = SA_RESTART;
+  for (size_t i = 0; i < std::size(kStopSignals); ++i) {
+    sigaction(kStopSignals[i], &sa, &old_[i]);
+  }
+}
+
+StopSignalCatcher::~StopSignalCatcher() {
+  for (size_t i = 0; i < std::size(kStopSignals); ++i) {
+    sigaction(kStopSignals[i], &old_[i], nullptr);
+  }
+}
+
+int StopSignalCatcher::received() const { return g_stop_signal; }
 
 Result<GroupOutcome> RunRepeated(Store& store, MonitorOptions options, const RepeatOptions& repeat,
                                  const std::function<void(const MonitorOutcome&)>& on_run) {
@@ -512,9 +528,9 @@ Result<GroupOutcome> RunRepeated(Store& store, MonitorOptions options, const Rep
   StopSignalCatcher catcher;
   const int total = repeat.warmups + repeat.repetitions;
   for (int i = 0; i < total; ++i) {
-    if (g_stop_signal != 0) {
-      group.signal_received = g_stop_signal;
-      if (group.exit_status == 0) group.exit_status = 128 + g_stop_signal;
+    if (int sig = catcher.received(); sig != 0) {
+      group.signal_received = sig;
+      if (group.exit_status == 0) group.exit_status = 128 + sig;
       return group;
     }
     // Warm-ups are numbered -W..-1, measured repetitions 1..N.
@@ -532,7 +548,7 @@ Result<GroupOutcome> RunRepeated(Store& store, MonitorOptions options, const Rep
     }
     if (last.exit_status != 0 && !repeat.keep_going) return group;
   }
-  if (g_stop_signal != 0) group.signal_received = g_stop_signal;
+  group.signal_received = catcher.received();
   group.complete = true;
   return group;
 }

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,12 @@ nlohmann::json HardwareInfo();
 nlohmann::json GitInfo(const std::string& dir);
 // This process as a monitor: {"pid", "start_ticks", "boot_id", "host"}.
 nlohmann::json MonitorIdentity();
+// Runs argv (looked up in PATH) with stdout captured, stderr on /dev/null and `input` (a few
+// KiB at most) on stdin; the environment is footprint's with `env` on top. The output, or
+// nullopt unless it exits 0.
+std::optional<std::string> Capture(const std::vector<std::string>& args,
+                                   const std::map<std::string, std::string>& env = {},
+                                   std::string_view input = {});
 // The footprint version string.
 std::string_view FootprintVersion();
 

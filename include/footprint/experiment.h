@@ -1,0 +1,149 @@
+// Experiments: plans of many runs (radT's CSV, or a YAML plan with grid sweeps), executed as
+// workloads one after another, the runs of one workload started together.
+//
+// A plan is parsed into ExperimentPlan: workloads in file order, each a list of PlannedRun
+// whose command is fully resolved (interpreter, script, arguments). Parsing is pure (no
+// process is started, no device touched) and reports the first error as InvalidArgument with
+// the file, line and what to do.
+//
+// RunExperiment() executes a plan into a store: for every workload it forks one monitor
+// process per run; each monitor prepares its run (metadata, cgroup, probes) and waits at a
+// barrier; when all are ready they are released together, so collocated runs start within a
+// few hundred microseconds of each other. Each run is a footprint run of its own, with its own
+// process tree and cgroup: collocated runs never see each other's CPU or memory. Runs carry
+// the experiment, the workload and the plan key (meta.experiment) so that --resume finds them.
+//
+// Thread-safety: not thread-safe; RunExperiment forks and must be called from the main thread
+// of a process that runs no other threads (the command line).
+#ifndef FOOTPRINT_EXPERIMENT_H_
+#define FOOTPRINT_EXPERIMENT_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "footprint/metrics.h"
+#include "footprint/status.h"
+#include "footprint/store.h"
+
+namespace footprint {
+
+// How the runs of one workload share a GPU.
+struct Collocation {
+  enum class Mode { kNone, kMps, kMig };
+  Mode mode = Mode::kNone;
+  std::string mig_profile;  // kMig: e.g. "3g.40gb"
+};
+
+struct PlannedRun {
+  std::string key;  // unique in the plan and stable across invocations: "EXP/WORKLOAD/N"
+  std::string experiment;
+  std::string workload;
+  std::string name;                           // the run's name in the database
+  std::vector<std::string> command;           // resolved argv
+  std::map<std::string, std::string> params;  // swept or given parameters (meta.params)
+  std::map<std::string, std::string> env;     // set for the command on top of footprint's
+  std::vector<std::string> devices;           // GPU indices or UUIDs as written in the plan
+  Collocation collocation;
+  std::optional<int> mps_thread_percentage;  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
+  MetricSet metrics = DefaultMetrics();
+  int64_t interval_ns = 100'000'000;
+  std::map<MetricId, int64_t> metric_interval_ns;
+  std::string script;               // the plan's File (resolved path), empty for a command
+  std::string interpreter;          // "python3", "bash", empty when executed directly
+  std::vector<std::string> inputs;  // files named in the plan (sha256 in meta.repro.inputs)
+  int csv_row = -1;                 // CSV: index of the data row (for --write-status)
+};
+
+struct PlannedWorkload {
+  std::string experiment;
+  std::string workload;
+  std::vector<PlannedRun> runs;  // started together
+};
+
+struct ExperimentPlan {
+  std::string path;                        // absolute path of the plan file
+  std::string format;                      // "csv" or "yaml"
+  std::string source;                      // the plan's text (WriteCsvStatus copies it)
+  std::vector<PlannedWorkload> workloads;  // run in this order
+  size_t run_count() const;
+};
+
+struct PlanOptions {
+  std::string python = "python3";  // interpreter for .py files (the YAML plan may override)
+};
+
+// Parses radT's CSV (columns Experiment, Workload, Status, Run, Devices, Collocation, File,
+// Listeners, Params in any order, names case-insensitive; whitespace around fields ignored;
+// fields may be double-quoted). `text` is the file's content, `path` its location (relative
+// scripts are looked up next to it).
+Result<ExperimentPlan> ParseCsvPlan(const std::string& text, const std::string& path,
+                                    const PlanOptions& options = {});
+// Parses a YAML plan (docs/experiments.md), expanding grids and repetitions.
+Result<ExperimentPlan> ParseYamlPlan(const std::string& text, const std::string& path,
+                                     const PlanOptions& options = {});
+// Reads `path` and parses it by its extension (.csv, .yaml/.yml). NotFound if it cannot be
+// read; InvalidArgument for anything else wrong with it.
+Result<ExperimentPlan> LoadPlan(const std::string& path, const PlanOptions& options = {});
+
+// Splits `text` into words as a POSIX shell would without expansions: blanks separate words,
+// '...' is literal, "..." keeps blanks and honours \" \\ \$ \`, a backslash outside quotes
+// escapes the next character. InvalidArgument for an unterminated quote.
+Result<std::vector<std::string>> ShellSplit(std::string_view text);
+
+// Maps radT listeners ("smi+top+dcgmi+iostat+free") or metric names joined by '+' onto
+// footprint's metrics. Empty or "-" selects the default metrics.
+Result<MetricSet> MetricsForListeners(std::string_view listeners);
+
+// What happened to a run of the plan, as the store knows it.
+enum class PlanRunState { kPending, kRunning, kOk, kFailed, kKilled, kInterrupted };
+std::string_view PlanRunStateName(PlanRunState state);  // "pending", "ok", ...
+
+struct PlanRunStatus {
+  PlanRunState state = PlanRunState::kPending;
+  std::string run_id;  // the latest run of this key, empty when none
+};
+
+// The latest stored run of every key of `plan` (interrupted runs recognised), keyed by
+// PlannedRun::key. Keys without a run are absent.
+Result<std::map<std::string, PlanRunStatus>> LoadPlanStatus(Store& store,
+                                                            const ExperimentPlan& plan);
+
+struct ExperimentOptions {
+  std::string db;       // store location; every monitor process opens it itself
+  bool resume = false;  // skip keys whose latest run is ok
+  bool record_git = true;
+  // Called in the main process: before a workload starts (with the runs that will run),
+  // and after each run ended (with its key and stored status). Either may be empty.
+  std::function<void(const PlannedWorkload&, const std::vector<const PlannedRun*>&)> on_workload;
+  std::function<void(const PlannedRun&, const PlanRunStatus&, int exit_status)> on_run;
+};
+
+struct ExperimentOutcome {
+  int runs_started = 0;
+  int runs_skipped = 0;     // already ok (resume)
+  int runs_failed = 0;      // not ok (failed, killed, could not start)
+  int signal_received = 0;  // SIGINT/SIGTERM/SIGHUP/SIGQUIT that stopped the plan, 0 if none
+  bool complete = false;    // every workload ran
+};
+
+// Executes the plan (see the file comment). Stops after the workload during which footprint
+// received SIGINT, SIGTERM, SIGHUP or SIGQUIT (forwarded to the monitors, which forward it to
+// their commands); if footprint itself is killed, the monitors stop their commands (SIGTERM)
+// and store them as killed, so --resume reruns them. A non-OK result means footprint failed
+// before or between runs; what ran stays stored.
+Result<ExperimentOutcome> RunExperiment(const ExperimentPlan& plan,
+                                        const ExperimentOptions& options);
+
+// Writes a copy of a CSV plan with its Status and Run columns filled from `status` (columns
+// appended when the plan has none). Only for plans parsed from CSV.
+Status WriteCsvStatus(const ExperimentPlan& plan,
+                      const std::map<std::string, PlanRunStatus>& status,
+                      const std::string& out_path);
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_EXPERIMENT_H_

@@ -1,0 +1,282 @@
+"""footprint experiment: radT's CSV plans run as workloads of collocated runs, each measured
+in its own tree; status write-back; resume after SIGKILL."""
+import json
+import os
+import signal
+import subprocess
+import textwrap
+
+import pytest
+
+from fp_helpers import (FOOTPRINT, HIGH_PRIORITY, clean_env, connect, describe, fp, wait_for,
+                        wl)
+
+HEADER = "Experiment, Workload, Status, Run, Devices, Collocation, File,     Listeners,     Params\n"
+
+
+def plan_runs(db):
+    """Every run of the database as a dict (meta parsed, totals attached), oldest first."""
+    with connect(db) as con:
+        con.row_factory = lambda cur, row: {d[0]: v for d, v in zip(cur.description, row)}
+        runs = con.execute(
+            "SELECT id, experiment, workload, status, started_at_ns, ended_at_ns, meta, command "
+            "FROM runs ORDER BY started_at_ns").fetchall()
+        for r in runs:
+            r["meta"] = json.loads(r["meta"])
+            r["command"] = json.loads(r["command"])
+            r["key"] = r["meta"].get("experiment", {}).get("key")
+            r["totals"] = {t["name"]: t["value"] for t in con.execute(
+                "SELECT name, value FROM run_totals WHERE run_id = ?", (r["id"],))}
+    con.close()
+    return runs
+
+
+def cpu_s(run):
+    return run["totals"]["cpu_user_s"] + run["totals"]["cpu_system_s"]
+
+
+def test_collocated_runs_are_measured_apart(tmp_path):
+    # 3 workloads x 2 collocated runs, each pair unlike: a busy thread beside a memory
+    # holder, two busy threads of different lengths, two memory holders of different sizes.
+    burn, touch = wl("burn"), wl("touch_memory")
+    plan = tmp_path / "plan.csv"
+    plan.write_text(HEADER + textwrap.dedent(f"""\
+        lab, 1, , , -, -, {burn},  top, 1 1.2
+        lab, 1, , , -, -, {touch}, top, 200 1.2
+        lab, 2, , , -, -, {burn},  top, 1 1.0
+        lab, 2, , , -, -, {burn},  top, 1 0.4
+        lab, 3, , , -, -, {touch}, top, 60 0.6
+        lab, 3, , , -, -, {touch}, top, 240 0.6
+        """))
+    db = tmp_path / "fp.db"
+    proc = fp("experiment", "-o", db, plan, **HIGH_PRIORITY)
+    assert proc.returncode == 0, describe(proc)
+    runs = plan_runs(db)
+    assert len(runs) == 6
+    by_key = {r["key"]: r for r in runs}
+    assert sorted(by_key) == ["lab/1/1", "lab/1/2", "lab/2/1", "lab/2/2", "lab/3/1", "lab/3/2"]
+    for r in runs:
+        assert r["status"] == "ok" and r["experiment"] == "lab"
+        assert r["workload"] == r["key"].split("/")[1]
+    mib = 1 << 20
+    # Workload 1: the busy thread has its CPU, the memory holder its memory, and neither the
+    # other's.
+    assert 0.8 <= cpu_s(by_key["lab/1/1"]) <= 1.35, by_key["lab/1/1"]["totals"]
+    assert by_key["lab/1/1"]["totals"]["peak_memory_bytes"] < 60 * mib
+    assert cpu_s(by_key["lab/1/2"]) < 0.5
+    assert 200 * mib <= by_key["lab/1/2"]["totals"]["peak_memory_bytes"] < 300 * mib
+    # Workload 2: each busy thread's own length, not the sum (1.4 s).
+    assert 0.7 <= cpu_s(by_key["lab/2/1"]) <= 1.15
+    assert 0.25 <= cpu_s(by_key["lab/2/2"]) <= 0.55
+    # Workload 3: each holder's own size.
+    assert 60 * mib <= by_key["lab/3/1"]["totals"]["peak_memory_bytes"] < 150 * mib
+    assert 240 * mib <= by_key["lab/3/2"]["totals"]["peak_memory_bytes"] < 330 * mib
+    # The runs of a workload start together (the barrier) and overlap; workloads follow each
+    # other without overlapping.
+    for w in "123":
+        a, b = by_key[f"lab/{w}/1"], by_key[f"lab/{w}/2"]
+        assert abs(a["started_at_ns"] - b["started_at_ns"]) < 100e6, (a, b)
+        assert max(a["started_at_ns"], b["started_at_ns"]) < min(a["ended_at_ns"], b["ended_at_ns"])
+    for w, nxt in (("1", "2"), ("2", "3")):
+        end = max(by_key[f"lab/{w}/{i}"]["ended_at_ns"] for i in "12")
+        start = min(by_key[f"lab/{nxt}/{i}"]["started_at_ns"] for i in "12")
+        assert end <= start
+
+
+def test_radt_csv_every_column_and_status_copy(tmp_path):
+    # A radT plan as users write it: padded columns, quoted params, a .py and a .sh script next
+    # to the plan, an executable, Status and Run columns to be filled in.
+    (tmp_path / "train.py").write_text(
+        "import sys, os\nopen(os.environ['OUT'] + '.py', 'w').write(repr(sys.argv[1:]))\n")
+    (tmp_path / "prep.sh").write_text('printf "%s|" "$@" > "$OUT.sh"\n')
+    out = tmp_path / "out"
+    plan = tmp_path / "plan.csv"
+    plan_text = HEADER + textwrap.dedent(f'''\
+        e1,   w1,  ,   ,  -,  -,  train.py, smi+top, "--name 'my run' --lr 0.1"
+        e1,   w1,  ,   ,  -,  -,  prep.sh,  top,     "--msg ""a, b"""
+        e1,   w2,  ,   ,  -,  -,  {wl("exit_with")}, top+iostat, 3
+        ''')
+    plan.write_text(plan_text)
+    db = tmp_path / "fp.db"
+    status_copy = tmp_path / "status.csv"
+    env = clean_env(OUT=str(out))
+    proc = fp("experiment", "-o", db, plan, "--python", "/usr/bin/python3", "--write-status",
+              status_copy, env=env)
+    assert proc.returncode == 1, describe(proc)  # the exit_with run failed
+    assert (tmp_path / "out.py").read_text() == "['--name', 'my run', '--lr', '0.1']"
+    assert (tmp_path / "out.sh").read_text() == "--msg|a, b|"
+    runs = {r["key"]: r for r in plan_runs(db)}
+    assert runs["e1/w1/1"]["command"] == ["/usr/bin/python3", str(tmp_path / "train.py"),
+                                          "--name", "my run", "--lr", "0.1"]
+    assert runs["e1/w1/2"]["command"][0] == "bash"
+    assert runs["e1/w2/1"]["status"] == "failed"
+    # The copy: the same plan with Status and Run filled in, the padding kept.
+    lines = status_copy.read_text().splitlines()
+    assert lines[0] == HEADER.rstrip("\n")
+    cells = [[c.strip() for c in line.split(",")] for line in lines[1:]]
+    assert [c[2] for c in cells] == ["ok", "ok", "failed"]
+    assert [c[3] for c in cells] == [runs[k]["id"] for k in ("e1/w1/1", "e1/w1/2", "e1/w2/1")]
+    assert lines[1].startswith("e1,   w1,  ")
+    assert plan.read_text() == plan_text  # the plan itself is never written
+
+
+def test_dry_run_prints_the_plan_and_runs_nothing(tmp_path):
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(textwrap.dedent(f"""\
+        experiment: sweep
+        workloads:
+          - name: pair
+            grid: {{threads: [1, 2]}}
+            runs:
+              - command: {wl("burn")} {{threads}} 0.1
+                copies: 2
+                env: {{MODE: fast}}
+        """))
+    db = tmp_path / "fp.db"
+    proc = fp("experiment", "-o", db, plan, "--dry-run")
+    assert proc.returncode == 0, describe(proc)
+    assert "2 workload(s), 4 run(s)" in proc.stdout
+    assert "sweep/pair[threads=2]/1.2" in proc.stdout
+    assert f"{wl('burn')} 2 0.1" in proc.stdout and "MODE=fast" in proc.stdout
+    assert not db.exists()
+
+
+def test_bad_plan_is_one_line_and_exit_2(tmp_path):
+    plan = tmp_path / "plan.csv"
+    plan.write_text("Experiment, Workload, Flie\n1, 1, x\n")
+    proc = fp("experiment", "-o", tmp_path / "fp.db", plan)
+    assert proc.returncode == 2, describe(proc)
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and "unknown column 'Flie'" in lines[0], describe(proc)
+
+
+def test_resume_after_sigkill_runs_only_what_is_missing(tmp_path):
+    burn = wl("burn")
+    rows = "".join(f"k, {w}, , , -, -, {burn}, top, 1 {0.4 if w != 2 else 3}\n" * 2
+                   for w in (1, 2, 3))
+    plan = tmp_path / "plan.csv"
+    plan.write_text(HEADER + rows)
+    db = tmp_path / "fp.db"
+    proc = subprocess.Popen([FOOTPRINT, "experiment", "-o", str(db), str(plan)],
+                            env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+
+    def workload_2_running():
+        if not db.exists():
+            return False
+        try:
+            return sum(r["workload"] == "2" and r["status"] == "running"
+                       for r in plan_runs(db)) == 2
+        except Exception:  # the database may be mid-creation
+            return False
+
+    try:
+        wait_for(workload_2_running, 60, "workload 2 to start")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        # Its monitors stop their commands and store them (killed) instead of running on.
+        wait_for(lambda: all(r["status"] != "running" for r in plan_runs(db)), 30,
+                 "the orphaned monitors to store their runs")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    before = plan_runs(db)
+    assert sorted(r["key"] for r in before if r["status"] == "ok") == ["k/1/1", "k/1/2"]
+    # Killed while running, or failed when footprint died before releasing them.
+    assert {r["status"] for r in before if r["workload"] == "2"} <= {
+        "killed", "interrupted", "failed"}
+    assert not any(r["workload"] == "3" for r in before)
+    # The longest run of workload 2 must not be rerun for nothing: make it short now.
+    plan.write_text(HEADER + rows.replace(" 1 3\n", " 1 0.4\n"))
+    proc = fp("experiment", "-o", db, plan, "--resume")
+    assert proc.returncode == 0, describe(proc)
+    assert "2 already ok" in proc.stderr
+    after = plan_runs(db)
+    new = after[len(before):]
+    assert sorted(r["key"] for r in new) == ["k/2/1", "k/2/2", "k/3/1", "k/3/2"]
+    assert all(r["status"] == "ok" for r in new)
+    # And once everything is ok, --resume runs nothing.
+    proc = fp("experiment", "-o", db, plan, "--resume")
+    assert proc.returncode == 0, describe(proc)
+    assert len(plan_runs(db)) == len(after)
+
+
+def test_reproducibility_record_shown_and_compared(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "train.py").write_text("import sys\n")
+    (repo / "data.csv").write_text("1,2\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git[:3] + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "x"], check=True)
+    plan = repo / "plan.yaml"
+    plan.write_text(textwrap.dedent("""\
+        experiment: repro
+        python: /usr/bin/python3
+        workloads:
+          - name: w
+            runs:
+              - file: train.py
+                params: {lr: "0.1"}
+                env: {OMP_NUM_THREADS: "1"}
+                inputs: [data.csv]
+        """))
+    db = tmp_path / "fp.db"
+    env = clean_env(FP_TEST_SECRET_TOKEN="hunter2")
+    assert fp("experiment", "-o", db, plan, env=env).returncode == 0
+    (repo / "data.csv").write_text("1,3\n")  # a changed input, and a dirty repository
+    proc = fp("experiment", "-o", db, plan, env=env)
+    assert proc.returncode == 0, describe(proc)
+    first, second = plan_runs(db)
+    r = first["meta"]["repro"]
+    assert r["command"] == ["/usr/bin/python3", str(repo / "train.py"), "--lr", "0.1"]
+    assert r["params"] == {"lr": "0.1"}
+    assert r["env"]["OMP_NUM_THREADS"] == "1"
+    assert r["env"]["FP_TEST_SECRET_TOKEN"] == "<redacted>"
+    assert "hunter2" not in json.dumps(first["meta"])
+    assert r["script"]["git"]["dirty"] is False and len(r["script"]["git"]["commit"]) == 40
+    assert r["interpreter"]["path"] == "/usr/bin/python3"
+    assert "pytest" in {k.lower() for k in r["interpreter"]["packages"]}
+    import hashlib
+    assert r["inputs"][str(repo / "data.csv")] == hashlib.sha256(b"1,2\n").hexdigest()
+    assert second["meta"]["repro"]["script"]["git"]["dirty"] is True
+    # show: a compact block.
+    proc = fp("show", "-o", db, first["id"])
+    assert proc.returncode == 0, describe(proc)
+    assert "plan     repro/w/1 in " + str(plan) in proc.stdout
+    assert "interp   /usr/bin/python3 3." in proc.stdout and "packages" in proc.stdout
+    assert "(redacted)" not in proc.stdout and "redacted)" in proc.stdout
+    # compare: one warning line per difference.
+    proc = fp("compare", "-o", db, first["id"], second["id"])
+    assert proc.returncode == 0, describe(proc)
+    warnings = [l for l in proc.stderr.splitlines() if l.startswith("footprint: warning:")]
+    assert any("script git dirty: false vs true" in w for w in warnings), proc.stderr
+    assert any(f"input {repo / 'data.csv'}:" in w for w in warnings), proc.stderr
+    assert len(warnings) == 2, proc.stderr
+
+
+def test_docs_worked_example_runs_as_written(tmp_path):
+    """docs/experiments.md's CSV example runs (with a stand-in train.py) and its YAML plan
+    parses and expands as the page says."""
+    import re
+    doc = (os.path.join(os.path.dirname(__file__), "..", "..", "docs", "experiments.md"))
+    text = open(doc).read()
+    csv = re.search(r"^```csv\n(.*?)^```$", text, flags=re.M | re.S).group(1)
+    yaml = re.search(r"^```yaml\n(.*?)^```$", text, flags=re.M | re.S).group(1)
+    (tmp_path / "train.py").write_text("import sys\n")
+    (tmp_path / "plan.csv").write_text(csv)
+    db = tmp_path / "fp.db"
+    proc = fp("experiment", "-o", db, tmp_path / "plan.csv", "--python", "/usr/bin/python3",
+              "--write-status", tmp_path / "plan-status.csv", cwd=tmp_path)
+    assert proc.returncode == 0, describe(proc)
+    assert "3 run(s) ran, 0 not ok" in proc.stderr
+    runs = plan_runs(db)
+    big = [r for r in runs if r["key"] == "resnet/large/1"][0]
+    assert big["command"][-4:] == ["--batch-size", "256", "--name", "big run"]
+    (tmp_path / "sweep.yaml").write_text(yaml)
+    proc = fp("experiment", "-o", db, tmp_path / "sweep.yaml", "--dry-run", cwd=tmp_path)
+    assert proc.returncode == 0, describe(proc)
+    assert "8 workload(s), 16 run(s)" in proc.stdout
+    assert "sweep/bs[batch=32,lr=0.1]#1/train.2" in proc.stdout

@@ -1,0 +1,310 @@
+// Plan parsing: radT's CSV (table-driven), shell-like splitting, YAML grids and repetitions.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "experiment/plan.h"
+#include "footprint/experiment.h"
+
+namespace footprint {
+namespace {
+
+using Words = std::vector<std::string>;
+
+TEST(ShellSplit, QuotingRules) {
+  struct Case {
+    std::string text;
+    Words words;
+  };
+  const Case cases[] = {
+      {"", {}},
+      {"  --batch-size   128 ", {"--batch-size", "128"}},
+      {"--name 'my run' --lr 0.1", {"--name", "my run", "--lr", "0.1"}},
+      {R"(--msg "say \"hi\" \$HOME" x)", {"--msg", R"(say "hi" $HOME)", "x"}},
+      {R"(a\ b 'c"d' "e'f")", {"a b", "c\"d", "e'f"}},
+      {R"(--path="/tmp/a b"/c)", {"--path=/tmp/a b/c"}},
+      {"''", {""}},
+      {R"("a\nb")", {R"(a\nb)"}},  // only \" \\ \$ \` are escapes inside double quotes
+  };
+  for (const Case& c : cases) {
+    auto got = ShellSplit(c.text);
+    ASSERT_TRUE(got.ok()) << c.text << ": " << got.status().message();
+    EXPECT_EQ(*got, c.words) << c.text;
+  }
+  EXPECT_FALSE(ShellSplit("--name 'open").ok());
+  EXPECT_FALSE(ShellSplit("--name \"open").ok());
+}
+
+TEST(TokenizeCsv, PaddingQuotesCommentsAndNewlinesInQuotes) {
+  auto recs = experiment::TokenizeCsv(
+      "# a comment\n"
+      "A ,  B,C\n"
+      "\n"
+      "  1 , \"x, y\" , \"say \"\"hi\"\"\"\r\n"
+      "2,\"two\nlines\",\n");
+  ASSERT_TRUE(recs.ok()) << recs.status().message();
+  ASSERT_EQ(recs->size(), 3u);
+  EXPECT_EQ((*recs)[0].line, 2);
+  EXPECT_EQ((*recs)[0].fields[0].value, "A");
+  EXPECT_EQ((*recs)[0].fields[0].raw, "A ");
+  EXPECT_EQ((*recs)[1].fields[1].value, "x, y");
+  EXPECT_EQ((*recs)[1].fields[2].value, "say \"hi\"");
+  EXPECT_EQ((*recs)[2].fields[1].value, "two\nlines");
+  EXPECT_EQ((*recs)[2].fields[2].value, "");
+  EXPECT_EQ((*recs)[2].line, 5);
+  EXPECT_FALSE(experiment::TokenizeCsv("a,\"open\n").ok());
+  EXPECT_FALSE(experiment::TokenizeCsv("a,\"closed\" trailing\n").ok());
+}
+
+// A folder with a script next to the plan, so relative Files resolve there.
+class PlanDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/fp_plan_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    std::ofstream(dir_ + "/train.py") << "print('hi')\n";
+    std::ofstream(dir_ + "/prep.sh") << "true\n";
+  }
+  void TearDown() override {
+    for (const char* f : {"/train.py", "/prep.sh"}) ::unlink((dir_ + f).c_str());
+    ::rmdir(dir_.c_str());
+  }
+  std::string dir_;
+};
+
+TEST_F(PlanDir, RadtCsvTableDriven) {
+  struct Case {
+    std::string line;  // one data row under radT's header
+    Words command;     // expected argv, with DIR for the plan's folder
+    Words devices;
+    Collocation::Mode mode;
+    std::string mig;
+    std::optional<int> pct;
+  };
+  const Case cases[] = {
+      {"1, 1, , , 0, -, train.py, smi+top+dcgmi, --batch-size 128",
+       {"python3", "DIR/train.py", "--batch-size", "128"},
+       {"0"},
+       Collocation::Mode::kNone,
+       "",
+       std::nullopt},
+      {"  1 ,   2 ,ok , abc ,  0+1 ,  3g.40gb ,  prep.sh  , top ,  \"--name 'my run' -x\"  ",
+       {"bash", "DIR/prep.sh", "--name", "my run", "-x"},
+       {"0", "1"},
+       Collocation::Mode::kMig,
+       "3g.40gb",
+       std::nullopt},
+      {"e,w,,,GPU-1234,MPS,sleep,,0.1",
+       {"sleep", "0.1"},
+       {"GPU-1234"},
+       Collocation::Mode::kMps,
+       "",
+       std::nullopt},
+      {"e,w,,,0,mps:25,/bin/echo,-,\"\"\"a,b\"\" 'c d'\"",
+       {"/bin/echo", "a,b", "c d"},
+       {"0"},
+       Collocation::Mode::kMps,
+       "",
+       25},
+      {"e,w,,,-,-,train.py,,",
+       {"python3", "DIR/train.py"},
+       {},
+       Collocation::Mode::kNone,
+       "",
+       std::nullopt},
+  };
+  const std::string header =
+      "Experiment, Workload, Status, Run, Devices, Collocation, File,     Listeners,     Params\n";
+  for (const Case& c : cases) {
+    auto plan = ParseCsvPlan(header + c.line + "\n", dir_ + "/plan.csv");
+    ASSERT_TRUE(plan.ok()) << c.line << ": " << plan.status().message();
+    ASSERT_EQ(plan->run_count(), 1u);
+    const PlannedRun& r = plan->workloads[0].runs[0];
+    Words want = c.command;
+    for (auto& w : want) {
+      if (w.starts_with("DIR")) w = dir_ + w.substr(3);
+    }
+    EXPECT_EQ(r.command, want) << c.line;
+    EXPECT_EQ(r.devices, c.devices) << c.line;
+    EXPECT_EQ(r.collocation.mode, c.mode) << c.line;
+    EXPECT_EQ(r.collocation.mig_profile, c.mig) << c.line;
+    EXPECT_EQ(r.mps_thread_percentage, c.pct) << c.line;
+  }
+}
+
+TEST_F(PlanDir, RadtCsvGroupsWorkloadsInOrderWithStableKeys) {
+  auto plan = ParseCsvPlan(
+      "Experiment, Workload, Status, Run, Devices, Collocation, File, Listeners, Params\n"
+      "1, 1, , , 0, -, train.py, smi+top, --batch-size 128\n"
+      "1, 2, , , 0, -, train.py, smi+top, --batch-size 64\n"
+      "1, 1, , , 1, -, train.py, smi+top, --batch-size 256\n",
+      dir_ + "/plan.csv");
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->workloads.size(), 2u);
+  ASSERT_EQ(plan->workloads[0].runs.size(), 2u);
+  EXPECT_EQ(plan->workloads[0].runs[0].key, "1/1/1");
+  EXPECT_EQ(plan->workloads[0].runs[1].key, "1/1/2");
+  EXPECT_EQ(plan->workloads[0].runs[1].csv_row, 2);
+  EXPECT_EQ(plan->workloads[1].runs[0].key, "1/2/1");
+  EXPECT_EQ(plan->workloads[0].runs[0].params.at("Params"), "--batch-size 128");
+  EXPECT_EQ(plan->workloads[0].runs[0].inputs, Words{dir_ + "/train.py"});
+  // smi+top: GPU and tree metrics.
+  auto expected = ParseMetricList(
+      "cpu,memory,threads,processes,gpu,gpu.memory,gpu.memory.tree,gpu.power,gpu.energy,"
+      "gpu.sm_clock,gpu.temperature");
+  ASSERT_TRUE(expected.ok());
+  EXPECT_EQ(plan->workloads[0].runs[0].metrics, *expected);
+}
+
+TEST_F(PlanDir, RadtCsvErrorsNameTheLine) {
+  const std::string header = "Experiment, Workload, File, Params\n";
+  struct Case {
+    std::string text;
+    std::string needle;
+  };
+  const Case cases[] = {
+      {"Experiment, Workload, Bogus\n1,1,x\n", "unknown column 'Bogus'"},
+      {"Experiment, File\n1,x\n", "'workload' is missing"},
+      {header + "1,1,x,'open\n", "plan.csv:2: Params: unterminated"},
+      {header + "1,1,x,a,b\n", "plan.csv:2: more fields"},
+      {header + "1,,x,\n", "plan.csv:2: Experiment, Workload and File must not be empty"},
+      {"Experiment, Workload, File, Collocation\n1,1,x,shared\n", "'shared' is not"},
+      {"Experiment, Workload, File, Collocation\n1,1,x,mps:0\n", "1..100"},
+      {"Experiment, Workload, File, Listeners\n1,1,x,smi+bogus\n", "Listeners 'smi+bogus'"},
+      {"Experiment, Workload, File\n", "no runs"},
+  };
+  for (const Case& c : cases) {
+    auto plan = ParseCsvPlan(c.text, dir_ + "/plan.csv");
+    ASSERT_FALSE(plan.ok()) << c.text;
+    EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(plan.status().message().find(c.needle), std::string::npos) << plan.status().message();
+  }
+}
+
+TEST_F(PlanDir, YamlGridExpandsInOrderWithRepetitionsAndCopies) {
+  auto plan = ParseYamlPlan(R"(
+experiment: sweep
+defaults:
+  env: {OMP_NUM_THREADS: "2"}
+  interval: 50ms
+workloads:
+  - name: bs
+    grid:
+      batch: [32, 64]
+      lr: [0.1, 0.01]
+    repetitions: 2
+    runs:
+      - name: a
+        file: train.py
+        args: --epochs 1 --tag run-{batch}
+        copies: 2
+        metrics: cpu,memory
+        intervals: {memory: 10ms}
+        env: {SEED: "{lr}"}
+  - name: tail
+    runs:
+      - command: [sleep, "0.1"]
+        devices: [0, 1]
+        collocation: mps
+        mps_thread_percentage: 50
+        inputs: [data.csv]
+)",
+                            dir_ + "/plan.yaml");
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  // 2 x 2 grid points x 2 repetitions, then the tail.
+  ASSERT_EQ(plan->workloads.size(), 9u);
+  const char* labels[] = {"bs[batch=32,lr=0.1]#1",  "bs[batch=32,lr=0.1]#2",
+                          "bs[batch=32,lr=0.01]#1", "bs[batch=32,lr=0.01]#2",
+                          "bs[batch=64,lr=0.1]#1",  "bs[batch=64,lr=0.1]#2",
+                          "bs[batch=64,lr=0.01]#1", "bs[batch=64,lr=0.01]#2"};
+  for (size_t i = 0; i < 8; ++i) {
+    const PlannedWorkload& w = plan->workloads[i];
+    EXPECT_EQ(w.workload, labels[i]);
+    ASSERT_EQ(w.runs.size(), 2u);  // copies: 2, started together
+    EXPECT_EQ(w.runs[0].key, "sweep/" + std::string(labels[i]) + "/a.1");
+    EXPECT_EQ(w.runs[1].key, "sweep/" + std::string(labels[i]) + "/a.2");
+  }
+  const PlannedRun& r = plan->workloads[2].runs[0];  // batch=32, lr=0.01
+  // {batch} is substituted; lr (used only in env) is not appended.
+  EXPECT_EQ(r.command, (Words{"python3", dir_ + "/train.py", "--epochs", "1", "--tag", "run-32"}));
+  EXPECT_EQ(r.env.at("SEED"), "0.01");
+  EXPECT_EQ(r.env.at("OMP_NUM_THREADS"), "2");
+  EXPECT_EQ(r.params.at("batch"), "32");
+  EXPECT_EQ(r.params.at("lr"), "0.01");
+  EXPECT_EQ(r.interval_ns, 50'000'000);
+  EXPECT_EQ(r.metric_interval_ns.at(MetricId::kMemory), 10'000'000);
+  auto cm = ParseMetricList("cpu,memory");
+  ASSERT_TRUE(cm.ok());
+  EXPECT_EQ(r.metrics, *cm);
+
+  const PlannedRun& t = plan->workloads[8].runs[0];
+  EXPECT_EQ(t.key, "sweep/tail/1");
+  EXPECT_EQ(t.command, (Words{"sleep", "0.1"}));
+  EXPECT_EQ(t.devices, (Words{"0", "1"}));
+  EXPECT_EQ(t.collocation.mode, Collocation::Mode::kMps);
+  EXPECT_EQ(t.mps_thread_percentage, 50);
+  EXPECT_EQ(t.inputs, Words{dir_ + "/data.csv"});
+}
+
+TEST_F(PlanDir, YamlParamsWithoutPlaceholdersAreAppended) {
+  auto plan = ParseYamlPlan(R"(
+experiment: e
+python: /usr/bin/python3
+workloads:
+  - grid: {size: [1, 2]}
+    runs:
+      - file: train.py
+        params: {mode: fast}
+)",
+                            dir_ + "/plan.yaml");
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->workloads.size(), 2u);
+  EXPECT_EQ(plan->workloads[1].runs[0].command,
+            (Words{"/usr/bin/python3", dir_ + "/train.py", "--mode", "fast", "--size", "2"}));
+  EXPECT_EQ(plan->workloads[1].workload, "1[size=2]");
+}
+
+TEST_F(PlanDir, YamlErrors) {
+  struct Case {
+    std::string text;
+    std::string needle;
+  };
+  const Case cases[] = {
+      {"experiment: e\n", "needs 'experiment: NAME' and 'workloads:'"},
+      {"experiment: e\nworkloads:\n  - name: w\n", "needs 'runs:'"},
+      {"experiment: e\nworkloads:\n  - runs:\n      - args: x\n", "needs 'file:' or 'command:'"},
+      {"experiment: e\nworkloads:\n  - repetitions: 0\n    runs: [{command: true}]\n",
+       "repetitions must be >= 1"},
+      {"experiment: e\nworkloads:\n  - runs: [{command: true, interval: fast}]\n", "interval"},
+      {"experiment: e\nworkloads:\n  - runs: [{command: true, name: x}, {command: true, name: "
+       "x}]\n",
+       "the key 'e/1/x'"},
+      {"experiment: [unclosed\n", "not valid YAML"},
+      {"experiment: e\nworkloads:\n  - runs: [{command: true, colocation: mps}]\n",
+       "unknown key 'colocation'"},
+  };
+  for (const Case& c : cases) {
+    auto plan = ParseYamlPlan(c.text, dir_ + "/plan.yaml");
+    ASSERT_FALSE(plan.ok()) << c.text;
+    EXPECT_NE(plan.status().message().find(c.needle), std::string::npos)
+        << c.text << " -> " << plan.status().message();
+  }
+}
+
+TEST(LoadPlan, RefusesUnknownExtensionsAndMissingFiles) {
+  EXPECT_EQ(LoadPlan("/nonexistent/plan.csv").status().code(), StatusCode::kNotFound);
+  char tmpl[] = "/tmp/fp_plan_XXXXXX.txt";
+  int fd = ::mkstemps(tmpl, 4);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  auto plan = LoadPlan(tmpl);
+  EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(plan.status().message().find(".csv"), std::string::npos);
+  ::unlink(tmpl);
+}
+
+}  // namespace
+}  // namespace footprint
