@@ -28,6 +28,7 @@
 #include "store/writer.h"
 #include "util/clock.h"
 #include "util/file.h"
+#include "util/json_text.h"
 #include "util/strings.h"
 
 namespace footprint {
@@ -115,7 +116,7 @@ Result<ValueRecord> JsonValue(std::string_view name, std::optional<double> value
     if (doc.is_discarded()) {
       return InvalidArgument("the value '" + std::string(name) + "' is not valid JSON");
     }
-    r.data_json = doc.dump();
+    r.data_json = JsonText(doc);
   }
   return r;
 }
@@ -353,7 +354,7 @@ void Benchmark::Impl::GpuUnavailable(uint64_t scope, const Status& why) {
   r.name = std::string(kGpuTimeValue);
   r.run_id = run_.id;
   r.t_ns = MonotonicNs() - t0_;
-  r.data_json = json{{"unavailable", why.message()}}.dump();
+  r.data_json = JsonText(json{{"unavailable", why.message()}});
   std::lock_guard<std::mutex> lock(values_mu_);
   gpu_status_ = why;
   if (gpu_reasons_.insert(why.message()).second) values_.push_back({scope, std::move(r)});
@@ -369,7 +370,7 @@ Status Benchmark::Impl::Flush(bool final) {
     v.record.name = std::string(kGpuTimeValue);
     v.record.t_ns = MonotonicNs() - t0_;
     v.record.value = g.seconds;
-    if (!g.seconds) v.record.data_json = json{{"unavailable", g.error}}.dump();
+    if (!g.seconds) v.record.data_json = JsonText(json{{"unavailable", g.error}});
     pending_values_.push_back(std::move(v));
   }
 
@@ -669,7 +670,7 @@ Status Benchmark::Impl::Close(RunStatus status) {
   }
   run_.status = status;
   run_.ended_at_ns = run_.started_at_ns + (end - t0_);
-  run_.meta_json = meta_.dump();
+  run_.meta_json = JsonText(meta_);
   FP_RETURN_IF_ERROR(store_->FinishRun(run_, totals));
   if (lost) return DatabaseError("some scopes and values could not be stored: " + last_error_);
   return Status::Ok();
@@ -719,7 +720,7 @@ Result<std::unique_ptr<Benchmark>> Benchmark::Open(const BenchmarkOptions& optio
                    /*record_git=*/true, meta);
   const int64_t t0 = MonotonicNs();
   run.started_at_ns = RealtimeNs();
-  run.meta_json = meta.dump();
+  run.meta_json = JsonText(meta);
   FP_RETURN_IF_ERROR((*store)->CreateRun(run));
   auto impl = std::make_unique<Impl>(std::move(store).value(), std::move(sample_store).value(),
                                      std::move(run), false, t0, options);
@@ -819,7 +820,7 @@ void Benchmark::LogAccuracy(double accuracy, double target, std::optional<int64_
   r.name = "time_to_accuracy";
   r.step = step;
   r.value = static_cast<double>(NowNs()) / 1e9;
-  r.data_json = json{{"target", target}, {"accuracy", accuracy}}.dump();
+  r.data_json = JsonText(json{{"target", target}, {"accuracy", accuracy}});
   impl_->AddValue(std::move(r), internal::ThisThreadScopes(*this)->Innermost());
 }
 
@@ -838,7 +839,8 @@ Status Benchmark::LogConfusionMatrix(std::string_view name, const std::vector<st
   }
   ValueRecord r;
   r.name = std::string(name);
-  r.data_json = json{{"kind", "confusion_matrix"}, {"labels", labels}, {"matrix", matrix}}.dump();
+  r.data_json =
+      JsonText(json{{"kind", "confusion_matrix"}, {"labels", labels}, {"matrix", matrix}});
   impl_->AddValue(std::move(r), internal::ThisThreadScopes(*this)->Innermost());
   return Status::Ok();
 }
@@ -850,11 +852,10 @@ void Benchmark::LogHyperparameters(std::string_view name,
   ValueRecord r;
   r.name = std::string(name);
   r.value = target_value;
-  r.data_json = json{{"kind", "hyperparameters"},
-                     {"params", params},
-                     {"target", target_name},
-                     {"low_means_good", low_means_good}}
-                    .dump();
+  r.data_json = JsonText(json{{"kind", "hyperparameters"},
+                              {"params", params},
+                              {"target", target_name},
+                              {"low_means_good", low_means_good}});
   impl_->AddValue(std::move(r), internal::ThisThreadScopes(*this)->Innermost());
 }
 

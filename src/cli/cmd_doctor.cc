@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "cli/format.h"
 #include "footprint/doctor.h"
+#include "util/json_text.h"
 
 namespace footprint::cli {
 
@@ -26,7 +27,7 @@ Action AddDoctor(CLI::App& app) {
                        {"enables", c.metrics},
                        {"lines", c.lines}});
       }
-      std::cout << out.dump(2) << "\n";
+      std::cout << JsonText(out, 2) << "\n";
       return kExitOk;
     }
     Table t({"", "CHECK", "DETAIL"});

@@ -15,6 +15,7 @@
 #include "footprint/groups.h"
 #include "footprint/report.h"
 #include "run/run_metadata.h"
+#include "util/json_text.h"
 #include "util/strings.h"
 
 namespace footprint::cli {
@@ -317,7 +318,7 @@ Action AddRuns(CLI::App& app) {
                        {"group_id", r.group_id.empty() ? json(nullptr) : json(r.group_id)},
                        {"repetition", r.repetition}});
       }
-      std::cout << out.dump(2) << "\n";
+      std::cout << JsonText(out, 2) << "\n";
       return kExitOk;
     }
     if (runs->empty()) {
@@ -421,7 +422,7 @@ Action AddShow(CLI::App& app) {
       } else {
         json list = json::array();
         for (const auto& item : shown) list.push_back(json::parse(to_json(item, -1)));
-        std::cout << list.dump(2) << "\n";
+        std::cout << JsonText(list, 2) << "\n";
       }
       return kExitOk;
     }

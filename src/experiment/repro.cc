@@ -9,6 +9,7 @@
 #include "api/sha256.h"
 #include "probe/nvml.h"
 #include "run/run_metadata.h"
+#include "util/json_text.h"
 #include "util/strings.h"
 
 extern char** environ;
@@ -138,7 +139,7 @@ std::vector<std::string> ReproDifferences(const std::string& meta_a, const std::
   if (!a.is_object() || !b.is_object() || !a.contains("repro") || !b.contains("repro")) return {};
   const json &ra = a["repro"], &rb = b["repro"];
   std::vector<std::string> out;
-  auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : JsonText(v); };
   // Members of one object of both records, compared by name.
   auto compare_map = [&](const json& x, const json& y, const std::string& label) {
     json ox = x.is_object() ? x : json::object(), oy = y.is_object() ? y : json::object();

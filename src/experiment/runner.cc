@@ -22,6 +22,7 @@
 #include "footprint/monitor.h"
 #include "run/run_metadata.h"
 #include "run/stop_signals.h"
+#include "util/json_text.h"
 #include "util/strings.h"
 
 namespace footprint {
@@ -64,7 +65,7 @@ MonitorOptions OptionsFor(const ExperimentPlan& plan, const PlannedRun& run,
   json extra = {{"experiment", {{"plan", plan.path}, {"format", plan.format}, {"key", run.key}}}};
   if (run.csv_row >= 0) extra["experiment"]["csv_row"] = run.csv_row;
   if (cache != nullptr) extra["repro"] = experiment::ReproRecord(run, *cache);
-  o.extra_meta_json = extra.dump();
+  o.extra_meta_json = JsonText(extra);
   return o;
 }
 

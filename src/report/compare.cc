@@ -4,6 +4,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "util/json_text.h"
+
 namespace footprint {
 namespace {
 
@@ -151,7 +153,7 @@ std::string ComparisonJson(const Comparison& c, int indent) {
               {"alpha", c.options.alpha},
               {"sets", sets},
               {"figures", figures}};
-  return out.dump(indent);
+  return JsonText(out, indent);
 }
 
 }  // namespace footprint

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "footprint/report.h"
+#include "util/json_text.h"
 
 namespace footprint {
 namespace {
@@ -242,7 +243,7 @@ std::string SetSummaryJson(const SetSummary& s, int indent) {
               {"warmups", warmups},
               {"figures", figures},
               {"order", order}};
-  return out.dump(indent);
+  return JsonText(out, indent);
 }
 
 }  // namespace footprint

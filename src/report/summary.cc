@@ -8,6 +8,7 @@
 #include "footprint/stats.h"
 #include "report/run_json.h"
 #include "util/clock.h"
+#include "util/json_text.h"
 
 namespace footprint {
 namespace {
@@ -260,7 +261,7 @@ std::string SummaryJson(const RunSummary& s, int indent) {
   json out = {{"run", run},       {"totals", totals}, {"metrics", metrics},
               {"scopes", scopes}, {"values", values}, {"artifacts", artifacts},
               {"meta", meta}};
-  return out.dump(indent);
+  return JsonText(out, indent);
 }
 
 json RunJson(const RunRecord& r) {

@@ -24,6 +24,7 @@
 #include "store/writer.h"
 #include "util/clock.h"
 #include "util/file.h"
+#include "util/json_text.h"
 #include "util/proc_parse.h"
 
 namespace footprint {
@@ -216,7 +217,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   Sampler sampler(std::move(probes), intervals, queue);
 
   run.started_at_ns = RealtimeNs();
-  run.meta_json = meta.dump();
+  run.meta_json = JsonText(meta);
   std::vector<int64_t> series_ids;
   FP_RETURN_IF_ERROR(store.InTransaction([&]() -> Status {  // one commit for run and series
     FP_RETURN_IF_ERROR(store.CreateRun(run));
@@ -232,7 +233,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
     run.status = RunStatus::kFailed;
     run.ended_at_ns = RealtimeNs();
     meta["launch_error"] = st.message();
-    run.meta_json = meta.dump();
+    run.meta_json = JsonText(meta);
     (void)store.FinishRun(run, {});
     return st;
   };
@@ -457,7 +458,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   meta["monitor"]["samples_dropped"] = queue.dropped();
   meta["monitor"]["signals_forwarded"] = forwarded;
   if (!out.launch_error.empty()) meta["launch_error"] = out.launch_error;
-  run.meta_json = meta.dump();
+  run.meta_json = JsonText(meta);
 
   unavailable_gpu.Warn(out.warnings);
   if (queue.dropped() > 0) {

@@ -11,6 +11,7 @@
 
 #include "footprint/store.h"
 #include "store/schema.h"
+#include "util/json_text.h"
 
 namespace footprint {
 namespace {
@@ -273,7 +274,7 @@ Status SqliteStore::CreateRun(const RunRecord& r) {
   r.workload.empty() ? s.BindNull(5) : s.Bind(5, r.workload);
   r.group_id.empty() ? s.BindNull(6) : s.Bind(6, r.group_id);
   s.Bind(7, static_cast<int64_t>(r.repetition));
-  s.Bind(8, json(r.command).dump());
+  s.Bind(8, JsonText(json(r.command)));
   s.Bind(9, r.cwd);
   s.Bind(10, r.host);
   s.Bind(11, r.user);

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+import fp_helpers
 from fp_helpers import (
     HIGH_PRIORITY,
     cpu_total,
@@ -298,3 +299,22 @@ def test_git_commit_and_dirty_flag_are_recorded(tmp_path):
     plain.mkdir()
     run_ok(db, ["true"], cwd=plain)
     assert "git" not in show(db)["meta"]
+
+
+def test_arguments_and_names_that_are_not_utf8(tmp_path):
+    # A Latin-1 file name is a valid argument and a valid run name: nothing may stop on it.
+    db = tmp_path / "fp.db"
+    latin1 = "caf\udce9"  # b"caf\xe9" once encoded (surrogateescape)
+    proc = fp("run", "-o", db, "-q", "--no-git", "-n", latin1, "--", "true", latin1)
+    assert proc.returncode == 0, describe(proc)
+    s = show(db)
+    assert s["run"]["name"] == "caf\ufffd" and s["run"]["command"] == ["true", "caf\ufffd"]
+    # The text view prints the name's own bytes, as the user wrote them.
+    text = subprocess.run([fp_helpers.FOOTPRINT, "show", "-o", str(db)], capture_output=True,
+                          env=fp_helpers.clean_env())
+    assert text.returncode == 0 and b"caf\xe9" in text.stdout
+    assert fp("runs", "-o", db, "--json").returncode == 0
+    export = fp("export", "-o", db, "--format", "json", "--out", "-")
+    assert export.returncode == 0 and "caf" in export.stdout, describe(export)
+    page = tmp_path / "page.html"
+    assert fp("plot", "-o", db, "--no-menu", "--out", page).returncode == 0

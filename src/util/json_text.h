@@ -1,0 +1,22 @@
+// JSON text for storage and output.
+//
+// Arguments, file names and run names are bytes, not necessarily UTF-8 (a Latin-1 file name
+// is a valid argument). nlohmann::json throws on invalid UTF-8 when it writes text; every
+// place footprint writes JSON goes through JsonText, which writes U+FFFD instead, so no byte
+// sequence a user passes can stop footprint.
+#ifndef FOOTPRINT_UTIL_JSON_TEXT_H_
+#define FOOTPRINT_UTIL_JSON_TEXT_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace footprint {
+
+// `j` as JSON text, indented by `indent` spaces per level (-1: one line).
+inline std::string JsonText(const nlohmann::json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_UTIL_JSON_TEXT_H_
