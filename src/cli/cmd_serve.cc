@@ -1,11 +1,51 @@
 // footprint serve: the web UI and JSON API over a database (src/serve/, docs/serve.md).
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "cli/cli.h"
+#include "serve/module.h"
 #include "serve/server.h"
 
 namespace footprint::cli {
+namespace {
+
+// The directory of the file that holds this code: the footprint binary, or the Python module
+// when the command line runs from `python3 -m footprint`.
+std::string DirectoryOfThisCode() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&DirectoryOfThisCode), &info) == 0 || !info.dli_fname) {
+    return ".";
+  }
+  std::error_code ec;
+  std::filesystem::path file = std::filesystem::canonical(info.dli_fname, ec);
+  return (ec ? std::filesystem::path(info.dli_fname) : file).parent_path().string();
+}
+
+// Sets `entry` from libfootprint-serve.so ($FOOTPRINT_SERVE_MODULE, else next to this code).
+Status LoadServeModule(serve::Entry& entry) {
+  const char* override_path = std::getenv("FOOTPRINT_SERVE_MODULE");
+  const std::string path = override_path && *override_path
+                               ? std::string(override_path)
+                               : DirectoryOfThisCode() + "/" + serve::kModuleFile;
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    return IoError(std::string("cannot load the web server module (") + dlerror() +
+                   "); it is built with footprint and must stay next to it: rebuild with "
+                   "scripts/build, or name it with FOOTPRINT_SERVE_MODULE");
+  }
+  entry = reinterpret_cast<serve::Entry>(dlsym(handle, serve::kEntrySymbol));
+  if (!entry) {
+    return IoError(path + " is not footprint's web server module (no " + serve::kEntrySymbol +
+                   "); rebuild with scripts/build");
+  }
+  return Status::Ok();  // the handle stays open for the life of the process
+}
+
+}  // namespace
 
 Action AddServe(CLI::App& app) {
   auto options = std::make_shared<serve::ServeOptions>();
@@ -27,11 +67,9 @@ Action AddServe(CLI::App& app) {
       "  footprint serve                       # http://127.0.0.1:8765/\n"
       "  footprint serve -o team.db --host 0.0.0.0 --port 9000   # prints the URL with its token");
   return [options]() -> int {
-    auto server = serve::Server::Start(*options);
-    if (!server.ok()) return Fail(server.status());
-    std::cout << "footprint serve: " << (*server)->Url() << " (" << options->db
-              << ", read-only); Ctrl-C stops it" << std::endl;
-    Status status = serve::ServeUntilSignal(**server);
+    serve::Entry entry = nullptr;
+    if (Status loaded = LoadServeModule(entry); !loaded.ok()) return Fail(loaded);
+    Status status = entry(*options, std::cout);
     if (!status.ok()) return Fail(status);
     std::cout << "footprint serve: stopped" << std::endl;
     return kExitOk;

@@ -382,3 +382,14 @@ def test_bad_options_and_databases_fail_with_one_line(db, tmp_path):
     proc = fp("serve", "-o", db, "--port", "0", "--token", "has space")
     assert proc.returncode == 2
     single_error_line(proc)
+
+
+def test_run_does_not_load_the_web_server(db, tmp_path):
+    # The server lives in a module next to the binary, loaded by `serve` only: `run` stays free
+    # of cpp-httplib's OpenSSL and brotli (DESIGN.md's memory and start-up targets).
+    libs = subprocess.run(["ldd", FOOTPRINT], capture_output=True, text=True).stdout
+    assert "httplib" not in libs and "libssl" not in libs, libs
+    env = clean_env(FOOTPRINT_SERVE_MODULE=str(tmp_path / "missing.so"))
+    proc = fp("serve", "-o", db, "--port", "0", env=env)
+    assert proc.returncode == 1
+    assert "cannot load the web server module" in single_error_line(proc)
