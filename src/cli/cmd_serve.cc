@@ -60,7 +60,7 @@ Action AddServe(CLI::App& app) {
   cmd->add_option("--token", options->token,
                   "token every request must carry (default: none on 127.0.0.1, generated and "
                   "printed for any other host)");
-  cmd->add_option("--threads", options->threads, "request threads (default: max(4, cores))");
+  cmd->add_option("--threads", options->threads, "request threads (default: max(32, cores))");
   cmd->footer(
       "Stops on Ctrl-C or SIGTERM. The API is described in docs/serve.md.\n\n"
       "Examples:\n"

@@ -148,7 +148,10 @@ struct Server::Impl {
     http.set_payload_max_length(1 << 20);
     // Small answers go out at once (otherwise Nagle and delayed ACKs add 40 ms to each).
     http.set_tcp_nodelay(true);
-    http.set_keep_alive_max_count(1000);  // a polling page keeps its connection
+    // A polling page keeps its connection. Each kept-alive connection holds a request thread
+    // until it has been idle this long: short, so that another tab's connections are served.
+    http.set_keep_alive_max_count(1000);
+    http.set_keep_alive_timeout(1);
     // SO_REUSEADDR (a restart may bind while old connections linger) but not httplib's default
     // SO_REUSEPORT, with which a second server would share the port instead of failing.
     http.set_socket_options([](socket_t sock) {
@@ -226,9 +229,12 @@ struct Server::Impl {
           }
           SendError(res, 500, "internal error: " + what);
         });
-    const int threads = options.threads > 0
-                            ? options.threads
-                            : std::max(4, static_cast<int>(std::thread::hardware_concurrency()));
+    // Threads mostly wait on kept-alive sockets (a browser opens up to 6 per page), so there
+    // are many more than cores; with 4, a second page waited for the first one's to go idle.
+    const int threads =
+        options.threads > 0
+            ? options.threads
+            : std::max(kDefaultThreads, static_cast<int>(std::thread::hardware_concurrency()));
     http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   }
 };

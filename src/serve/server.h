@@ -22,12 +22,15 @@
 
 namespace footprint::serve {
 
+// Request threads by default: each kept-alive browser connection holds one while it is open.
+inline constexpr int kDefaultThreads = 32;
+
 struct ServeOptions {
   std::string db;  // the database (must exist)
   std::string host = "127.0.0.1";
   int port = 8765;    // 0: any free port (Server::port() says which)
   std::string token;  // empty: none on loopback, generated elsewhere
-  int threads = 0;    // request threads; 0: max(4, cores)
+  int threads = 0;    // request threads; 0: max(kDefaultThreads, cores)
 };
 
 // 127.0.0.0/8, ::1 and localhost.
