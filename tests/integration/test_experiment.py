@@ -62,7 +62,9 @@ def test_collocated_runs_are_measured_apart(tmp_path):
     # Workload 1: the busy thread has its CPU, the memory holder its memory, and neither the
     # other's.
     assert 0.8 <= cpu_s(by_key["lab/1/1"]) <= 1.35, by_key["lab/1/1"]["totals"]
-    assert by_key["lab/1/1"]["totals"]["peak_memory_bytes"] < 60 * mib
+    # Far below the neighbour's 200 MiB; not a few MiB, because under ASan the busy thread's
+    # own peak is ~75 MiB (shadow memory).
+    assert by_key["lab/1/1"]["totals"]["peak_memory_bytes"] < 100 * mib
     assert cpu_s(by_key["lab/1/2"]) < 0.5
     assert 200 * mib <= by_key["lab/1/2"]["totals"]["peak_memory_bytes"] < 300 * mib
     # Workload 2: each busy thread's own length, not the sum (1.4 s).
