@@ -136,7 +136,7 @@ TEST(PerfProbe, CountsTheWholeTreeLikeTheKernelsAccounting) {
   }
   EXPECT_TRUE(substitution_warned);
 
-  // The rate series integrates to about the total: samples cover the whole run.
+  // The rate series of the tree: a plausible rate, sampled through the run.
   auto summary = SummarizeRun(**store, out.run, /*keep_values=*/true);
   ASSERT_TRUE(summary.ok());
   const MetricSummary* cycles = nullptr;
