@@ -483,6 +483,9 @@ def _wrap(func: F, bm: Benchmark, scope_name: Any, intervals: Optional[_Interval
     begin = native.begin_scope
     end = native.end_scope
 
+    # The async and sync wrappers spell out the same steps: a shared context manager costs
+    # ~0.4 µs more per call (an object and two method calls), measured with
+    # bench/python_overhead.py, on the path whose target is < 2 µs.
     if inspect.iscoroutinefunction(func):
         @functools.wraps(func)
         async def async_wrapper(*args, **kwargs):
