@@ -16,6 +16,7 @@
 #include "report/plot.h"
 #include "report/run_json.h"
 #include "run/run_metadata.h"
+#include "util/json_text.h"
 #include "util/strings.h"
 
 namespace footprint::serve {
@@ -24,8 +25,21 @@ namespace {
 using json = nlohmann::json;
 using Params = std::multimap<std::string, std::string>;
 
-std::string Dump(const json& doc) {
-  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+// One run by its spec. The page asks for a live run by its full id every second: that is
+// read by its key; prefixes, names and "last" need the whole list.
+Result<RunRecord> FindRun(Store& store, std::string_view spec) {
+  if (spec.size() == 36) {  // the length of a run id (a UUID)
+    auto run = store.GetRun(std::string(spec));
+    if (run.ok()) {
+      std::vector<RunRecord> one{std::move(run).value()};
+      FP_RETURN_IF_ERROR(ReconcileInterrupted(store, one));
+      return std::move(one.front());
+    }
+    if (run.status().code() != StatusCode::kNotFound) return run.status();
+  }
+  auto all = ListReconciledRuns(store);
+  if (!all.ok()) return all.status();
+  return ResolveRun(*all, spec);
 }
 
 ApiResponse JsonResponse(std::string body) {
@@ -224,11 +238,11 @@ json RunRow(const RunRecord& r, const json& meta) {
 ApiResponse Info(StorePool& pool, Store& store) {
   auto runs = store.ListRuns();
   if (!runs.ok()) return Failure(runs.status());
-  return JsonResponse(Dump({{"footprint", FootprintVersion()},
-                            {"db", pool.location()},
-                            {"read_only", true},
-                            {"runs", runs->size()},
-                            {"plots", PlotAvailable()}}));
+  return JsonResponse(JsonText({{"footprint", FootprintVersion()},
+                                {"db", pool.location()},
+                                {"read_only", true},
+                                {"runs", runs->size()},
+                                {"plots", PlotAvailable()}}));
 }
 
 ApiResponse ListRunsPage(Store& store, const Params& params) {
@@ -246,7 +260,7 @@ ApiResponse ListRunsPage(Store& store, const Params& params) {
     page.push_back(RunRow((*runs)[i].first, (*runs)[i].second));
   }
   return JsonResponse(
-      Dump({{"total", runs->size()}, {"offset", *offset}, {"limit", *limit}, {"runs", page}}));
+      JsonText({{"total", runs->size()}, {"offset", *offset}, {"limit", *limit}, {"runs", page}}));
 }
 
 // experiments -> workloads -> runs (newest first), of the runs the filter keeps.
@@ -283,10 +297,10 @@ ApiResponse Tree(Store& store, const Params& params) {
     }
     experiments.push_back({{"name", experiment}, {"workloads", std::move(wl)}});
   }
-  return JsonResponse(Dump({{"total", runs->size()},
-                            {"listed", listed},
-                            {"truncated", listed < runs->size()},
-                            {"experiments", experiments}}));
+  return JsonResponse(JsonText({{"total", runs->size()},
+                                {"listed", listed},
+                                {"truncated", listed < runs->size()},
+                                {"experiments", experiments}}));
 }
 
 ApiResponse RunSummaryResponse(Store& store, const RunRecord& run) {
@@ -307,7 +321,7 @@ ApiResponse RunScopes(Store& store, const RunRecord& run) {
                    {"start_ns", s.start_ns},
                    {"end_ns", s.end_ns ? json(*s.end_ns) : json(nullptr)}});
   }
-  return JsonResponse(Dump({{"run", run.id}, {"scopes", out}}));
+  return JsonResponse(JsonText({{"run", run.id}, {"scopes", out}}));
 }
 
 ApiResponse RunValues(Store& store, const RunRecord& run) {
@@ -324,7 +338,7 @@ ApiResponse RunValues(Store& store, const RunRecord& run) {
                    {"value", v.value ? json(*v.value) : json(nullptr)},
                    {"data", data}});
   }
-  return JsonResponse(Dump({{"run", run.id}, {"values", out}}));
+  return JsonResponse(JsonText({{"run", run.id}, {"values", out}}));
 }
 
 ApiResponse RunSeries(Store& store, const RunRecord& run) {
@@ -340,7 +354,7 @@ ApiResponse RunSeries(Store& store, const RunRecord& run) {
                    {"entity", s.entity},
                    {"end_ns", *end ? json(**end) : json(nullptr)}});
   }
-  return JsonResponse(Dump({{"run", run.id}, {"series", out}}));
+  return JsonResponse(JsonText({{"run", run.id}, {"series", out}}));
 }
 
 // One page of a series' samples at full resolution: ?series=ID&after=T_NS&limit=N.
@@ -406,11 +420,9 @@ ApiResponse Plot(Store& store, const Params& params) {
 }
 
 ApiResponse Series(Store& store, const Params& params) {
-  auto all = ListReconciledRuns(store);
-  if (!all.ok()) return Failure(all.status());
   auto spec = Param(params, "run");
   if (!spec || spec->empty()) return ErrorResponse(400, "run= is required (one run)");
-  auto run = ResolveRun(*all, *spec);
+  auto run = FindRun(store, *spec);
   if (!run.ok()) return Failure(run.status());
   auto points = IntParam(params, "points", kDefaultPoints, 3, kMaxPoints);
   if (!points.ok()) return Failure(points.status());
@@ -500,7 +512,7 @@ Result<StorePool::Lease> StorePool::Acquire() {
 ApiResponse ErrorResponse(int status, std::string_view message) {
   ApiResponse r;
   r.status = status;
-  r.body = Dump({{"error", std::string(message)}});
+  r.body = JsonText({{"error", std::string(message)}});
   return r;
 }
 
@@ -538,9 +550,7 @@ ApiResponse Api::Handle(const ApiRequest& request) {
       std::string_view what =
           spec.size() < rest.size() ? rest.substr(spec.size() + 1) : std::string_view();
       if (spec.empty() || spec.size() > 200) return ErrorResponse(400, "no run named in the path");
-      auto all = ListReconciledRuns(store);
-      if (!all.ok()) return Failure(all.status());
-      auto run = ResolveRun(*all, spec);
+      auto run = FindRun(store, spec);
       if (!run.ok()) return Failure(run.status());
       if (what.empty()) return RunSummaryResponse(store, *run);
       if (what == "scopes") return RunScopes(store, *run);
