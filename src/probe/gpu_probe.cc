@@ -108,16 +108,21 @@ struct GpuProbe::Unit {
 GpuProbe::~GpuProbe() = default;
 
 std::unique_ptr<GpuProbe> GpuProbe::Open(const MetricSet& wanted, ProcessTreeProbe* tree,
-                                         const std::optional<std::string>& gpus, json& meta) {
+                                         const std::optional<std::string>& gpus, json& meta,
+                                         UnavailableMetrics* unavailable) {
+  auto refuse = [&](const std::string& why) -> std::unique_ptr<GpuProbe> {
+    meta["gpu"]["unavailable"] = why;
+    for (MetricId m : kGpuMetrics) {
+      if (unavailable && Has(wanted, m)) unavailable->Add(InfoOf(m).name, why);
+    }
+    return nullptr;
+  };
   if (std::none_of(kGpuMetrics.begin(), kGpuMetrics.end(),
                    [&](MetricId m) { return Has(wanted, m); })) {
     return nullptr;
   }
   auto lib = nvml::Library::Open();
-  if (!lib.ok()) {
-    meta["gpu"] = {{"unavailable", lib.status().message()}};
-    return nullptr;
-  }
+  if (!lib.ok()) return refuse(lib.status().message());
   Options o;
   o.nvml = std::move(lib).value();
   o.tree = tree;
@@ -130,10 +135,7 @@ std::unique_ptr<GpuProbe> GpuProbe::Open(const MetricSet& wanted, ProcessTreePro
   }
   auto probe = std::make_unique<GpuProbe>(std::move(o));
   meta["gpu"] = probe->Meta();
-  if (!probe->problem().empty()) {
-    meta["gpu"]["unavailable"] = probe->problem();
-    return nullptr;
-  }
+  if (!probe->problem().empty()) return refuse(probe->problem());
   return probe;
 }
 

@@ -42,10 +42,12 @@ class GpuProbe final : public Probe {
   };
 
   // The probe a run needs, or nullptr when no GPU metric is wanted (NVML is then not even
-  // loaded) or when NVML or a GPU cannot be had; meta.gpu says why.
+  // loaded) or when NVML or a GPU cannot be had; meta.gpu says why, and so does `unavailable`
+  // (when given) for each wanted GPU metric, as the other probes report theirs.
   static std::unique_ptr<GpuProbe> Open(const MetricSet& wanted, ProcessTreeProbe* tree,
                                         const std::optional<std::string>& gpus,
-                                        nlohmann::json& meta);
+                                        nlohmann::json& meta,
+                                        UnavailableMetrics* unavailable = nullptr);
 
   // Lists and selects the GPUs and probes their capabilities. Check ok().
   explicit GpuProbe(Options options);

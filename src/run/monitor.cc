@@ -204,14 +204,9 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   // keeps them); the default set, alone or extended, quietly has none then.
   UnavailableMetrics unavailable_gpu;
   const bool chose_gpu = (opt.metrics & DefaultMetrics()) != DefaultMetrics();
-  if (auto gpu = GpuProbe::Open(opt.metrics, tree, opt.gpus, meta)) {
+  if (auto gpu = GpuProbe::Open(opt.metrics, tree, opt.gpus, meta,
+                                chose_gpu ? &unavailable_gpu : nullptr)) {
     probes.push_back(std::move(gpu));
-  } else if (chose_gpu && meta.contains("gpu")) {
-    for (const MetricInfo& m : MetricCatalogue()) {
-      if (m.entity == "gpu" && opt.metrics.test(static_cast<size_t>(m.id))) {
-        unavailable_gpu.Add(m.name, meta["gpu"].value("unavailable", std::string("no GPU")));
-      }
-    }
   }
   SampleQueue queue(1 << 16);
   Sampler sampler(std::move(probes), intervals, queue);
