@@ -9,7 +9,6 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -860,19 +859,12 @@ void Benchmark::LogHyperparameters(std::string_view name,
 }
 
 Status Benchmark::Artifact(std::string_view name, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("artifact '" + std::string(name) + "': cannot read " + path);
-  Sha256 hash;
-  char buf[1 << 16];
-  int64_t size = 0;
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    hash.Update(buf, static_cast<size_t>(in.gcount()));
-    size += in.gcount();
-  }
+  std::optional<FileDigest> digest = DigestFile(path);
+  if (!digest) return NotFound("artifact '" + std::string(name) + "': cannot read " + path);
   std::string absolute = path;
   if (!path.empty() && path[0] != '/') absolute = CurrentDir() + "/" + path;
   // Written by the writer thread, which owns the connection, in its next flush.
-  impl_->AddArtifact({run_id(), std::string(name), absolute, hash.Hex(), size});
+  impl_->AddArtifact({run_id(), std::string(name), absolute, digest->sha256, digest->size});
   return Status::Ok();
 }
 

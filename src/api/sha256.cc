@@ -1,5 +1,8 @@
 #include "api/sha256.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
 
@@ -86,6 +89,23 @@ std::string Sha256::Hex() {
   char out[65];
   for (int i = 0; i < 8; ++i) std::snprintf(out + 8 * i, 9, "%08x", h_[i]);
   return std::string(out, 64);
+}
+
+std::optional<FileDigest> DigestFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  Sha256 hash;
+  FileDigest digest;
+  char buf[1 << 16];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) {
+    hash.Update(buf, static_cast<size_t>(n));
+    digest.size += n;
+  }
+  ::close(fd);
+  if (n < 0) return std::nullopt;
+  digest.sha256 = hash.Hex();
+  return digest;
 }
 
 }  // namespace footprint

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace footprint {
@@ -23,6 +24,13 @@ class Sha256 {
   size_t buffered_ = 0;
   uint64_t length_ = 0;  // bytes
 };
+
+// A file's SHA-256 (hex) and size, read in 64 KiB blocks; nullopt when it cannot be read.
+struct FileDigest {
+  std::string sha256;
+  int64_t size = 0;
+};
+std::optional<FileDigest> DigestFile(const std::string& path);
 
 }  // namespace footprint
 

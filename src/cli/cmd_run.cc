@@ -54,10 +54,7 @@ void PrintOutcome(const MonitorOutcome& out, const std::string& db, const std::s
     auto it = out.totals.find(name);
     return it == out.totals.end() ? 0.0 : it->second;
   };
-  std::string status(RunStatusName(out.run.status));
-  if (out.run.exit_code && *out.run.exit_code != 0) {
-    status += " (exit " + std::to_string(*out.run.exit_code) + ")";
-  }
+  const std::string status = RunStatusText(out.run);
   std::cerr << "footprint: " << label << out.run.name << " " << status << " in "
             << FormatDuration(total("duration_s")) << ": cpu "
             << FormatDuration(total("cpu_user_s")) << " user + "

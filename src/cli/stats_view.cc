@@ -30,7 +30,7 @@ std::string FigureLabel(std::string_view name) {
   if (name == "monitor_cpu_s") return "footprint cpu";
   if (name == "monitor_peak_rss_bytes") return "footprint rss";
   for (std::string_view suffix : {"_s", "_bytes", "_j", "_w"}) {
-    if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) {
+    if (name.size() > suffix.size() && name.ends_with(suffix)) {
       name.remove_suffix(suffix.size());
       break;
     }

@@ -1,9 +1,6 @@
 // The reproducibility record of an experiment's runs, and the differences between two.
 #include "experiment/repro.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cctype>
 
 #include "api/sha256.h"
@@ -18,12 +15,6 @@ namespace footprint::experiment {
 namespace {
 
 using json = nlohmann::json;
-
-std::string DirName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 // Lists the installed distributions of the Python that runs it, as {name: version}.
 constexpr const char* kPythonPackages =
@@ -62,14 +53,8 @@ json FilteredEnvironment(const std::map<std::string, std::string>& overrides) {
 }
 
 std::string FileSha256(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  Sha256 hash;
-  char buf[1 << 16];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) hash.Update(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return n < 0 ? "" : hash.Hex();
+  std::optional<FileDigest> digest = DigestFile(path);
+  return digest ? digest->sha256 : "";
 }
 
 json ReproCache::Interpreter(const std::string& name) {

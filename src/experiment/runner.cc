@@ -272,9 +272,8 @@ std::string_view PlanRunStateName(PlanRunState state) {
 
 Result<std::map<std::string, PlanRunStatus>> LoadPlanStatus(Store& store,
                                                             const ExperimentPlan& plan) {
-  auto runs = store.ListRuns();
+  auto runs = ListReconciledRuns(store);
   if (!runs.ok()) return runs.status();
-  FP_RETURN_IF_ERROR(ReconcileInterrupted(store, *runs));
   std::map<std::string, PlanRunStatus> status;
   for (const RunRecord& r : *runs) {  // oldest first: the latest run of a key wins
     if (r.experiment.empty()) continue;
@@ -362,8 +361,7 @@ Status WriteCsvStatus(const ExperimentPlan& plan,
   auto& header = records->front().fields;
   int status_col = -1, run_col = -1;
   for (size_t i = 0; i < header.size(); ++i) {
-    std::string name(header[i].value);
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string name = Lower(header[i].value);
     if (name == "status") status_col = static_cast<int>(i);
     if (name == "run") run_col = static_cast<int>(i);
   }

@@ -11,6 +11,7 @@
 
 #include "footprint/groups.h"
 #include "report/run_json.h"
+#include "util/json_text.h"
 
 namespace footprint {
 namespace {
@@ -56,9 +57,7 @@ class Sink {
                     static_cast<char>('0' + ns / 10 % 10), static_cast<char>('0' + ns % 10), 0};
     return *this << std::string_view(frac, 4);
   }
-  Sink& Json(const json& j) {
-    return *this << j.dump(-1, ' ', false, json::error_handler_t::replace);
-  }
+  Sink& Json(const json& j) { return *this << JsonText(j); }
   Status Finish() {
     Flush();
     out_.flush();
@@ -257,11 +256,9 @@ Status TraceRun(Store& store, const RunRecord& run, const RunParts& p, int pid, 
   }
   for (const SeriesRecord& sr : p.series) {
     const std::string name = sr.metric + " [" + sr.unit + "]";
-    const std::string head = "{\"ph\":\"C\",\"cat\":\"metric\",\"name\":" +
-                             json(name).dump(-1, ' ', false, json::error_handler_t::replace) +
+    const std::string head = "{\"ph\":\"C\",\"cat\":\"metric\",\"name\":" + JsonText(json(name)) +
                              ",\"pid\":" + std::to_string(pid) + ",\"ts\":";
-    const std::string arg =
-        ",\"args\":{" + json(sr.entity).dump(-1, ' ', false, json::error_handler_t::replace) + ":";
+    const std::string arg = ",\"args\":{" + JsonText(json(sr.entity)) + ":";
     FP_RETURN_IF_ERROR(store.ScanSamples(sr.id, [&](int64_t t, double value) {
       if (!std::isfinite(value)) return;
       out << next() << head;

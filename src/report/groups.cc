@@ -20,13 +20,9 @@ constexpr size_t kMinPrefix = 4;
 // Headline figures in display order; energy totals (`*_j`) join them wherever they appear.
 constexpr std::array<std::string_view, 3> kHeadline = {"duration_s", "cpu_s", "peak_memory_bytes"};
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 bool IsHeadline(std::string_view name) {
   return std::find(kHeadline.begin(), kHeadline.end(), name) != kHeadline.end() ||
-         EndsWith(name, "_j");
+         name.ends_with("_j");
 }
 
 // Sort key of a figure: headline first (in kHeadline order, then energy by the catalogue's
@@ -135,10 +131,10 @@ Result<RunSet> ResolveRunSet(const std::vector<RunRecord>& runs, std::string_vie
 }
 
 std::string_view TotalUnit(std::string_view name) {
-  if (EndsWith(name, "_s")) return "s";
-  if (EndsWith(name, "_bytes")) return "bytes";
-  if (EndsWith(name, "_j")) return "J";
-  if (EndsWith(name, "_w")) return "W";
+  if (name.ends_with("_s")) return "s";
+  if (name.ends_with("_bytes")) return "bytes";
+  if (name.ends_with("_j")) return "J";
+  if (name.ends_with("_w")) return "W";
   return "count";
 }
 

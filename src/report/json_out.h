@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/json_text.h"
+
 namespace footprint {
 
 class JsonOut {
@@ -41,12 +43,12 @@ class JsonOut {
   }
   JsonOut& Str(std::string_view text) {
     Comma();
-    Escaped(nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    Escaped(JsonText(nlohmann::json(text)));
     return *this;
   }
   JsonOut& Doc(const nlohmann::json& doc) {
     Comma();
-    Escaped(doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    Escaped(JsonText(doc));
     return *this;
   }
   JsonOut& Num(double v) {

@@ -140,12 +140,6 @@ Result<std::vector<RunRecord>> SelectedRuns(const std::vector<RunRecord>& all, c
   return out;
 }
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // What /api/runs and /api/tree keep (docs/serve.md): every given criterion must hold.
 struct RunFilter {
   std::string q;  // lower-case; in the id, name, description or command

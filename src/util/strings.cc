@@ -1,5 +1,6 @@
 #include "util/strings.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,18 @@ std::string_view Trim(std::string_view s) {
   if (b == std::string_view::npos) return {};
   size_t e = s.find_last_not_of(ws);
   return s.substr(b, e - b + 1);
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string DirName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 std::vector<std::string_view> Split(std::string_view s, char sep) {

@@ -14,6 +14,10 @@ namespace footprint {
 
 std::string_view Trim(std::string_view s);
 std::vector<std::string_view> Split(std::string_view s, char sep);
+// ASCII lower case (names of columns, listeners, extensions; case-insensitive search).
+std::string Lower(std::string_view s);
+// The directory part of a path: "." when it has none, "/" for a file in the root.
+std::string DirName(const std::string& path);
 
 // Parses a base-10 integer that fills the whole of `s` (after trimming).
 std::optional<int64_t> ParseInt(std::string_view s);
