@@ -84,15 +84,25 @@ Status Take(Result<T> result, T& into) {
   return Status::Ok();
 }
 
-Result<std::vector<RunData>> LoadRuns(Store& store, const std::vector<RunRecord>& runs) {
+// Totals and series: all that the sampled metrics need (a live poll, every second).
+Result<std::vector<RunData>> LoadSampled(Store& store, const std::vector<RunRecord>& runs) {
   std::vector<RunData> out;
   for (const RunRecord& r : runs) {
     RunData d{.run = r};
     FP_RETURN_IF_ERROR(Take(store.LoadTotals(r.id), d.totals));
     FP_RETURN_IF_ERROR(Take(store.ListSeries(r.id), d.series));
-    FP_RETURN_IF_ERROR(Take(store.ListScopes(r.id), d.scopes));
-    FP_RETURN_IF_ERROR(Take(store.ListValues(r.id), d.values));
     out.push_back(std::move(d));
+  }
+  return out;
+}
+
+// ... and the scopes and values: everything the page draws.
+Result<std::vector<RunData>> LoadRuns(Store& store, const std::vector<RunRecord>& runs) {
+  auto out = LoadSampled(store, runs);
+  if (!out.ok()) return out;
+  for (RunData& d : *out) {
+    FP_RETURN_IF_ERROR(Take(store.ListScopes(d.run.id), d.scopes));
+    FP_RETURN_IF_ERROR(Take(store.ListValues(d.run.id), d.values));
   }
   return out;
 }
@@ -430,7 +440,7 @@ Result<std::string> PlotDataJson(Store& store, const std::vector<RunRecord>& run
 Result<std::string> LiveSeriesJson(Store& store, const RunRecord& run,
                                    const std::vector<std::string>& metrics, size_t max_points,
                                    int64_t after_ns) {
-  auto loaded = LoadRuns(store, {run});
+  auto loaded = LoadSampled(store, {run});
   if (!loaded.ok()) return loaded.status();
   PlotCatalog catalog = Catalog(*loaded);
   std::vector<std::string> metric_names;
