@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -146,15 +147,15 @@ class Store {
   // Values of one series in time order (times too when `times` is non-null).
   virtual Result<std::vector<double>> LoadValues(int64_t series_id,
                                                  std::vector<int64_t>* times = nullptr) = 0;
-  // Calls `visit(t_ns, value)` for each sample of one series in time order, holding none of
-  // them: one pass over the series however long it is.
-  virtual Status ScanSamples(int64_t series_id,
-                             const std::function<void(int64_t, double)>& visit) = 0;
-  // As ScanSamples, only the samples taken after `after_ns`, and at most `limit` of them
-  // (0: no limit), found through the index: the pages of a long series, the new samples of a
-  // live one.
+  // Calls `visit(t_ns, value)` for each sample of one series taken after `after_ns`, in time
+  // order, at most `limit` of them (0: no limit), found through the index and holding none
+  // of them: the pages of a long series, the new samples of a live one.
   virtual Status ScanSamplesAfter(int64_t series_id, int64_t after_ns, size_t limit,
                                   const std::function<void(int64_t, double)>& visit) = 0;
+  // Every sample of one series, as above: one pass however long it is.
+  Status ScanSamples(int64_t series_id, const std::function<void(int64_t, double)>& visit) {
+    return ScanSamplesAfter(series_id, std::numeric_limits<int64_t>::min(), 0, visit);
+  }
   // Time of the last sample of one series (none when it has no samples), from the index.
   virtual Result<std::optional<int64_t>> SeriesEnd(int64_t series_id) = 0;
   // Time of the last sample of the run, if any (used to date an interrupted run's end).

@@ -100,7 +100,6 @@ class SqliteStore final : public Store {
   Result<RunRecord> GetRun(const std::string& id) override;
   Result<std::vector<SeriesRecord>> ListSeries(const std::string& run_id) override;
   Result<std::vector<double>> LoadValues(int64_t series_id, std::vector<int64_t>* times) override;
-  Status ScanSamples(int64_t series_id, const std::function<void(int64_t, double)>& visit) override;
   Status ScanSamplesAfter(int64_t series_id, int64_t after_ns, size_t limit,
                           const std::function<void(int64_t, double)>& visit) override;
   Result<std::optional<int64_t>> SeriesEnd(int64_t series_id) override;
@@ -534,12 +533,6 @@ Result<std::vector<double>> SqliteStore::LoadValues(int64_t series_id,
                              series_id, [&](const Stmt& s) { values.push_back(s.Real(0)); }));
   }
   return values;
-}
-
-Status SqliteStore::ScanSamples(int64_t series_id,
-                                const std::function<void(int64_t, double)>& visit) {
-  return Query("SELECT t_ns, value FROM samples WHERE series_id = ? ORDER BY t_ns", series_id,
-               [&](const Stmt& s) { visit(s.Int(0), s.Real(1)); });
 }
 
 Status SqliteStore::ScanSamplesAfter(int64_t series_id, int64_t after_ns, size_t limit,
