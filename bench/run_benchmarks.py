@@ -1058,12 +1058,15 @@ def main():
         busy["api"] = load.busy_pct
 
         log("6/7 readers on a long run (report_bench.py)")
+        long_run = tmp / "long-run"  # report_bench's database, kept for serve_bench
+        long_run.mkdir()
         readers = report_bench.measure(str(fp), 1_000_000 if args.quick else 10_000_000,
-                                       1 if args.quick else 3)
+                                       1 if args.quick else 3, keep=str(long_run))
 
         log("7/7 footprint serve on a long run (serve_bench.py)")
         served = serve_bench.measure(str(fp), 1_000_000 if args.quick else 10_000_000,
-                                     2 if args.quick else 5, 2 if args.quick else 5)
+                                     2 if args.quick else 5, 2 if args.quick else 5,
+                                     db=str(long_run / "report.db"))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)

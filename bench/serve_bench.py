@@ -77,12 +77,17 @@ def get(con, path):
     return body
 
 
-def measure(footprint, samples, repeat, wrk_seconds=5):
+def measure(footprint, samples, repeat, wrk_seconds=5, db=None):
+    """The figures of footprint serve over report_bench's synthetic run: written here, or the
+    database `db` that report_bench.measure(keep=...) left (the same run, not written twice)."""
     folder = tempfile.mkdtemp(prefix="fp-serve-bench-")
-    db = os.path.join(folder, "serve.db")
     try:
-        log(f"writing {samples:,} samples into {db}")
-        written = report_bench.make_database(footprint, db, samples)
+        if db is None:
+            db = os.path.join(folder, "serve.db")
+            log(f"writing {samples:,} samples into {db}")
+            written = report_bench.make_database(footprint, db, samples)
+        else:
+            written = samples // len(report_bench.SERIES) * len(report_bench.SERIES)
         per_series = written // len(report_bench.SERIES)
         import sqlite3
         con = sqlite3.connect(db)
