@@ -206,6 +206,8 @@ class Benchmark::Impl {
   }
   // Records why `scope` gets no GPU time: as a value the first time for each reason.
   void GpuUnavailable(uint64_t scope, const Status& why);
+  // The gpu_time_s value of a scope: its seconds, or why it could not be timed.
+  ValueRecord GpuTimeValue(std::optional<double> seconds, std::string_view unavailable) const;
   void GpuTimed() {
     std::lock_guard<std::mutex> lock(values_mu_);
     gpu_status_ = Status::Ok();
@@ -348,15 +350,24 @@ void Benchmark::Impl::AddValue(ValueRecord r, uint64_t scope, bool release) {
   values_.push_back({scope, std::move(r), release});
 }
 
-void Benchmark::Impl::GpuUnavailable(uint64_t scope, const Status& why) {
+ValueRecord Benchmark::Impl::GpuTimeValue(std::optional<double> seconds,
+                                          std::string_view unavailable) const {
   ValueRecord r;
   r.name = std::string(kGpuTimeValue);
   r.run_id = run_.id;
   r.t_ns = MonotonicNs() - t0_;
-  r.data_json = JsonText(json{{"unavailable", why.message()}});
+  r.value = seconds;
+  if (!seconds) r.data_json = JsonText(json{{"unavailable", unavailable}});
+  return r;
+}
+
+void Benchmark::Impl::GpuUnavailable(uint64_t scope, const Status& why) {
   std::lock_guard<std::mutex> lock(values_mu_);
   gpu_status_ = why;
-  if (gpu_reasons_.insert(why.message()).second) values_.push_back({scope, std::move(r)});
+  // Every GPU scope of a program without CUDA comes here: the value only for a new reason.
+  if (gpu_reasons_.insert(why.message()).second) {
+    values_.push_back({scope, GpuTimeValue(std::nullopt, why.message())});
+  }
 }
 
 Status Benchmark::Impl::Flush(bool final) {
@@ -364,13 +375,7 @@ Status Benchmark::Impl::Flush(bool final) {
   std::vector<CudaTimer::Result> gpu_times;
   gpu_.Collect(final, gpu_times);
   for (const CudaTimer::Result& g : gpu_times) {
-    PendingValue v{g.scope, {}, /*release=*/true};
-    v.record.run_id = run_.id;
-    v.record.name = std::string(kGpuTimeValue);
-    v.record.t_ns = MonotonicNs() - t0_;
-    v.record.value = g.seconds;
-    if (!g.seconds) v.record.data_json = JsonText(json{{"unavailable", g.error}});
-    pending_values_.push_back(std::move(v));
+    pending_values_.push_back({g.scope, GpuTimeValue(g.seconds, g.error), /*release=*/true});
   }
 
   std::vector<std::shared_ptr<ThreadScopes>> threads;
