@@ -37,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/metrics.h"
 #include "footprint/status.h"
 #include "footprint/store.h"
@@ -55,6 +56,8 @@ struct BenchmarkOptions {
   MetricSet metrics = DefaultMetrics();
   int64_t interval_ns = 100'000'000;
   int64_t flush_interval_ns = 250'000'000;
+  // Every outside effect of the own sampling (clocks, /proc, /sys); must outlive the benchmark.
+  Env* env = &Env::Default();
 };
 
 class Benchmark;

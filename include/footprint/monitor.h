@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/metrics.h"
 #include "footprint/status.h"
 #include "footprint/store.h"
@@ -59,6 +60,9 @@ struct MonitorOptions {
   // clock starts (experiments release collocated runs together here). A non-OK status
   // abandons the run: it is stored as failed with that reason and the command never runs.
   std::function<Status()> before_start;
+  // Every outside effect (clocks, /proc and /sys, vendor libraries, variables) goes through
+  // it; tests pass a fake. Must outlive the call.
+  Env* env = &Env::Default();
 };
 
 // Smallest sampling interval accepted.

@@ -100,4 +100,13 @@ class [[nodiscard]] Result {
       return FP_STATUS_CONCAT(fp_status_, __LINE__);                     \
   } while (0)
 
+// Declares `lhs` (e.g. `auto x` or `Foo x`) from the value of `rexpr` (a Result<T>), or
+// returns its Status from the enclosing function when it failed.
+#define FP_ASSIGN_OR_RETURN(lhs, rexpr) \
+  FP_ASSIGN_OR_RETURN_IMPL(FP_STATUS_CONCAT(fp_result_, __LINE__), lhs, rexpr)
+#define FP_ASSIGN_OR_RETURN_IMPL(result, lhs, rexpr) \
+  auto result = (rexpr);                             \
+  if (!result.ok()) return result.status();          \
+  lhs = std::move(result).value()
+
 #endif  // FOOTPRINT_STATUS_H_

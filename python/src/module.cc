@@ -28,6 +28,7 @@
 #include "footprint/status.h"
 #include "footprint/store.h"
 #include "run/run_metadata.h"
+#include "store/reconcile.h"
 
 namespace footprint::cli {
 int Main(int argc, char** argv);  // src/cli/cli.h (declared here: that header needs CLI11)

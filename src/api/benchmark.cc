@@ -17,17 +17,16 @@
 #include <unordered_set>
 
 #include "api/cuda_timer.h"
-#include "api/sha256.h"
 #include "footprint/api.h"
 #include "probe/process_tree_probe.h"
 #include "probe/rapl_probe.h"
 #include "probe/system_probe.h"
 #include "run/run_metadata.h"
-#include "sampler/sampler.h"
-#include "store/writer.h"
+#include "session/monitor_session.h"
 #include "util/clock.h"
 #include "util/file.h"
 #include "util/json_text.h"
+#include "util/sha256.h"
 #include "util/strings.h"
 
 namespace footprint {
@@ -162,7 +161,8 @@ class Benchmark::Impl {
         joined_(joined),
         t0_(t0),
         options_(options),
-        serial_(g_next_serial.fetch_add(1)) {}
+        serial_(g_next_serial.fetch_add(1)),
+        gpu_(*options.env) {}
 
   Status Start(json meta);
   Status Close(RunStatus status);
@@ -268,9 +268,7 @@ class Benchmark::Impl {
   rusage self_at_open_ = {}, children_at_open_ = {};
 
   // Own sampling (not joined).
-  std::unique_ptr<SampleQueue> queue_;
-  std::unique_ptr<Sampler> sampler_;
-  std::unique_ptr<Writer> sample_writer_;
+  std::unique_ptr<MonitorSession> session_;
   ProcessTreeProbe* tree_ = nullptr;
   json meta_;
 };
@@ -521,9 +519,11 @@ Status Benchmark::Impl::Start(json meta) {
     for (size_t m = 0; m < kMetricCount; ++m) {
       if (options_.metrics.test(m)) intervals[m] = options_.interval_ns;
     }
+    Env& env = *options_.env;
     ProcessTreeProbe::Options po;
     po.monitor_pid = ::getpid();
     po.include_monitor = true;
+    po.proc_root = env.ProcRoot();
     auto tree = std::make_unique<ProcessTreeProbe>(po);
     tree_ = tree.get();
     std::vector<std::unique_ptr<Probe>> probes;
@@ -531,26 +531,22 @@ Status Benchmark::Impl::Start(json meta) {
     probes.push_back(std::make_unique<SystemProbe>());
     // Machine-wide energy, when asked for. (Hardware counters are not: perf events follow a
     // process from its exec, and this one is already running.)
-    probes.push_back(std::make_unique<RaplProbe>());
-    queue_ = std::make_unique<SampleQueue>(1 << 14);
-    sampler_ = std::make_unique<Sampler>(std::move(probes), intervals, *queue_);
-    std::vector<int64_t> ids;
-    FP_RETURN_IF_ERROR(sample_store_->InTransaction([&]() -> Status {
-      auto registered = RegisterSeries(*sample_store_, run_.id, sampler_->series());
-      if (!registered.ok()) return registered.status();
-      ids = std::move(registered).value();
-      return Status::Ok();
-    }));
-    sample_writer_ =
-        std::make_unique<Writer>(*sample_store_, *queue_, run_.id, options_.flush_interval_ns);
-    sample_writer_->Start();
+    probes.push_back(std::make_unique<RaplProbe>(env.SysRoot()));
+    session_ = std::make_unique<MonitorSession>(
+        *sample_store_, run_.id, std::move(probes),
+        MonitorSession::Options{.env = &env,
+                                .intervals = intervals,
+                                .flush_interval_ns = options_.flush_interval_ns,
+                                .queue_capacity = 1 << 14,
+                                .owns_process = false});
+    FP_RETURN_IF_ERROR(sample_store_->InTransaction([&] { return session_->RegisterSeries(); }));
+    FP_RETURN_IF_ERROR(session_->Start(t0_));
     writer_ = std::thread([this] { WriterLoop(); });
-    // The sampler subtracts its own thread's CPU and that of both writers.
-    clockid_t c1, c2;
-    pthread_getcpuclockid(sample_writer_->native_handle(), &c1);
-    pthread_getcpuclockid(writer_.native_handle(), &c2);
-    tree_->ExcludeThreadCpu({c1, c2});
-    sampler_->Start(t0_, std::move(ids));
+    // The tree probe subtracts the sampler's own CPU and that of both writers.
+    std::vector<clockid_t> clocks = session_->ThreadCpuClocks();
+    clocks.emplace_back();
+    pthread_getcpuclockid(writer_.native_handle(), &clocks.back());
+    tree_->ExcludeThreadCpu(std::move(clocks));
   } else {
     writer_ = std::thread([this] { WriterLoop(); });
   }
@@ -562,7 +558,7 @@ void Benchmark::Impl::ApplyInterval(MetricId metric) {
   for (const auto& [token, req] : requests_) {
     if (req.first == metric) want = std::min(want, req.second);
   }
-  sampler_->SetInterval(metric, want);
+  session_->SetInterval(metric, want);
 }
 
 uint64_t Benchmark::Impl::RequestInterval(MetricId metric, int64_t interval_ns) {
@@ -611,10 +607,7 @@ Status Benchmark::Impl::Close(RunStatus status) {
     return Status::Ok();
   }
   const int64_t end = MonotonicNs();
-  sampler_->Stop();
-  sample_writer_->Stop();
-  Sampler::Stats ss = sampler_->stats();
-  Writer::Stats ws = sample_writer_->stats();
+  session_->Stop();
 
   // The process's own figures, less footprint's threads (stored beside them instead).
   // Since Open(): the process's time before it (imports, start-up) is not the run's.
@@ -623,18 +616,18 @@ Status Benchmark::Impl::Close(RunStatus status) {
   getrusage(RUSAGE_CHILDREN, &children);
   auto secs = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
   auto since = [&](const timeval& now, const timeval& then) { return secs(now) - secs(then); };
-  const double monitor_user = secs(ws.usage.ru_utime) + secs(writer_usage_.ru_utime);
-  const double monitor_sys = secs(ws.usage.ru_stime) + secs(writer_usage_.ru_stime);
-  const double sampler_cpu = static_cast<double>(ss.cpu_ns) / 1e9;
+  // footprint's threads: the session's (sampler, sample writer) and the scope writer. The
+  // sampler reads kernel files, the writers mostly wait: counted as system time.
+  const double monitor_user = secs(writer_usage_.ru_utime);
+  const double monitor_sys = secs(writer_usage_.ru_stime) + session_->threads_cpu_s();
   std::map<std::string, double> totals;
   totals["duration_s"] = static_cast<double>(end - t0_) / 1e9;
   totals["cpu_user_s"] =
       std::max(0.0, since(self.ru_utime, self_at_open_.ru_utime) +
                         since(children.ru_utime, children_at_open_.ru_utime) - monitor_user);
-  // The sampler reads kernel files: its CPU time is nearly all system time.
-  totals["cpu_system_s"] = std::max(0.0, since(self.ru_stime, self_at_open_.ru_stime) +
-                                             since(children.ru_stime, children_at_open_.ru_stime) -
-                                             monitor_sys - sampler_cpu);
+  totals["cpu_system_s"] =
+      std::max(0.0, since(self.ru_stime, self_at_open_.ru_stime) +
+                        since(children.ru_stime, children_at_open_.ru_stime) - monitor_sys);
   double max_process = std::max<double>(self.ru_maxrss, children.ru_maxrss) * 1024;
   totals["max_process_peak_bytes"] = max_process;
   totals["peak_memory_bytes"] =
@@ -647,10 +640,10 @@ Status Benchmark::Impl::Close(RunStatus status) {
       static_cast<double>(self.ru_oublock + children.ru_oublock - self_at_open_.ru_oublock -
                           children_at_open_.ru_oublock) *
       512;
-  totals["monitor_cpu_s"] = monitor_user + monitor_sys + sampler_cpu;
   std::vector<std::string> warnings;
   ProbeFindings findings{totals, meta_, warnings};
-  for (Probe* probe : sampler_->probes()) probe->Finish(findings);
+  session_->Finish(findings);
+  totals["monitor_cpu_s"] += monitor_user + secs(writer_usage_.ru_stime);
   if (!warnings.empty()) meta_["warnings"] = warnings;
   meta_["sources"] = {
       {"cpu",
@@ -658,9 +651,6 @@ Status Benchmark::Impl::Close(RunStatus status) {
        "threads"},
       {"peak_memory", "process high-water mark (ru_maxrss), raised to the sampled sum of RSS"},
       {"monitor_memory", "footprint runs inside the process: its memory is part of the RSS"}};
-  meta_["monitor"]["sampler"] = {
-      {"passes", ss.passes}, {"missed_deadlines", ss.missed_deadlines}, {"cpu_s", sampler_cpu}};
-  meta_["monitor"]["samples_dropped"] = queue_->dropped();
   meta_["monitor"]["scope_events_dropped"] = dropped;
   meta_["monitor"]["in_process"] = true;
   {

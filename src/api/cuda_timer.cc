@@ -62,7 +62,7 @@ constexpr size_t kMaxFreeEventsPerContext = 64;
 
 }  // namespace
 
-CudaTimer::CudaTimer() = default;
+CudaTimer::CudaTimer(Env& env) : env_(env) {}
 
 CudaTimer::~CudaTimer() {
   if (!driver_) return;
@@ -80,15 +80,11 @@ CudaTimer::~CudaTimer() {
 Status CudaTimer::Load() {
   if (loaded_) return load_error_;
   loaded_ = true;
-  const char* override_path = std::getenv("FOOTPRINT_CUDA_LIBRARY");
-  const std::string path =
-      override_path != nullptr && *override_path != '\0' ? override_path : "libcuda.so.1";
+  std::string path, why;
   auto d = std::make_unique<CudaDriver>();
-  d->library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  d->library = env_.OpenLibrary("libcuda.so.1", &why, &path);
   if (d->library == nullptr) {
-    const char* why = ::dlerror();
-    load_error_ = Unsupported("GPU time: cannot load the CUDA driver " + path + " (" +
-                              (why ? why : "unknown error") +
+    load_error_ = Unsupported("GPU time: cannot load the CUDA driver " + path + " (" + why +
                               "); this program does not use CUDA here, or the NVIDIA driver is "
                               "not installed");
     return load_error_;

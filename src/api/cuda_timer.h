@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/status.h"
 
 namespace footprint {
@@ -41,7 +42,9 @@ class CudaTimer {
     std::string error;
   };
 
-  CudaTimer();
+  // The driver (libcuda.so.1) is loaded through `env` at the first Start; `env` must outlive
+  // the timer.
+  explicit CudaTimer(Env& env);
   ~CudaTimer();
   CudaTimer(const CudaTimer&) = delete;
   CudaTimer& operator=(const CudaTimer&) = delete;
@@ -57,6 +60,7 @@ class CudaTimer {
   void Collect(bool wait, std::vector<Result>& out);
 
  private:
+  Env& env_;
   struct Pending {
     void* context;
     void* stream;

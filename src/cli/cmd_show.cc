@@ -15,6 +15,7 @@
 #include "footprint/groups.h"
 #include "footprint/report.h"
 #include "run/run_metadata.h"
+#include "store/reconcile.h"
 #include "util/json_text.h"
 #include "util/strings.h"
 

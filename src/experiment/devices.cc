@@ -13,6 +13,7 @@
 #include "probe/nvml.h"
 #include "run/run_metadata.h"
 #include "util/strings.h"
+#include "util/subprocess.h"
 
 namespace footprint::experiment {
 namespace {
@@ -36,7 +37,7 @@ std::string Joined(const std::vector<std::string>& words, const std::string& sep
 
 // The GPU inventory, read now (MIG devices appear and vanish as instances are made).
 Result<std::vector<GpuEntity>> Inventory() {
-  auto lib = nvml::Library::Open();
+  auto lib = nvml::Library::Open(Env::Default());
   if (!lib.ok()) return lib.status();
   return ListGpus(**lib);
 }

@@ -3,11 +3,12 @@
 
 #include <cctype>
 
-#include "api/sha256.h"
 #include "probe/nvml.h"
 #include "run/run_metadata.h"
 #include "util/json_text.h"
+#include "util/sha256.h"
 #include "util/strings.h"
+#include "util/subprocess.h"
 
 extern char** environ;
 
@@ -91,7 +92,7 @@ json ReproCache::Git(const std::string& dir) {
 
 std::string ReproCache::DriverVersion() {
   if (!driver_) {
-    auto lib = nvml::Library::Open();
+    auto lib = nvml::Library::Open(Env::Default());
     driver_ = lib.ok() ? (*lib)->DriverVersion() : "";
   }
   return *driver_;

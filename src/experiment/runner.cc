@@ -22,6 +22,7 @@
 #include "footprint/monitor.h"
 #include "run/run_metadata.h"
 #include "run/stop_signals.h"
+#include "store/reconcile.h"
 #include "util/json_text.h"
 #include "util/strings.h"
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <numeric>
 
 #include "util/clock.h"
@@ -107,7 +106,7 @@ struct GpuProbe::Unit {
 
 GpuProbe::~GpuProbe() = default;
 
-std::unique_ptr<GpuProbe> GpuProbe::Open(const MetricSet& wanted, ProcessTreeProbe* tree,
+std::unique_ptr<GpuProbe> GpuProbe::Open(Env& env, const MetricSet& wanted, ProcessTreeProbe* tree,
                                          const std::optional<std::string>& gpus, json& meta,
                                          UnavailableMetrics* unavailable) {
   auto refuse = [&](const std::string& why) -> std::unique_ptr<GpuProbe> {
@@ -121,7 +120,7 @@ std::unique_ptr<GpuProbe> GpuProbe::Open(const MetricSet& wanted, ProcessTreePro
                    [&](MetricId m) { return Has(wanted, m); })) {
     return nullptr;
   }
-  auto lib = nvml::Library::Open();
+  auto lib = nvml::Library::Open(env);
   if (!lib.ok()) return refuse(lib.status().message());
   Options o;
   o.nvml = std::move(lib).value();
@@ -129,8 +128,8 @@ std::unique_ptr<GpuProbe> GpuProbe::Open(const MetricSet& wanted, ProcessTreePro
   if (gpus) {
     o.visible = gpus;
     o.visible_from = "--gpus";
-  } else if (const char* env = std::getenv("CUDA_VISIBLE_DEVICES")) {
-    o.visible = std::string(env);
+  } else if (auto visible = env.Var("CUDA_VISIBLE_DEVICES")) {
+    o.visible = *visible;
     o.visible_from = "CUDA_VISIBLE_DEVICES";
   }
   auto probe = std::make_unique<GpuProbe>(std::move(o));

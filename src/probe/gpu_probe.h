@@ -43,8 +43,9 @@ class GpuProbe final : public Probe {
 
   // The probe a run needs, or nullptr when no GPU metric is wanted (NVML is then not even
   // loaded) or when NVML or a GPU cannot be had; meta.gpu says why, and so does `unavailable`
-  // (when given) for each wanted GPU metric, as the other probes report theirs.
-  static std::unique_ptr<GpuProbe> Open(const MetricSet& wanted, ProcessTreeProbe* tree,
+  // (when given) for each wanted GPU metric, as the other probes report theirs. NVML and
+  // CUDA_VISIBLE_DEVICES come from `env`.
+  static std::unique_ptr<GpuProbe> Open(Env& env, const MetricSet& wanted, ProcessTreeProbe* tree,
                                         const std::optional<std::string>& gpus,
                                         nlohmann::json& meta,
                                         UnavailableMetrics* unavailable = nullptr);

@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 
 #include <cstddef>
-#include <cstdlib>
 #include <cstring>
 #include <iterator>
 
@@ -201,18 +200,21 @@ size_t ProcessInfoStride(int symbol_version, std::string_view driver_version) {
   return 24;  // pid, usedGpuMemory, gpuInstanceId, computeInstanceId
 }
 
-std::string Library::DefaultPath() {
-  const char* env = std::getenv("FOOTPRINT_NVML_LIBRARY");
-  return env != nullptr && *env != '\0' ? env : kDefaultLibrary;
+Result<std::shared_ptr<Library>> Library::Open(Env& env) {
+  std::string error, path;
+  void* handle = env.OpenLibrary(kDefaultLibrary, &error, &path);
+  return Load(handle, path, error);
 }
-
-Result<std::shared_ptr<Library>> Library::Open() { return Open(DefaultPath()); }
 
 Result<std::shared_ptr<Library>> Library::Open(const std::string& path) {
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  const char* err = handle == nullptr ? ::dlerror() : nullptr;
+  return Load(handle, path, err != nullptr ? err : "unknown dlopen error");
+}
+
+Result<std::shared_ptr<Library>> Library::Load(void* handle, const std::string& path,
+                                               const std::string& why) {
   if (handle == nullptr) {
-    const char* err = ::dlerror();
-    std::string why = err != nullptr ? err : "unknown dlopen error";
     if (path == kDefaultLibrary && why.find("No such file") != std::string::npos) {
       return Unsupported(path + " not found: install the NVIDIA driver to measure GPUs (" + why +
                          ")");
@@ -244,9 +246,9 @@ Result<std::shared_ptr<Library>> Library::Open(const std::string& path) {
   }
   int rc = lib->Get<InitFn>(kInit)();
   if (rc != kSuccess) {
-    std::string why = lib->Describe(rc, kInit);
+    std::string init_error = lib->Describe(rc, kInit);
     lib->fns_[kShutdown] = nullptr;  // not initialised: nothing to shut down
-    return Unsupported(std::string(lib->SymbolOf(kInit)) + " failed: " + why +
+    return Unsupported(std::string(lib->SymbolOf(kInit)) + " failed: " + init_error +
                        std::string(InitHint(rc)));
   }
   char buf[96];

@@ -1,7 +1,7 @@
 // The NVML binding: libnvidia-ml loaded at run time with dlopen, its types declared here by
 // hand, so footprint builds and runs on machines without the NVIDIA driver or CUDA.
 //
-// Library::Open() loads `libnvidia-ml.so.1` (or the file named by FOOTPRINT_NVML_LIBRARY),
+// Library::Open(env) loads `libnvidia-ml.so.1` through the Env (which may serve a fake),
 // resolves every function it uses through a table of candidate symbols (the newest versioned
 // symbol first, e.g. nvmlInit_v2 before nvmlInit), and calls nvmlInit. A function is either
 // required (without it NVML is unusable, and Open fails saying which symbol is missing) or
@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/status.h"
 
 namespace footprint::nvml {
@@ -127,13 +128,12 @@ class Library {
     kFnCount,
   };
 
-  // Loads the library named by FOOTPRINT_NVML_LIBRARY, else libnvidia-ml.so.1, and
-  // initialises NVML. Unsupported with one line saying why (not found: install the NVIDIA
+  // Loads libnvidia-ml.so.1 through `env` (Env::OpenLibrary decides which file serves it)
+  // and initialises NVML. Unsupported with one line saying why (not found: install the NVIDIA
   // driver; a required symbol missing; nvmlInit failed with its code).
-  static Result<std::shared_ptr<Library>> Open();
+  static Result<std::shared_ptr<Library>> Open(Env& env);
+  // The same with the library file named (tests).
   static Result<std::shared_ptr<Library>> Open(const std::string& path);
-  // The path Open() would load.
-  static std::string DefaultPath();
 
   ~Library();  // nvmlShutdown, dlclose
   Library(const Library&) = delete;
@@ -177,6 +177,10 @@ class Library {
   int ComputeInstanceId(Device device, unsigned int* id) const;
 
  private:
+  // Resolves the symbols of an opened library (`handle`, null when dlopen failed with `why`)
+  // and initialises NVML.
+  static Result<std::shared_ptr<Library>> Load(void* handle, const std::string& path,
+                                               const std::string& why);
   Library() = default;
   template <typename F>
   F Get(Fn fn) const {

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -136,11 +135,11 @@ PerfOpen OpenPerfEvent(const PerfEvent& event, pid_t pid) {
   return out;
 }
 
-Result<PerfProbe::Options> PerfProbe::Options::FromEnvironment() {
+Result<PerfProbe::Options> PerfProbe::Options::FromEnv(Env& env) {
   Options o;
-  const char* spec = std::getenv("FOOTPRINT_PERF_EVENTS");
-  if (spec == nullptr || *spec == '\0') return o;
-  for (std::string_view item : Split(spec, ',')) {
+  const std::optional<std::string> spec = env.Var("FOOTPRINT_PERF_EVENTS");
+  if (!spec || spec->empty()) return o;
+  for (std::string_view item : Split(*spec, ',')) {
     item = Trim(item);
     if (item.empty()) continue;
     size_t eq = item.find('=');

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 
+#include "footprint/env.h"
 #include "footprint/status.h"
 #include "probe/probe.h"
 
@@ -80,10 +81,10 @@ class PerfProbe final : public Probe {
     // Why the events differ from the defaults (recorded in meta and warned about).
     std::string substituted_by;
 
-    // The defaults, with substitutions from $FOOTPRINT_PERF_EVENTS (a test hook for machines
-    // without hardware counters: "perf.cycles=task-clock,perf.instructions=context-switches").
-    // InvalidArgument when it names an unknown metric or event.
-    static Result<Options> FromEnvironment();
+    // The defaults, with substitutions from the Env's FOOTPRINT_PERF_EVENTS (a test hook for
+    // machines without hardware counters: "perf.cycles=task-clock,perf.instructions=
+    // context-switches"). InvalidArgument when it names an unknown metric or event.
+    static Result<Options> FromEnv(Env& env);
   };
 
   PerfProbe();  // the default events

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -73,11 +72,6 @@ std::string WhyNoDomain(const RaplDiscovery& d, RaplDomain::Kind kind) {
 }
 
 }  // namespace
-
-std::string SysfsRoot() {
-  const char* root = std::getenv("FOOTPRINT_SYSFS_ROOT");
-  return root != nullptr && *root != '\0' ? std::string(root) : std::string("/sys");
-}
 
 uint64_t WrappedDelta(uint64_t last, uint64_t cur, uint64_t max_range) {
   if (cur >= last) return cur - last;

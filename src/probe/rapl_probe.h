@@ -49,16 +49,13 @@ struct RaplDiscovery {
 // Finds the RAPL zones under `sysfs_root`/class/powercap. Reads only small files.
 RaplDiscovery DiscoverRapl(const std::string& sysfs_root);
 
-// "/sys", or $FOOTPRINT_SYSFS_ROOT when set (tests point it at a fake tree).
-std::string SysfsRoot();
-
 // Energy difference of a counter that wraps at max_range (inclusive): cur < last means it
 // wrapped once.
 uint64_t WrappedDelta(uint64_t last, uint64_t cur, uint64_t max_range);
 
 class RaplProbe final : public Probe {
  public:
-  explicit RaplProbe(std::string sysfs_root = SysfsRoot());
+  explicit RaplProbe(std::string sysfs_root);  // "/sys", or a fake tree (Env::SysRoot)
 
   std::string_view name() const override { return "rapl"; }
   std::vector<SeriesSpec> Series(const MetricSet& wanted) override;

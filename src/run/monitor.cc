@@ -20,8 +20,8 @@
 #include "probe/system_probe.h"
 #include "run/run_metadata.h"
 #include "run/stop_signals.h"
-#include "sampler/sampler.h"
-#include "store/writer.h"
+#include "session/monitor_session.h"
+#include "session/totals.h"
 #include "util/clock.h"
 #include "util/file.h"
 #include "util/json_text.h"
@@ -33,18 +33,6 @@ namespace {
 using json = nlohmann::json;
 
 double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; }
-
-// Sums of the kernel's rusage for every process footprint reaps. The command's own rusage
-// includes all descendants it (transitively) waited for; orphans re-parented to footprint are
-// reaped here and added separately, so nothing is counted twice.
-struct RusageTotals {
-  double user_s = 0;
-  double system_s = 0;
-  int64_t max_rss_bytes = 0;
-  int64_t read_bytes = 0;
-  int64_t write_bytes = 0;
-  int reaped = 0;
-};
 
 // Blocks the signals footprint waits for, for the lifetime of the object, and restores the
 // previous mask and subreaper flag afterwards (dropping signals that arrived meanwhile, which
@@ -147,334 +135,334 @@ Status ValidateMonitorOptions(const MonitorOptions& o) {
   return Status::Ok();
 }
 
-Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
-  FP_RETURN_IF_ERROR(ValidateMonitorOptions(opt));
-  const MetricIntervals intervals = ResolveIntervals(opt);
-  Result<PerfProbe::Options> perf_options = PerfProbe::Options::FromEnvironment();
-  if (!perf_options.ok()) return perf_options.status();
+namespace {
 
-  // --- Everything slow or fallible happens before the command exists. -----------------
+// The run as recorded before its command exists: its row, meta, and the cgroup it gets.
+struct PreparedRun {
+  RunRecord run;
   json meta;
-  RunRecord run = NewRunRecord(opt.command, opt.name, opt.description, opt.tags, opt.params,
-                               opt.record_git, meta);
+  json sources = json::object();
+  std::unique_ptr<RunCgroup> cgroup;
+};
+
+Result<PreparedRun> PrepareRun(const MonitorOptions& opt, const MetricIntervals& intervals) {
+  PreparedRun p;
+  p.run = NewRunRecord(opt.command, opt.name, opt.description, opt.tags, opt.params, opt.record_git,
+                       p.meta);
   json interval_meta = json::object();
   for (size_t m = 0; m < kMetricCount; ++m) {
     if (intervals[m] > 0) interval_meta[std::string(MetricCatalogue()[m].name)] = intervals[m];
   }
-  meta["intervals_ns"] = interval_meta;
+  p.meta["intervals_ns"] = interval_meta;
   if (!opt.group_id.empty()) {
-    run.group_id = opt.group_id;
-    run.repetition = opt.repetition;
-    meta["group"] = {{"repetitions", opt.planned_repetitions}, {"warmups", opt.planned_warmups}};
+    p.run.group_id = opt.group_id;
+    p.run.repetition = opt.repetition;
+    p.meta["group"] = {{"repetitions", opt.planned_repetitions}, {"warmups", opt.planned_warmups}};
   }
-  run.experiment = opt.experiment;
-  run.workload = opt.workload;
+  p.run.experiment = opt.experiment;
+  p.run.workload = opt.workload;
   if (!opt.extra_meta_json.empty()) {
     json extra = json::parse(opt.extra_meta_json, nullptr, false);
     if (!extra.is_object()) return InvalidArgument("extra_meta_json is not a JSON object");
-    meta.update(extra);
+    p.meta.update(extra);
   }
-
-  std::unique_ptr<RunCgroup> cgroup;
-  json sources = json::object();
-  if (opt.use_cgroup) {
-    static const CgroupSupport support = DetectCgroups();
-    auto cg = RunCgroup::Create(support, "footprint-" + run.id);
-    if (cg.ok()) {
-      cgroup = std::move(cg).value();
-    } else {
-      sources["cgroup_unavailable"] = cg.status().message();
-    }
+  if (!opt.use_cgroup) {
+    p.sources["cgroup_unavailable"] = "disabled with --no-cgroup";
+    return p;
+  }
+  static const CgroupSupport support = DetectCgroups();
+  auto cg = RunCgroup::Create(support, "footprint-" + p.run.id);
+  if (cg.ok()) {
+    p.cgroup = std::move(cg).value();
   } else {
-    sources["cgroup_unavailable"] = "disabled with --no-cgroup";
+    p.sources["cgroup_unavailable"] = cg.status().message();
   }
+  return p;
+}
 
-  ReapedTotals reaped;
+// The probes of a command's run; `tree` receives the process-tree probe, which the totals read.
+std::vector<std::unique_ptr<Probe>> MakeProbes(const MonitorOptions& opt, PreparedRun& p,
+                                               PerfProbe::Options perf, const ReapedTotals& reaped,
+                                               UnavailableMetrics& unavailable_gpu,
+                                               ProcessTreeProbe*& tree) {
+  Env& env = *opt.env;
   auto tree_owned = std::make_unique<ProcessTreeProbe>(ProcessTreeProbe::Options{
-      ::getpid(), cgroup && !cgroup->procs_path().empty() ? cgroup.get() : nullptr, &reaped,
-      "/proc"});
-  ProcessTreeProbe* tree = tree_owned.get();
+      ::getpid(), p.cgroup && !p.cgroup->procs_path().empty() ? p.cgroup.get() : nullptr, &reaped,
+      env.ProcRoot()});
+  tree = tree_owned.get();
   std::vector<std::unique_ptr<Probe>> probes;
   probes.push_back(std::move(tree_owned));
   probes.push_back(std::make_unique<SystemProbe>());
-  probes.push_back(std::make_unique<RaplProbe>());
-  probes.push_back(std::make_unique<PerfProbe>(std::move(perf_options).value()));
+  probes.push_back(std::make_unique<RaplProbe>(env.SysRoot()));
+  probes.push_back(std::make_unique<PerfProbe>(std::move(perf)));
   // Loads NVML only when a GPU metric is wanted; without a GPU (or driver) meta.gpu says why,
   // and a warning too when -m chose GPU metrics (a selection that narrows the defaults and
   // keeps them); the default set, alone or extended, quietly has none then.
-  UnavailableMetrics unavailable_gpu;
   const bool chose_gpu = (opt.metrics & DefaultMetrics()) != DefaultMetrics();
-  if (auto gpu = GpuProbe::Open(opt.metrics, tree, opt.gpus, meta,
+  if (auto gpu = GpuProbe::Open(env, opt.metrics, tree, opt.gpus, p.meta,
                                 chose_gpu ? &unavailable_gpu : nullptr)) {
     probes.push_back(std::move(gpu));
   }
-  SampleQueue queue(1 << 16);
-  Sampler sampler(std::move(probes), intervals, queue);
+  return probes;
+}
 
-  run.started_at_ns = RealtimeNs();
-  run.meta_json = JsonText(meta);
-  std::vector<int64_t> series_ids;
-  FP_RETURN_IF_ERROR(store.InTransaction([&]() -> Status {  // one commit for run and series
-    FP_RETURN_IF_ERROR(store.CreateRun(run));
-    auto ids = RegisterSeries(store, run.id, sampler.series());
-    if (!ids.ok()) return ids.status();
-    series_ids = std::move(ids).value();
-    return Status::Ok();
-  }));
-
-  // From here on the run exists: if footprint fails before the command starts, the run is
-  // stored as failed with the reason (never left 'running', to be taken for interrupted).
-  auto abandon = [&](Status st) -> Status {
-    run.status = RunStatus::kFailed;
-    run.ended_at_ns = RealtimeNs();
-    meta["launch_error"] = st.message();
-    run.meta_json = JsonText(meta);
-    (void)store.FinishRun(run, {});
-    return st;
-  };
-
-  // The environment tells a program using footprint's API which run it belongs to.
-  std::string db_path = store.location();
-  if (!db_path.empty() && db_path[0] != '/') db_path = CurrentDir() + "/" + db_path;
-  const JoinEnvironment join_env{run.id.c_str(), db_path.c_str(), &opt.environment};
-  std::vector<char*> argv;
-  for (const auto& a : opt.command) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-
-  // --- Start the command behind a gate. -------------------------------------------------
-  SignalScope signals;
-  int gate[2], report[2];
-  if (::pipe2(gate, O_CLOEXEC) != 0 || ::pipe2(report, O_CLOEXEC) != 0) {
-    return abandon(IoError(std::string("cannot create a pipe: ") + std::strerror(errno)));
-  }
-  pid_t child = ::fork();
-  if (child < 0) {
-    int err = errno;
-    for (int fd : {gate[0], gate[1], report[0], report[1]}) ::close(fd);
-    return abandon(
-        IoError(std::string("cannot start the command: fork failed: ") + std::strerror(err)));
-  }
-  if (child == 0) {
-    // Only the parent may hold the gate's write end: with a copy here, the child would never
-    // read end-of-file when footprint gives up before opening the gate, and never exit.
-    ::close(gate[1]);
-    ::close(report[0]);
-    ChildExec(argv.data(), signals.old_mask(), join_env, gate[0], report[1]);
-  }
-  CloseFd(gate[0]);
-  CloseFd(report[1]);
-  // Into the cgroup before the clock starts, so that the first sample already sees it (the
-  // child waits at the gate meanwhile; moving it can take tens of milliseconds).
-  if (cgroup) {
-    if (Status st = cgroup->Join(child); !st.ok()) {
-      CloseFd(gate[1]);  // the child reads end-of-file and exits without running the command
-      CloseFd(report[0]);
-      ::waitpid(child, nullptr, 0);
-      return abandon(st);
+// The command, forked and held at a gate until the clock starts. If the gate is closed
+// without opening it (footprint gave up), the child exits without running the command.
+class GatedChild {
+ public:
+  // Forks; the child waits at the gate, then execs `argv` with the join environment.
+  static Result<std::unique_ptr<GatedChild>> Fork(const std::vector<std::string>& command,
+                                                  const sigset_t& child_mask,
+                                                  const JoinEnvironment& env) {
+    std::unique_ptr<GatedChild> c(new GatedChild());
+    int gate[2], report[2];
+    if (::pipe2(gate, O_CLOEXEC) != 0) {
+      return IoError(std::string("cannot create a pipe: ") + std::strerror(errno));
     }
-  }
-
-  for (Probe* probe : sampler.probes()) probe->AttachToCommand(child);
-
-  if (opt.before_start) {
-    if (Status st = opt.before_start(); !st.ok()) {
-      CloseFd(gate[1]);  // the child reads end-of-file and exits without running the command
-      CloseFd(report[0]);
-      ::waitpid(child, nullptr, 0);
-      return abandon(st);
+    if (::pipe2(report, O_CLOEXEC) != 0) {
+      int err = errno;
+      for (int fd : gate) ::close(fd);
+      return IoError(std::string("cannot create a pipe: ") + std::strerror(err));
     }
+    std::vector<char*> argv;
+    for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    c->pid_ = ::fork();
+    if (c->pid_ < 0) {
+      int err = errno;
+      for (int fd : {gate[0], gate[1], report[0], report[1]}) ::close(fd);
+      return IoError(std::string("cannot start the command: fork failed: ") + std::strerror(err));
+    }
+    if (c->pid_ == 0) {
+      // Only the parent may hold the gate's write end: with a copy here, the child would
+      // never read end-of-file when footprint gives up, and never exit.
+      ::close(gate[1]);
+      ::close(report[0]);
+      ChildExec(argv.data(), child_mask, env, gate[0], report[1]);
+    }
+    ::close(gate[0]);
+    ::close(report[1]);
+    c->gate_fd_ = gate[1];
+    c->report_fd_ = report[0];
+    return c;
+  }
+  ~GatedChild() { Abandon(); }
+
+  pid_t pid() const { return pid_; }
+  // Closes the gate unopened and reaps the child, which exits without running the command.
+  void Abandon() {
+    if (gate_fd_ < 0) return;
+    CloseFd(gate_fd_);
+    CloseFd(report_fd_);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  // Opens the gate, sending the run's t0; returns why exec failed ("" when it did not).
+  std::string Open(int64_t t0, const std::string& program) {
+    (void)!::write(gate_fd_, &t0, sizeof t0);
+    CloseFd(gate_fd_);
+    int exec_error = 0;
+    ssize_t got;
+    while ((got = ::read(report_fd_, &exec_error, sizeof exec_error)) < 0 && errno == EINTR) {
+    }
+    CloseFd(report_fd_);
+    if (got != sizeof exec_error) return "";
+    return "cannot run '" + program + "': " +
+           (exec_error == ENOENT ? std::string("command not found") : std::strerror(exec_error));
   }
 
-  Writer writer(store, queue, run.id, opt.flush_interval_ns);
-  int64_t t0 = 0;
-  try {
-    writer.Start();
-    t0 = MonotonicNs();
-    run.started_at_ns = RealtimeNs();
-    sampler.Start(t0, series_ids);
-  } catch (const std::system_error& e) {
-    CloseFd(gate[1]);  // the child reads EOF and exits without running the command
-    CloseFd(report[0]);
-    ::waitpid(child, nullptr, 0);
-    return abandon(InternalError(std::string("cannot start footprint's threads: ") + e.what()));
-  }
-  (void)!::write(gate[1], &t0, sizeof t0);
-  CloseFd(gate[1]);
+ private:
+  GatedChild() = default;
+  pid_t pid_ = -1;
+  int gate_fd_ = -1, report_fd_ = -1;
+};
 
-  MonitorOutcome out;
-  int exec_error = 0;
-  ssize_t got;
-  while ((got = ::read(report[0], &exec_error, sizeof exec_error)) < 0 && errno == EINTR) {
-  }
-  CloseFd(report[0]);
-  if (got == sizeof exec_error) {
-    out.launch_error =
-        "cannot run '" + opt.command[0] + "': " +
-        (exec_error == ENOENT ? std::string("command not found") : std::strerror(exec_error));
-  }
-
-  // --- Wait: reap everything, forward signals. ----------------------------------------
-  RusageTotals usage;
+// How the command ended, and what footprint saw meanwhile.
+struct WaitResult {
   int wait_status = 0;
-  bool command_done = false;
+  int signal_received = 0;
   int forwarded = 0;
-  auto reap_all = [&] {
-    int status;
-    rusage ru;
-    pid_t pid;
-    while ((pid = ::wait4(-1, &status, WNOHANG, &ru)) > 0) {
-      usage.user_s += Seconds(ru.ru_utime);
-      usage.system_s += Seconds(ru.ru_stime);
-      usage.max_rss_bytes = std::max<int64_t>(usage.max_rss_bytes, ru.ru_maxrss * 1024);
-      usage.read_bytes += ru.ru_inblock * 512;
-      usage.write_bytes += ru.ru_oublock * 512;
-      ++usage.reaped;
-      reaped.cpu_ns.fetch_add(
-          static_cast<int64_t>((Seconds(ru.ru_utime) + Seconds(ru.ru_stime)) * 1e9),
-          std::memory_order_relaxed);
-      reaped.read_bytes.fetch_add(ru.ru_inblock * 512, std::memory_order_relaxed);
-      reaped.write_bytes.fetch_add(ru.ru_oublock * 512, std::memory_order_relaxed);
-      if (pid == child) {
-        wait_status = status;
-        command_done = true;
-      }
-    }
-  };
-  while (!command_done) {
-    siginfo_t info;
-    int sig = sigwaitinfo(&signals.set(), &info);
-    if (sig < 0) continue;  // EINTR
-    if (sig != SIGCHLD && out.signal_received == 0) out.signal_received = sig;
-    if (sig == SIGCHLD) {
-      reap_all();
-    } else if (info.si_code != SI_KERNEL) {
-      // Sent to footprint by a process (kill, a scheduler): pass it on. A terminal's
-      // SIGINT/SIGQUIT comes with SI_KERNEL and already reached the command's process group.
-      ::kill(child, sig);
-      ++forwarded;
+};
+
+// Reaps every process that has ended, summing its rusage; true when `child` was among them
+// (its wait status in `child_status`).
+bool ReapEnded(pid_t child, ReapedUsage& usage, ReapedTotals& reaped, int& child_status) {
+  bool child_done = false;
+  int status;
+  rusage ru;
+  pid_t pid;
+  while ((pid = ::wait4(-1, &status, WNOHANG, &ru)) > 0) {
+    const double user = Seconds(ru.ru_utime), system = Seconds(ru.ru_stime);
+    usage.user_s += user;
+    usage.system_s += system;
+    usage.max_rss_bytes = std::max<int64_t>(usage.max_rss_bytes, ru.ru_maxrss * 1024);
+    usage.read_bytes += ru.ru_inblock * 512;
+    usage.write_bytes += ru.ru_oublock * 512;
+    ++usage.reaped;
+    reaped.cpu_ns.fetch_add(static_cast<int64_t>((user + system) * 1e9), std::memory_order_relaxed);
+    reaped.read_bytes.fetch_add(ru.ru_inblock * 512, std::memory_order_relaxed);
+    reaped.write_bytes.fetch_add(ru.ru_oublock * 512, std::memory_order_relaxed);
+    if (pid == child) {
+      child_status = status;
+      child_done = true;
     }
   }
-  const int64_t t_end = MonotonicNs();
-  if (out.signal_received == 0) {  // one that arrived as the command ended, still pending
+  return child_done;
+}
+
+// Reaps every process that ends and forwards stop signals until `child` ended. Signals sent
+// by a process are passed on; a terminal's (SI_KERNEL) already reached the command's process
+// group and is not sent twice.
+WaitResult WaitForCommand(pid_t child, const sigset_t& signals, ReapedUsage& usage,
+                          ReapedTotals& reaped) {
+  WaitResult w;
+  bool done = false;
+  while (!done) {
+    siginfo_t info;
+    int sig = sigwaitinfo(&signals, &info);
+    if (sig < 0) continue;  // EINTR
+    if (sig == SIGCHLD) {
+      done = ReapEnded(child, usage, reaped, w.wait_status);
+      continue;
+    }
+    if (w.signal_received == 0) w.signal_received = sig;
+    if (info.si_code != SI_KERNEL) {
+      ::kill(child, sig);
+      ++w.forwarded;
+    }
+  }
+  if (w.signal_received == 0) {  // one that arrived as the command ended, still pending
     sigset_t pending;
     sigpending(&pending);
     for (int s : kStopSignals) {
       if (sigismember(&pending, s) == 1) {
-        out.signal_received = s;
+        w.signal_received = s;
         break;
       }
     }
   }
-  run.ended_at_ns = run.started_at_ns + (t_end - t0);
-  sampler.Stop();
-  reap_all();  // orphans that ended meanwhile
-  writer.Stop();
+  return w;
+}
 
-  // --- Outcome and totals. --------------------------------------------------------------
-  if (WIFSIGNALED(wait_status)) {
-    out.exit_status = 128 + WTERMSIG(wait_status);
-    run.status = RunStatus::kKilled;
-  } else {
-    out.exit_status = WEXITSTATUS(wait_status);
-    run.status = out.exit_status == 0 ? RunStatus::kOk : RunStatus::kFailed;
-  }
-  run.exit_code = out.exit_status;
-
-  std::map<std::string, double>& t = out.totals;
-  t["duration_s"] = static_cast<double>(t_end - t0) / 1e9;
-  sources["cpu"] = "rusage (wait4 of the command and of re-parented orphans)";
-  t["cpu_user_s"] = usage.user_s;
-  t["cpu_system_s"] = usage.system_s;
-  json accounting = {{"rusage_user_s", usage.user_s},
-                     {"rusage_system_s", usage.system_s},
-                     {"processes_reaped", usage.reaped}};
+// The kernel's accounts of the tree as the totals function takes them.
+TotalsInputs KernelAccounts(int64_t duration_ns, const ReapedUsage& usage, const RunCgroup* cgroup,
+                            const ProcessTreeProbe& tree) {
+  TotalsInputs in;
+  in.duration_ns = duration_ns;
+  in.reaped = usage;
+  in.sampled_max_process_bytes = tree.peak_process_rss_bytes();
+  in.sampled_tree_peak_bytes = tree.peak_tree_rss_bytes();
   if (cgroup && cgroup->has_cpu()) {
-    if (auto us = cgroup->CpuUserSystemNs()) {
-      // The cgroup's total is exact and also holds processes nobody waited for and ones still
-      // running. Its user/system split is approximate (the kernel attributes whole scheduler
-      // ticks), while rusage's is per process: keep rusage's proportions, scaled to the total.
-      const double cg_user = static_cast<double>(us->first) / 1e9;
-      const double cg_system = static_cast<double>(us->second) / 1e9;
-      const double total = cg_user + cg_system;
-      const double ru_total = usage.user_s + usage.system_s;
-      // Both scaled (not system = total - user), so that a part rusage saw as 0 stays 0
-      // instead of a rounding residue such as 3e-17.
-      t["cpu_user_s"] = ru_total > 0 ? total * usage.user_s / ru_total : cg_user;
-      t["cpu_system_s"] = ru_total > 0 ? total * usage.system_s / ru_total : cg_system;
-      accounting["cgroup_user_s"] = cg_user;
-      accounting["cgroup_system_s"] = cg_system;
-      sources["cpu"] = cgroup->cpu_source() + " total, split as rusage";
-    }
+    in.cgroup_cpu_ns = cgroup->CpuUserSystemNs();
+    in.cgroup_cpu_source = cgroup->cpu_source();
   }
-  int64_t max_process = std::max(usage.max_rss_bytes, tree->peak_process_rss_bytes());
-  int64_t peak = std::max(max_process, tree->peak_tree_rss_bytes());
-  json peaks = {{"max_process_hwm_bytes", usage.max_rss_bytes},
-                {"sampled_tree_rss_bytes", tree->peak_tree_rss_bytes()}};
-  sources["peak_memory"] = "sampled sum of RSS, raised to the largest process high-water mark";
   if (cgroup && cgroup->has_memory()) {
-    if (auto cg_peak = cgroup->MemoryPeakBytes()) {
-      peaks["cgroup_peak_bytes"] = *cg_peak;
-      // The cgroup's peak includes page cache the tree caused and misses shared pages
-      // charged elsewhere, so the reported peak is the largest of the three.
-      if (*cg_peak >= peak) sources["peak_memory"] = cgroup->memory_source();
-      peak = std::max(peak, *cg_peak);
-    }
+    in.cgroup_memory_peak_bytes = cgroup->MemoryPeakBytes();
+    in.cgroup_memory_source = cgroup->memory_source();
   }
-  t["peak_memory_bytes"] = static_cast<double>(peak);
-  t["max_process_peak_bytes"] = static_cast<double>(max_process);
-  t["io_read_bytes"] = static_cast<double>(usage.read_bytes);
-  t["io_write_bytes"] = static_cast<double>(usage.write_bytes);
-  sources["io"] = "rusage block I/O of reaped processes";
-  rusage self;
-  ::getrusage(RUSAGE_SELF, &self);
-  t["monitor_cpu_s"] = Seconds(self.ru_utime) + Seconds(self.ru_stime);
-  // VmHWM, not ru_maxrss: the kernel starts a process's ru_maxrss at its parent's resident size
-  // when it was started with vfork/posix_spawn (as Python's subprocess does), so ru_maxrss
-  // could report the parent's memory as footprint's.
-  auto status = ReadWholeFile("/proc/self/status");
-  std::optional<int64_t> hwm_kib = status.ok() ? FindKeyedValue(*status, "VmHWM") : std::nullopt;
-  t["monitor_peak_rss_bytes"] = static_cast<double>(hwm_kib.value_or(self.ru_maxrss)) * 1024;
+  return in;
+}
 
-  ProbeFindings findings{t, meta, out.warnings};
-  for (Probe* probe : sampler.probes()) probe->Finish(findings);
+// The run's status and exit code from how the command ended, its totals and metadata.
+void Conclude(const WaitResult& w, const TotalsInputs& accounts, MonitorSession& session,
+              PreparedRun& p, MonitorOutcome& out) {
+  if (WIFSIGNALED(w.wait_status)) {
+    out.exit_status = 128 + WTERMSIG(w.wait_status);
+    p.run.status = RunStatus::kKilled;
+  } else {
+    out.exit_status = WEXITSTATUS(w.wait_status);
+    p.run.status = out.exit_status == 0 ? RunStatus::kOk : RunStatus::kFailed;
+  }
+  p.run.exit_code = out.exit_status;
+  RunTotals totals = ComputeRunTotals(accounts);
+  out.totals = std::move(totals.totals);
+  ProbeFindings findings{out.totals, p.meta, out.warnings};
+  session.Finish(findings);
+  p.sources.update(totals.sources);
+  p.meta["sources"] = p.sources;
+  p.meta["accounting"] = totals.accounting;
+  p.meta["memory_peaks"] = totals.memory_peaks;
+  p.meta["monitor"]["signals_forwarded"] = w.forwarded;
+  if (!out.launch_error.empty()) p.meta["launch_error"] = out.launch_error;
+  p.run.meta_json = JsonText(p.meta);
+}
 
-  Sampler::Stats ss = sampler.stats();
-  Writer::Stats ws = writer.stats();
-  meta["sources"] = sources;
-  meta["accounting"] = accounting;
-  meta["memory_peaks"] = peaks;
-  meta["tree_membership"] = tree->uses_cgroup() ? "cgroup" : "proc walk (subreaper)";
-  meta["monitor"]["sampler"] = {{"passes", ss.passes},
-                                {"missed_deadlines", ss.missed_deadlines},
-                                {"cpu_s", static_cast<double>(ss.cpu_ns) / 1e9}};
-  meta["monitor"]["writer"] = {{"flushes", ws.flushes},
-                               {"samples_written", ws.samples_written},
-                               {"failed_flushes", ws.failed_flushes}};
-  meta["monitor"]["samples_dropped"] = queue.dropped();
-  meta["monitor"]["signals_forwarded"] = forwarded;
-  if (!out.launch_error.empty()) meta["launch_error"] = out.launch_error;
-  run.meta_json = JsonText(meta);
+}  // namespace
 
+Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
+  FP_RETURN_IF_ERROR(ValidateMonitorOptions(opt));
+  Env& env = *opt.env;
+  const MetricIntervals intervals = ResolveIntervals(opt);
+  FP_ASSIGN_OR_RETURN(PerfProbe::Options perf, PerfProbe::Options::FromEnv(env));
+  // --- Everything slow or fallible happens before the command exists. -----------------
+  FP_ASSIGN_OR_RETURN(PreparedRun p, PrepareRun(opt, intervals));
+  ReapedTotals reaped;
+  UnavailableMetrics unavailable_gpu;
+  ProcessTreeProbe* tree = nullptr;
+  MonitorSession session(
+      store, p.run.id, MakeProbes(opt, p, std::move(perf), reaped, unavailable_gpu, tree),
+      {.env = &env, .intervals = intervals, .flush_interval_ns = opt.flush_interval_ns});
+  p.run.started_at_ns = env.RealtimeNs();
+  p.run.meta_json = JsonText(p.meta);
+  FP_RETURN_IF_ERROR(store.InTransaction([&]() -> Status {  // one commit for run and series
+    FP_RETURN_IF_ERROR(store.CreateRun(p.run));
+    return session.RegisterSeries();
+  }));
+  // From here on the run exists: if footprint fails before the command starts, the run is
+  // stored as failed with the reason (never left 'running', to be taken for interrupted).
+  auto abandon = [&](Status st) -> Status {
+    p.run.status = RunStatus::kFailed;
+    p.run.ended_at_ns = env.RealtimeNs();
+    p.meta["launch_error"] = st.message();
+    p.run.meta_json = JsonText(p.meta);
+    (void)store.FinishRun(p.run, {});
+    return st;
+  };
+  std::string db_path = store.location();
+  if (!db_path.empty() && db_path[0] != '/') db_path = CurrentDir() + "/" + db_path;
+  const JoinEnvironment join_env{p.run.id.c_str(), db_path.c_str(), &opt.environment};
+
+  // --- Start the command behind a gate. -------------------------------------------------
+  SignalScope signals;
+  auto child = GatedChild::Fork(opt.command, signals.old_mask(), join_env);
+  if (!child.ok()) return abandon(child.status());
+  // Into the cgroup before the clock starts, so that the first sample already sees it (the
+  // child waits at the gate meanwhile; moving it can take tens of milliseconds).
+  if (p.cgroup) {
+    if (Status st = p.cgroup->Join((*child)->pid()); !st.ok()) return abandon(st);
+  }
+  session.AttachToCommand((*child)->pid());
+  if (opt.before_start) {
+    if (Status st = opt.before_start(); !st.ok()) return abandon(st);
+  }
+  const int64_t t0 = env.MonotonicNs();
+  p.run.started_at_ns = env.RealtimeNs();
+  if (Status st = session.Start(t0); !st.ok()) return abandon(st);
+  MonitorOutcome out;
+  out.launch_error = (*child)->Open(t0, opt.command[0]);
+
+  // --- Wait: reap everything, forward signals. ----------------------------------------
+  ReapedUsage usage;
+  const WaitResult w = WaitForCommand((*child)->pid(), signals.set(), usage, reaped);
+  const int64_t t_end = env.MonotonicNs();
+  out.signal_received = w.signal_received;
+  p.run.ended_at_ns = p.run.started_at_ns + (t_end - t0);
+  session.Stop();
+  int unused;
+  ReapEnded(-1, usage, reaped, unused);  // orphans that ended meanwhile
+  p.meta["tree_membership"] = tree->uses_cgroup() ? "cgroup" : "proc walk (subreaper)";
+  Conclude(w, KernelAccounts(t_end - t0, usage, p.cgroup.get(), *tree), session, p, out);
   unavailable_gpu.Warn(out.warnings);
-  if (queue.dropped() > 0) {
-    out.warnings.push_back(std::to_string(queue.dropped()) +
-                           " samples were dropped because the database could not keep up");
-  }
-  if (ws.failed_flushes > 0) {
-    out.warnings.push_back(std::to_string(ws.failed_flushes) +
-                           " writes to the database failed; last error: " + ws.last_error);
-  }
   if (int64_t left = tree->CountLiveProcesses(); left > 0) {
     out.warnings.push_back(std::to_string(left) +
                            " process(es) started by the command were still running when it "
                            "exited; they were measured until then");
   }
   // The command has run: its status must reach the caller even if the database fails now.
-  if (Status st = store.FinishRun(run, out.totals); !st.ok()) {
+  if (Status st = store.FinishRun(p.run, out.totals); !st.ok()) {
     out.warnings.push_back("the end of the run could not be stored (" + st.message() +
                            "); it will show as interrupted");
   }
-  out.run = std::move(run);
+  out.run = std::move(p.run);
   return out;
 }
 

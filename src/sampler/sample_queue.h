@@ -8,13 +8,13 @@
 #ifndef FOOTPRINT_SAMPLER_SAMPLE_QUEUE_H_
 #define FOOTPRINT_SAMPLER_SAMPLE_QUEUE_H_
 
-#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <span>
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/store.h"
 
 namespace footprint {
@@ -49,11 +49,12 @@ class SampleQueue {
     if (queued_.capacity() < capacity_) queued_.reserve(capacity_);
   }
 
-  // Waits until `deadline`, until `early_drain` samples are waiting, or until Close() is
-  // called. Returns false once closed.
-  bool WaitUntil(std::chrono::steady_clock::time_point deadline) {
+  // Waits until `deadline_ns` (monotonic, on `env`'s clock), until `early_drain` samples are
+  // waiting, or until Close() is called. Returns false once closed.
+  bool WaitUntil(Env& env, int64_t deadline_ns) {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_until(lock, deadline, [&] { return closed_ || queued_.size() >= early_drain_; });
+    env.WaitUntil(cv_, lock, deadline_ns,
+                  [&] { return closed_ || queued_.size() >= early_drain_; });
     return !closed_;
   }
 

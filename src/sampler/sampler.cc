@@ -4,18 +4,14 @@
 #include <sys/prctl.h>
 
 #include <algorithm>
-#include <chrono>
 
 #include "util/clock.h"
 
 namespace footprint {
-namespace {}  // namespace
 
 void Sampler::SleepUntil(int64_t deadline_ns) {
-  // steady_clock is CLOCK_MONOTONIC, the clock every deadline is computed on.
-  auto tp = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deadline_ns));
   std::unique_lock<std::mutex> lock(wake_mu_);
-  wake_cv_.wait_until(lock, tp, [&] {
+  env_.WaitUntil(wake_cv_, lock, deadline_ns, [&] {
     return stop_.load(std::memory_order_acquire) || reschedule_.load(std::memory_order_acquire);
   });
 }
@@ -45,9 +41,9 @@ class Sampler::Batch final : public SampleOut {
   int64_t t_;
 };
 
-Sampler::Sampler(std::vector<std::unique_ptr<Probe>> probes, const MetricIntervals& intervals,
-                 SampleQueue& queue)
-    : intervals_(intervals), queue_(queue) {
+Sampler::Sampler(Env& env, std::vector<std::unique_ptr<Probe>> probes,
+                 const MetricIntervals& intervals, SampleQueue& queue)
+    : env_(env), intervals_(intervals), queue_(queue) {
   MetricSet wanted;
   for (size_t m = 0; m < kMetricCount; ++m) wanted.set(m, intervals[m] > 0);
   for (auto& p : probes) {
@@ -94,7 +90,7 @@ void Sampler::Start(int64_t t0_ns, std::vector<int64_t> series_ids) {
 
 void Sampler::Pass(int64_t deadline_ns, const MetricSet& due, bool measure_self) {
   int64_t cpu_before = measure_self ? ThreadCpuNs() : 0;
-  int64_t now = MonotonicNs();
+  int64_t now = env_.MonotonicNs();
   int64_t t = now - t0_ns_;
   batch_.clear();
   for (ProbeSlot& slot : probes_) {
@@ -128,7 +124,7 @@ void Sampler::Loop() {
   }
   while (!stop_.load(std::memory_order_acquire)) {
     if (reschedule_.exchange(false, std::memory_order_acq_rel)) {
-      const int64_t now = MonotonicNs();
+      const int64_t now = env_.MonotonicNs();
       for (size_t m = 0; m < kMetricCount; ++m) {
         int64_t want = requested_[m].exchange(0, std::memory_order_relaxed);
         if (want <= 0 || intervals_[m] <= 0) continue;  // not sampled: cannot be turned on
@@ -141,7 +137,7 @@ void Sampler::Loop() {
     SleepUntil(deadline);
     if (stop_.load(std::memory_order_acquire)) break;
     if (reschedule_.load(std::memory_order_acquire)) continue;
-    int64_t now = MonotonicNs();
+    int64_t now = env_.MonotonicNs();
     MetricSet due;
     int64_t missed = 0;  // passes skipped because this one started too late
     for (size_t m = 0; m < kMetricCount; ++m) {
@@ -170,7 +166,7 @@ void Sampler::Stop() {
   wake_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   // One last pass, so each series ends at the run's end (see the header for what is left out).
-  const int64_t now = MonotonicNs();
+  const int64_t now = env_.MonotonicNs();
   MetricSet last;
   for (size_t m = 0; m < kMetricCount; ++m) {
     last.set(

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/metrics.h"
 #include "footprint/store.h"
 #include "probe/probe.h"
@@ -37,8 +38,9 @@ class Sampler {
   };
 
   // `probes` are owned. Series ids come from the store, in the order the probes declared
-  // their series (probe by probe), followed by the two monitor series when enabled.
-  Sampler(std::vector<std::unique_ptr<Probe>> probes, const MetricIntervals& intervals,
+  // their series (probe by probe), followed by the two monitor series when enabled. Time
+  // (deadlines, sleeping) comes from `env`, which must outlive the sampler.
+  Sampler(Env& env, std::vector<std::unique_ptr<Probe>> probes, const MetricIntervals& intervals,
           SampleQueue& queue);
   ~Sampler();
 
@@ -73,6 +75,7 @@ class Sampler {
   void SleepUntil(int64_t deadline_ns);  // or until Stop()
   void Pass(int64_t deadline_ns, const MetricSet& due, bool measure_self);
 
+  Env& env_;
   std::vector<ProbeSlot> probes_;
   std::vector<SeriesSpec> series_;
   MetricIntervals intervals_;

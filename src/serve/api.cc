@@ -16,6 +16,7 @@
 #include "report/plot.h"
 #include "report/run_json.h"
 #include "run/run_metadata.h"
+#include "store/reconcile.h"
 #include "util/json_text.h"
 #include "util/strings.h"
 

@@ -2,17 +2,18 @@
 
 #include <pthread.h>
 
-#include <chrono>
-
-#include "util/clock.h"
+#include <algorithm>
 
 namespace footprint {
 
-Writer::Writer(Store& store, SampleQueue& queue, std::string run_id, int64_t flush_interval_ns)
-    : store_(store),
+Writer::Writer(Env& env, Store& store, SampleQueue& queue, std::string run_id,
+               int64_t flush_interval_ns, size_t max_pending)
+    : env_(env),
+      store_(store),
       queue_(queue),
       run_id_(std::move(run_id)),
-      flush_interval_ns_(flush_interval_ns) {}
+      flush_interval_ns_(flush_interval_ns),
+      max_pending_(max_pending) {}
 
 Writer::~Writer() {
   if (thread_.joinable()) Stop();
@@ -32,28 +33,34 @@ void Writer::Flush() {
   if (pending_.empty()) {
     pending_.swap(drained_);
   } else {
-    pending_.insert(pending_.end(), drained_.begin(), drained_.end());
+    // The store failed before: keep what waits, and only as much new as the bound allows.
+    const size_t room = max_pending_ > pending_.size() ? max_pending_ - pending_.size() : 0;
+    const size_t taken = std::min(room, drained_.size());
+    pending_.insert(pending_.end(), drained_.begin(),
+                    drained_.begin() + static_cast<ptrdiff_t>(taken));
+    stats_.samples_dropped += drained_.size() - taken;
   }
-  Status st = store_.Append(run_id_, pending_, RealtimeNs());
+  Status st = store_.Append(run_id_, pending_, env_.RealtimeNs());
   if (st.ok()) {
     stats_.samples_written += pending_.size();
     ++stats_.flushes;
     pending_.clear();
   } else {
     ++stats_.failed_flushes;
+    if (stats_.first_error.empty()) stats_.first_error = st.message();
     stats_.last_error = st.message();
   }
 }
 
 void Writer::Loop() {
   pthread_setname_np(pthread_self(), "fp-writer");
-  const auto period = std::chrono::nanoseconds(flush_interval_ns_);
   while (true) {
-    bool open = queue_.WaitUntil(std::chrono::steady_clock::now() + period);
+    bool open = queue_.WaitUntil(env_, env_.MonotonicNs() + flush_interval_ns_);
     Flush();
     if (!open) break;
   }
   if (!pending_.empty()) Flush();  // one more try for a batch that failed just before Stop
+  stats_.samples_unwritten = pending_.size();
   getrusage(RUSAGE_THREAD, &stats_.usage);
 }
 

@@ -1,8 +1,13 @@
 // Writer: the thread that moves samples from the queue into the store in batched
 // transactions, at least once per flush interval (default 500 ms, never more than 1 s), sooner
-// when the queue asks (thousands of samples waiting), and once more when stopped. A failed write
-// keeps the batch and retries at the next flush, so a briefly locked database loses nothing; errors
-// are counted and the last one kept.
+// when the queue asks (thousands of samples waiting), and once more when stopped.
+//
+// Its contract: a sample is counted as written only once its transaction committed; a failed
+// write keeps the batch and retries it at the next flush, so a briefly locked or slow database
+// loses nothing. The batch kept for retries is bounded (max_pending samples): while the store
+// keeps failing, newly drained samples beyond the bound are dropped and counted (the oldest
+// are kept, so every series keeps its start). The first and the last error are kept. The
+// sampler never waits for the writer, so a failing store never slows the measured command.
 //
 // Thread-safety: Start/Stop from the controlling thread. The store is used only by the writer
 // thread between Start and Stop.
@@ -16,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/store.h"
 #include "sampler/sample_queue.h"
 
@@ -27,11 +33,18 @@ class Writer {
     uint64_t flushes = 0;
     uint64_t samples_written = 0;
     uint64_t failed_flushes = 0;
-    std::string last_error;
+    uint64_t samples_dropped = 0;    // beyond max_pending while the store failed
+    uint64_t samples_unwritten = 0;  // still failing when stopped: never stored
+    std::string first_error, last_error;
     rusage usage = {};  // the writer thread's own (RUSAGE_THREAD), at its end
   };
 
-  Writer(Store& store, SampleQueue& queue, std::string run_id, int64_t flush_interval_ns);
+  // The default bound on the retry batch: 2^18 samples, 6 MiB.
+  static constexpr size_t kDefaultMaxPending = size_t{1} << 18;
+
+  // Time (the flush deadlines, the run's heartbeat) comes from `env`.
+  Writer(Env& env, Store& store, SampleQueue& queue, std::string run_id, int64_t flush_interval_ns,
+         size_t max_pending = kDefaultMaxPending);
   ~Writer();
 
   void Start();
@@ -45,10 +58,12 @@ class Writer {
   void Loop();
   void Flush();
 
+  Env& env_;
   Store& store_;
   SampleQueue& queue_;
   std::string run_id_;
   int64_t flush_interval_ns_;
+  size_t max_pending_;
   std::vector<SamplePoint> pending_;  // drained but not yet committed
   std::vector<SamplePoint> drained_;
   Stats stats_;

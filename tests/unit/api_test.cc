@@ -11,13 +11,14 @@
 #include <set>
 #include <thread>
 
-#include "api/sha256.h"
 #include "footprint/report.h"
 #include "run/run_metadata.h"
+#include "store/reconcile.h"
 #include "test_util.h"
 #include "util/clock.h"
 #include "util/file.h"
 #include "util/proc_parse.h"
+#include "util/sha256.h"
 
 namespace footprint {
 namespace {

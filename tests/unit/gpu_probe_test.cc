@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 
+#include "fake_env.h"
 #include "fake_nvml.h"
 #include "util/clock.h"
 
@@ -348,15 +349,14 @@ gpu uuid=GPU-1111
 }
 
 TEST(GpuProbeOpenTest, NoGpuMetricNoNvml) {
-  ::setenv("FOOTPRINT_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+  FakeEnv env;  // no NVML library
   json meta;
   MetricSet cpu_only;
   cpu_only.set(static_cast<size_t>(MetricId::kCpu));
-  EXPECT_EQ(GpuProbe::Open(cpu_only, nullptr, std::nullopt, meta), nullptr);
+  EXPECT_EQ(GpuProbe::Open(env, cpu_only, nullptr, std::nullopt, meta), nullptr);
   EXPECT_FALSE(meta.contains("gpu"));  // not even looked for
-  EXPECT_EQ(GpuProbe::Open(GpuMetrics(), nullptr, std::nullopt, meta), nullptr);
+  EXPECT_EQ(GpuProbe::Open(env, GpuMetrics(), nullptr, std::nullopt, meta), nullptr);
   EXPECT_NE(meta["gpu"]["unavailable"].get<std::string>().find("/nonexistent"), std::string::npos);
-  ::unsetenv("FOOTPRINT_NVML_LIBRARY");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "fake_env.h"
 #include "footprint/api.h"
 #include "footprint/report.h"
 #include "test_util.h"
@@ -54,14 +55,17 @@ struct FakeCuda {
 
 class GpuTimeTest : public ::testing::Test {
  protected:
-  void SetUp() override { ::setenv("FOOTPRINT_CUDA_LIBRARY", FP_FAKE_CUDA, 1); }
-  void TearDown() override { ::unsetenv("FOOTPRINT_CUDA_LIBRARY"); }
+  void SetUp() override {
+    env_.real_clock = true;
+    env_.libraries["libcuda.so.1"] = FP_FAKE_CUDA;
+  }
 
   std::unique_ptr<Benchmark> Open() {
     BenchmarkOptions o;
     o.db = dir_.File("fp.db");
     o.join = false;
     o.flush_interval_ns = 20'000'000;
+    o.env = &env_;
     auto bm = Benchmark::Open(o);
     EXPECT_TRUE(bm.ok()) << bm.status().message();
     return std::move(bm).value();
@@ -86,6 +90,7 @@ class GpuTimeTest : public ::testing::Test {
   }
 
   TempDir dir_;
+  FakeEnv env_;
 };
 
 TEST_F(GpuTimeTest, ScriptedGpuTimesLandOnTheirScopes) {
@@ -224,7 +229,7 @@ TEST_F(GpuTimeTest, UninitialisedDriverSaysSo) {
 }
 
 TEST_F(GpuTimeTest, NoDriverLibrary) {
-  ::setenv("FOOTPRINT_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1);
+  env_.libraries["libcuda.so.1"] = "/nonexistent/libcuda.so.1";
   auto bm = Open();
   static const ScopeName kKernel("kernel");
   { GpuScope s(*bm, kKernel); }
@@ -242,7 +247,7 @@ TEST_F(GpuTimeTest, NoDriverLibrary) {
 }
 
 TEST_F(GpuTimeTest, LibraryWithoutTheDriverApi) {
-  ::setenv("FOOTPRINT_CUDA_LIBRARY", "libm.so.6", 1);
+  env_.libraries["libcuda.so.1"] = "libm.so.6";
   auto bm = Open();
   static const ScopeName kKernel("kernel");
   { GpuScope s(*bm, kKernel); }

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "faulty_store.h"
 #include "footprint/report.h"
 #include "test_util.h"
 
@@ -13,6 +14,36 @@ namespace {
 
 using testing::TempDir;
 using testing::Workload;
+
+// A store that fails every sample write (a full disk) never harms the command: it runs to
+// its own end with its own status, the run is finished, and the loss is said once.
+TEST(RunMonitored, AFailingStoreNeverHarmsTheCommand) {
+  TempDir dir;
+  auto inner = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(inner.ok());
+  FaultyStore store(std::move(inner).value());
+  store.failing = -1;
+  MonitorOptions o;
+  o.command = {Workload("exit_with"), "3"};
+  o.interval_ns = 2'000'000;
+  o.flush_interval_ns = 5'000'000;
+  auto out = RunMonitored(store, o);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(out->exit_status, 3);
+  EXPECT_EQ(out->run.status, RunStatus::kFailed);
+  int failure_lines = 0;
+  for (const std::string& w : out->warnings) {
+    failure_lines += w.find("writes to the database failed") != std::string::npos;
+  }
+  EXPECT_EQ(failure_lines, 1);
+  auto run = store.GetRun(out->run.id);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->status, RunStatus::kFailed);  // finished, not left running
+  auto meta = nlohmann::json::parse(run->meta_json);
+  EXPECT_GT(meta["monitor"]["writer"]["failed_flushes"].get<int>(), 0);
+  EXPECT_EQ(meta["monitor"]["writer"]["samples_written"], 0);
+  EXPECT_GT(meta["monitor"]["samples_dropped"].get<int>(), 0);  // every sample, counted
+}
 
 TEST(RunMonitored, BusyChildWithTotalsAndSeries) {
   TempDir dir;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fake_env.h"
 #include "fake_nvml.h"
 #include "probe/gpu_devices.h"
 
@@ -51,11 +52,24 @@ TEST(NvmlTest, MissingLibrarySaysWhichFileAndWhy) {
       << lib.status().message();
 }
 
-TEST(NvmlTest, EnvironmentOverridesTheLibraryPath) {
+TEST(NvmlTest, TheEnvChoosesTheLibraryFile) {
+  FakeEnv env;
+  env.libraries["libnvidia-ml.so.1"] = FakeNvmlPath("full");
+  FakeNvmlScript script(kTwoGpus);
+  auto lib = nvml::Library::Open(env);
+  ASSERT_TRUE(lib.ok()) << lib.status().message();
+  EXPECT_EQ((*lib)->path(), FakeNvmlPath("full"));
+}
+
+TEST(NvmlTest, TheDefaultEnvHonoursTheOverrideVariable) {
   ::setenv("FOOTPRINT_NVML_LIBRARY", "/x/libnvidia-ml.so.1", 1);
-  EXPECT_EQ(nvml::Library::DefaultPath(), "/x/libnvidia-ml.so.1");
+  std::string error, path;
+  EXPECT_EQ(Env::Default().OpenLibrary("libnvidia-ml.so.1", &error, &path), nullptr);
+  EXPECT_EQ(path, "/x/libnvidia-ml.so.1");
+  EXPECT_NE(error.find("/x/libnvidia-ml.so.1"), std::string::npos) << error;
   ::unsetenv("FOOTPRINT_NVML_LIBRARY");
-  EXPECT_EQ(nvml::Library::DefaultPath(), "libnvidia-ml.so.1");
+  Env::Default().OpenLibrary("libnvidia-ml.so.1", &error, &path);
+  EXPECT_EQ(path, "libnvidia-ml.so.1");
 }
 
 TEST(NvmlTest, MissingRequiredSymbolMakesNvmlUnusable) {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fake_env.h"
 #include "footprint/monitor.h"
 #include "footprint/report.h"
 #include "probe_test_util.h"
@@ -63,16 +64,17 @@ TEST(PerfEventByName, KnownAndUnknown) {
   EXPECT_NE(bad.status().message().find("task-clock"), std::string::npos);
 }
 
-TEST(PerfOptions, FromEnvironment) {
+TEST(PerfOptions, FromEnv) {
+  FakeEnv env;
   {
-    auto o = PerfProbe::Options::FromEnvironment();
+    auto o = PerfProbe::Options::FromEnv(env);
     ASSERT_TRUE(o.ok());
     EXPECT_EQ(o->events[1].name, "cycles");
     EXPECT_TRUE(o->substituted_by.empty());
   }
   {
-    ScopedEnv env("FOOTPRINT_PERF_EVENTS", " perf.cycles = task-clock ");
-    auto o = PerfProbe::Options::FromEnvironment();
+    env.vars["FOOTPRINT_PERF_EVENTS"] = " perf.cycles = task-clock ";
+    auto o = PerfProbe::Options::FromEnv(env);
     ASSERT_TRUE(o.ok()) << o.status().message();
     EXPECT_EQ(o->events[1].name, "task-clock");
     EXPECT_EQ(o->events[0].name, "instructions");
@@ -80,8 +82,8 @@ TEST(PerfOptions, FromEnvironment) {
   }
   for (const char* bad :
        {"cycles=task-clock", "perf.cycles", "cpu=task-clock", "perf.cycles=warp-drive"}) {
-    ScopedEnv env("FOOTPRINT_PERF_EVENTS", bad);
-    auto o = PerfProbe::Options::FromEnvironment();
+    env.vars["FOOTPRINT_PERF_EVENTS"] = bad;
+    auto o = PerfProbe::Options::FromEnv(env);
     ASSERT_FALSE(o.ok()) << bad;
     EXPECT_EQ(o.status().code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(o.status().message().find("FOOTPRINT_PERF_EVENTS"), 0u) << o.status().message();

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <thread>
 
+#include "fake_env.h"
 #include "footprint/api.h"
 #include "probe_test_util.h"
 #include "test_util.h"
@@ -255,15 +256,17 @@ TEST(RaplProbe, CounterThatCannotBeReadIsNotUsed) {
 TEST(RaplProbe, ProgramsMeasuringThemselvesGetEnergyWhenTheyAskForIt) {
   FakePowercap fake;
   fake.Add("intel-rapl:0", "package-0", 1'000);
-  ::setenv("FOOTPRINT_SYSFS_ROOT", fake.root().c_str(), 1);
+  FakeEnv env;
+  env.real_clock = true;
+  env.sys_root = fake.root();
   TempDir dir;
   BenchmarkOptions o;
+  o.env = &env;
   o.db = dir.File("fp.db");
   o.join = false;
   o.interval_ns = 10'000'000;
   o.metrics = DefaultMetrics() | Energy();
   auto bm = Benchmark::Open(o);
-  ::unsetenv("FOOTPRINT_SYSFS_ROOT");
   ASSERT_TRUE(bm.ok()) << bm.status().message();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   fake.SetEnergy("intel-rapl:0", 251'000);

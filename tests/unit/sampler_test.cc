@@ -3,8 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include <thread>
-
+#include "fake_env.h"
 #include "util/clock.h"
 
 namespace footprint {
@@ -27,7 +26,10 @@ class RecordingProbe final : public Probe {
   }
 };
 
+// The schedule on a clock the test drives: exactly the passes the deadlines call for.
 TEST(Sampler, PerMetricIntervalsOnAbsoluteDeadlines) {
+  FakeEnv env;
+  env.SetHorizon(500 * kNsPerMs);
   MetricIntervals iv{};
   iv[static_cast<size_t>(MetricId::kCpu)] = 5 * kNsPerMs;
   iv[static_cast<size_t>(MetricId::kMemory)] = 50 * kNsPerMs;
@@ -36,14 +38,13 @@ TEST(Sampler, PerMetricIntervalsOnAbsoluteDeadlines) {
   std::vector<std::unique_ptr<Probe>> probes;
   probes.push_back(std::make_unique<RecordingProbe>());
   SampleQueue queue(1 << 16);
-  Sampler sampler(std::move(probes), iv, queue);
+  Sampler sampler(env, std::move(probes), iv, queue);
   ASSERT_EQ(sampler.series().size(), 3u);  // cpu, memory, monitor.sample_delay
   EXPECT_EQ(sampler.series()[2].metric, MetricId::kSampleDelay);
 
-  const int64_t t0 = MonotonicNs();
-  sampler.Start(t0, {100, 200, 300});
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  sampler.Stop();
+  sampler.Start(0, {100, 200, 300});
+  env.AwaitParked();  // every pass up to 500 ms ran; the next waits for 505 ms
+  sampler.Stop();     // at 500 ms: every series has its last sample already
 
   std::vector<SamplePoint> pts;
   queue.Drain(pts);
@@ -51,26 +52,56 @@ TEST(Sampler, PerMetricIntervalsOnAbsoluteDeadlines) {
   for (const SamplePoint& p : pts) {
     if (p.series_id == 100) cpu_t.push_back(p.t_ns);
     if (p.series_id == 200) mem_t.push_back(p.t_ns);
-    // Sample times are relative to t0 and the value is the probe's absolute time.
-    if (p.series_id != 300) {
-      EXPECT_EQ(static_cast<int64_t>(p.value) - t0, p.t_ns);
+    if (p.series_id == 300) {
+      EXPECT_EQ(p.value, 0.0);  // never late on a driven clock
     }
   }
-  // ~100 cpu passes and ~10 memory passes in 500 ms (plus the final pass). A loaded machine
-  // delays the thread and missed deadlines are skipped, so only the upper bounds are tight.
-  EXPECT_GE(cpu_t.size(), 25u);
-  EXPECT_LE(cpu_t.size(), 102u);
-  EXPECT_GE(mem_t.size(), 5u);
-  EXPECT_LE(mem_t.size(), 12u);
-  EXPECT_GT(cpu_t.size(), 3 * mem_t.size());
-  EXPECT_LT(cpu_t.front(), 5 * kNsPerMs);  // the first pass is at t0
-  // Absolute deadlines: the k-th memory sample is never before k * 50 ms.
-  for (size_t k = 0; k + 1 < mem_t.size(); ++k) {
-    EXPECT_GE(mem_t[k], static_cast<int64_t>(k) * 50 * kNsPerMs) << k;
-  }
+  ASSERT_EQ(cpu_t.size(), 101u);  // 0, 5, ..., 500 ms
+  ASSERT_EQ(mem_t.size(), 11u);   // 0, 50, ..., 500 ms
+  for (size_t k = 0; k < cpu_t.size(); ++k) EXPECT_EQ(cpu_t[k], int64_t(k) * 5 * kNsPerMs);
+  for (size_t k = 0; k < mem_t.size(); ++k) EXPECT_EQ(mem_t[k], int64_t(k) * 50 * kNsPerMs);
   Sampler::Stats st = sampler.stats();
-  EXPECT_EQ(st.passes, cpu_t.size());
-  EXPECT_GT(st.cpu_ns, 0);
+  EXPECT_EQ(st.passes, 101u);
+  EXPECT_EQ(st.missed_deadlines, 0u);
+}
+
+// A probe whose pass takes 12 ms of the driven clock at 20 ms.
+class SlowProbe final : public Probe {
+ public:
+  explicit SlowProbe(FakeEnv& env) : env_(env) {}
+  std::string_view name() const override { return "slow"; }
+  std::vector<SeriesSpec> Series(const MetricSet&) override { return {{MetricId::kCpu, "tree"}}; }
+  void Sample(int64_t now_ns, const MetricSet&, SampleOut& out) override {
+    if (now_ns == 20 * kNsPerMs) env_.Advance(12 * kNsPerMs);
+    out.Add(0, static_cast<double>(now_ns));
+  }
+
+ private:
+  FakeEnv& env_;
+};
+
+// An overrun skips the deadlines it missed (counted) instead of bunching passes up, and the
+// schedule stays on t0 + k * interval.
+TEST(Sampler, OverrunSkipsMissedDeadlines) {
+  FakeEnv env;
+  env.SetHorizon(50 * kNsPerMs);
+  MetricIntervals iv{};
+  iv[static_cast<size_t>(MetricId::kCpu)] = 5 * kNsPerMs;
+  std::vector<std::unique_ptr<Probe>> probes;
+  probes.push_back(std::make_unique<SlowProbe>(env));
+  SampleQueue queue(1 << 16);
+  Sampler sampler(env, std::move(probes), iv, queue);
+  sampler.Start(0, {1});
+  env.AwaitParked();
+  sampler.Stop();
+  std::vector<SamplePoint> pts;
+  queue.Drain(pts);
+  std::vector<int64_t> t;
+  for (const SamplePoint& p : pts) t.push_back(p.t_ns / kNsPerMs);
+  // The pass at 20 ms ends at 32 ms: the deadline of 25 ms is served late, at 32 ms; 30 ms
+  // is skipped (counted); then 35, 40, ... on the original grid.
+  EXPECT_EQ(t, (std::vector<int64_t>{0, 5, 10, 15, 20, 32, 35, 40, 45, 50}));
+  EXPECT_EQ(sampler.stats().missed_deadlines, 1u);
 }
 
 TEST(SampleQueue, DropsWhenFullAndCounts) {

@@ -26,7 +26,7 @@ void AddGpuChecks(std::vector<DoctorCheck>& checks) {
   for (MetricId m : kGpuMetrics)
     enables += (enables.empty() ? "" : ", ") + std::string(InfoOf(m).name);
   DoctorCheck c{"nvml", false, "", enables};
-  auto lib = nvml::Library::Open();
+  auto lib = nvml::Library::Open(Env::Default());
   if (!lib.ok()) {
     c.detail = lib.status().message();
     checks.push_back(c);
@@ -168,7 +168,7 @@ std::vector<DoctorCheck> RunDoctor() {
   {
     // Opt-in: energy.cpu / energy.dram. Reads the counters as the probe will.
     DoctorCheck c{"rapl", false, "", "energy.cpu, energy.dram, cpu_energy_j, dram_energy_j"};
-    RaplDiscovery rapl = DiscoverRapl(SysfsRoot());
+    RaplDiscovery rapl = DiscoverRapl(Env::Default().SysRoot());
     std::string readable, unreadable, other;
     for (const RaplDomain& d : rapl.domains) {
       if (!d.counted) {

@@ -1,4 +1,4 @@
-#include "api/sha256.h"
+#include "util/sha256.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // SHA-256 (FIPS 180-4), for artifact checksums without a crypto library dependency.
-#ifndef FOOTPRINT_API_SHA256_H_
-#define FOOTPRINT_API_SHA256_H_
+#ifndef FOOTPRINT_UTIL_SHA256_H_
+#define FOOTPRINT_UTIL_SHA256_H_
 
 #include <array>
 #include <cstddef>
@@ -34,4 +34,4 @@ std::optional<FileDigest> DigestFile(const std::string& path);
 
 }  // namespace footprint
 
-#endif  // FOOTPRINT_API_SHA256_H_
+#endif  // FOOTPRINT_UTIL_SHA256_H_

@@ -1,0 +1,57 @@
+// Env: every outside effect of footprint's measuring pipeline behind one interface — the
+// clocks and waiting on them, where /proc and /sys are, how vendor libraries are loaded, and
+// the process environment — so that tests can drive time and inject faults (LevelDB's idea).
+//
+// Probes, the sampler, the writer and the store read no environment variable and no clock of
+// their own: they ask the Env they were given (MonitorOptions::env, BenchmarkOptions::env).
+// Env::Default() is the real machine, where the variables that redirect footprint for tests
+// (FOOTPRINT_SYSFS_ROOT, FOOTPRINT_NVML_LIBRARY, FOOTPRINT_CUDA_LIBRARY) are read, once, here.
+//
+// Thread-safety: every method may be called from any thread concurrently.
+#ifndef FOOTPRINT_ENV_H_
+#define FOOTPRINT_ENV_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace footprint {
+
+class Env {
+ public:
+  virtual ~Env() = default;
+
+  // The real machine. Never destroyed.
+  static Env& Default();
+
+  // Monotonic nanoseconds (ordering, intervals, deadlines) and wall-clock UTC nanoseconds
+  // (only to anchor a run once).
+  virtual int64_t MonotonicNs() = 0;
+  virtual int64_t RealtimeNs() = 0;
+  // Waits on `cv` (with `lock` held, as condition_variable::wait does) until `wake()` is true
+  // or the monotonic clock reaches `deadline_ns`, whichever comes first. Returns wake().
+  virtual bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                         int64_t deadline_ns, const std::function<bool()>& wake) = 0;
+
+  // Roots of the kernel's file systems ("/proc", "/sys" on the real machine).
+  virtual std::string ProcRoot() = 0;
+  virtual std::string SysRoot() = 0;
+
+  // Opens a shared library by its soname (e.g. "libnvidia-ml.so.1") as dlopen would, or
+  // returns nullptr with dlerror()'s words in `error`. The Env decides which file serves a
+  // soname (tests load fakes). `path_used` (may be null) receives the file it tried.
+  virtual void* OpenLibrary(const std::string& soname, std::string* error,
+                            std::string* path_used) = 0;
+
+  // A variable of the process environment; nullopt when unset (an empty value is a value:
+  // CUDA_VISIBLE_DEVICES="" hides every GPU).
+  virtual std::optional<std::string> Var(std::string_view name) = 0;
+};
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_ENV_H_

@@ -1,0 +1,71 @@
+// The real machine's Env (include/footprint/env.h).
+#include "footprint/env.h"
+
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdlib>
+
+#include "util/clock.h"
+
+namespace footprint {
+namespace {
+
+class RealEnv final : public Env {
+ public:
+  RealEnv() {
+    if (auto root = Var("FOOTPRINT_SYSFS_ROOT"); root && !root->empty()) sys_root_ = *root;
+  }
+
+  int64_t MonotonicNs() override { return footprint::MonotonicNs(); }
+  int64_t RealtimeNs() override { return footprint::RealtimeNs(); }
+
+  bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                 int64_t deadline_ns, const std::function<bool()>& wake) override {
+    // steady_clock is CLOCK_MONOTONIC on Linux, the clock deadlines are taken from.
+    const std::chrono::steady_clock::time_point deadline{std::chrono::nanoseconds(deadline_ns)};
+    return cv.wait_until(lock, deadline, wake);
+  }
+
+  std::string ProcRoot() override { return "/proc"; }
+  std::string SysRoot() override { return sys_root_; }
+
+  void* OpenLibrary(const std::string& soname, std::string* error,
+                    std::string* path_used) override {
+    std::string path = soname;
+    // Tests and unusual installations point footprint at another file for a vendor library.
+    for (const auto& [name, variable] : kOverrides) {
+      if (soname != name) continue;
+      if (auto file = Var(variable); file && !file->empty()) path = *file;
+    }
+    if (path_used != nullptr) *path_used = path;
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr && error != nullptr) {
+      const char* why = ::dlerror();
+      *error = why != nullptr ? why : "unknown dlopen error";
+    }
+    return handle;
+  }
+
+  std::optional<std::string> Var(std::string_view name) override {
+    const char* value = std::getenv(std::string(name).c_str());
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  }
+
+ private:
+  static constexpr std::pair<std::string_view, std::string_view> kOverrides[] = {
+      {"libnvidia-ml.so.1", "FOOTPRINT_NVML_LIBRARY"},
+      {"libcuda.so.1", "FOOTPRINT_CUDA_LIBRARY"},
+  };
+  std::string sys_root_ = "/sys";
+};
+
+}  // namespace
+
+Env& Env::Default() {
+  static Env* env = new RealEnv();  // never destroyed: used by threads still running at exit
+  return *env;
+}
+
+}  // namespace footprint

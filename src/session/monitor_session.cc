@@ -1,0 +1,123 @@
+#include "session/monitor_session.h"
+
+#include <pthread.h>
+
+#include <system_error>
+
+#include "util/file.h"
+#include "util/proc_parse.h"
+
+namespace footprint {
+namespace {
+
+double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; }
+
+double CpuSeconds(const rusage& ru) { return Seconds(ru.ru_utime) + Seconds(ru.ru_stime); }
+
+}  // namespace
+
+MonitorSession::MonitorSession(Store& store, std::string run_id,
+                               std::vector<std::unique_ptr<Probe>> probes, const Options& options)
+    : store_(store),
+      run_id_(std::move(run_id)),
+      options_(options),
+      queue_(options.queue_capacity),
+      sampler_(*options.env, std::move(probes), options.intervals, queue_),
+      writer_(*options.env, store, queue_, run_id_, options.flush_interval_ns) {}
+
+MonitorSession::~MonitorSession() { Stop(); }
+
+Status MonitorSession::RegisterSeries() {
+  auto ids = footprint::RegisterSeries(store_, run_id_, sampler_.series());
+  if (!ids.ok()) return ids.status();
+  series_ids_ = std::move(ids).value();
+  return Status::Ok();
+}
+
+void MonitorSession::AttachToCommand(pid_t command) {
+  for (Probe* probe : sampler_.probes()) probe->AttachToCommand(command);
+}
+
+Status MonitorSession::Start(int64_t t0_ns) {
+  ::getrusage(RUSAGE_SELF, &self_at_start_);
+  // Resets this process's VmHWM to its current RSS (Linux >= 4.0), so that the peak read at
+  // the end is this session's, not that of an earlier repetition in the same process.
+  peak_reset_ =
+      options_.owns_process && WriteFile(options_.env->ProcRoot() + "/self/clear_refs", "5").ok();
+  try {
+    writer_.Start();
+    started_ = true;
+    sampler_.Start(t0_ns, series_ids_);
+  } catch (const std::system_error& e) {
+    Stop();
+    return InternalError(std::string("cannot start footprint's threads: ") + e.what());
+  }
+  return Status::Ok();
+}
+
+void MonitorSession::SetInterval(MetricId metric, int64_t interval_ns) {
+  sampler_.SetInterval(metric, interval_ns);
+}
+
+std::vector<clockid_t> MonitorSession::ThreadCpuClocks() {
+  clockid_t writer_clock;
+  pthread_getcpuclockid(writer_.native_handle(), &writer_clock);
+  return {writer_clock};  // the sampler subtracts its own thread's time itself
+}
+
+void MonitorSession::Stop() {
+  if (!started_ || stopped_) return;
+  stopped_ = true;
+  sampler_.Stop();
+  writer_.Stop();
+}
+
+double MonitorSession::threads_cpu_s() const {
+  return static_cast<double>(sampler_.stats().cpu_ns) / 1e9 + CpuSeconds(writer_.stats().usage);
+}
+
+void MonitorSession::Finish(ProbeFindings& findings) {
+  for (Probe* probe : sampler_.probes()) probe->Finish(findings);
+  auto& totals = findings.totals;
+  nlohmann::json& monitor = findings.meta["monitor"];
+  if (options_.owns_process) {
+    rusage self;
+    ::getrusage(RUSAGE_SELF, &self);
+    totals["monitor_cpu_s"] = CpuSeconds(self) - CpuSeconds(self_at_start_);
+    // VmHWM, not ru_maxrss: the kernel starts a process's ru_maxrss at its parent's resident
+    // size when it was started with vfork/posix_spawn (as Python's subprocess does), so
+    // ru_maxrss could report the parent's memory as footprint's; and only VmHWM can be reset.
+    auto status = ReadWholeFile(options_.env->ProcRoot() + "/self/status");
+    std::optional<int64_t> hwm_kib = status.ok() ? FindKeyedValue(*status, "VmHWM") : std::nullopt;
+    totals["monitor_peak_rss_bytes"] = static_cast<double>(hwm_kib.value_or(self.ru_maxrss)) * 1024;
+    monitor["peak_rss_since"] = peak_reset_ ? "run start (VmHWM reset through clear_refs)"
+                                            : "footprint's start (VmHWM could not be reset)";
+  } else {
+    totals["monitor_cpu_s"] = threads_cpu_s();
+  }
+  const Sampler::Stats ss = sampler_.stats();
+  const Writer::Stats ws = writer_.stats();
+  monitor["sampler"] = {{"passes", ss.passes},
+                        {"missed_deadlines", ss.missed_deadlines},
+                        {"cpu_s", static_cast<double>(ss.cpu_ns) / 1e9}};
+  monitor["writer"] = {{"flushes", ws.flushes},
+                       {"samples_written", ws.samples_written},
+                       {"failed_flushes", ws.failed_flushes}};
+  monitor["samples_dropped"] = queue_.dropped() + ws.samples_dropped + ws.samples_unwritten;
+  if (queue_.dropped() > 0) {
+    findings.warnings.push_back(std::to_string(queue_.dropped()) +
+                                " samples were dropped because the database could not keep up");
+  }
+  if (ws.samples_dropped + ws.samples_unwritten > 0) {
+    findings.warnings.push_back(std::to_string(ws.samples_dropped + ws.samples_unwritten) +
+                                " samples were lost because the database kept failing");
+  }
+  if (ws.failed_flushes > 0) {
+    monitor["writer"]["first_error"] = ws.first_error;
+    monitor["writer"]["last_error"] = ws.last_error;
+    findings.warnings.push_back(std::to_string(ws.failed_flushes) +
+                                " writes to the database failed; first error: " + ws.first_error);
+  }
+}
+
+}  // namespace footprint

@@ -1,0 +1,93 @@
+// MonitorSession: the measuring pipeline of one run, assembled in exactly one place — the
+// probes' series registered in the store, the bounded queue, the sampler thread (absolute
+// deadlines), the writer thread (batched transactions) — and what footprint itself cost while
+// it ran. `footprint run` and `experiment` (through RunMonitored) and the in-process API
+// (Benchmark) all measure through it.
+//
+// Life cycle: construct (the probes declare their series) -> RegisterSeries (inside the
+// transaction that creates the run) -> AttachToCommand -> Start(t0) -> Stop() -> Finish().
+//
+// Thread-safety: one controlling thread calls everything but SetInterval, which any thread may
+// call between Start and Stop. The store is used by the writer thread between Start and Stop
+// and by the controlling thread otherwise.
+#ifndef FOOTPRINT_SESSION_MONITOR_SESSION_H_
+#define FOOTPRINT_SESSION_MONITOR_SESSION_H_
+
+#include <sys/resource.h>
+#include <time.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "footprint/env.h"
+#include "footprint/status.h"
+#include "footprint/store.h"
+#include "probe/probe.h"
+#include "sampler/sample_queue.h"
+#include "sampler/sampler.h"
+#include "store/writer.h"
+
+namespace footprint {
+
+class MonitorSession {
+ public:
+  struct Options {
+    Env* env = &Env::Default();   // must outlive the session
+    MetricIntervals intervals{};  // per metric; 0 = not sampled
+    int64_t flush_interval_ns = 500'000'000;
+    size_t queue_capacity = 1 << 16;
+    // True when footprint's process does nothing but monitor (`footprint run`): its own CPU
+    // time and peak RSS during the session are footprint's cost. False in-process (the API),
+    // where the process is the measured program: only footprint's threads are its cost.
+    bool owns_process = true;
+  };
+
+  // `probes` are owned; the store must outlive the session.
+  MonitorSession(Store& store, std::string run_id, std::vector<std::unique_ptr<Probe>> probes,
+                 const Options& options);
+  ~MonitorSession();  // stops the threads if they still run
+  MonitorSession(const MonitorSession&) = delete;
+  MonitorSession& operator=(const MonitorSession&) = delete;
+
+  // Creates the run's series in the store (call inside the transaction that creates the run,
+  // so that both commit at once). Once, before Start.
+  Status RegisterSeries();
+  // Probes that follow the command's processes themselves (hardware counters) attach to it
+  // while it waits at its start gate.
+  void AttachToCommand(pid_t command);
+  // Starts the writer, then the sampler, whose first pass is at t0_ns (monotonic, on the
+  // session's Env). Internal error when a thread cannot be started (nothing left running).
+  Status Start(int64_t t0_ns);
+  // Changes a sampled metric's interval at once (supervised scopes ask for finer ones).
+  void SetInterval(MetricId metric, int64_t interval_ns);
+  // The CPU clocks of the session's threads, between Start and Stop (the in-process tree
+  // probe subtracts them from the process it shares with them).
+  std::vector<clockid_t> ThreadCpuClocks();
+  // The sampler's last pass, then the writer's last flush. Idempotent.
+  void Stop();
+  // After Stop: each probe's findings, footprint's own cost (totals monitor_cpu_s and, when it
+  // owns the process, monitor_peak_rss_bytes), meta.monitor (sampler, writer, losses) and one
+  // warning per kind of data that did not reach the store.
+  void Finish(ProbeFindings& findings);
+
+  // After Stop: CPU time of the session's threads.
+  double threads_cpu_s() const;
+
+ private:
+  Store& store_;
+  const std::string run_id_;
+  const Options options_;
+  SampleQueue queue_;
+  Sampler sampler_;
+  Writer writer_;
+  std::vector<int64_t> series_ids_;
+  bool started_ = false, stopped_ = false;
+  rusage self_at_start_ = {};
+  bool peak_reset_ = false;  // VmHWM was reset at Start, so it is the session's own peak
+};
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_SESSION_MONITOR_SESSION_H_

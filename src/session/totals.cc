@@ -1,0 +1,53 @@
+#include "session/totals.h"
+
+#include <algorithm>
+
+namespace footprint {
+
+RunTotals ComputeRunTotals(const TotalsInputs& in) {
+  RunTotals out;
+  auto& t = out.totals;
+  const ReapedUsage& ru = in.reaped;
+  t["duration_s"] = static_cast<double>(in.duration_ns) / 1e9;
+  out.sources["cpu"] = "rusage (wait4 of the command and of re-parented orphans)";
+  t["cpu_user_s"] = ru.user_s;
+  t["cpu_system_s"] = ru.system_s;
+  out.accounting = {{"rusage_user_s", ru.user_s},
+                    {"rusage_system_s", ru.system_s},
+                    {"processes_reaped", ru.reaped}};
+  if (in.cgroup_cpu_ns) {
+    // The cgroup's total is exact; its user/system split is approximate (the kernel
+    // attributes whole scheduler ticks), while rusage's is per process: keep rusage's
+    // proportions, scaled to the total. Both scaled (not system = total - user), so that a
+    // part rusage saw as 0 stays 0 instead of a rounding residue such as 3e-17.
+    const double cg_user = static_cast<double>(in.cgroup_cpu_ns->first) / 1e9;
+    const double cg_system = static_cast<double>(in.cgroup_cpu_ns->second) / 1e9;
+    const double total = cg_user + cg_system;
+    const double ru_total = ru.user_s + ru.system_s;
+    t["cpu_user_s"] = ru_total > 0 ? total * ru.user_s / ru_total : cg_user;
+    t["cpu_system_s"] = ru_total > 0 ? total * ru.system_s / ru_total : cg_system;
+    out.accounting["cgroup_user_s"] = cg_user;
+    out.accounting["cgroup_system_s"] = cg_system;
+    out.sources["cpu"] = in.cgroup_cpu_source + " total, split as rusage";
+  }
+  const int64_t max_process = std::max(ru.max_rss_bytes, in.sampled_max_process_bytes);
+  int64_t peak = std::max(max_process, in.sampled_tree_peak_bytes);
+  out.memory_peaks = {{"max_process_hwm_bytes", ru.max_rss_bytes},
+                      {"sampled_tree_rss_bytes", in.sampled_tree_peak_bytes}};
+  out.sources["peak_memory"] = "sampled sum of RSS, raised to the largest process high-water mark";
+  if (in.cgroup_memory_peak_bytes) {
+    out.memory_peaks["cgroup_peak_bytes"] = *in.cgroup_memory_peak_bytes;
+    // The cgroup's peak includes page cache the tree caused and misses shared pages charged
+    // elsewhere, so the reported peak is the largest of the three.
+    if (*in.cgroup_memory_peak_bytes >= peak) out.sources["peak_memory"] = in.cgroup_memory_source;
+    peak = std::max(peak, *in.cgroup_memory_peak_bytes);
+  }
+  t["peak_memory_bytes"] = static_cast<double>(peak);
+  t["max_process_peak_bytes"] = static_cast<double>(max_process);
+  t["io_read_bytes"] = static_cast<double>(ru.read_bytes);
+  t["io_write_bytes"] = static_cast<double>(ru.write_bytes);
+  out.sources["io"] = "rusage block I/O of reaped processes";
+  return out;
+}
+
+}  // namespace footprint

@@ -1,0 +1,54 @@
+// Run totals as a pure function of what the kernel accounted: the rusage of every reaped
+// process, the run's cgroup counters, and the tree's sampled peaks. No I/O here, so every rule
+// (which source wins, how CPU time is split) is unit-tested on its own.
+#ifndef FOOTPRINT_SESSION_TOTALS_H_
+#define FOOTPRINT_SESSION_TOTALS_H_
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace footprint {
+
+// Sums of the kernel's rusage over every process footprint reaped. The command's own rusage
+// includes all descendants it (transitively) waited for; orphans re-parented to footprint are
+// reaped and added separately, so nothing is counted twice.
+struct ReapedUsage {
+  double user_s = 0;
+  double system_s = 0;
+  int64_t max_rss_bytes = 0;  // the largest ru_maxrss of a reaped process
+  int64_t read_bytes = 0;
+  int64_t write_bytes = 0;
+  int reaped = 0;
+};
+
+struct TotalsInputs {
+  int64_t duration_ns = 0;
+  ReapedUsage reaped;
+  // The run's cgroup: CPU time (user, system ns) and peak memory, where it has them.
+  std::optional<std::pair<int64_t, int64_t>> cgroup_cpu_ns;
+  std::string cgroup_cpu_source;
+  std::optional<int64_t> cgroup_memory_peak_bytes;
+  std::string cgroup_memory_source;
+  // From the sampler: the largest RSS of a live process, and the largest sum over the tree.
+  int64_t sampled_max_process_bytes = 0;
+  int64_t sampled_tree_peak_bytes = 0;
+};
+
+struct RunTotals {
+  std::map<std::string, double> totals;  // duration_s, cpu_*, peak memory, io_*
+  nlohmann::json sources;                // meta.sources: where each figure came from
+  nlohmann::json accounting;             // meta.accounting: the raw CPU figures
+  nlohmann::json memory_peaks;           // meta.memory_peaks: every peak candidate
+};
+
+// CPU: the cgroup's total when there is one (it also holds processes nobody waited for and
+// ones still running), split into user/system in rusage's proportions; otherwise rusage.
+// Peak memory: the largest candidate, so never below the largest process high-water mark.
+RunTotals ComputeRunTotals(const TotalsInputs& in);
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_SESSION_TOTALS_H_

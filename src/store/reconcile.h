@@ -1,0 +1,23 @@
+// Runs whose monitor is gone: a run still marked 'running' whose monitor process died (same
+// machine and boot, PID and start time no longer alive), whose machine rebooted since, or
+// which another machine has not heartbeated for two minutes, is interrupted. Readers list runs
+// through here so that such runs never show as running.
+#ifndef FOOTPRINT_STORE_RECONCILE_H_
+#define FOOTPRINT_STORE_RECONCILE_H_
+
+#include <vector>
+
+#include "footprint/store.h"
+
+namespace footprint {
+
+// Marks such runs interrupted in `runs` and, when the store is writable, in the store. Their
+// end is their last heartbeat.
+Status ReconcileInterrupted(Store& store, std::vector<RunRecord>& runs);
+
+// Every run of the store, oldest first, reconciled as above: what the readers list.
+Result<std::vector<RunRecord>> ListReconciledRuns(Store& store);
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_STORE_RECONCILE_H_

@@ -1,0 +1,102 @@
+// FakeEnv: an Env for tests, with a clock the test drives.
+//
+// The driven clock stands still until a thread waits for a deadline: a deadline within the horizon
+// jumps the clock there at once (so a sampler runs its schedule as fast as the CPU allows, and
+// exactly), and a deadline beyond it blocks until the waiter is woken (Stop) or the horizon
+// moves. Variables come from a map; libraries from a soname -> file map (unmapped sonames fail
+// as a machine without them would); /proc and /sys are the real ones unless set.
+#ifndef FOOTPRINT_TESTS_UNIT_FAKE_ENV_H_
+#define FOOTPRINT_TESTS_UNIT_FAKE_ENV_H_
+
+#include <dlfcn.h>
+
+#include <chrono>
+#include <map>
+
+#include "footprint/env.h"
+
+namespace footprint {
+
+class FakeEnv final : public Env {
+ public:
+  int64_t MonotonicNs() override {
+    if (real_clock) return Env::Default().MonotonicNs();
+    std::lock_guard<std::mutex> lock(mu_);
+    return now_;
+  }
+  int64_t RealtimeNs() override { return MonotonicNs() + kEpochOffset; }
+
+  bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                 int64_t deadline_ns, const std::function<bool()>& wake) override {
+    if (real_clock) return Env::Default().WaitUntil(cv, lock, deadline_ns, wake);
+    while (!wake()) {
+      {
+        std::lock_guard<std::mutex> guard(mu_);
+        if (deadline_ns <= horizon_) {
+          now_ = std::max(now_, deadline_ns);
+          return wake();
+        }
+        ++parked_;
+      }
+      parked_cv_.notify_all();
+      // Woken by the owner of `cv` (Stop) or, every millisecond, to see a moved horizon.
+      cv.wait_for(lock, std::chrono::milliseconds(1));
+      std::lock_guard<std::mutex> guard(mu_);
+      --parked_;
+    }
+    return true;
+  }
+
+  std::string ProcRoot() override { return proc_root; }
+  std::string SysRoot() override { return sys_root; }
+
+  void* OpenLibrary(const std::string& soname, std::string* error,
+                    std::string* path_used) override {
+    auto it = libraries.find(soname);
+    std::string path = it != libraries.end() ? it->second : "/nonexistent/" + soname;
+    if (path_used) *path_used = path;
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle && error) *error = ::dlerror();
+    return handle;
+  }
+
+  std::optional<std::string> Var(std::string_view name) override {
+    auto it = vars.find(std::string(name));
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // Lets the clock run by itself up to `ns`.
+  void SetHorizon(int64_t ns) {
+    std::lock_guard<std::mutex> lock(mu_);
+    horizon_ = ns;
+  }
+  // Moves the clock forward, as work that takes `ns` would (e.g. a slow probe).
+  void Advance(int64_t ns) {
+    std::lock_guard<std::mutex> lock(mu_);
+    now_ += ns;
+  }
+  // Blocks until some thread waits for a deadline beyond the horizon: time stands still there.
+  void AwaitParked() {
+    std::unique_lock<std::mutex> lock(mu_);
+    parked_cv_.wait(lock, [&] { return parked_ > 0; });
+  }
+
+  bool real_clock = false;  // the machine's clock instead of the driven one
+  std::string proc_root = "/proc";
+  std::string sys_root = "/sys";
+  std::map<std::string, std::string> vars;
+  std::map<std::string, std::string> libraries;  // soname -> file
+
+ private:
+  static constexpr int64_t kEpochOffset = 1'700'000'000'000'000'000;
+  std::mutex mu_;
+  std::condition_variable parked_cv_;
+  int64_t now_ = 0;
+  int64_t horizon_ = 0;
+  int parked_ = 0;
+};
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_TESTS_UNIT_FAKE_ENV_H_

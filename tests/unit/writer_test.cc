@@ -1,0 +1,107 @@
+// The writer's contract against a store with injected faults: a sample counted as written is
+// in the store, a failed batch is retried, what is lost is counted exactly, and the producer
+// (the sampler, hence the measured command) never waits for the store.
+#include "store/writer.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "faulty_store.h"
+#include "test_util.h"
+
+namespace footprint {
+namespace {
+
+using testing::TempDir;
+
+class WriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto inner = OpenStore(dir_.File("fp.db"));
+    ASSERT_TRUE(inner.ok()) << inner.status().message();
+    store_ = std::make_unique<FaultyStore>(std::move(inner).value());
+    RunRecord run;
+    run.id = "run-1";
+    run.name = "w";
+    ASSERT_TRUE(store_->CreateRun(run).ok());
+    auto id = store_->EnsureSeries({0, "run-1", "cpu", "%", "tree", std::nullopt});
+    ASSERT_TRUE(id.ok());
+    series_ = *id;
+  }
+
+  // Pushes `batches` batches of `size` samples with consecutive times, `gap` apart.
+  void Produce(SampleQueue& q, int batches, int size, std::chrono::milliseconds gap) {
+    for (int b = 0; b < batches; ++b) {
+      std::vector<SamplePoint> batch;
+      for (int i = 0; i < size; ++i) batch.push_back({series_, next_t_++, 1.0});
+      q.Push(batch);
+      std::this_thread::sleep_for(gap);
+    }
+  }
+
+  size_t Stored() {
+    auto values = store_->LoadValues(series_, nullptr);
+    EXPECT_TRUE(values.ok());
+    return values.ok() ? values->size() : 0;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<FaultyStore> store_;
+  int64_t series_ = 0;
+  int64_t next_t_ = 0;
+};
+
+TEST_F(WriterTest, TransientFailuresLoseNothing) {
+  store_->first_failing = 1;
+  store_->failing = 3;  // appends 1..3 fail (a locked database), then it recovers
+  SampleQueue queue(1 << 16);
+  Writer writer(Env::Default(), *store_, queue, "run-1", 2'000'000);
+  writer.Start();
+  Produce(queue, 20, 100, std::chrono::milliseconds(2));
+  writer.Stop();
+  const Writer::Stats st = writer.stats();
+  EXPECT_EQ(st.failed_flushes, 3u);
+  EXPECT_NE(st.first_error.find("append 1"), std::string::npos) << st.first_error;
+  EXPECT_NE(st.last_error.find("append 3"), std::string::npos) << st.last_error;
+  EXPECT_EQ(st.samples_written, 2000u);
+  EXPECT_EQ(st.samples_dropped + st.samples_unwritten + queue.dropped(), 0u);
+  EXPECT_EQ(Stored(), 2000u);
+}
+
+TEST_F(WriterTest, DiskFullKeepsABoundedBatchAndCountsEveryLoss) {
+  store_->first_failing = 2;
+  store_->failing = -1;  // full from the third append on, for good
+  SampleQueue queue(1 << 16);
+  Writer writer(Env::Default(), *store_, queue, "run-1", 2'000'000, /*max_pending=*/500);
+  writer.Start();
+  Produce(queue, 40, 100, std::chrono::milliseconds(2));
+  writer.Stop();
+  const Writer::Stats st = writer.stats();
+  EXPECT_GT(st.failed_flushes, 0u);
+  EXPECT_EQ(st.samples_unwritten, 500u);  // the bound, held to the end
+  EXPECT_GT(st.samples_dropped, 0u);
+  // Every sample is either in the store (and counted as written) or counted as lost.
+  EXPECT_EQ(Stored(), st.samples_written);
+  EXPECT_EQ(st.samples_written + st.samples_dropped + st.samples_unwritten + queue.dropped(),
+            4000u);
+}
+
+TEST_F(WriterTest, ASlowDiskNeverHoldsTheProducer) {
+  store_->delay_ms = 50;
+  SampleQueue queue(300);  // room for 3 batches
+  Writer writer(Env::Default(), *store_, queue, "run-1", 2'000'000);
+  writer.Start();
+  // The producer pushes 20 batches without pause while the store takes 50 ms per commit: it
+  // never waits; what finds the queue full is dropped and counted by the queue.
+  Produce(queue, 20, 100, std::chrono::milliseconds(0));
+  writer.Stop();
+  const Writer::Stats st = writer.stats();
+  EXPECT_GT(queue.dropped(), 0u);
+  EXPECT_EQ(st.failed_flushes, 0u);
+  EXPECT_EQ(Stored(), st.samples_written);
+  EXPECT_EQ(st.samples_written + queue.dropped(), 2000u);
+}
+
+}  // namespace
+}  // namespace footprint
