@@ -1,9 +1,12 @@
-// burn THREADS SECONDS: keeps THREADS threads busy on the CPU for SECONDS of wall time.
+// burn THREADS SECONDS: keeps THREADS threads busy on the CPU for SECONDS of wall time
+// (and reports its own accounts, see self_report.h).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
 #include <vector>
+
+#include "self_report.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {
@@ -23,5 +26,6 @@ int main(int argc, char** argv) {
     });
   }
   for (auto& t : pool) t.join();
+  ReportSelf(argc, argv);
   return 0;
 }
