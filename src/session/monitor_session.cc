@@ -23,7 +23,15 @@ MonitorSession::MonitorSession(Store& store, std::string run_id,
       options_(options),
       queue_(options.queue_capacity),
       sampler_(*options.env, std::move(probes), options.intervals, queue_),
-      writer_(*options.env, store, queue_, run_id_, options.flush_interval_ns) {}
+      writer_(*options.env, store, queue_, run_id_, options.flush_interval_ns) {
+  // footprint's cost of this run is counted from here: the probes' discovery, the series, the
+  // command's start, sampling, writing and the end.
+  ::getrusage(RUSAGE_SELF, &self_at_start_);
+  // Resets this process's VmHWM to its current RSS (Linux >= 4.0), so that the peak read at
+  // the end is this run's, not that of an earlier repetition in the same process.
+  peak_reset_ =
+      options_.owns_process && WriteFile(options_.env->ProcRoot() + "/self/clear_refs", "5").ok();
+}
 
 MonitorSession::~MonitorSession() { Stop(); }
 
@@ -39,11 +47,6 @@ void MonitorSession::AttachToCommand(pid_t command) {
 }
 
 Status MonitorSession::Start(int64_t t0_ns) {
-  ::getrusage(RUSAGE_SELF, &self_at_start_);
-  // Resets this process's VmHWM to its current RSS (Linux >= 4.0), so that the peak read at
-  // the end is this session's, not that of an earlier repetition in the same process.
-  peak_reset_ =
-      options_.owns_process && WriteFile(options_.env->ProcRoot() + "/self/clear_refs", "5").ok();
   try {
     writer_.Start();
     started_ = true;

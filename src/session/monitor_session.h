@@ -85,7 +85,7 @@ class MonitorSession {
   std::vector<int64_t> series_ids_;
   bool started_ = false, stopped_ = false;
   rusage self_at_start_ = {};
-  bool peak_reset_ = false;  // VmHWM was reset at Start, so it is the session's own peak
+  bool peak_reset_ = false;  // VmHWM was reset at construction: the peak is this run's
 };
 
 }  // namespace footprint
