@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/status.h"
 
 namespace footprint {
@@ -176,8 +177,9 @@ class Store {
 Result<std::unique_ptr<Store>> OpenStore(const std::string& location,
                                          const StoreOptions& options = {});
 
-// The database used when none is given: $FOOTPRINT_DB, else ./footprint.db.
-std::string DefaultStoreLocation();
+// The database used when none is given: $FOOTPRINT_DB (read through `env`), else
+// ./footprint.db.
+std::string DefaultStoreLocation(Env& env = Env::Default());
 
 }  // namespace footprint
 

@@ -600,9 +600,9 @@ std::optional<RunStatus> RunStatusFromName(std::string_view name) {
   return std::nullopt;
 }
 
-std::string DefaultStoreLocation() {
-  const char* env = std::getenv("FOOTPRINT_DB");
-  return env && *env ? env : "footprint.db";
+std::string DefaultStoreLocation(Env& env) {
+  std::optional<std::string> db = env.Var("FOOTPRINT_DB");
+  return db && !db->empty() ? *db : "footprint.db";
 }
 
 Result<std::unique_ptr<Store>> OpenStore(const std::string& location, const StoreOptions& options) {
