@@ -55,6 +55,16 @@ Result<std::unique_ptr<Store>> OpenExisting(const std::string& db);
 // Every run, oldest first, with interrupted ones recognised (ReconcileInterrupted).
 Result<std::vector<RunRecord>> LoadRuns(Store& store);
 
+// What a subcommand that reads the database does once its options are parsed, given the open
+// store and its runs (LoadRuns): an exit code, or a Status that Fail turns into one.
+using ReaderBody = std::function<Result<int>(Store& store, const std::vector<RunRecord>& runs)>;
+// The action of such a subcommand: opens the database named by `db` (read when the action
+// runs, so bind it to the parsed option) with OpenExisting, loads its runs and calls `body`; a
+// failure at any step is one line on stderr and its exit code.
+Action ReadingAction(const std::string& db, ReaderBody body);
+// Runs `body` and turns a non-OK result into Fail's line and exit code.
+int ExitCodeOf(const std::function<Result<int>()>& body);
+
 }  // namespace footprint::cli
 
 #endif  // FOOTPRINT_CLI_CLI_H_

@@ -44,45 +44,39 @@ Action AddCompare(CLI::App& app) {
       "  footprint compare group:3f2a group:9c1e\n"
       "  footprint compare --group baseline-run candidate-run --test mann-whitney\n"
       "  footprint compare old new --json");
-  return [args]() -> int {
-    auto test = ParseCompareTest(args->test);
-    if (!test.ok()) return Fail(test.status());
-    if (args->specs.size() < 2) {
-      return Fail(InvalidArgument(
-          "compare needs at least two runs or groups (the first is the baseline); see "
-          "footprint compare --help"));
-    }
-    auto store = OpenExisting(args->db);
-    if (!store.ok()) return Fail(store.status());
-    auto runs = LoadRuns(**store);
-    if (!runs.ok()) return Fail(runs.status());
-    std::vector<SetSummary> sets;
-    for (const std::string& spec : args->specs) {
-      auto set = ResolveRunSet(*runs, spec, args->group);
-      if (!set.ok()) return Fail(set.status());
-      auto summary = SummarizeSet(**store, std::move(set).value());
-      if (!summary.ok()) return Fail(summary.status());
-      sets.push_back(std::move(summary).value());
-    }
-    // Runs that differ in how they were made (experiments' meta.repro) are compared with a
-    // warning per difference, so that a change is not taken for the code's alone.
-    for (size_t i = 1; i < sets.size(); ++i) {
-      if (sets[0].set.runs.empty() || sets[i].set.runs.empty()) continue;
-      for (const std::string& d : experiment::ReproDifferences(sets[0].set.runs[0].meta_json,
-                                                               sets[i].set.runs[0].meta_json)) {
-        std::cerr << "footprint: warning: " << sets[i].set.Label() << " differs from "
-                  << sets[0].set.Label() << ": " << d << "\n";
-      }
-    }
-    auto comparison = Compare(std::move(sets), {.test = *test, .alpha = args->alpha});
-    if (!comparison.ok()) return Fail(comparison.status());
-    if (args->json) {
-      std::cout << ComparisonJson(*comparison) << "\n";
-      return kExitOk;
-    }
-    PrintComparison(*comparison, DecorationFor(STDOUT_FILENO, args->color, false), std::cout);
-    return kExitOk;
-  };
+  return ReadingAction(
+      args->db, [args](Store& store, const std::vector<RunRecord>& runs) -> Result<int> {
+        FP_ASSIGN_OR_RETURN(CompareTest test, ParseCompareTest(args->test));
+        if (args->specs.size() < 2) {
+          return InvalidArgument(
+              "compare needs at least two runs or groups (the first is the baseline); see "
+              "footprint compare --help");
+        }
+        std::vector<SetSummary> sets;
+        for (const std::string& spec : args->specs) {
+          FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSet(runs, spec, args->group));
+          FP_ASSIGN_OR_RETURN(SetSummary summary, SummarizeSet(store, std::move(set)));
+          sets.push_back(std::move(summary));
+        }
+        // Runs that differ in how they were made (experiments' meta.repro) are compared with a
+        // warning per difference, so that a change is not taken for the code's alone.
+        for (size_t i = 1; i < sets.size(); ++i) {
+          if (sets[0].set.runs.empty() || sets[i].set.runs.empty()) continue;
+          for (const std::string& d : experiment::ReproDifferences(sets[0].set.runs[0].meta_json,
+                                                                   sets[i].set.runs[0].meta_json)) {
+            std::cerr << "footprint: warning: " << sets[i].set.Label() << " differs from "
+                      << sets[0].set.Label() << ": " << d << "\n";
+          }
+        }
+        FP_ASSIGN_OR_RETURN(Comparison comparison,
+                            Compare(std::move(sets), {.test = test, .alpha = args->alpha}));
+        if (args->json) {
+          std::cout << ComparisonJson(comparison) << "\n";
+          return kExitOk;
+        }
+        PrintComparison(comparison, DecorationFor(STDOUT_FILENO, args->color, false), std::cout);
+        return kExitOk;
+      });
 }
 
 }  // namespace footprint::cli

@@ -33,34 +33,29 @@ Action AddExport(CLI::App& app) {
       "  footprint export --format csv --out run.csv\n"
       "  footprint export -u group:last --format json --out - | jq '.runs | length'\n"
       "  footprint export -u train --format trace --out train.trace.json");
-  return [args]() -> int {
-    auto format = ParseExportFormat(args->format);
-    if (!format.ok()) return Fail(format.status());
-    auto store = OpenExisting(args->db);
-    if (!store.ok()) return Fail(store.status());
-    auto all = LoadRuns(**store);
-    if (!all.ok()) return Fail(all.status());
-    std::vector<RunRecord> runs;
-    for (const std::string& spec :
-         args->runs.empty() ? std::vector<std::string>{"last"} : args->runs) {
-      auto set = ResolveRunSet(*all, spec);
-      if (!set.ok()) return Fail(set.status());
-      runs.insert(runs.end(), set->warmups.begin(), set->warmups.end());
-      runs.insert(runs.end(), set->runs.begin(), set->runs.end());
-    }
-    std::ofstream file;
-    std::ostream* out = &std::cout;
-    if (args->out != "-") {
-      file.open(args->out, std::ios::binary | std::ios::trunc);
-      if (!file) {
-        return Fail(IoError("cannot write " + args->out +
-                            "; check that its folder exists and is writable"));
-      }
-      out = &file;
-    }
-    if (Status st = ExportRuns(**store, runs, *format, *out); !st.ok()) return Fail(st);
-    return kExitOk;
-  };
+  return ReadingAction(args->db,
+                       [args](Store& store, const std::vector<RunRecord>& all) -> Result<int> {
+                         FP_ASSIGN_OR_RETURN(ExportFormat format, ParseExportFormat(args->format));
+                         std::vector<RunRecord> runs;
+                         for (const std::string& spec :
+                              args->runs.empty() ? std::vector<std::string>{"last"} : args->runs) {
+                           FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSet(all, spec));
+                           runs.insert(runs.end(), set.warmups.begin(), set.warmups.end());
+                           runs.insert(runs.end(), set.runs.begin(), set.runs.end());
+                         }
+                         std::ofstream file;
+                         std::ostream* out = &std::cout;
+                         if (args->out != "-") {
+                           file.open(args->out, std::ios::binary | std::ios::trunc);
+                           if (!file) {
+                             return IoError("cannot write " + args->out +
+                                            "; check that its folder exists and is writable");
+                           }
+                           out = &file;
+                         }
+                         FP_RETURN_IF_ERROR(ExportRuns(store, runs, format, *out));
+                         return kExitOk;
+                       });
 }
 
 }  // namespace footprint::cli

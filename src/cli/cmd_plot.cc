@@ -85,82 +85,74 @@ Action AddPlot(CLI::App& app) {
       "  footprint plot                                  # choose in menus\n"
       "  footprint plot -u last -t cpu memory --out run.html\n"
       "  footprint plot -u 3f2a 9c1e -t loss accuracy -d 'training step'");
-  return [args]() -> int {
-    auto store = OpenExisting(args->db);
-    if (!store.ok()) return Fail(store.status());
-    auto all = LoadRuns(**store);
-    if (!all.ok()) return Fail(all.status());
-    const bool ask = !args->no_menu && tui::InteractiveTerminal();
+  return ReadingAction(
+      args->db, [args](Store& store, const std::vector<RunRecord>& all) -> Result<int> {
+        const bool ask = !args->no_menu && tui::InteractiveTerminal();
 
-    std::vector<RunRecord> runs;
-    if (args->runs.empty() && ask && !all->empty()) {
-      std::vector<RunRecord> newest(all->rbegin(), all->rend());
-      auto chosen = Ask("Runs to plot (newest first)", RunItems(newest));
-      if (!chosen.ok()) return Fail(chosen.status());
-      if (!*chosen) return Cancelled();
-      for (size_t i : **chosen) runs.push_back(newest[i]);
-    } else {
-      for (const std::string& spec :
-           args->runs.empty() ? std::vector<std::string>{"last"} : args->runs) {
-        auto run = ResolveRun(*all, spec);
-        if (!run.ok()) return Fail(run.status());
-        bool seen = false;
-        for (const RunRecord& r : runs) seen |= r.id == run->id;
-        if (!seen) runs.push_back(std::move(run).value());
-      }
-    }
-
-    PlotOptions options{.metrics = args->metrics,
-                        .scopes = args->scopes,
-                        .max_points = args->points,
-                        .raw_limit = args->raw_limit};
-    if (ask && (args->metrics.empty() || args->scopes.empty())) {
-      auto catalog = CatalogRuns(**store, runs);
-      if (!catalog.ok()) return Fail(catalog.status());
-      if (args->metrics.empty() && !catalog->metrics.empty()) {
-        std::vector<std::string> items;
-        for (const auto& m : catalog->metrics) {
-          items.push_back(m.name + "  (" + (m.unit.empty() ? m.kind : m.unit) + ")");
+        std::vector<RunRecord> runs;
+        if (args->runs.empty() && ask && !all.empty()) {
+          std::vector<RunRecord> newest(all.rbegin(), all.rend());
+          FP_ASSIGN_OR_RETURN(auto chosen, Ask("Runs to plot (newest first)", RunItems(newest)));
+          if (!chosen) return Cancelled();
+          for (size_t i : *chosen) runs.push_back(newest[i]);
+        } else {
+          for (const std::string& spec :
+               args->runs.empty() ? std::vector<std::string>{"last"} : args->runs) {
+            FP_ASSIGN_OR_RETURN(RunRecord run, ResolveRun(all, spec));
+            bool seen = false;
+            for (const RunRecord& r : runs) seen |= r.id == run.id;
+            if (!seen) runs.push_back(std::move(run));
+          }
         }
-        auto chosen = Ask("Metrics to plot", items);
-        if (!chosen.ok()) return Fail(chosen.status());
-        if (!*chosen) return Cancelled();
-        for (size_t i : **chosen) options.metrics.push_back(catalog->metrics[i].name);
-      }
-      if (args->scopes.empty() && !catalog->scopes.empty()) {
-        auto chosen = Ask("Scopes to show", catalog->scopes);
-        if (!chosen.ok()) return Fail(chosen.status());
-        if (!*chosen) return Cancelled();
-        for (size_t i : **chosen) options.scopes.push_back(catalog->scopes[i]);
-      }
-    }
 
-    // Written beside the target and renamed over it: a failure leaves no half-written page.
-    const std::string partial = args->out + ".partial";
-    std::ofstream file(partial, std::ios::binary | std::ios::trunc);
-    if (!file) {
-      return Fail(IoError("cannot write " + partial + "; choose a writable place with --out"));
-    }
-    auto stats = WritePlot(**store, runs, options, file);
-    file.close();
-    if (stats.ok() && !file) stats = IoError("cannot write " + partial + " (disk full?)");
-    if (stats.ok() && std::rename(partial.c_str(), args->out.c_str()) != 0) {
-      stats = IoError("cannot rename " + partial + " to " + args->out);
-    }
-    if (!stats.ok()) {
-      std::remove(partial.c_str());
-      return Fail(stats.status());
-    }
-    std::ifstream written(args->out, std::ios::binary | std::ios::ate);
-    std::cout << "wrote " << args->out << ": " << stats->charts << " charts of " << runs.size()
-              << (runs.size() == 1 ? " run" : " runs") << ", "
-              << FormatBytes(static_cast<double>(written.tellg())) << "; open it in a browser\n";
-    if (!stats->complete_csv) {
-      std::cout << "  (more samples than --raw-limit: the page's CSV holds the drawn points; "
-                   "footprint export writes them all)\n";
-    }
-    return kExitOk;
-  };
+        PlotOptions options{.metrics = args->metrics,
+                            .scopes = args->scopes,
+                            .max_points = args->points,
+                            .raw_limit = args->raw_limit};
+        if (ask && (args->metrics.empty() || args->scopes.empty())) {
+          FP_ASSIGN_OR_RETURN(auto catalog, CatalogRuns(store, runs));
+          if (args->metrics.empty() && !catalog.metrics.empty()) {
+            std::vector<std::string> items;
+            for (const auto& m : catalog.metrics) {
+              items.push_back(m.name + "  (" + (m.unit.empty() ? m.kind : m.unit) + ")");
+            }
+            FP_ASSIGN_OR_RETURN(auto chosen, Ask("Metrics to plot", items));
+            if (!chosen) return Cancelled();
+            for (size_t i : *chosen) options.metrics.push_back(catalog.metrics[i].name);
+          }
+          if (args->scopes.empty() && !catalog.scopes.empty()) {
+            FP_ASSIGN_OR_RETURN(auto chosen, Ask("Scopes to show", catalog.scopes));
+            if (!chosen) return Cancelled();
+            for (size_t i : *chosen) options.scopes.push_back(catalog.scopes[i]);
+          }
+        }
+
+        // Written beside the target and renamed over it: a failure leaves no half-written page.
+        const std::string partial = args->out + ".partial";
+        std::ofstream file(partial, std::ios::binary | std::ios::trunc);
+        if (!file)
+          return IoError("cannot write " + partial + "; choose a writable place with --out");
+        auto stats = WritePlot(store, runs, options, file);
+        file.close();
+        if (stats.ok() && !file) stats = IoError("cannot write " + partial + " (disk full?)");
+        if (stats.ok() && std::rename(partial.c_str(), args->out.c_str()) != 0) {
+          stats = IoError("cannot rename " + partial + " to " + args->out);
+        }
+        if (!stats.ok()) {
+          std::remove(partial.c_str());
+          return stats.status();
+        }
+        std::ifstream written(args->out, std::ios::binary | std::ios::ate);
+        std::cout << "wrote " << args->out << ": " << stats->charts << " charts of " << runs.size()
+                  << (runs.size() == 1 ? " run" : " runs") << ", "
+                  << FormatBytes(static_cast<double>(written.tellg()))
+                  << "; open it in a browser\n";
+        if (!stats->complete_csv) {
+          std::cout << "  (more samples than --raw-limit: the page's CSV holds the drawn points; "
+                       "footprint export writes them all)\n";
+        }
+        return kExitOk;
+      });
 }
 
 }  // namespace footprint::cli

@@ -34,6 +34,21 @@ Result<std::unique_ptr<Store>> OpenExisting(const std::string& db) {
 
 Result<std::vector<RunRecord>> LoadRuns(Store& store) { return ListReconciledRuns(store); }
 
+int ExitCodeOf(const std::function<Result<int>()>& body) {
+  Result<int> code = body();
+  return code.ok() ? *code : Fail(code.status());
+}
+
+Action ReadingAction(const std::string& db, ReaderBody body) {
+  return [&db, body = std::move(body)]() -> int {
+    return ExitCodeOf([&]() -> Result<int> {
+      FP_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenExisting(db));
+      FP_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, LoadRuns(*store));
+      return body(*store, runs);
+    });
+  };
+}
+
 namespace {
 
 using json = nlohmann::json;
@@ -301,64 +316,61 @@ Action AddRuns(CLI::App& app) {
   AddDbOption(*cmd, args->db);
   cmd->add_flag("--json", args->json, "print a JSON array (stable API)");
   cmd->footer("Examples:\n  footprint runs\n  footprint runs -o experiments.db --json");
-  return [args]() -> int {
-    auto store = OpenExisting(args->db);
-    if (!store.ok()) return Fail(store.status());
-    auto runs = LoadRuns(**store);
-    if (!runs.ok()) return Fail(runs.status());
-    if (args->json) {
-      json out = json::array();
-      for (const RunRecord& r : *runs) {
-        out.push_back({{"id", r.id},
-                       {"name", r.name},
-                       {"status", RunStatusName(r.status)},
-                       {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
-                       {"started_at_ns", r.started_at_ns},
-                       {"ended_at_ns", r.ended_at_ns ? json(*r.ended_at_ns) : json(nullptr)},
-                       {"command", r.command},
-                       {"group_id", r.group_id.empty() ? json(nullptr) : json(r.group_id)},
-                       {"repetition", r.repetition}});
-      }
-      std::cout << JsonText(out, 2) << "\n";
-      return kExitOk;
-    }
-    if (runs->empty()) {
-      std::cout << "no runs in " << (*store)->location()
-                << " yet; record one with: footprint run -- COMMAND\n";
-      return kExitOk;
-    }
-    // The group column only when some run belongs to a group.
-    const bool grouped = std::any_of(runs->begin(), runs->end(),
-                                     [](const RunRecord& r) { return !r.group_id.empty(); });
-    std::vector<std::string> header = {"ID",       "NAME",   "STATUS", "STARTED (UTC)",
-                                       "DURATION", "COMMAND"};
-    if (grouped) header.insert(header.begin() + 5, "GROUP");
-    Table t(header, {4});
-    for (const RunRecord& r : *runs) {
-      int64_t end = r.ended_at_ns.value_or(r.heartbeat_ns.value_or(r.started_at_ns));
-      std::string cmdline = FormatCommand(r.command);
-      std::replace(cmdline.begin(), cmdline.end(), '\n', ' ');
-      if (cmdline.size() > 60) cmdline = cmdline.substr(0, 57) + "...";
-      std::vector<std::string> row = {
-          r.id.substr(0, 8),
-          r.name,
-          RunStatusText(r),
-          FormatUtc(r.started_at_ns),
-          FormatDuration(static_cast<double>(end - r.started_at_ns) / 1e9),
-          cmdline};
-      if (grouped) {
-        std::string group;
-        if (!r.group_id.empty()) {
-          group = r.group_id.substr(0, 8) +
-                  (IsWarmup(r) ? " warm-up" : " #" + std::to_string(r.repetition));
+  return ReadingAction(
+      args->db, [args](Store& store, const std::vector<RunRecord>& runs) -> Result<int> {
+        if (args->json) {
+          json out = json::array();
+          for (const RunRecord& r : runs) {
+            out.push_back({{"id", r.id},
+                           {"name", r.name},
+                           {"status", RunStatusName(r.status)},
+                           {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
+                           {"started_at_ns", r.started_at_ns},
+                           {"ended_at_ns", r.ended_at_ns ? json(*r.ended_at_ns) : json(nullptr)},
+                           {"command", r.command},
+                           {"group_id", r.group_id.empty() ? json(nullptr) : json(r.group_id)},
+                           {"repetition", r.repetition}});
+          }
+          std::cout << JsonText(out, 2) << "\n";
+          return kExitOk;
         }
-        row.insert(row.begin() + 5, group);
-      }
-      t.Add(std::move(row));
-    }
-    t.Print(std::cout);
-    return kExitOk;
-  };
+        if (runs.empty()) {
+          std::cout << "no runs in " << store.location()
+                    << " yet; record one with: footprint run -- COMMAND\n";
+          return kExitOk;
+        }
+        // The group column only when some run belongs to a group.
+        const bool grouped = std::any_of(runs.begin(), runs.end(),
+                                         [](const RunRecord& r) { return !r.group_id.empty(); });
+        std::vector<std::string> header = {"ID",       "NAME",   "STATUS", "STARTED (UTC)",
+                                           "DURATION", "COMMAND"};
+        if (grouped) header.insert(header.begin() + 5, "GROUP");
+        Table t(header, {4});
+        for (const RunRecord& r : runs) {
+          int64_t end = r.ended_at_ns.value_or(r.heartbeat_ns.value_or(r.started_at_ns));
+          std::string cmdline = FormatCommand(r.command);
+          std::replace(cmdline.begin(), cmdline.end(), '\n', ' ');
+          if (cmdline.size() > 60) cmdline = cmdline.substr(0, 57) + "...";
+          std::vector<std::string> row = {
+              r.id.substr(0, 8),
+              r.name,
+              RunStatusText(r),
+              FormatUtc(r.started_at_ns),
+              FormatDuration(static_cast<double>(end - r.started_at_ns) / 1e9),
+              cmdline};
+          if (grouped) {
+            std::string group;
+            if (!r.group_id.empty()) {
+              group = r.group_id.substr(0, 8) +
+                      (IsWarmup(r) ? " warm-up" : " #" + std::to_string(r.repetition));
+            }
+            row.insert(row.begin() + 5, group);
+          }
+          t.Add(std::move(row));
+        }
+        t.Print(std::cout);
+        return kExitOk;
+      });
 }
 
 Action AddShow(CLI::App& app) {
@@ -389,54 +401,51 @@ Action AddShow(CLI::App& app) {
       "  footprint show train-resnet    # the latest run named train-resnet\n"
       "  footprint show group:last      # the statistics of the latest group (run -r N)\n"
       "  footprint show 3f2a 9c1e --json");
-  return [args]() -> int {
-    auto store = OpenExisting(args->db);
-    if (!store.ok()) return Fail(store.status());
-    auto runs = LoadRuns(**store);
-    if (!runs.ok()) return Fail(runs.status());
-    std::vector<std::string> specs =
-        args->runs.empty() ? std::vector<std::string>{"last"} : args->runs;
-    const Decoration deco =
-        args->json ? Decoration{} : DecorationFor(STDOUT_FILENO, args->color, !args->no_sparklines);
-    // Every spec is resolved before anything is printed: a bad one prints only its error.
-    std::vector<std::variant<RunSummary, SetSummary>> shown;
-    for (const std::string& spec : specs) {
-      auto set = ResolveRunSet(*runs, spec, args->group);
-      if (!set.ok()) return Fail(set.status());
-      if (set->is_group()) {
-        auto summary = SummarizeSet(**store, std::move(set).value());
-        if (!summary.ok()) return Fail(summary.status());
-        shown.emplace_back(std::move(summary).value());
-      } else {
-        auto summary = SummarizeRun(**store, set->runs.front(), deco.sparklines ? kTrendPoints : 0);
-        if (!summary.ok()) return Fail(summary.status());
-        shown.emplace_back(std::move(summary).value());
-      }
-    }
-    auto to_json = [](const auto& item, int indent) {
-      if (const auto* run = std::get_if<RunSummary>(&item)) return SummaryJson(*run, indent);
-      return SetSummaryJson(std::get<SetSummary>(item), indent);
-    };
-    if (args->json) {
-      if (shown.size() == 1) {
-        std::cout << to_json(shown[0], 2) << "\n";
-      } else {
-        json list = json::array();
-        for (const auto& item : shown) list.push_back(json::parse(to_json(item, -1)));
-        std::cout << JsonText(list, 2) << "\n";
-      }
-      return kExitOk;
-    }
-    for (size_t i = 0; i < shown.size(); ++i) {
-      if (i) std::cout << "\n";
-      if (const auto* run = std::get_if<RunSummary>(&shown[i])) {
-        PrintRun(*run, deco, std::cout);
-      } else {
-        PrintSetSummary(std::get<SetSummary>(shown[i]), deco, std::cout);
-      }
-    }
-    return kExitOk;
-  };
+  return ReadingAction(
+      args->db, [args](Store& store, const std::vector<RunRecord>& runs) -> Result<int> {
+        std::vector<std::string> specs =
+            args->runs.empty() ? std::vector<std::string>{"last"} : args->runs;
+        const Decoration deco =
+            args->json ? Decoration{}
+                       : DecorationFor(STDOUT_FILENO, args->color, !args->no_sparklines);
+        // Every spec is resolved before anything is printed: a bad one prints only its error.
+        std::vector<std::variant<RunSummary, SetSummary>> shown;
+        for (const std::string& spec : specs) {
+          FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSet(runs, spec, args->group));
+          if (set.is_group()) {
+            FP_ASSIGN_OR_RETURN(SetSummary summary, SummarizeSet(store, std::move(set)));
+            shown.emplace_back(std::move(summary));
+          } else {
+            FP_ASSIGN_OR_RETURN(
+                RunSummary summary,
+                SummarizeRun(store, set.runs.front(), deco.sparklines ? kTrendPoints : 0));
+            shown.emplace_back(std::move(summary));
+          }
+        }
+        auto to_json = [](const auto& item, int indent) {
+          if (const auto* run = std::get_if<RunSummary>(&item)) return SummaryJson(*run, indent);
+          return SetSummaryJson(std::get<SetSummary>(item), indent);
+        };
+        if (args->json) {
+          if (shown.size() == 1) {
+            std::cout << to_json(shown[0], 2) << "\n";
+          } else {
+            json list = json::array();
+            for (const auto& item : shown) list.push_back(json::parse(to_json(item, -1)));
+            std::cout << JsonText(list, 2) << "\n";
+          }
+          return kExitOk;
+        }
+        for (size_t i = 0; i < shown.size(); ++i) {
+          if (i) std::cout << "\n";
+          if (const auto* run = std::get_if<RunSummary>(&shown[i])) {
+            PrintRun(*run, deco, std::cout);
+          } else {
+            PrintSetSummary(std::get<SetSummary>(shown[i]), deco, std::cout);
+          }
+        }
+        return kExitOk;
+      });
 }
 
 }  // namespace footprint::cli
