@@ -690,12 +690,10 @@ Result<std::unique_ptr<Benchmark>> Benchmark::Open(const BenchmarkOptions& optio
           "FOOTPRINT_RUN_ID is set but FOOTPRINT_DB or FOOTPRINT_T0_NS is not; start the "
           "program with footprint run, or unset FOOTPRINT_RUN_ID");
     }
-    auto store = OpenStore(env_db);
-    if (!store.ok()) return store.status();
-    auto run = (*store)->GetRun(env_run);
-    if (!run.ok()) return run.status();
-    auto impl = std::make_unique<Impl>(std::move(store).value(), nullptr, std::move(run).value(),
-                                       true, *t0, options);
+    FP_ASSIGN_OR_RETURN(auto store, OpenStore(env_db));
+    FP_ASSIGN_OR_RETURN(auto run, (store)->GetRun(env_run));
+    auto impl =
+        std::make_unique<Impl>(std::move(store), nullptr, std::move(run), true, *t0, options);
     FP_RETURN_IF_ERROR(impl->Start(json::object()));
     std::unique_ptr<Benchmark> bm(new Benchmark(std::move(impl)));
     Benchmark* none = nullptr;
@@ -703,8 +701,7 @@ Result<std::unique_ptr<Benchmark>> Benchmark::Open(const BenchmarkOptions& optio
     return bm;
   }
   const std::string db = options.db.empty() ? DefaultStoreLocation() : options.db;
-  auto store = OpenStore(db);
-  if (!store.ok()) return store.status();
+  FP_ASSIGN_OR_RETURN(auto store, OpenStore(db));
   auto sample_store = OpenStore(db);  // the sample writer's own connection
   if (!sample_store.ok()) return sample_store.status();
   json meta;
@@ -715,8 +712,8 @@ Result<std::unique_ptr<Benchmark>> Benchmark::Open(const BenchmarkOptions& optio
   const int64_t t0 = MonotonicNs();
   run.started_at_ns = RealtimeNs();
   run.meta_json = JsonText(meta);
-  FP_RETURN_IF_ERROR((*store)->CreateRun(run));
-  auto impl = std::make_unique<Impl>(std::move(store).value(), std::move(sample_store).value(),
+  FP_RETURN_IF_ERROR((store)->CreateRun(run));
+  auto impl = std::make_unique<Impl>(std::move(store), std::move(sample_store).value(),
                                      std::move(run), false, t0, options);
   FP_RETURN_IF_ERROR(impl->Start(std::move(meta)));
   std::unique_ptr<Benchmark> bm(new Benchmark(std::move(impl)));

@@ -41,9 +41,8 @@ Status ApplyIntervals(const std::vector<std::string>& items, MonitorOptions& o) 
 Status ApplyKeyValues(const std::vector<std::string>& items, std::string_view flag,
                       std::map<std::string, std::string>& out) {
   for (const std::string& item : items) {
-    auto kv = ParseKeyValue(item, flag);
-    if (!kv.ok()) return kv.status();
-    out[kv->first] = kv->second;
+    FP_ASSIGN_OR_RETURN(auto kv, ParseKeyValue(item, flag));
+    out[kv.first] = kv.second;
   }
   return Status::Ok();
 }

@@ -37,9 +37,8 @@ std::string Joined(const std::vector<std::string>& words, const std::string& sep
 
 // The GPU inventory, read now (MIG devices appear and vanish as instances are made).
 Result<std::vector<GpuEntity>> Inventory() {
-  auto lib = nvml::Library::Open(Env::Default());
-  if (!lib.ok()) return lib.status();
-  return ListGpus(**lib);
+  FP_ASSIGN_OR_RETURN(auto lib, nvml::Library::Open(Env::Default()));
+  return ListGpus(*lib);
 }
 
 // The whole GPU or MIG device a plan's device names: an NVML index or a (prefix of a) UUID.
@@ -113,15 +112,13 @@ Result<std::unique_ptr<DeviceSession>> DeviceSession::Start(
   bool any = false;
   for (const PlannedRun* r : runs) any |= UsesGpu(*r);
   if (!any) return s;
-  auto gpus = Inventory();
-  if (!gpus.ok()) return gpus.status();
+  FP_ASSIGN_OR_RETURN(auto gpus, Inventory());
   // Every run's devices as UUIDs.
   std::vector<std::vector<const GpuEntity*>> devices(runs.size());
   for (size_t i = 0; i < runs.size(); ++i) {
     for (const auto& d : runs[i]->devices) {
-      auto dev = FindDevice(*gpus, d);
-      if (!dev.ok()) return dev.status();
-      devices[i].push_back(*dev);
+      FP_ASSIGN_OR_RETURN(auto dev, FindDevice(gpus, d));
+      devices[i].push_back(dev);
     }
     std::vector<std::string> uuids;
     for (const GpuEntity* g : devices[i]) uuids.push_back(g->uuid);
@@ -198,10 +195,9 @@ Result<std::unique_ptr<DeviceSession>> DeviceSession::Start(
                   << " -dci && nvidia-smi mig -i " << index << " -gi " << g << " -dgi\n";
       }
     });
-    auto now = Inventory();
-    if (!now.ok()) return now.status();
+    FP_ASSIGN_OR_RETURN(auto now, Inventory());
     std::string uuid;
-    for (const GpuEntity& m : *now) {
+    for (const GpuEntity& m : now) {
       if (m.is_mig() && m.index == gpu->index && m.gpu_instance_id == *gi &&
           m.compute_instance_id == *ci) {
         uuid = m.uuid;

@@ -240,9 +240,8 @@ Result<std::map<std::string, std::string>> ScalarMap(const YAML::Node& node,
   if (!node.IsMap()) return YamlError(node, "'" + key + "' must be a mapping of NAME: VALUE");
   std::map<std::string, std::string> out;
   for (const auto& kv : node) {
-    auto v = Scalar(kv.second, key + "." + kv.first.as<std::string>());
-    if (!v.ok()) return v.status();
-    out[kv.first.as<std::string>()] = *v;
+    FP_ASSIGN_OR_RETURN(auto v, Scalar(kv.second, key + "." + kv.first.as<std::string>()));
+    out[kv.first.as<std::string>()] = v;
   }
   return out;
 }
@@ -252,9 +251,8 @@ Result<std::vector<std::string>> ScalarList(const YAML::Node& node, const std::s
   if (node.IsScalar()) return std::vector<std::string>{node.as<std::string>()};
   if (!node.IsSequence()) return YamlError(node, "'" + key + "' must be a value or a list");
   for (const auto& item : node) {
-    auto v = Scalar(item, key);
-    if (!v.ok()) return v.status();
-    out.push_back(*v);
+    FP_ASSIGN_OR_RETURN(auto v, Scalar(item, key));
+    out.push_back(v);
   }
   return out;
 }
@@ -276,36 +274,30 @@ Status ApplyRunFields(const YAML::Node& node, RunFields& f, std::set<std::string
       return YamlError(kv.first, "unknown key '" + key + "' (known here: " + known + ")");
     }
     if (key == "env" || key == "params" || key == "intervals") {
-      auto m = ScalarMap(v, key);
-      if (!m.ok()) return m.status();
+      FP_ASSIGN_OR_RETURN(auto m, ScalarMap(v, key));
       auto& target = key == "env" ? f.env : key == "params" ? f.params : f.intervals;
-      for (auto& [k, val] : *m) target[k] = val;
+      for (auto& [k, val] : m) target[k] = val;
     } else if (key == "devices") {
-      auto list = ScalarList(v, key);
-      if (!list.ok()) return list.status();
+      FP_ASSIGN_OR_RETURN(auto list, ScalarList(v, key));
       std::string joined;
-      for (const auto& d : *list) joined += (joined.empty() ? "" : "+") + d;
+      for (const auto& d : list) joined += (joined.empty() ? "" : "+") + d;
       f.devices = joined;
     } else if (key == "collocation" || key == "metrics") {
-      auto s = Scalar(v, key);
-      if (!s.ok()) return s.status();
-      (key == "collocation" ? f.collocation : f.metrics) = *s;
+      FP_ASSIGN_OR_RETURN(auto s, Scalar(v, key));
+      (key == "collocation" ? f.collocation : f.metrics) = s;
     } else if (key == "mps_thread_percentage") {
-      auto s = Scalar(v, key);
-      if (!s.ok()) return s.status();
-      auto pct = ParseInt(*s);
+      FP_ASSIGN_OR_RETURN(auto s, Scalar(v, key));
+      auto pct = ParseInt(s);
       if (!pct || *pct < 1 || *pct > 100) return YamlError(v, "mps_thread_percentage is 1..100");
       f.mps_thread_percentage = static_cast<int>(*pct);
     } else if (key == "interval") {
-      auto s = Scalar(v, key);
-      if (!s.ok()) return s.status();
-      auto ns = ParseDurationNs(*s);
+      FP_ASSIGN_OR_RETURN(auto s, Scalar(v, key));
+      auto ns = ParseDurationNs(s);
       if (!ns.ok()) return YamlError(v, "interval: " + ns.status().message());
       f.interval_ns = *ns;
     } else if (key == "inputs") {
-      auto list = ScalarList(v, key);
-      if (!list.ok()) return list.status();
-      f.inputs.insert(f.inputs.end(), list->begin(), list->end());
+      FP_ASSIGN_OR_RETURN(auto list, ScalarList(v, key));
+      f.inputs.insert(f.inputs.end(), list.begin(), list.end());
     }
   }
   return Status::Ok();

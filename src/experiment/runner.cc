@@ -273,10 +273,9 @@ std::string_view PlanRunStateName(PlanRunState state) {
 
 Result<std::map<std::string, PlanRunStatus>> LoadPlanStatus(Store& store,
                                                             const ExperimentPlan& plan) {
-  auto runs = ListReconciledRuns(store);
-  if (!runs.ok()) return runs.status();
+  FP_ASSIGN_OR_RETURN(auto runs, ListReconciledRuns(store));
   std::map<std::string, PlanRunStatus> status;
-  for (const RunRecord& r : *runs) {  // oldest first: the latest run of a key wins
+  for (const RunRecord& r : runs) {  // oldest first: the latest run of a key wins
     if (r.experiment.empty()) continue;
     json meta = json::parse(r.meta_json, nullptr, false);
     if (!meta.is_object() || !meta.contains("experiment")) continue;
@@ -303,12 +302,9 @@ Result<ExperimentOutcome> RunExperiment(const ExperimentPlan& plan,
   {
     // Closed before any monitor is forked: an SQLite connection must not cross a fork (the
     // monitors open their own).
-    auto store = OpenStore(options.db);
-    if (!store.ok()) return store.status();
+    FP_ASSIGN_OR_RETURN(auto store, OpenStore(options.db));
     if (options.resume) {
-      auto status = LoadPlanStatus(**store, plan);
-      if (!status.ok()) return status.status();
-      done = std::move(status).value();
+      FP_ASSIGN_OR_RETURN(done, LoadPlanStatus(*store, plan));
     }
   }
   ExperimentOutcome outcome;
@@ -330,10 +326,9 @@ Result<ExperimentOutcome> RunExperiment(const ExperimentPlan& plan,
     }
     if (runs.empty()) continue;
     if (options.on_workload) options.on_workload(w, runs);
-    auto sig = RunWorkload(plan, runs, options, stop, cache, outcome);
-    if (!sig.ok()) return sig.status();
-    if (*sig != 0) {
-      outcome.signal_received = *sig;
+    FP_ASSIGN_OR_RETURN(auto sig, RunWorkload(plan, runs, options, stop, cache, outcome));
+    if (sig != 0) {
+      outcome.signal_received = sig;
       return outcome;
     }
   }
@@ -348,8 +343,7 @@ Status WriteCsvStatus(const ExperimentPlan& plan,
     return InvalidArgument("--write-status needs a CSV plan (radT's format); " + plan.path +
                            " is " + plan.format);
   }
-  auto records = experiment::TokenizeCsv(plan.source);
-  if (!records.ok()) return records.status();
+  FP_ASSIGN_OR_RETURN(auto records, experiment::TokenizeCsv(plan.source));
   std::map<int, const PlanRunStatus*> by_row;
   std::map<int, const PlannedRun*> runs_by_row;
   for (const auto& w : plan.workloads) {
@@ -359,7 +353,7 @@ Status WriteCsvStatus(const ExperimentPlan& plan,
       if (it != status.end()) by_row[r.csv_row] = &it->second;
     }
   }
-  auto& header = records->front().fields;
+  auto& header = records.front().fields;
   int status_col = -1, run_col = -1;
   for (size_t i = 0; i < header.size(); ++i) {
     const std::string name = Lower(header[i].value);
@@ -375,8 +369,8 @@ Status WriteCsvStatus(const ExperimentPlan& plan,
     header.push_back({" Run", "Run"});
   }
   std::string out;
-  for (size_t r = 0; r < records->size(); ++r) {
-    auto& fields = (*records)[r].fields;
+  for (size_t r = 0; r < records.size(); ++r) {
+    auto& fields = (records)[r].fields;
     if (r > 0) {
       fields.resize(std::max(fields.size(), header.size()));
       auto it = by_row.find(static_cast<int>(r - 1));

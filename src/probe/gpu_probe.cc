@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <numeric>
 
+#include "probe/gpu_energy.h"
 #include "util/clock.h"
 
 namespace footprint {
@@ -85,23 +85,10 @@ struct GpuProbe::Unit {
   // Power of this pass, for integration.
   uint64_t power_pass = 0;
   double power_w = 0;
-  // Energy since the first reading.
-  bool energy_counter = false;
-  bool energy_started = false;
+  // Energy since the first reading, and the tree's attributed share of it.
   uint64_t energy_pass = 0;
-  unsigned long long counter_last = 0;
-  int64_t energy_last_ns = 0;
-  double power_last_w = 0;
-  double energy_j = 0;
-  int64_t energy_readings = 0, first_reading_ns = 0, counter_changes = 0, last_change_ns = 0;
-  // The latest gaps between passes that saw the counter change (a ring): their median is the
-  // counter's update period, as far as passes this far apart can tell.
-  std::array<int64_t, 255> change_gaps_ns{};
-  // The tree's attributed share of it.
-  bool tree_energy_started = false;
-  double tree_energy_j = 0;
-  double energy_at_tree_j = 0;  // device energy already attributed
-  std::string attribution_lost;
+  DeviceEnergy energy{false};
+  TreeEnergy tree_energy;
 };
 
 GpuProbe::~GpuProbe() = default;
@@ -163,7 +150,7 @@ GpuProbe::GpuProbe(Options options) : options_(std::move(options)) {
     for (const GpuEntity& e : *inventory) {
       if (e.parent == static_cast<int>(pos)) u->migs.push_back(e.handle);
     }
-    u->energy_counter = u->caps[SlotOf(MetricId::kGpuEnergy)].how == "counter";
+    u->energy = DeviceEnergy(u->caps[SlotOf(MetricId::kGpuEnergy)].how == "counter");
     units_.push_back(std::move(u));
   }
   tree_pids_.reserve(256);
@@ -333,25 +320,13 @@ void GpuProbe::UpdateEnergy(Unit& u, int64_t now_ns, const MetricSet& due, Sampl
   u.energy_pass = pass_;
   Library& lib = *options_.nvml;
   const Slot ke = SlotOf(MetricId::kGpuEnergy);
-  if (u.energy_counter) {
+  if (u.energy.from_counter()) {
     unsigned long long mj = 0;
     if (!Check(u, ke, lib.TotalEnergy(u.info.handle, &mj),
                Library::kDeviceGetTotalEnergyConsumption, now_ns)) {
       return;
     }
-    if (u.energy_started) {
-      if (mj != u.counter_last) {
-        if (u.counter_changes > 0) {
-          u.change_gaps_ns[static_cast<size_t>(u.counter_changes - 1) % u.change_gaps_ns.size()] =
-              now_ns - u.last_change_ns;
-        }
-        ++u.counter_changes;
-        u.last_change_ns = now_ns;
-      }
-      // A counter that went back (driver reloaded) restarts from its new value.
-      if (mj >= u.counter_last) u.energy_j += static_cast<double>(mj - u.counter_last) / 1e3;
-    }
-    u.counter_last = mj;
+    u.energy.AddCounter(now_ns, mj);
   } else {
     double watts = u.power_w;
     if (u.power_pass != pass_) {
@@ -362,35 +337,24 @@ void GpuProbe::UpdateEnergy(Unit& u, int64_t now_ns, const MetricSet& due, Sampl
       }
       watts = mw / 1e3;
     }
-    if (u.energy_started) {
-      u.energy_j += (u.power_last_w + watts) / 2 * static_cast<double>(now_ns - u.energy_last_ns) /
-                    1e9;  // trapezoid
-    }
-    u.power_last_w = watts;
+    u.energy.AddPower(now_ns, watts);
   }
-  if (!u.energy_started) u.first_reading_ns = now_ns;
-  u.energy_started = true;
-  u.energy_last_ns = now_ns;
-  ++u.energy_readings;
-  if (Has(due, MetricId::kGpuEnergy) && u.series[ke] >= 0) out.Add(u.series[ke], u.energy_j);
+  if (Has(due, MetricId::kGpuEnergy) && u.series[ke] >= 0) out.Add(u.series[ke], u.energy.joules());
 
   const Slot kt = SlotOf(MetricId::kGpuEnergyTree);
-  if (u.series[kt] < 0 || !u.caps[kt].ok || !u.attribution_lost.empty()) return;
-  if (u.tree_energy_started) {
-    std::string why;
-    bool transient = false;
-    std::optional<double> share = TreeShare(u, now_ns, &why, &transient);
+  if (u.series[kt] < 0 || !u.caps[kt].ok || !u.tree_energy.unknown().empty()) return;
+  std::string why;
+  bool transient = false;
+  std::optional<double> share;
+  if (u.tree_energy.started()) {
+    share = TreeShare(u, now_ns, &why, &transient);
     if (u.lost) return;
-    if (!share) {
-      // After a passing error the energy since energy_at_tree_j waits for the next share.
-      if (!transient) u.attribution_lost = why + IntoTheRun(now_ns, first_ns_);
-      return;
-    }
-    u.tree_energy_j += (u.energy_j - u.energy_at_tree_j) * *share;
   }
-  u.tree_energy_started = true;
-  u.energy_at_tree_j = u.energy_j;
-  if (Has(due, MetricId::kGpuEnergyTree)) out.Add(u.series[kt], u.tree_energy_j);
+  if (!u.tree_energy.Attribute(u.energy.joules(), share, transient,
+                               why + IntoTheRun(now_ns, first_ns_))) {
+    return;
+  }
+  if (Has(due, MetricId::kGpuEnergyTree)) out.Add(u.series[kt], u.tree_energy.joules());
 }
 
 void GpuProbe::SampleUnit(Unit& u, int64_t now_ns, const MetricSet& due, SampleOut& out) {
@@ -495,34 +459,9 @@ json GpuProbe::Meta() const {
     } else {
       d["mig_mode"] = u->info.mig_mode;
     }
-    if (u->energy_started || u->caps[SlotOf(MetricId::kGpuEnergy)].ok) {
-      d["energy_source"] = u->energy_counter ? "counter" : "power integration";
-    }
-    if (u->energy_started) d["energy_j"] = u->energy_j;
-    if (u->energy_counter && u->counter_changes >= 2) {
-      const size_t n =
-          std::min<size_t>(static_cast<size_t>(u->counter_changes - 1), u->change_gaps_ns.size());
-      std::array<int64_t, 255> gaps = u->change_gaps_ns;
-      std::nth_element(gaps.begin(), gaps.begin() + n / 2, gaps.begin() + n);
-      const double median_ns = static_cast<double>(gaps[n / 2]);
-      const double reading_gap_ns = static_cast<double>(u->energy_last_ns - u->first_reading_ns) /
-                                    static_cast<double>(u->energy_readings - 1);
-      // Changes seen at (nearly) every reading: the counter may update faster than footprint
-      // reads it, and its period is only known to be at most the reading interval. Otherwise
-      // the gaps are whole numbers of readings around the period (200 and 300 ms for 250 ms
-      // read every 100 ms): their mean is the period.
-      const bool upper_bound = median_ns < 1.5 * reading_gap_ns;
-      const double period_ns =
-          upper_bound
-              ? median_ns
-              : static_cast<double>(std::accumulate(gaps.begin(), gaps.begin() + n, int64_t{0})) /
-                    static_cast<double>(n);
-      d["energy_update_period_ms"] = period_ns / 1e6;
-      d["energy_update_period_is_upper_bound"] = upper_bound;
-    }
-    if (u->energy_counter) d["energy_counter_changes"] = u->counter_changes;
-    if (u->tree_energy_started) d["energy_tree_j"] = u->tree_energy_j;
-    if (!u->attribution_lost.empty()) d["energy_tree_unknown"] = u->attribution_lost;
+    u->energy.Describe(u->caps[SlotOf(MetricId::kGpuEnergy)].ok, d);
+    if (u->tree_energy.started()) d["energy_tree_j"] = u->tree_energy.joules();
+    if (!u->tree_energy.unknown().empty()) d["energy_tree_unknown"] = u->tree_energy.unknown();
     if (u->lost) {
       d["lost_at_s"] = u->lost_at_s;
       d["lost_reason"] = u->lost_reason;
@@ -552,8 +491,8 @@ void GpuProbe::Finish(ProbeFindings& findings) {
   const Slot ke = SlotOf(MetricId::kGpuEnergy);
   for (const auto& u : units_) {
     if (u->info.is_mig()) continue;  // the GPU's energy already holds its MIG devices'
-    if (u->energy_started && u->series[ke] >= 0) {
-      energy += u->energy_j;
+    if (u->energy.started() && u->series[ke] >= 0) {
+      energy += u->energy.joules();
       any_energy = true;
       if (!u->caps[ke].ok) {  // refused mid-run: the sum would pass for the whole run's
         energy_known = false;
@@ -563,12 +502,12 @@ void GpuProbe::Finish(ProbeFindings& findings) {
     }
     if (u->series[SlotOf(MetricId::kGpuEnergyTree)] >= 0) {
       any_tree = true;
-      if (!u->attribution_lost.empty()) {
+      if (!u->tree_energy.unknown().empty()) {
         tree_known = false;
         findings.warnings.push_back("the GPU energy of the process tree is unknown: " +
-                                    u->attribution_lost);
+                                    u->tree_energy.unknown());
       }
-      tree_energy += u->tree_energy_j;
+      tree_energy += u->tree_energy.joules();
     }
   }
   if (any_energy && energy_known) findings.totals["gpu_energy_j"] = energy;

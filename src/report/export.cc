@@ -102,18 +102,10 @@ struct RunParts {
 
 Result<RunParts> LoadParts(Store& store, const RunRecord& run) {
   RunParts p;
-  auto totals = store.LoadTotals(run.id);
-  if (!totals.ok()) return totals.status();
-  p.totals = std::move(totals).value();
-  auto scopes = store.ListScopes(run.id);
-  if (!scopes.ok()) return scopes.status();
-  p.scopes = std::move(scopes).value();
-  auto values = store.ListValues(run.id);
-  if (!values.ok()) return values.status();
-  p.values = std::move(values).value();
-  auto series = store.ListSeries(run.id);
-  if (!series.ok()) return series.status();
-  p.series = std::move(series).value();
+  FP_ASSIGN_OR_RETURN(p.totals, store.LoadTotals(run.id));
+  FP_ASSIGN_OR_RETURN(p.scopes, store.ListScopes(run.id));
+  FP_ASSIGN_OR_RETURN(p.values, store.ListValues(run.id));
+  FP_ASSIGN_OR_RETURN(p.series, store.ListSeries(run.id));
   return p;
 }
 
@@ -307,19 +299,18 @@ Status ExportRuns(Store& store, std::span<const RunRecord> runs, ExportFormat fo
     }
   }
   for (size_t i = 0; i < runs.size(); ++i) {
-    auto parts = LoadParts(store, runs[i]);
-    if (!parts.ok()) return parts.status();
+    FP_ASSIGN_OR_RETURN(auto parts, LoadParts(store, runs[i]));
     switch (format) {
       case ExportFormat::kCsv:
-        FP_RETURN_IF_ERROR(CsvRun(store, runs[i], *parts, out));
+        FP_RETURN_IF_ERROR(CsvRun(store, runs[i], parts, out));
         break;
       case ExportFormat::kJson:
         out << (i ? ",\n" : "\n");
-        FP_RETURN_IF_ERROR(JsonRun(store, runs[i], *parts, out));
+        FP_RETURN_IF_ERROR(JsonRun(store, runs[i], parts, out));
         break;
       case ExportFormat::kTrace:
         FP_RETURN_IF_ERROR(
-            TraceRun(store, runs[i], *parts, static_cast<int>(i + 1), first_event, out));
+            TraceRun(store, runs[i], parts, static_cast<int>(i + 1), first_event, out));
         break;
     }
   }

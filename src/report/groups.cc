@@ -121,12 +121,11 @@ Result<RunSet> ResolveRunSet(const std::vector<RunRecord>& runs, std::string_vie
   if (spec.substr(0, kGroupPrefix.size()) == kGroupPrefix) {
     return ResolveGroup(runs, spec, spec.substr(kGroupPrefix.size()));
   }
-  auto run = ResolveRun(runs, spec);
-  if (!run.ok()) return run.status();
-  if (as_group && !run->group_id.empty()) return GroupOf(runs, run->group_id, spec);
+  FP_ASSIGN_OR_RETURN(auto run, ResolveRun(runs, spec));
+  if (as_group && !run.group_id.empty()) return GroupOf(runs, run.group_id, spec);
   RunSet set;
   set.spec = std::string(spec);
-  set.runs.push_back(std::move(run).value());
+  set.runs.push_back(std::move(run));
   return set;
 }
 
@@ -150,19 +149,18 @@ Result<SetSummary> SummarizeSet(Store& store, RunSet set) {
   std::map<std::string, FigureStats> figures;
   for (const std::vector<RunRecord>* list : {&set.runs, &set.warmups}) {
     for (const RunRecord& r : *list) {
-      auto totals = store.LoadTotals(r.id);
-      if (!totals.ok()) return totals.status();
-      if (auto d = totals->find("duration_s"); d != totals->end()) {
+      FP_ASSIGN_OR_RETURN(auto totals, store.LoadTotals(r.id));
+      if (auto d = totals.find("duration_s"); d != totals.end()) {
         out.durations[r.id] = d->second;
       }
       const bool counted = list == &set.runs && (!set.is_group() || r.status == RunStatus::kOk);
       if (!counted) continue;
       out.counted.push_back(r);
-      auto user = totals->find("cpu_user_s"), system = totals->find("cpu_system_s");
-      if (user != totals->end() && system != totals->end()) {
-        (*totals)["cpu_s"] = user->second + system->second;
+      auto user = totals.find("cpu_user_s"), system = totals.find("cpu_system_s");
+      if (user != totals.end() && system != totals.end()) {
+        (totals)["cpu_s"] = user->second + system->second;
       }
-      for (const auto& [name, value] : *totals) {
+      for (const auto& [name, value] : totals) {
         FigureStats& f = figures[name];
         f.values.push_back(value);
         f.run_ids.push_back(r.id);

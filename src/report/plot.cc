@@ -149,9 +149,8 @@ Status CheckChosen(const std::vector<std::string>& chosen, const Names& have, st
 // {"run","entity","count","end_ns","t","v","raw"}.
 Status WriteSeries(Store& store, const SeriesRecord& s, size_t run_index, size_t max_points,
                    int64_t after_ns, size_t& raw_left, PlotStats& stats, JsonOut& j) {
-  auto end = store.SeriesEnd(s.id);
-  if (!end.ok()) return end.status();
-  LttbSampler sampler(end->value_or(0), max_points);
+  FP_ASSIGN_OR_RETURN(auto end, store.SeriesEnd(s.id));
+  LttbSampler sampler(end.value_or(0), max_points);
   std::vector<int64_t> raw_t;
   std::vector<double> raw_v;
   bool keep_raw = raw_left > max_points;
@@ -180,7 +179,7 @@ Status WriteSeries(Store& store, const SeriesRecord& s, size_t run_index, size_t
   stats.points += points.size();
   j.Open('{').Key("run").Int(static_cast<int64_t>(run_index)).Key("entity").Str(s.entity);
   j.Key("count").Int(static_cast<int64_t>(count)).Key("end_ns");
-  end->has_value() && count ? j.Int(**end) : j.Null();
+  end.has_value() && count ? j.Int(*end) : j.Null();
   j.Key("t").Numbers(t, 1e9).Key("v").Numbers(v);
   j.Key("raw");
   if (points.size() == count) {
@@ -280,9 +279,8 @@ Status PlotsUnavailable() {
 bool PlotAvailable() { return EmbeddedPlotAssets() != nullptr; }
 
 Result<PlotCatalog> CatalogRuns(Store& store, const std::vector<RunRecord>& runs) {
-  auto data = LoadRuns(store, runs);
-  if (!data.ok()) return data.status();
-  return Catalog(*data);
+  FP_ASSIGN_OR_RETURN(auto data, LoadRuns(store, runs));
+  return Catalog(data);
 }
 
 Result<std::string> PlotDataJson(Store& store, const std::vector<RunRecord>& runs,
@@ -290,9 +288,8 @@ Result<std::string> PlotDataJson(Store& store, const std::vector<RunRecord>& run
   const PlotAssets* assets = EmbeddedPlotAssets();
   if (!assets) return PlotsUnavailable();
   if (runs.empty()) return InvalidArgument("no runs to plot; choose some with -u");
-  auto loaded = LoadRuns(store, runs);
-  if (!loaded.ok()) return loaded.status();
-  const std::vector<RunData>& data = *loaded;
+  FP_ASSIGN_OR_RETURN(auto loaded, LoadRuns(store, runs));
+  const std::vector<RunData>& data = loaded;
   PlotCatalog catalog = Catalog(data);
   std::vector<std::string> metric_names;
   for (const auto& m : catalog.metrics) metric_names.push_back(m.name);
@@ -440,13 +437,12 @@ Result<std::string> PlotDataJson(Store& store, const std::vector<RunRecord>& run
 Result<std::string> LiveSeriesJson(Store& store, const RunRecord& run,
                                    const std::vector<std::string>& metrics, size_t max_points,
                                    int64_t after_ns) {
-  auto loaded = LoadSampled(store, {run});
-  if (!loaded.ok()) return loaded.status();
-  PlotCatalog catalog = Catalog(*loaded);
+  FP_ASSIGN_OR_RETURN(auto loaded, LoadSampled(store, {run}));
+  PlotCatalog catalog = Catalog(loaded);
   std::vector<std::string> metric_names;
   for (const auto& m : catalog.metrics) metric_names.push_back(m.name);
   FP_RETURN_IF_ERROR(CheckChosen(metrics, metric_names, "metric", "metrics="));
-  const RunData& d = loaded->front();
+  const RunData& d = loaded.front();
   std::string body;
   JsonOut j(body);
   j.Open('{').Key("run").Str(run.id).Key("status").Str(RunStatusName(run.status));
@@ -454,7 +450,7 @@ Result<std::string> LiveSeriesJson(Store& store, const RunRecord& run,
   PlotStats stats;
   size_t raw_left = 0;  // the points are what the page appends; no CSV copy
   FP_RETURN_IF_ERROR(
-      WriteMetrics(store, *loaded, catalog, metrics, max_points, after_ns, raw_left, stats, j));
+      WriteMetrics(store, loaded, catalog, metrics, max_points, after_ns, raw_left, stats, j));
   j.Key("samples").Int(static_cast<int64_t>(stats.samples)).Close('}');
   return body;
 }
@@ -464,8 +460,7 @@ Result<PlotStats> WritePlot(Store& store, const std::vector<RunRecord>& runs,
   const PlotAssets* assets = EmbeddedPlotAssets();
   if (!assets) return PlotsUnavailable();
   PlotStats stats;
-  auto body = PlotDataJson(store, runs, options, &stats);
-  if (!body.ok()) return body.status();
+  FP_ASSIGN_OR_RETURN(auto body, PlotDataJson(store, runs, options, &stats));
   std::string title = options.title;
   if (title.empty()) {
     for (const RunRecord& r : runs) title += (title.empty() ? "" : ", ") + RunLabel(r);
@@ -480,7 +475,7 @@ Result<PlotStats> WritePlot(Store& store, const std::vector<RunRecord>& runs,
       << "<main id=\"fp-charts\"></main>\n"
       << "<script>\n"
       << assets->library_js << "\n</script>\n"
-      << "<script type=\"application/json\" id=\"fp-data\">" << *body << "</script>\n"
+      << "<script type=\"application/json\" id=\"fp-data\">" << body << "</script>\n"
       << "<script>\n"
       << assets->charts_js << "\n</script>\n<script>\n"
       << assets->plot_js << "\n</script>\n</body>\n</html>\n";

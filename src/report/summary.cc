@@ -155,32 +155,28 @@ constexpr size_t kMaxScopeNamesWithMetrics = 16;
 Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend_points) {
   RunSummary out;
   out.run = run;
-  auto totals = store.LoadTotals(run.id);
-  if (!totals.ok()) return totals.status();
-  out.totals = std::move(totals).value();
+  FP_ASSIGN_OR_RETURN(auto totals, store.LoadTotals(run.id));
+  out.totals = std::move(totals);
   out.duration_s = RunDuration(run, out.totals);
-  auto scopes = store.ListScopes(run.id);
-  if (!scopes.ok()) return scopes.status();
-  out.scopes = SummarizeScopes(*scopes);
-  for (const ScopeRecord& sc : *scopes) out.scope_names[sc.id] = sc.name;
+  FP_ASSIGN_OR_RETURN(auto scopes, store.ListScopes(run.id));
+  out.scopes = SummarizeScopes(scopes);
+  for (const ScopeRecord& sc : scopes) out.scope_names[sc.id] = sc.name;
   std::vector<ScopeSummary> busiest = out.scopes;
   std::sort(busiest.begin(), busiest.end(),
             [](const auto& a, const auto& b) { return a.total_s > b.total_s; });
   if (busiest.size() > kMaxScopeNamesWithMetrics) busiest.resize(kMaxScopeNamesWithMetrics);
   std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> windows;
   for (const ScopeSummary& b : busiest) windows[b.name];
-  for (const ScopeRecord& sc : *scopes) {  // sorted by start
+  for (const ScopeRecord& sc : scopes) {  // sorted by start
     auto it = windows.find(sc.name);
     if (it != windows.end() && sc.end_ns) it->second.emplace_back(sc.start_ns, *sc.end_ns);
   }
 
-  auto series = store.ListSeries(run.id);
-  if (!series.ok()) return series.status();
+  FP_ASSIGN_OR_RETURN(auto series, store.ListSeries(run.id));
   std::vector<MetricSummary> per_scope;
-  for (const SeriesRecord& sr : *series) {
+  for (const SeriesRecord& sr : series) {
     std::vector<int64_t> times;
-    auto values = store.LoadValues(sr.id, windows.empty() ? nullptr : &times);
-    if (!values.ok()) return values.status();
+    FP_ASSIGN_OR_RETURN(auto values, store.LoadValues(sr.id, windows.empty() ? nullptr : &times));
     auto describe = [&](MetricSummary m, std::string scope) {
       m.metric = sr.metric;
       m.unit = sr.unit;
@@ -190,22 +186,18 @@ Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend
       return m;
     };
     for (const ScopeSummary& b : busiest) {
-      std::vector<double> inside = InsideWindows(times, *values, windows[b.name]);
+      std::vector<double> inside = InsideWindows(times, values, windows[b.name]);
       if (!inside.empty()) per_scope.push_back(describe(Summarize(inside), b.name));
     }
-    std::vector<double> trend = Trend(*values, trend_points);
-    MetricSummary m = describe(Summarize(*values), "");
+    std::vector<double> trend = Trend(values, trend_points);
+    MetricSummary m = describe(Summarize(values), "");
     m.trend = std::move(trend);
     out.metrics.push_back(std::move(m));
   }
   out.metrics.insert(out.metrics.end(), per_scope.begin(), per_scope.end());
 
-  auto values = store.ListValues(run.id);
-  if (!values.ok()) return values.status();
-  out.values = std::move(values).value();
-  auto artifacts = store.ListArtifacts(run.id);
-  if (!artifacts.ok()) return artifacts.status();
-  out.artifacts = std::move(artifacts).value();
+  FP_ASSIGN_OR_RETURN(out.values, store.ListValues(run.id));
+  FP_ASSIGN_OR_RETURN(out.artifacts, store.ListArtifacts(run.id));
   return out;
 }
 

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "probe/cgroup.h"
-#include "probe/gpu_probe.h"
+#include "probe/gpu_backends.h"
 #include "probe/perf_probe.h"
 #include "probe/process_tree_probe.h"
 #include "probe/rapl_probe.h"
@@ -199,8 +199,8 @@ std::vector<std::unique_ptr<Probe>> MakeProbes(const MonitorOptions& opt, Prepar
   // and a warning too when -m chose GPU metrics (a selection that narrows the defaults and
   // keeps them); the default set, alone or extended, quietly has none then.
   const bool chose_gpu = (opt.metrics & DefaultMetrics()) != DefaultMetrics();
-  if (auto gpu = GpuProbe::Open(env, opt.metrics, tree, opt.gpus, p.meta,
-                                chose_gpu ? &unavailable_gpu : nullptr)) {
+  if (auto gpu = OpenGpuProbe(env, opt.metrics, tree, opt.gpus, p.meta,
+                              chose_gpu ? &unavailable_gpu : nullptr)) {
     probes.push_back(std::move(gpu));
   }
   return probes;
@@ -519,10 +519,9 @@ Result<GroupOutcome> RunRepeated(Store& store, MonitorOptions options, const Rep
     }
     // Warm-ups are numbered -W..-1, measured repetitions 1..N.
     options.repetition = i < repeat.warmups ? i - repeat.warmups : i - repeat.warmups + 1;
-    auto outcome = RunMonitored(store, options);
-    if (!outcome.ok()) return outcome.status();
-    if (on_run) on_run(*outcome);
-    group.runs.push_back(std::move(outcome).value());
+    FP_ASSIGN_OR_RETURN(auto outcome, RunMonitored(store, options));
+    if (on_run) on_run(outcome);
+    group.runs.push_back(std::move(outcome));
     const MonitorOutcome& last = group.runs.back();
     if (last.exit_status != 0 && group.exit_status == 0) group.exit_status = last.exit_status;
     if (last.signal_received != 0) {

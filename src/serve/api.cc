@@ -38,9 +38,8 @@ Result<RunRecord> FindRun(Store& store, std::string_view spec) {
     }
     if (run.status().code() != StatusCode::kNotFound) return run.status();
   }
-  auto all = ListReconciledRuns(store);
-  if (!all.ok()) return all.status();
-  return ResolveRun(*all, spec);
+  FP_ASSIGN_OR_RETURN(auto all, ListReconciledRuns(store));
+  return ResolveRun(all, spec);
 }
 
 ApiResponse JsonResponse(std::string body) {
@@ -124,19 +123,17 @@ Result<std::vector<std::string>> ListParam(const Params& params, const std::stri
 
 Result<std::vector<RunRecord>> SelectedRuns(const std::vector<RunRecord>& all, const Params& params,
                                             const std::string& name) {
-  auto specs = ListParam(params, name, kMaxSelectedRuns);
-  if (!specs.ok()) return specs.status();
-  if (specs->empty()) {
+  FP_ASSIGN_OR_RETURN(auto specs, ListParam(params, name, kMaxSelectedRuns));
+  if (specs.empty()) {
     return InvalidArgument(name +
                            "= must name at least one run (id, unique id prefix, name "
                            "or 'last'), comma-separated");
   }
   std::vector<RunRecord> out;
   std::set<std::string> seen;
-  for (const std::string& spec : *specs) {
-    auto run = ResolveRun(all, spec);
-    if (!run.ok()) return run.status();
-    if (seen.insert(run->id).second) out.push_back(std::move(run).value());
+  for (const std::string& spec : specs) {
+    FP_ASSIGN_OR_RETURN(auto run, ResolveRun(all, spec));
+    if (seen.insert(run.id).second) out.push_back(std::move(run));
   }
   return out;
 }
@@ -171,9 +168,8 @@ struct RunFilter {
     for (const char* name : {"from", "to"}) {
       auto text = Param(params, name);
       if (!text || text->empty()) continue;
-      auto t = TimeParam(name, *text, name == std::string("to"));
-      if (!t.ok()) return t.status();
-      (name == std::string("from") ? f.from_ns : f.to_ns) = *t;
+      FP_ASSIGN_OR_RETURN(auto t, TimeParam(name, *text, name == std::string("to")));
+      (name == std::string("from") ? f.from_ns : f.to_ns) = t;
     }
     f.experiment = Param(params, "experiment");
     f.workload = Param(params, "workload");
@@ -209,10 +205,9 @@ struct RunFilter {
 // The runs `filter` keeps, newest first, with their meta parsed.
 Result<std::vector<std::pair<RunRecord, json>>> FilteredRuns(Store& store,
                                                              const RunFilter& filter) {
-  auto all = ListReconciledRuns(store);
-  if (!all.ok()) return all.status();
+  FP_ASSIGN_OR_RETURN(auto all, ListReconciledRuns(store));
   std::vector<std::pair<RunRecord, json>> out;
-  for (auto it = all->rbegin(); it != all->rend(); ++it) {
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
     json meta = RunMeta(*it);
     if (filter.Keeps(*it, meta)) out.emplace_back(std::move(*it), std::move(meta));
   }
@@ -494,9 +489,7 @@ Result<StorePool::Lease> StorePool::Acquire() {
     }
   }
   if (!store) {
-    auto opened = OpenStore(location_, {.read_only = true});
-    if (!opened.ok()) return opened.status();
-    store = std::move(opened).value();
+    FP_ASSIGN_OR_RETURN(store, OpenStore(location_, {.read_only = true}));
   }
   return Lease(store.release(), [this](Store* s) {
     std::lock_guard<std::mutex> lock(mu_);

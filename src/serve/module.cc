@@ -6,9 +6,8 @@
 extern "C" __attribute__((visibility("default"))) footprint::Status footprint_serve_entry(
     const footprint::serve::ServeOptions& options, std::ostream& out) {
   using footprint::serve::Server;
-  auto server = Server::Start(options);
-  if (!server.ok()) return server.status();
-  out << "footprint serve: " << (*server)->Url() << " (" << options.db
+  FP_ASSIGN_OR_RETURN(auto server, Server::Start(options));
+  out << "footprint serve: " << (server)->Url() << " (" << options.db
       << ", read-only); Ctrl-C stops it" << std::endl;
-  return footprint::serve::ServeUntilSignal(**server);
+  return footprint::serve::ServeUntilSignal(*server);
 }

@@ -260,8 +260,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServeOptions options) {
   {
     auto lease = impl->pool.Acquire();  // the database exists and is footprint's
     if (!lease.ok()) return lease.status();
-    auto runs = (*lease)->ListRuns();
-    if (!runs.ok()) return runs.status();
+    FP_ASSIGN_OR_RETURN(auto runs, (*lease)->ListRuns());
   }
   impl->Routes();
   const ServeOptions& o = impl->options;

@@ -36,9 +36,7 @@ MonitorSession::MonitorSession(Store& store, std::string run_id,
 MonitorSession::~MonitorSession() { Stop(); }
 
 Status MonitorSession::RegisterSeries() {
-  auto ids = footprint::RegisterSeries(store_, run_id_, sampler_.series());
-  if (!ids.ok()) return ids.status();
-  series_ids_ = std::move(ids).value();
+  FP_ASSIGN_OR_RETURN(series_ids_, footprint::RegisterSeries(store_, run_id_, sampler_.series()));
   return Status::Ok();
 }
 
