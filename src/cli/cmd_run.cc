@@ -54,7 +54,7 @@ void PrintOutcome(const MonitorOutcome& out, const std::string& db, const std::s
     return it == out.totals.end() ? 0.0 : it->second;
   };
   const std::string status = RunStatusText(out.run);
-  std::cerr << "footprint: " << label << out.run.name << " " << status << " in "
+  std::cerr << "footprint: " << label << Inert(out.run.name) << " " << status << " in "
             << FormatDuration(total("duration_s")) << ": cpu "
             << FormatDuration(total("cpu_user_s")) << " user + "
             << FormatDuration(total("cpu_system_s")) << " system, peak memory "

@@ -87,11 +87,11 @@ void PrintValues(const RunSummary& s, const Decoration& deco, std::ostream& out)
       note = "JSON document";
     }
     if (scalars.empty()) {
-      t.Add({last.name, std::to_string(j - i), "", "", "", "", note});
+      t.Add({Inert(last.name), std::to_string(j - i), "", "", "", "", note});
     } else {
       auto [lo, hi] = std::minmax_element(scalars.begin(), scalars.end());
-      t.Add({last.name, std::to_string(j - i), num(scalars.front()), num(scalars.back()), num(*lo),
-             num(*hi), note});
+      t.Add({Inert(last.name), std::to_string(j - i), num(scalars.front()), num(scalars.back()),
+             num(*lo), num(*hi), note});
     }
     i = j;
   }
@@ -175,7 +175,7 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
   const RunRecord& r = s.run;
   json meta = json::parse(r.meta_json, nullptr, false);
   if (!meta.is_object()) meta = json::object();
-  out << "run      " << r.id << "  " << r.name << "\n"
+  out << "run      " << r.id << "  " << Inert(r.name) << "\n"
       << "status   " << Paint(RunStatusText(r), "31", deco.color && r.status != RunStatus::kOk)
       << (r.status == RunStatus::kInterrupted
               ? "  (footprint stopped before the command ended; data up to its last flush)"
@@ -184,17 +184,19 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
       << "started  " << FormatUtc(r.started_at_ns) << " UTC on " << r.host << " by " << r.user
       << "\n"
       << "command  " << FormatCommand(r.command) << "\n"
-      << "cwd      " << r.cwd << "\n";
+      << "cwd      " << Inert(r.cwd) << "\n";
   if (!r.group_id.empty()) {
     out << "group    " << r.group_id.substr(0, 8) << ", "
         << (IsWarmup(r) ? std::string("warm-up") : "repetition " + std::to_string(r.repetition))
         << " (statistics of the group: footprint show group:" << r.group_id.substr(0, 8) << ")\n";
   }
-  if (!r.description.empty()) out << "about    " << r.description << "\n";
+  if (!r.description.empty()) out << "about    " << Inert(r.description) << "\n";
   for (const char* key : {"tags", "params"}) {
     if (meta.contains(key) && !meta[key].empty()) {
       out << (std::string(key) + "       ").substr(0, 9);
-      for (auto& [k, v] : meta[key].items()) out << k << "=" << v.get<std::string>() << " ";
+      for (auto& [k, v] : meta[key].items()) {
+        out << Inert(k) << "=" << Inert(v.get<std::string>()) << " ";
+      }
       out << "\n";
     }
   }
@@ -288,7 +290,8 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
       bool any = sc.count > sc.unfinished;
       auto f = [&](double v) { return any ? FormatDuration(v) : "-"; };
       st.Add(
-          {sc.name, std::to_string(sc.count), f(sc.total_s), f(sc.mean_s), f(sc.min_s), f(sc.max_s),
+          {Inert(sc.name), std::to_string(sc.count), f(sc.total_s), f(sc.mean_s), f(sc.min_s),
+           f(sc.max_s),
            sc.unfinished ? std::to_string(sc.unfinished) + " never ended (the process died)" : ""});
     }
     st.Print(out, "  ");
@@ -298,7 +301,8 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
     out << "\n" << Paint("artifacts", "1", deco.color) << "\n";
     Table at({"name", "size", "sha256", "path"}, {1});
     for (const ArtifactRecord& a : s.artifacts) {
-      at.Add({a.name, FormatBytes(static_cast<double>(a.size)), a.sha256.substr(0, 16), a.path});
+      at.Add({Inert(a.name), FormatBytes(static_cast<double>(a.size)), a.sha256.substr(0, 16),
+              Inert(a.path)});
     }
     at.Print(out, "  ");
   }
@@ -349,11 +353,10 @@ Action AddRuns(CLI::App& app) {
         for (const RunRecord& r : runs) {
           int64_t end = r.ended_at_ns.value_or(r.heartbeat_ns.value_or(r.started_at_ns));
           std::string cmdline = FormatCommand(r.command);
-          std::replace(cmdline.begin(), cmdline.end(), '\n', ' ');
           if (cmdline.size() > 60) cmdline = cmdline.substr(0, 57) + "...";
           std::vector<std::string> row = {
               r.id.substr(0, 8),
-              r.name,
+              Inert(r.name),
               RunStatusText(r),
               FormatUtc(r.started_at_ns),
               FormatDuration(static_cast<double>(end - r.started_at_ns) / 1e9),

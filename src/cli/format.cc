@@ -145,7 +145,7 @@ std::string FormatCommand(const std::vector<std::string>& words) {
   for (const auto& p : words) {
     if (!out.empty()) out += ' ';
     bool plain = !p.empty() && p.find_first_of(" \t\"'\\$`") == std::string::npos;
-    out += plain ? p : "'" + p + "'";
+    out += plain ? Inert(p) : "'" + Inert(p) + "'";
   }
   return out;
 }

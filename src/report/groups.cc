@@ -8,6 +8,7 @@
 
 #include "footprint/report.h"
 #include "util/json_text.h"
+#include "util/strings.h"
 
 namespace footprint {
 namespace {
@@ -111,7 +112,7 @@ std::string RunSet::Label() const {
   const RunRecord* first = !runs.empty()      ? &runs.front()
                            : !warmups.empty() ? &warmups.front()
                                               : nullptr;
-  std::string name = first ? first->name : "";
+  std::string name = first ? Inert(first->name) : "";
   if (is_group()) return "group " + group_id.substr(0, 8) + " (" + name + ")";
   return "run " + (first ? first->id.substr(0, 8) : std::string("?")) + " (" + name + ")";
 }

@@ -77,6 +77,25 @@ bool IsLoopback(std::string_view host) {
   return inet_pton(AF_INET, h.c_str(), &addr) == 1 && (ntohl(addr.s_addr) >> 24) == 127;
 }
 
+bool IsLoopbackHostHeader(std::string_view host) {
+  // "name", "name:port", "[v6]" or "[v6]:port"; the name, not an address it resolves to.
+  std::string_view name = host;
+  if (name.starts_with("[")) {
+    name = name.substr(0, name.find(']') + 1);
+  } else if (size_t colon = name.rfind(':'); colon != std::string_view::npos) {
+    name = name.substr(0, colon);
+  }
+  return name == "localhost" || name == "[::1]" || name == "127.0.0.1";
+}
+
+std::string Printable(std::string_view text) {
+  std::string out;
+  for (char c : text.substr(0, 100)) {
+    out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  }
+  return out;
+}
+
 std::string NewToken() {
   std::random_device random;  // the kernel's generator (getrandom) on Linux
   std::string token;
@@ -107,6 +126,21 @@ struct Server::Impl {
   int port = 0;
 
   explicit Impl(ServeOptions o) : options(std::move(o)), pool(options.db), api(pool) {}
+
+  // Without a token the server trusts whoever reaches it on loopback, so it must also make
+  // sure that the request was meant for loopback: a web page the user visits can make the
+  // browser send requests to a name it rebinds to 127.0.0.1 (DNS rebinding), but that request
+  // still carries the page's own name in Host. With a token, the token decides.
+  bool HostAccepted(const httplib::Request& req, httplib::Response& res) {
+    if (!options.token.empty()) return true;
+    if (IsLoopbackHostHeader(req.get_header_value("Host"))) return true;
+    SendError(res, 421,
+              "this server answers only requests addressed to 127.0.0.1, localhost or [::1] "
+              "(Host: " +
+                  Printable(req.get_header_value("Host")) +
+                  "); open the address footprint serve printed");
+    return false;
+  }
 
   bool Authorized(const httplib::Request& req, httplib::Response& res) {
     if (options.token.empty()) return true;
@@ -159,8 +193,9 @@ struct Server::Impl {
       setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     });  // GET only: no request has a body worth reading
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      return Authorized(req, res) ? httplib::Server::HandlerResponse::Unhandled
-                                  : httplib::Server::HandlerResponse::Handled;
+      return HostAccepted(req, res) && Authorized(req, res)
+                 ? httplib::Server::HandlerResponse::Unhandled
+                 : httplib::Server::HandlerResponse::Handled;
     });
     const PlotAssets* assets = EmbeddedPlotAssets();
     http.Get("/", [this, assets](const httplib::Request&, httplib::Response& res) {
@@ -260,12 +295,17 @@ Result<std::unique_ptr<Server>> Server::Start(ServeOptions options) {
   {
     auto lease = impl->pool.Acquire();  // the database exists and is footprint's
     if (!lease.ok()) return lease.status();
-    FP_ASSIGN_OR_RETURN(auto runs, (*lease)->ListRuns());
+    FP_RETURN_IF_ERROR((*lease)->ListRuns().status());
   }
   impl->Routes();
   const ServeOptions& o = impl->options;
-  impl->port = o.port == 0 ? impl->http.bind_to_any_port(o.host)
-                           : (impl->http.bind_to_port(o.host, o.port) ? o.port : -1);
+  // [::1] as a URL writes it; the socket wants the bare address.
+  std::string address = o.host;
+  if (address.size() > 2 && address.front() == '[' && address.back() == ']') {
+    address = address.substr(1, address.size() - 2);
+  }
+  impl->port = o.port == 0 ? impl->http.bind_to_any_port(address)
+                           : (impl->http.bind_to_port(address, o.port) ? o.port : -1);
   if (impl->port <= 0) {
     return IoError("cannot listen on " + o.host + ":" + std::to_string(o.port) +
                    " (in use, or not an address of this machine); choose another with --port "
@@ -279,7 +319,7 @@ const std::string& Server::token() const { return impl_->options.token; }
 
 std::string Server::Url() const {
   const std::string& host = impl_->options.host;
-  const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
+  const bool v6 = host.find(':') != std::string::npos && host.front() != '[';  // ::1
   std::string url = "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port()) + "/";
   if (!token().empty()) url += "?token=" + token();
   return url;

@@ -135,4 +135,41 @@ Result<std::pair<std::string, std::string>> ParseKeyValue(std::string_view text,
                                              std::string(text.substr(eq + 1)));
 }
 
+std::string Inert(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    // C1 controls are U+0080..U+009F: 0xC2 0x80..0x9F in UTF-8.
+    const bool c1 = c == 0xC2 && i + 1 < text.size() &&
+                    static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(text[i + 1]) <= 0x9F;
+    if (c >= 0x20 && c != 0x7F && !c1) {
+      out += text[i];
+      continue;
+    }
+    const unsigned code = c1 ? static_cast<unsigned char>(text[++i]) : c;
+    switch (code) {
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case 0x1B:
+        out += "\\e";
+        break;
+      default: {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\x%02x", code);
+        out += buf;
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace footprint

@@ -36,6 +36,11 @@ std::string FormatBytes(double bytes);
 Result<std::pair<std::string, std::string>> ParseKeyValue(std::string_view text,
                                                           std::string_view what);
 
+// Stored text made inert for a terminal: control characters (C0, DEL, C1) written as escapes
+// ("\e", "\n", "\x07"), so that a name can neither move the cursor, set the window title nor
+// break a table's line. Everything else, UTF-8 included, is kept.
+std::string Inert(std::string_view text);
+
 }  // namespace footprint
 
 #endif  // FOOTPRINT_UTIL_STRINGS_H_

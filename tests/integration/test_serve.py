@@ -37,8 +37,10 @@ class Served:
         self.token = m.group(3)
 
     def request(self, path, headers=None, method="GET"):
-        con = http.client.HTTPConnection("127.0.0.1", int(self.port), timeout=60)
-        con.putrequest(method, path, skip_accept_encoding=True)
+        address = "::1" if self.host == "[::1]" else "127.0.0.1"
+        con = http.client.HTTPConnection(address, int(self.port), timeout=60)
+        con.putrequest(method, path, skip_accept_encoding=True,
+                       skip_host="Host" in (headers or {}))
         for k, v in (headers or {}).items():
             con.putheader(k, v)
         con.endheaders()
@@ -354,6 +356,28 @@ def test_other_hosts_need_the_token(db):
         assert given.request("/api/info", {"Authorization": "Bearer sekret-token-123"})[0] == 200
     finally:
         given.stop()
+
+
+def test_loopback_without_token_answers_only_loopback_names(server):
+    # DNS rebinding: a page on evil.example points its name at 127.0.0.1, and the browser sends
+    # the page's requests here, but with the page's name in Host.
+    for host in ("evil.example", "evil.example:8765", "127.0.0.1.evil.example", "192.168.1.9",
+                 "localhost.evil.example:80", "\x1b]0;x"):
+        code, _, body = server.request("/api/runs", {"Host": host})
+        assert code == 421, host
+        assert "127.0.0.1, localhost or [::1]" in json.loads(body)["error"], host
+        assert "\x1b" not in json.loads(body)["error"]
+    for host in ("127.0.0.1", f"127.0.0.1:{server.port}", f"localhost:{server.port}", "[::1]:80"):
+        assert server.request("/api/info", {"Host": host})[0] == 200, host
+
+
+def test_ipv6_loopback(db):
+    s = Served(db, "--host", "[::1]")
+    try:
+        assert s.host == "[::1]" and s.token is None
+        assert s.request("/api/info")[0] == 200
+    finally:
+        assert s.stop()[0] == 0
 
 
 def test_sigint_and_sigterm_stop_it_cleanly(db):

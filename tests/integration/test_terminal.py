@@ -105,3 +105,19 @@ def test_units_are_scaled_for_people(db):
     duration = next(l for l in out.splitlines() if l.strip().startswith("duration"))
     assert duration.rstrip().endswith(("ms", "s")), duration
     assert "µs" in out or "ms" in out
+
+
+def test_escape_sequences_in_stored_text_never_reach_the_terminal(tmp_path):
+    # A run named to set the terminal's title and break the table, with a description, a tag
+    # and a command word doing the same.
+    db = tmp_path / "fp.db"
+    hostile = "esc\x1b]0;pwned\x07\nsecond line\x9b31m"
+    run_ok(db, ["sh", "-c", "true", hostile], "-n", hostile, "-d", hostile, "--tag", "k=" + hostile,
+           "--no-git")
+    for args in (["runs", "-o", db], ["show", "-o", db]):
+        status, out = on_pty(args)
+        assert status == 0, out
+        assert "\x1b]" not in out and "\x07" not in out and "\x9b" not in out, (args, out)
+        assert "esc\\e]0;pwned\\x07\\nsecond line\\x9b31m" in out, (args, out)
+    status, out = on_pty(["runs", "-o", db])
+    assert len([l for l in out.splitlines() if l.strip()]) == 2  # the header and one row
