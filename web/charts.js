@@ -41,6 +41,10 @@
     }
   }
   function colorOf(run) { return palette[run % palette.length]; }
+  // A run's status as people read it: samples lost to the database make it incomplete.
+  function statusText(run) {
+    return run.incomplete ? run.status + ', incomplete: ' + run.incomplete : run.status;
+  }
   function fade(hex, alpha) {
     const n = parseInt(hex.slice(1), 16);
     return 'rgba(' + (n >> 16) + ',' + ((n >> 8) & 255) + ',' + (n & 255) + ',' + alpha + ')';
@@ -450,5 +454,5 @@
 
   window.FootprintCharts = {createView: createView, format: format, escapeHtml: escapeHtml,
                             download: download, csvField: csvField, colorOf: colorOf,
-                            fileStem: fileStem};
+                            fileStem: fileStem, statusText: statusText};
 })();

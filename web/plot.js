@@ -28,7 +28,7 @@
         '<th>duration</th><th>command</th></tr>';
     runs.forEach(function (r, i) {
       const tr = document.createElement('tr');
-      const cells = ['', r.label + ' (' + r.id + ')', r.status,
+      const cells = ['', r.label + ' (' + r.id + ')', fc.statusText(r),
                      new Date(r.started_ms).toISOString().replace('T', ' ').slice(0, 19),
                      format('s', r.duration_s), r.command];
       cells.forEach(function (text, j) {

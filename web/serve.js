@@ -143,7 +143,7 @@
             });
             rl.appendChild(check);
             rl.appendChild(el('span', r.name || r.id.slice(0, 8), 'fp-run-name'));
-            rl.appendChild(el('span', ' ' + r.id.slice(0, 8) + ' · ' + r.status + ' · ' +
+            rl.appendChild(el('span', ' ' + r.id.slice(0, 8) + ' · ' + fc.statusText(r) + ' · ' +
                               format('s', r.duration_s), 'fp-run-meta'));
             rl.title = r.id + ' started ' + new Date(r.started_at_ns / 1e6).toISOString();
             li.appendChild(rl);
@@ -198,7 +198,7 @@
       s.style.background = fc.colorOf(i);
       swatch.appendChild(s);
       tr.appendChild(swatch);
-      [r.label + ' (' + r.id + ')', r.status,
+      [r.label + ' (' + r.id + ')', fc.statusText(r),
        new Date(r.started_ms).toISOString().replace('T', ' ').slice(0, 19),
        format('s', r.duration_s), r.command].forEach(function (text) {
         tr.appendChild(el('td', text));

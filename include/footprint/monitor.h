@@ -65,8 +65,11 @@ struct MonitorOptions {
   Env* env = &Env::Default();
 };
 
-// Smallest sampling interval accepted.
+// Sampling intervals accepted: 1 ms to 1 h (beyond, a run would hold one sample).
 inline constexpr int64_t kMinIntervalNs = 1'000'000;
+inline constexpr int64_t kMaxIntervalNs = int64_t{3600} * 1'000'000'000;
+// Invalid argument naming `what` when `interval_ns` is outside [kMinIntervalNs, kMaxIntervalNs].
+Status CheckInterval(int64_t interval_ns, const std::string& what);
 
 struct MonitorOutcome {
   RunRecord run;                         // as stored at the end
@@ -76,6 +79,11 @@ struct MonitorOutcome {
   int exit_status = 0;
   std::string launch_error;           // why the command could not be started, if it could not
   std::vector<std::string> warnings;  // things the user should know (dropped samples, ...)
+  // When the database vanished during the run (deleted or replaced): where the run was saved
+  // instead, with every other run the file held; empty when it could not be saved (the
+  // warnings say why) or nothing vanished.
+  bool database_vanished = false;
+  std::string saved_to;
   // The first of SIGINT, SIGTERM, SIGHUP, SIGQUIT that reached footprint while the command
   // ran (from a terminal or another process), 0 if none: a caller running several commands
   // stops there.

@@ -58,6 +58,10 @@ struct RunRecord {
   std::optional<int64_t> heartbeat_ns;  // UTC wall clock of the last flush while running
 };
 
+// Why the run's series are not whole (meta "incomplete": samples lost to a failing or slow
+// database), or nullopt when nothing was lost.
+std::optional<std::string> IncompleteReason(const RunRecord& run);
+
 struct SeriesRecord {
   int64_t id = 0;
   std::string run_id;
@@ -170,6 +174,14 @@ class Store {
   // Human-readable location, for messages.
   virtual const std::string& location() const = 0;
   virtual bool read_only() const = 0;
+
+  // Whether what this handle wrote can still be found at location(): a database file deleted
+  // (or its folder) or replaced by another file while open goes on taking writes that nobody
+  // will read. OK, or kDatabase saying what happened to it.
+  virtual Status CheckLocation() = 0;
+  // Writes a consistent copy of everything this handle sees to a new file at `path` (the
+  // rescue of a database that vanished). kDatabase when it cannot.
+  virtual Status SaveCopyTo(const std::string& path) = 0;
 };
 
 // Opens (and, unless read-only, creates and migrates) the store at `location`.

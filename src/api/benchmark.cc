@@ -18,6 +18,7 @@
 
 #include "api/cuda_timer.h"
 #include "footprint/api.h"
+#include "footprint/monitor.h"
 #include "probe/process_tree_probe.h"
 #include "probe/rapl_probe.h"
 #include "probe/system_probe.h"
@@ -679,6 +680,7 @@ Benchmark::~Benchmark() { (void)Close(); }
 Benchmark* Benchmark::Current() { return g_current.load(std::memory_order_acquire); }
 
 Result<std::unique_ptr<Benchmark>> Benchmark::Open(const BenchmarkOptions& options) {
+  FP_RETURN_IF_ERROR(CheckInterval(options.interval_ns, "the sampling interval"));
   const char* env_run = std::getenv("FOOTPRINT_RUN_ID");
   const bool join = options.join && env_run != nullptr && *env_run != '\0';
   if (join) {

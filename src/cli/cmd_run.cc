@@ -61,7 +61,7 @@ void PrintOutcome(const MonitorOutcome& out, const std::string& db, const std::s
             << FormatBytes(total("peak_memory_bytes")) << ", io "
             << FormatBytes(total("io_read_bytes")) << " read / "
             << FormatBytes(total("io_write_bytes")) << " written\n";
-  if (label.empty()) {
+  if (label.empty() && !out.database_vanished) {  // else the warnings said where it went
     std::cerr << "footprint: run " << out.run.id.substr(0, 8) << " stored in " << db
               << " (footprint show " << out.run.id.substr(0, 8) << ")\n";
   }
@@ -95,12 +95,21 @@ void PrintGroup(const GroupOutcome& group, const RepeatOptions& repeat, const st
     if (d.sd) std::cerr << " ± " << FormatDuration(*d.sd);
     std::cerr << " over " << d.n << " ok";
   }
+  const MonitorOutcome* last = group.runs.empty() ? nullptr : &group.runs.back();
   if (group.signal_received != 0) {
     std::cerr << "; stopped by signal " << group.signal_received;
+  } else if (last != nullptr && last->database_vanished) {
+    std::cerr << "; stopped: the database vanished";
   } else if (!group.complete) {
     std::cerr << "; stopped after a failing run (--keep-going runs them all)";
   }
-  std::cerr << "; stored in " << db << " (footprint show group:" << id << ")\n";
+  if (last == nullptr || !last->database_vanished) {
+    std::cerr << "; stored in " << db << " (footprint show group:" << id << ")";
+  } else if (!last->saved_to.empty()) {
+    std::cerr << "; saved to " << last->saved_to << " (footprint show -o " << last->saved_to
+              << " group:" << id << ")";
+  }
+  std::cerr << "\n";
 }
 
 }  // namespace
@@ -198,6 +207,8 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
         return kExitRunFailed;
       }
       report(*outcome, "");
+      // A run stored nowhere is footprint's failure, whatever the command did.
+      if (outcome->database_vanished && outcome->saved_to.empty()) return kExitRunFailed;
       return outcome->exit_status;
     }
     auto group = RunRepeated(**store, o, args->repeat, [&](const MonitorOutcome& out) {

@@ -180,8 +180,9 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
       << (r.status == RunStatus::kInterrupted
               ? "  (footprint stopped before the command ended; data up to its last flush)"
               : "")
-      << "\n"
-      << "started  " << FormatUtc(r.started_at_ns) << " UTC on " << r.host << " by " << r.user
+      << "\n";
+  if (auto lost = IncompleteReason(r)) out << "lost     " << Inert(*lost) << "\n";
+  out << "started  " << FormatUtc(r.started_at_ns) << " UTC on " << r.host << " by " << r.user
       << "\n"
       << "command  " << FormatCommand(r.command) << "\n"
       << "cwd      " << Inert(r.cwd) << "\n";

@@ -155,6 +155,7 @@ std::string RunStatusText(const RunRecord& r) {
   if (r.exit_code && (*r.exit_code != 0 || r.status != RunStatus::kOk)) {
     s += " (exit " + std::to_string(*r.exit_code) + ")";
   }
+  if (IncompleteReason(r)) s += ", incomplete";
   return s;
 }
 

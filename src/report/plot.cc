@@ -315,6 +315,7 @@ Result<std::string> PlotDataJson(Store& store, const std::vector<RunRecord>& run
     for (const std::string& word : r.command) command += (command.empty() ? "" : " ") + word;
     j.Open('{').Key("id").Str(r.id).Key("name").Str(r.name).Key("label").Str(RunLabel(r));
     j.Key("status").Str(RunStatusName(r.status)).Key("command").Str(command);
+    if (auto lost = IncompleteReason(r)) j.Key("incomplete").Str(*lost);
     j.Key("started_ms").Int(r.started_at_ns / kNsPerMs).Key("duration_s").Num(ends.back());
     j.Close('}');
   }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,7 @@
 #include "util/file.h"
 #include "util/json_text.h"
 #include "util/proc_parse.h"
+#include "util/strings.h"
 
 namespace footprint {
 namespace {
@@ -114,19 +116,22 @@ MetricIntervals ResolveIntervals(const MonitorOptions& o) {
 
 }  // namespace
 
+Status CheckInterval(int64_t interval_ns, const std::string& what) {
+  if (interval_ns < kMinIntervalNs || interval_ns > kMaxIntervalNs) {
+    char got[32];
+    std::snprintf(got, sizeof got, "%g s", static_cast<double>(interval_ns) / 1e9);
+    return InvalidArgument(what + " must be between 1ms and 1h (got " + got + ")");
+  }
+  return Status::Ok();
+}
+
 Status ValidateMonitorOptions(const MonitorOptions& o) {
   if (o.command.empty() || o.command[0].empty()) {
     return InvalidArgument("no command to run; write it after --, e.g. footprint run -- sleep 1");
   }
-  auto check = [](int64_t ns, const std::string& what) -> Status {
-    if (ns < kMinIntervalNs) {
-      return InvalidArgument(what + " must be at least 1ms (got " + std::to_string(ns) + " ns)");
-    }
-    return Status::Ok();
-  };
-  FP_RETURN_IF_ERROR(check(o.interval_ns, "the sampling interval"));
+  FP_RETURN_IF_ERROR(CheckInterval(o.interval_ns, "the sampling interval"));
   for (const auto& [m, ns] : o.metric_interval_ns) {
-    FP_RETURN_IF_ERROR(check(ns, "the interval of " + std::string(InfoOf(m).name)));
+    FP_RETURN_IF_ERROR(CheckInterval(ns, "the interval of " + std::string(InfoOf(m).name)));
   }
   if (o.flush_interval_ns <= 0 || o.flush_interval_ns > kNsPerSec) {
     return InvalidArgument("the flush interval must be between 0 and 1s");
@@ -388,6 +393,36 @@ void Conclude(const WaitResult& w, const TotalsInputs& accounts, MonitorSession&
 
 }  // namespace
 
+namespace {
+
+// A database deleted or replaced during the run keeps taking writes nobody will read: what the
+// open handle holds is copied next to where it was, else to $TMPDIR (or /tmp).
+void RescueIfVanished(Env& env, Store& store, MonitorOutcome& out) {
+  const Status where = store.CheckLocation();
+  if (where.ok()) return;
+  out.database_vanished = true;
+  const std::string name = "footprint-rescued-" + out.run.id.substr(0, 8) + ".db";
+  std::string folder = store.location();
+  folder = folder.rfind('/') == std::string::npos ? "." : folder.substr(0, folder.rfind('/'));
+  const std::string tmp = env.Var("TMPDIR").value_or("");
+  std::string why;
+  for (const std::string& dir : {folder, tmp.empty() ? std::string("/tmp") : tmp}) {
+    const std::string path = dir + "/" + name;
+    if (Status st = store.SaveCopyTo(path); !st.ok()) {
+      why = st.message();
+      continue;
+    }
+    out.saved_to = path;
+    out.warnings.push_back(where.message() + "; the run was saved to " + path +
+                           " instead (footprint show -o " + path + ")");
+    return;
+  }
+  out.warnings.push_back(where.message() + ", and the run could not be saved elsewhere (" + why +
+                         "): it is lost");
+}
+
+}  // namespace
+
 Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   FP_RETURN_IF_ERROR(ValidateMonitorOptions(opt));
   Env& env = *opt.env;
@@ -463,6 +498,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
                            "); it will show as interrupted");
   }
   out.run = std::move(p.run);
+  RescueIfVanished(env, store, out);
   return out;
 }
 
@@ -530,6 +566,7 @@ Result<GroupOutcome> RunRepeated(Store& store, MonitorOptions options, const Rep
       return group;
     }
     if (last.exit_status != 0 && !repeat.keep_going) return group;
+    if (last.database_vanished) return group;  // further runs would be written nowhere
   }
   group.signal_received = catcher.received();
   group.complete = true;

@@ -110,6 +110,7 @@ void Sampler::Pass(int64_t deadline_ns, const MetricSet& due, bool measure_self)
   }
   queue_.Push(batch_);
   ++stats_.passes;
+  stats_.samples += batch_.size();
 }
 
 void Sampler::Loop() {

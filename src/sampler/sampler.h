@@ -34,7 +34,8 @@ class Sampler {
   struct Stats {
     uint64_t passes = 0;
     uint64_t missed_deadlines = 0;
-    int64_t cpu_ns = 0;  // CPU time of the sampler thread
+    uint64_t samples = 0;  // pushed to the queue (those it dropped included)
+    int64_t cpu_ns = 0;    // CPU time of the sampler thread
   };
 
   // `probes` are owned. Series ids come from the store, in the order the probes declared

@@ -277,6 +277,7 @@ ApiResponse Tree(Store& store, const Params& params) {
                     {"duration_s", RunDuration(r, {})},
                     {"group_id", r.group_id.empty() ? json(nullptr) : json(r.group_id)},
                     {"repetition", r.repetition}});
+    if (auto lost = IncompleteReason(r)) list.back()["incomplete"] = *lost;
     ++listed;
   }
   json experiments = json::array();

@@ -1,6 +1,7 @@
 #include "session/monitor_session.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <system_error>
 
@@ -16,6 +17,11 @@ double CpuSeconds(const rusage& ru) { return Seconds(ru.ru_utime) + Seconds(ru.r
 
 }  // namespace
 
+void WarnOnStderr(const std::string& line) {
+  const std::string text = "footprint: warning: " + line + "\n";
+  (void)!::write(STDERR_FILENO, text.data(), text.size());
+}
+
 MonitorSession::MonitorSession(Store& store, std::string run_id,
                                std::vector<std::unique_ptr<Probe>> probes, const Options& options)
     : store_(store),
@@ -24,6 +30,7 @@ MonitorSession::MonitorSession(Store& store, std::string run_id,
       queue_(options.queue_capacity),
       sampler_(*options.env, std::move(probes), options.intervals, queue_),
       writer_(*options.env, store, queue_, run_id_, options.flush_interval_ns) {
+  writer_.set_notice(options.on_data_loss);
   // footprint's cost of this run is counted from here: the probes' discovery, the series, the
   // command's start, sampling, writing and the end.
   ::getrusage(RUSAGE_SELF, &self_at_start_);
@@ -100,11 +107,20 @@ void MonitorSession::Finish(ProbeFindings& findings) {
   const Writer::Stats ws = writer_.stats();
   monitor["sampler"] = {{"passes", ss.passes},
                         {"missed_deadlines", ss.missed_deadlines},
+                        {"samples", ss.samples},
                         {"cpu_s", static_cast<double>(ss.cpu_ns) / 1e9}};
   monitor["writer"] = {{"flushes", ws.flushes},
                        {"samples_written", ws.samples_written},
                        {"failed_flushes", ws.failed_flushes}};
-  monitor["samples_dropped"] = queue_.dropped() + ws.samples_dropped + ws.samples_unwritten;
+  const uint64_t lost = queue_.dropped() + ws.samples_dropped + ws.samples_unwritten;
+  monitor["samples_dropped"] = lost;
+  monitor["write_failures"] = ws.failed_flushes;
+  if (lost > 0) {
+    findings.meta["incomplete"] =
+        std::to_string(lost) + " of " + std::to_string(lost + ws.samples_written) +
+        " samples were lost" +
+        (ws.failed_flushes > 0 ? " (" + ws.first_error + ")" : " (the database could not keep up)");
+  }
   if (queue_.dropped() > 0) {
     findings.warnings.push_back(std::to_string(queue_.dropped()) +
                                 " samples were dropped because the database could not keep up");

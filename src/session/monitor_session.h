@@ -31,6 +31,9 @@
 
 namespace footprint {
 
+// "footprint: warning: LINE" on stderr, in one write.
+void WarnOnStderr(const std::string& line);
+
 class MonitorSession {
  public:
   struct Options {
@@ -42,6 +45,10 @@ class MonitorSession {
     // time and peak RSS during the session are footprint's cost. False in-process (the API),
     // where the process is the measured program: only footprint's threads are its cost.
     bool owns_process = true;
+    // Hears, while the run goes on, of writes that fail and samples that are lost (the
+    // Writer's notice: rate-limited lines, on the writer thread). None: nothing is said
+    // before Finish.
+    Writer::Notice on_data_loss = WarnOnStderr;
   };
 
   // `probes` are owned; the store must outlive the session.
@@ -68,8 +75,9 @@ class MonitorSession {
   // The sampler's last pass, then the writer's last flush. Idempotent.
   void Stop();
   // After Stop: each probe's findings, footprint's own cost (totals monitor_cpu_s and, when it
-  // owns the process, monitor_peak_rss_bytes), meta.monitor (sampler, writer, losses) and one
-  // warning per kind of data that did not reach the store.
+  // owns the process, monitor_peak_rss_bytes), meta.monitor (sampler, writer, losses), one
+  // warning per kind of data that did not reach the store and, when samples were lost,
+  // meta.incomplete: why the run's series are not whole.
   void Finish(ProbeFindings& findings);
 
   // After Stop: CPU time of the session's threads.

@@ -4,13 +4,17 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <type_traits>
+#include <utility>
 
 #include "footprint/store.h"
 #include "store/schema.h"
+#include "util/clock.h"
 #include "util/json_text.h"
 
 namespace footprint {
@@ -107,8 +111,12 @@ class SqliteStore final : public Store {
   Result<std::map<std::string, double>> LoadTotals(const std::string& run_id) override;
   const std::string& location() const override { return path_; }
   bool read_only() const override { return read_only_; }
+  Status CheckLocation() override;
+  Status SaveCopyTo(const std::string& path) override;
 
  private:
+  // Journal mode, pragmas and schema: the steps of Init that other connections can lock.
+  Status Configure();
   // An error from the last call on db_, phrased for people.
   Status Error(std::string_view doing) const;
   // Prepares `s` on first use (statements kept for the writer's repeated inserts).
@@ -140,8 +148,9 @@ class SqliteStore final : public Store {
   sqlite3* db_;
   std::string path_;
   bool read_only_;
-  Stmt insert_sample_, heartbeat_;                // prepared once, for the writer's hot path
-  Stmt insert_scope_, end_scope_, insert_value_;  // prepared on first use
+  std::optional<std::pair<dev_t, ino_t>> opened_file_;  // the file opened, for CheckLocation
+  Stmt insert_sample_, heartbeat_;                      // prepared once, for the writer's hot path
+  Stmt insert_scope_, end_scope_, insert_value_;        // prepared on first use
 };
 
 Status SqliteStore::Error(std::string_view doing) const {
@@ -162,6 +171,13 @@ Status SqliteStore::Error(std::string_view doing) const {
                            "another file with -o");
     case SQLITE_FULL:
       return DatabaseError(what + "; free some disk space");
+    case SQLITE_IOERR: {  // "disk I/O error": the system's reason says more
+      const int err = sqlite3_system_errno(db_);
+      if (err == ENOSPC || err == EDQUOT) {
+        return DatabaseError(what + " (the disk is full); free some disk space");
+      }
+      return DatabaseError(err != 0 ? what + " (" + std::strerror(err) + ")" : what);
+    }
     case SQLITE_BUSY:
       return DatabaseError(what + "; another process held the database too long, try again");
     default:
@@ -231,9 +247,40 @@ Status SqliteStore::Migrate() {
   return Exec("COMMIT", "cannot commit the schema to");
 }
 
+// True when the last error on `db` was another connection's lock.
+static bool Busy(sqlite3* db) {
+  const int rc = sqlite3_errcode(db) & 0xff;
+  return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
+}
+
 Status SqliteStore::Init(const StoreOptions& options) {
   sqlite3_busy_timeout(db_, options.busy_timeout_ms);
   sqlite3_extended_result_codes(db_, 1);
+  struct stat st;
+  if (::stat(path_.c_str(), &st) == 0) opened_file_ = {st.st_dev, st.st_ino};
+  // SQLite answers "database is locked" at once, without its busy handler, where waiting could
+  // deadlock: switching to WAL, or a read turning into a write while another connection
+  // creates the same new file. Such steps are retried here within the same busy timeout.
+  const int64_t give_up_ns = MonotonicNs() + int64_t{options.busy_timeout_ms} * 1'000'000;
+  Status st_init;
+  for (int attempt = 0;; ++attempt) {
+    st_init = Configure();
+    if (st_init.ok() || !Busy(db_) || MonotonicNs() > give_up_ns) break;
+    ::usleep(static_cast<useconds_t>(1000 + (attempt % 10) * 1000));
+  }
+  FP_RETURN_IF_ERROR(st_init);
+  if (!read_only_) {
+    if (insert_sample_.Prepare(
+            db_, "INSERT OR REPLACE INTO samples(series_id, t_ns, value) VALUES (?, ?, ?)") !=
+            SQLITE_OK ||
+        heartbeat_.Prepare(db_, "UPDATE runs SET heartbeat_ns = ? WHERE id = ?") != SQLITE_OK) {
+      return Error("cannot prepare statements on");
+    }
+  }
+  return Status::Ok();
+}
+
+Status SqliteStore::Configure() {
   if (!read_only_) {
     // WAL: readers never block the writer, and a killed writer leaves a valid database.
     Stmt mode;
@@ -248,15 +295,41 @@ Status SqliteStore::Init(const StoreOptions& options) {
   FP_RETURN_IF_ERROR(Exec("PRAGMA foreign_keys=ON", "cannot configure"));
   // Appends need little cache; the default 2 MiB grew footprint's resident set by as much.
   FP_RETURN_IF_ERROR(Exec("PRAGMA cache_size=-256", "cannot configure"));
-  FP_RETURN_IF_ERROR(Migrate());
-  if (!read_only_) {
-    if (insert_sample_.Prepare(
-            db_, "INSERT OR REPLACE INTO samples(series_id, t_ns, value) VALUES (?, ?, ?)") !=
-            SQLITE_OK ||
-        heartbeat_.Prepare(db_, "UPDATE runs SET heartbeat_ns = ? WHERE id = ?") != SQLITE_OK) {
-      return Error("cannot prepare statements on");
-    }
+  return Migrate();
+}
+
+Status SqliteStore::CheckLocation() {
+  struct stat st;
+  if (::stat(path_.c_str(), &st) != 0) {
+    return DatabaseError("the database " + path_ + " was deleted while footprint wrote to it (" +
+                         std::strerror(errno) + ")");
   }
+  if (opened_file_ && (st.st_dev != opened_file_->first || st.st_ino != opened_file_->second)) {
+    return DatabaseError("the database " + path_ +
+                         " was replaced by another file while footprint wrote to it");
+  }
+  return Status::Ok();
+}
+
+Status SqliteStore::SaveCopyTo(const std::string& path) {
+  if (::access(path.c_str(), F_OK) == 0) {
+    return DatabaseError("cannot save a copy to " + path + ": the file exists");
+  }
+  sqlite3* copy = nullptr;
+  int rc =
+      sqlite3_open_v2(path.c_str(), &copy, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  sqlite3_backup* backup =
+      rc == SQLITE_OK ? sqlite3_backup_init(copy, "main", db_, "main") : nullptr;
+  if (backup != nullptr) {
+    rc = sqlite3_backup_step(backup, -1);
+    sqlite3_backup_finish(backup);
+    rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+  } else if (rc == SQLITE_OK) {
+    rc = sqlite3_errcode(copy);
+  }
+  std::string why = rc == SQLITE_OK ? "" : (copy ? sqlite3_errmsg(copy) : sqlite3_errstr(rc));
+  sqlite3_close_v2(copy);
+  if (rc != SQLITE_OK) return DatabaseError("cannot save a copy to " + path + ": " + why);
   return Status::Ok();
 }
 
@@ -576,6 +649,15 @@ Result<std::map<std::string, double>> SqliteStore::LoadTotals(const std::string&
 
 }  // namespace
 
+std::optional<std::string> IncompleteReason(const RunRecord& run) {
+  if (run.meta_json.find("\"incomplete\"") == std::string::npos) return std::nullopt;  // fast
+  json meta = json::parse(run.meta_json, nullptr, false);
+  if (!meta.is_object() || !meta.contains("incomplete") || !meta["incomplete"].is_string()) {
+    return std::nullopt;
+  }
+  return meta["incomplete"].get<std::string>();
+}
+
 std::string_view RunStatusName(RunStatus s) {
   switch (s) {
     case RunStatus::kRunning:
@@ -605,6 +687,32 @@ std::string DefaultStoreLocation(Env& env) {
   return db && !db->empty() ? *db : "footprint.db";
 }
 
+namespace {
+
+// True when the folder holding `path` is on a file system mounted read-only.
+bool OnReadOnlyMedium(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  return ::access(dir.c_str(), W_OK) != 0 && errno == EROFS;
+}
+
+// `path` with the characters a URI filename reserves percent-encoded.
+std::string UriEscaped(const std::string& path) {
+  std::string out;
+  for (unsigned char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Store>> OpenStore(const std::string& location, const StoreOptions& options) {
   std::string path = location;
   if (path.rfind("sqlite:", 0) == 0) path = path.substr(7);
@@ -625,8 +733,15 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& location, const Stor
     return DatabaseError(path + " is a folder; give a database file with -o");
   }
   int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  // On a read-only medium nobody can write the file, and SQLite could not create the shared
+  // memory file a WAL database is read through: it is opened as immutable instead.
+  std::string name = path;
+  if (read_only && OnReadOnlyMedium(path)) {
+    name = "file:" + UriEscaped(path) + "?immutable=1";
+    flags |= SQLITE_OPEN_URI;
+  }
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(name.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string why = db ? sqlite3_errmsg(db) : "out of memory";
     int err = errno;

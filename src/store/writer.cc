@@ -45,11 +45,38 @@ void Writer::Flush() {
     stats_.samples_written += pending_.size();
     ++stats_.flushes;
     pending_.clear();
+    if (failing_ && notice_) {
+      notice_("writing to the database works again; " + std::to_string(Lost()) +
+              " samples were lost in all");
+    }
+    failing_ = false;
   } else {
     ++stats_.failed_flushes;
     if (stats_.first_error.empty()) stats_.first_error = st.message();
     stats_.last_error = st.message();
   }
+  // A first failure and the queue's first losses are said at once, the rest rate-limited.
+  const bool queue_losing = queue_.dropped() > queue_dropped_said_;
+  const bool new_trouble = (!st.ok() && !failing_) || (queue_losing && queue_dropped_said_ == 0);
+  failing_ = !st.ok();
+  if (!st.ok() || queue_losing) NoticeTrouble(new_trouble);
+}
+
+uint64_t Writer::Lost() const { return stats_.samples_dropped + queue_.dropped(); }
+
+void Writer::NoticeTrouble(bool new_trouble) {
+  const int64_t now = env_.MonotonicNs();
+  if (!notice_ || (!new_trouble && now - last_notice_ns_ < kNoticeEveryNs)) return;
+  last_notice_ns_ = now;
+  queue_dropped_said_ = queue_.dropped();
+  std::string line;
+  if (stats_.failed_flushes > 0) {
+    line = "writing samples to the database failed " + std::to_string(stats_.failed_flushes) +
+           " time(s) (" + stats_.last_error + "); ";
+  }
+  line += std::to_string(Lost()) + " samples lost so far";
+  if (!pending_.empty()) line += ", " + std::to_string(pending_.size()) + " kept for a retry";
+  notice_(line + "; the command goes on");
 }
 
 void Writer::Loop() {

@@ -6,8 +6,10 @@
 // write keeps the batch and retries it at the next flush, so a briefly locked or slow database
 // loses nothing. The batch kept for retries is bounded (max_pending samples): while the store
 // keeps failing, newly drained samples beyond the bound are dropped and counted (the oldest
-// are kept, so every series keeps its start). The first and the last error are kept. The
-// sampler never waits for the writer, so a failing store never slows the measured command.
+// are kept, so every series keeps its start). The first and the last error are kept, and
+// trouble is said as it happens through the notice: a first failure or new losses of the queue
+// at once, then at most one line every 10 s, and once more when the store works again. The sampler
+// never waits for the writer, so a failing store never slows the measured command.
 //
 // Thread-safety: Start/Stop from the controlling thread. The store is used only by the writer
 // thread between Start and Stop.
@@ -17,6 +19,7 @@
 #include <sys/resource.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,12 +44,18 @@ class Writer {
 
   // The default bound on the retry batch: 2^18 samples, 6 MiB.
   static constexpr size_t kDefaultMaxPending = size_t{1} << 18;
+  // Least time between two notices of the same trouble.
+  static constexpr int64_t kNoticeEveryNs = 10'000'000'000;
+  // Receives one line (no "footprint:" prefix, no newline), on the writer thread.
+  using Notice = std::function<void(const std::string&)>;
 
   // Time (the flush deadlines, the run's heartbeat) comes from `env`.
   Writer(Env& env, Store& store, SampleQueue& queue, std::string run_id, int64_t flush_interval_ns,
          size_t max_pending = kDefaultMaxPending);
   ~Writer();
 
+  // Before Start: who hears of failed writes and lost samples while the run goes on.
+  void set_notice(Notice notice) { notice_ = std::move(notice); }
   void Start();
   // Closes the queue, writes everything left and joins the thread.
   void Stop();
@@ -57,6 +66,10 @@ class Writer {
  private:
   void Loop();
   void Flush();
+  // Says the trouble at once when `new_trouble`, else when the last notice is kNoticeEveryNs old.
+  void NoticeTrouble(bool new_trouble);
+  // Samples lost so far: dropped here or by the queue.
+  uint64_t Lost() const;
 
   Env& env_;
   Store& store_;
@@ -67,6 +80,10 @@ class Writer {
   std::vector<SamplePoint> pending_;  // drained but not yet committed
   std::vector<SamplePoint> drained_;
   Stats stats_;
+  Notice notice_;
+  int64_t last_notice_ns_ = 0;
+  bool failing_ = false;             // the last flush failed
+  uint64_t queue_dropped_said_ = 0;  // the queue's losses as last said
   std::thread thread_;
 };
 

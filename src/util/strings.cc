@@ -86,6 +86,13 @@ Result<int64_t> ParseDurationNs(std::string_view text) {
         "number means seconds)";
     return InvalidArgument(std::move(message));
   }
+  // int64 nanoseconds end at 292 years: beyond, the conversion itself would overflow.
+  if (*value * scale >= 0x1p63) {
+    std::string message = "'";
+    message += text;
+    message += "' is too long a duration; footprint counts in nanoseconds up to 292 years";
+    return InvalidArgument(std::move(message));
+  }
   return static_cast<int64_t>(std::llround(*value * scale));
 }
 

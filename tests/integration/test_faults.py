@@ -1,8 +1,14 @@
-"""Faults: footprint killed with SIGKILL mid-run, and many footprints writing one database."""
+"""Faults: footprint killed with SIGKILL mid-run, many footprints writing one database, the
+database deleted, replaced or made read-only under a run, read-only media, and arguments out
+of range."""
 import os
+import re
 import signal
+import sqlite3
 import subprocess
 import time
+
+import pytest
 
 from fp_helpers import (
     FOOTPRINT,
@@ -10,12 +16,16 @@ from fp_helpers import (
     cgroup_dirs,
     clean_env,
     connect,
+    describe,
+    fp,
     kill_group,
     metric,
     pid_alive,
+    plot_data,
     run_ok,
     runs_json,
     show,
+    single_error_line,
     wait_for,
     wl,
 )
@@ -175,3 +185,151 @@ def test_live_run_shows_as_running_with_its_samples_so_far(tmp_path):
     s = show(db, "last")
     assert s["run"]["status"] == "failed" and s["run"]["exit_code"] == 42
     assert s["run"]["duration_s"] > 1.0
+
+
+def _stored_samples(db, run_id):
+    with connect(db) as con:
+        (n,) = con.execute(
+            "SELECT count(*) FROM samples s JOIN series r ON r.id = s.series_id "
+            "WHERE r.run_id = ?", (run_id,)).fetchone()
+    con.close()
+    return n
+
+
+def _rescued_path(proc):
+    m = re.search(r"the run was saved to (\S+) instead", proc.stderr)
+    assert m, describe(proc)
+    return m.group(1)
+
+
+@pytest.mark.parametrize("fault,script", [
+    ("was deleted", "sleep 0.3; rm -rf {folder}; sleep 0.3"),
+    ("was replaced by another file",
+     "sleep 0.3; mv {folder}/db.sqlite {folder}/old.sqlite; cp {folder}/old.sqlite "
+     "{folder}/db.sqlite; sleep 0.3"),
+])
+def test_database_vanishing_mid_run_is_saved_elsewhere_never_reported_stored(
+        tmp_path, fault, script):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    db = folder / "db.sqlite"
+    run_ok(db, ["true"], "--no-git")  # an earlier run, which must survive too
+    proc = fp("run", "-o", db, "--no-git", "-i", "10ms", "--", "/bin/sh", "-c",
+              script.format(folder=folder), env=clean_env(TMPDIR=tmp_path))
+    assert proc.returncode == 0, describe(proc)  # the command's own status
+    assert f"the database {db} {fault} while footprint wrote to it" in proc.stderr, describe(proc)
+    assert "stored in" not in proc.stderr, describe(proc)
+    rescued = _rescued_path(proc)
+    # Next to the old file when its folder is still there, else in $TMPDIR.
+    assert os.path.dirname(rescued) == str(folder if folder.exists() else tmp_path)
+    runs = runs_json(rescued)
+    assert [r["name"] for r in runs] == ["true", "sh"]
+    s = show(rescued, runs[1]["id"])
+    assert s["run"]["status"] == "ok"
+    written = s["meta"]["monitor"]["writer"]["samples_written"]
+    assert written > 20 and _stored_samples(rescued, runs[1]["id"]) == written
+
+
+def test_database_made_read_only_mid_run_loses_nothing(tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    db = folder / "db.sqlite"
+    proc = fp("run", "-o", db, "--no-git", "-i", "10ms", "--", "/bin/sh", "-c",
+              f"sleep 0.3; chmod a-w {db} {folder}; sleep 0.3")
+    os.chmod(folder, 0o755)
+    assert proc.returncode == 0 and "warning" not in proc.stderr, describe(proc)
+    os.chmod(db, 0o644)
+    (run,) = runs_json(db)
+    s = show(db, run["id"])
+    written = s["meta"]["monitor"]["writer"]["samples_written"]
+    assert s["meta"]["monitor"]["samples_dropped"] == 0
+    assert written > 20 and _stored_samples(db, run["id"]) == written
+
+
+def _mount(*args):
+    return subprocess.run(["mount", *args], capture_output=True, text=True).returncode == 0
+
+
+def test_databases_on_read_only_media_are_read(tmp_path):
+    folder = tmp_path / "media"
+    folder.mkdir()
+    db = folder / "db.sqlite"
+    run_ok(db, [wl("burn"), "1", "0.2"], "--no-git", "-i", "10ms")
+    if not _mount("--bind", folder, folder):
+        pytest.skip("cannot bind-mount here (needs root and mount rights)")
+    try:
+        if not _mount("-o", "remount,ro,bind", folder):
+            pytest.skip("cannot remount read-only here")
+        (run,) = runs_json(db)
+        s = show(db, run["id"])
+        assert s["run"]["status"] == "ok" and metric(s, "cpu")["count"] > 5
+        proc = fp("run", "-o", db, "--no-git", "--", "true")
+        assert proc.returncode == 125, describe(proc)
+        assert "read-only" in proc.stderr.lower(), describe(proc)
+    finally:
+        subprocess.run(["umount", folder], check=True)
+
+
+@pytest.mark.parametrize("interval,message", [
+    ("9223372037", "is too long a duration"),
+    ("3601", "must be between 1ms and 1h (got 3601 s)"),
+    ("99999999999999999999", "is too long a duration"),
+    ("0.5ms", "must be between 1ms and 1h"),
+])
+def test_intervals_out_of_range_are_refused_before_anything_runs(tmp_path, interval, message):
+    db = tmp_path / "fp.db"
+    marker = tmp_path / "ran"
+    proc = fp("run", "-o", db, "-i", interval, "--", "touch", marker)
+    assert proc.returncode == 125, describe(proc)
+    line = single_error_line(proc)
+    assert message in line, describe(proc)
+    assert not marker.exists() and not db.exists()
+
+
+def test_disk_full_mid_run_is_said_at_once_and_nothing_is_lost(tmp_path):
+    """A real full disk: a 4 MiB tmpfs that the command fills for 0.8 s, then frees."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if not _mount("-t", "tmpfs", "-o", "size=4m", "tmpfs", disk):
+        pytest.skip("cannot mount a tmpfs here (needs root and mount rights)")
+    try:
+        db = disk / "db.sqlite"
+        proc = fp("run", "-o", db, "--no-git", "-i", "2ms", "--", "/bin/sh", "-c",
+                  f"sleep 0.2; cat /dev/zero > {disk}/filler 2>/dev/null; sleep 0.8; "
+                  f"rm {disk}/filler; sleep 0.4")
+        assert proc.returncode == 0, describe(proc)
+        lines = proc.stderr.splitlines()
+        # Said while it happened (before the run's own summary line), once, then the recovery.
+        said = [i for i, l in enumerate(lines) if "writing samples to the database failed" in l]
+        again = [i for i, l in enumerate(lines) if "writing to the database works again" in l]
+        summary = [i for i, l in enumerate(lines) if l.startswith("footprint: sh ok")]
+        assert len(said) == 1 and len(again) == 1 and len(summary) == 1, describe(proc)
+        assert said[0] < again[0] < summary[0], describe(proc)
+        assert "full" in lines[said[0]], describe(proc)
+        (run,) = runs_json(db)
+        s = show(db, run["id"])
+        monitor = s["meta"]["monitor"]
+        assert monitor["write_failures"] > 0 and monitor["samples_dropped"] == 0
+        assert "incomplete" not in s["meta"]
+        written = monitor["writer"]["samples_written"]
+        assert written == monitor["sampler"]["samples"] > 200
+        assert _stored_samples(db, run["id"]) == written
+    finally:
+        subprocess.run(["umount", "-l", disk], check=True)
+
+
+def test_an_incomplete_run_says_so_in_runs_show_and_the_page(tmp_path):
+    db = tmp_path / "fp.db"
+    run_ok(db, [wl("burn"), "1", "0.1"], "--no-git", "-i", "10ms")
+    reason = "120 of 900 samples were lost (database or disk is full)"
+    con = sqlite3.connect(db)
+    con.execute("UPDATE runs SET meta = json_set(meta, '$.incomplete', ?)", (reason,))
+    con.commit()
+    con.close()
+    assert "ok, incomplete" in fp("runs", "-o", db).stdout
+    text = fp("show", "-o", db).stdout
+    assert "ok, incomplete" in text and f"lost     {reason}" in text, text
+    page = tmp_path / "p.html"
+    assert fp("plot", "-o", db, "--out", page).returncode == 0
+    data = plot_data(page)
+    assert data["runs"][0]["incomplete"] == reason

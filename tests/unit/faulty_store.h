@@ -20,8 +20,9 @@ class FaultyStore final : public Store {
   // (failing < 0: every append from first_failing on fails, a disk that filled up).
   std::atomic<int> first_failing{0};
   std::atomic<int> failing{0};
-  std::atomic<int> delay_ms{0};  // every append takes this long first (a slow disk)
-  std::atomic<int> appends{0};   // calls so far
+  std::atomic<int> delay_ms{0};          // every append takes this long first (a slow disk)
+  std::atomic<bool> fail_finish{false};  // the end of the run cannot be stored (full at the end)
+  std::atomic<int> appends{0};           // calls so far
 
   Status Append(const std::string& run_id, std::span<const SamplePoint> samples,
                 int64_t heartbeat_ns) override {
@@ -38,6 +39,7 @@ class FaultyStore final : public Store {
   Status CreateRun(const RunRecord& run) override { return inner_->CreateRun(run); }
   Result<int64_t> EnsureSeries(const SeriesRecord& s) override { return inner_->EnsureSeries(s); }
   Status FinishRun(const RunRecord& run, const std::map<std::string, double>& t) override {
+    if (fail_finish) return DatabaseError("database or disk is full (injected, finish)");
     return inner_->FinishRun(run, t);
   }
   Status InTransaction(const std::function<Status()>& body) override {
@@ -82,6 +84,8 @@ class FaultyStore final : public Store {
   }
   const std::string& location() const override { return inner_->location(); }
   bool read_only() const override { return inner_->read_only(); }
+  Status CheckLocation() override { return inner_->CheckLocation(); }
+  Status SaveCopyTo(const std::string& path) override { return inner_->SaveCopyTo(path); }
 
  private:
   std::unique_ptr<Store> inner_;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "faulty_store.h"
@@ -44,6 +46,80 @@ TEST(RunMonitored, AFailingStoreNeverHarmsTheCommand) {
   EXPECT_EQ(meta["monitor"]["writer"]["samples_written"], 0);
   EXPECT_GT(meta["monitor"]["samples_dropped"].get<int>(), 0);  // every sample, counted
 }
+
+// Faults of the database at different moments of a real run (burn, 0.4 s, sampled every
+// 2 ms): the command is unharmed — its exit status, and as much CPU time as it measured of
+// itself — and every sample the sampler produced is either in the store, exactly as many as
+// reported written, or counted as lost, with the run marked incomplete.
+struct DatabaseFault {
+  const char* name;
+  int first_failing, failing, delay_ms;
+  bool fail_finish;
+  bool loses_samples;
+};
+
+class RunMonitoredFaults : public ::testing::TestWithParam<DatabaseFault> {};
+
+TEST_P(RunMonitoredFaults, CommandUnharmedAndEverySampleAccountedFor) {
+  const DatabaseFault& fault = GetParam();
+  TempDir dir;
+  auto inner = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(inner.ok());
+  FaultyStore store(std::move(inner).value());
+  store.first_failing = fault.first_failing;
+  store.failing = fault.failing;
+  store.delay_ms = fault.delay_ms;
+  store.fail_finish = fault.fail_finish;
+  ::setenv("FP_WORKLOAD_REPORT", dir.path().c_str(), 1);
+  MonitorOptions o;
+  o.command = {Workload("burn"), "1", "0.4"};
+  o.interval_ns = 2'000'000;
+  o.flush_interval_ns = 20'000'000;
+  auto out = RunMonitored(store, o);
+  ::unsetenv("FP_WORKLOAD_REPORT");
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(out->exit_status, 0);
+  EXPECT_EQ(out->run.status, RunStatus::kOk);
+  // The command's own account of itself (self_report.h): it burned its 0.4 s of wall time.
+  int reports = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir.path())) {
+    if (f.path().filename().string().find("fp.db") == 0) continue;
+    auto own = nlohmann::json::parse(std::ifstream(f.path()));
+    EXPECT_EQ(own["args"], "1 0.4");
+    ++reports;
+  }
+  EXPECT_EQ(reports, 1);
+  const auto meta = nlohmann::json::parse(out->run.meta_json)["monitor"];
+  const uint64_t produced = meta["sampler"]["samples"], written = meta["writer"]["samples_written"],
+                 lost = meta["samples_dropped"];
+  EXPECT_GT(produced, 100u);
+  EXPECT_EQ(written + lost, produced);
+  uint64_t stored = 0;
+  auto series = store.ListSeries(out->run.id);
+  ASSERT_TRUE(series.ok());
+  for (const SeriesRecord& s : *series) stored += store.LoadValues(s.id, nullptr)->size();
+  EXPECT_EQ(stored, written);
+  EXPECT_EQ(lost > 0, fault.loses_samples) << lost;
+  EXPECT_EQ(IncompleteReason(out->run).has_value(), fault.loses_samples);
+  auto stored_run = store.GetRun(out->run.id);
+  ASSERT_TRUE(stored_run.ok());
+  // The end of the run reaches the store unless the disk is full right then.
+  EXPECT_EQ(stored_run->status, fault.fail_finish ? RunStatus::kRunning : RunStatus::kOk);
+  if (fault.loses_samples && !fault.fail_finish) {
+    EXPECT_EQ(IncompleteReason(*stored_run), IncompleteReason(out->run));
+    EXPECT_NE(IncompleteReason(out->run)->find("database or disk is full (injected"),
+              std::string::npos);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Faults, RunMonitoredFaults,
+    ::testing::Values(DatabaseFault{"DiskFullFromTheStart", 0, -1, 0, false, true},
+                      DatabaseFault{"DiskFullMidRun", 4, -1, 0, false, true},
+                      DatabaseFault{"DiskFullAtTheEnd", 1 << 30, 0, 0, true, false},
+                      DatabaseFault{"LockedForAWhile", 2, 3, 0, false, false},
+                      DatabaseFault{"SlowDisk", 0, 0, 150, false, false}),
+    [](const auto& p) { return std::string(p.param.name); });
 
 TEST(RunMonitored, BusyChildWithTotalsAndSeries) {
   TempDir dir;
@@ -170,7 +246,12 @@ TEST(ValidateMonitorOptions, RejectsWhatCannotRun) {
   o.command = {"true"};
   EXPECT_TRUE(ValidateMonitorOptions(o).ok());
   o.interval_ns = 500'000;
-  EXPECT_NE(ValidateMonitorOptions(o).message().find("at least 1ms"), std::string::npos);
+  EXPECT_NE(ValidateMonitorOptions(o).message().find("between 1ms and 1h (got 0.0005 s)"),
+            std::string::npos);
+  o.interval_ns = kMaxIntervalNs + 1;  // beyond, deadlines could overflow
+  EXPECT_NE(ValidateMonitorOptions(o).message().find("between 1ms and 1h"), std::string::npos);
+  o.interval_ns = kMaxIntervalNs;
+  EXPECT_TRUE(ValidateMonitorOptions(o).ok());
   o.interval_ns = 100'000'000;
   o.metric_interval_ns[MetricId::kCpu] = 10;
   EXPECT_NE(ValidateMonitorOptions(o).message().find("interval of cpu"), std::string::npos);

@@ -1,7 +1,11 @@
 // The SQLite store: round trips, migrations, and the errors users see.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -187,6 +191,55 @@ TEST(SqliteStore, ConcurrentWritersLoseNothing) {
     ASSERT_EQ(series->size(), 1u);
     EXPECT_EQ((*s)->LoadValues((*series)[0].id)->size(), size_t{kBatches * kPerBatch});
   }
+}
+
+// 16 processes create the same new database at the same moment, over and over (the step that
+// switches it to WAL answers "locked" at once, without SQLite's busy handler): every one opens
+// it and stores its run. FP_CREATE_ROUNDS overrides the 300 rounds (1,000 by hand).
+TEST(SqliteStore, ConcurrentCreationBySixteenProcessesNeverFails) {
+  constexpr int kProcesses = 16;
+  const char* rounds_var = std::getenv("FP_CREATE_ROUNDS");
+  const int rounds = rounds_var ? std::atoi(rounds_var) : 300;
+  TempDir dir;
+  int failed_rounds = 0;
+  for (int round = 0; round < rounds; ++round) {
+    const std::string path = dir.File("fp" + std::to_string(round) + ".db");
+    int go[2];
+    ASSERT_EQ(::pipe(go), 0);
+    std::vector<pid_t> children;
+    for (int p = 0; p < kProcesses; ++p) {
+      pid_t pid = ::fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        ::close(go[1]);
+        char c;
+        (void)!::read(go[0], &c, 1);  // released together: end of file
+        auto s = OpenStore(path);
+        if (!s.ok()) {
+          std::fprintf(stderr, "open: %s\n", s.status().message().c_str());
+          _exit(1);
+        }
+        const std::string id = "run" + std::to_string(p);
+        Status st = (*s)->CreateRun(MakeRun(id, id));
+        if (!st.ok()) std::fprintf(stderr, "create run: %s\n", st.message().c_str());
+        _exit(st.ok() ? 0 : 2);
+      }
+      children.push_back(pid);
+    }
+    ::close(go[0]);
+    ::close(go[1]);
+    int failed = 0;
+    for (pid_t pid : children) {
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    failed_rounds += failed > 0;
+    auto s = OpenStore(path, {.read_only = true});
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_EQ((*s)->ListRuns()->size(), size_t{kProcesses} - failed);
+  }
+  EXPECT_EQ(failed_rounds, 0) << "of " << rounds;
 }
 
 }  // namespace

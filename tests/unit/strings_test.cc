@@ -25,6 +25,17 @@ TEST(ParseDurationNs, RejectedWithHelpfulMessage) {
   }
 }
 
+// int64 nanoseconds hold 292 years: beyond, no wrap-around into a negative or tiny duration.
+TEST(ParseDurationNs, TooLongIsRefusedNotWrapped) {
+  EXPECT_EQ(*ParseDurationNs("9000000000"), int64_t{9'000'000'000} * 1'000'000'000);
+  for (const char* text : {"9223372037", "99999999999999999999", "153722867281min"}) {
+    auto r = ParseDurationNs(text);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.status().message().find("too long a duration"), std::string::npos)
+        << r.status().message();
+  }
+}
+
 TEST(Format, BytesAndDurations) {
   EXPECT_EQ(FormatBytes(0), "0 B");
   EXPECT_EQ(FormatBytes(1536), "1.5 KiB");

@@ -103,5 +103,30 @@ TEST_F(WriterTest, ASlowDiskNeverHoldsTheProducer) {
   EXPECT_EQ(st.samples_written + queue.dropped(), 2000u);
 }
 
+// Trouble is said as it happens, not only at the end: the first failure at once, then quiet
+// (at most one line per 10 s: this run lasts well under that), and the recovery once.
+TEST_F(WriterTest, FailuresAreSaidAtOnceThenRateLimitedAndTheRecoveryOnce) {
+  store_->first_failing = 1;
+  store_->failing = 20;
+  SampleQueue queue(1 << 16);
+  Writer writer(Env::Default(), *store_, queue, "run-1", 2'000'000, /*max_pending=*/300);
+  std::vector<std::string> lines;  // written by the writer thread, read after Stop
+  writer.set_notice([&](const std::string& line) { lines.push_back(line); });
+  writer.Start();
+  Produce(queue, 40, 100, std::chrono::milliseconds(3));
+  writer.Stop();
+  const Writer::Stats st = writer.stats();
+  ASSERT_EQ(st.failed_flushes, 20u);
+  ASSERT_EQ(lines.size(), 2u) << ::testing::PrintToString(lines);
+  EXPECT_NE(lines[0].find("failed 1 time(s) (database or disk is full (injected, append 1))"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("the command goes on"), std::string::npos) << lines[0];
+  EXPECT_EQ(lines[1], "writing to the database works again; " + std::to_string(st.samples_dropped) +
+                          " samples were lost in all");
+  EXPECT_GT(st.samples_dropped, 0u);  // 20 failures x 3 ms of 100-sample batches > 300 kept
+  EXPECT_EQ(Stored() + st.samples_dropped + queue.dropped(), 4000u);
+}
+
 }  // namespace
 }  // namespace footprint
