@@ -72,6 +72,12 @@ struct ExperimentPlan {
   size_t run_count() const;
 };
 
+// Limits on what a plan multiplies, checked before anything is expanded or allocated: runs
+// per plan (rows of a CSV plan; grid x repetitions x runs x copies of a YAML plan), copies of
+// one run started together, and repetitions of a workload.
+inline constexpr int64_t kMaxPlanRuns = 100'000;
+inline constexpr int64_t kMaxCopies = 1'000;
+
 struct PlanOptions {
   std::string python = "python3";  // interpreter for .py files (the YAML plan may override)
 };

@@ -99,9 +99,13 @@ Status ValidateMonitorOptions(const MonitorOptions& options);
 Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& options);
 
 // Repetitions of one command, measured as a group (`footprint run -r N --warmup W`).
+// Most repetitions (and warm-ups) of one group.
+inline constexpr int64_t kMaxRepetitions = 100'000;
+
 struct RepeatOptions {
-  int repetitions = 1;      // measured runs, at least 1
-  int warmups = 0;          // runs before them, stored as warm-ups and kept out of statistics
+  int repetitions = 1;      // measured runs, 1 to kMaxRepetitions
+  int warmups = 0;          // runs before them (0 to kMaxRepetitions), stored as warm-ups and
+                            // kept out of statistics
   bool keep_going = false;  // go on after a repetition that fails
 };
 

@@ -1,7 +1,9 @@
 // Status and Result<T>: how every library boundary reports failure.
 //
 // A Status is either OK or carries a code and one human-readable line that says what is wrong
-// and, where possible, what to do. Result<T> holds either a value or a non-OK Status.
+// and, where possible, what to do. The line stays one line whatever it quotes: control
+// characters in the message (a newline or an escape sequence in a name, a plan, an argument)
+// are kept as visible escapes ("\n", "\e"). Result<T> holds either a value or a non-OK Status.
 // Exceptions never cross a library boundary; code that calls throwing APIs (the standard
 // library, nlohmann::json) converts at its edge.
 //
@@ -29,7 +31,7 @@ enum class StatusCode {
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(StatusCode code, std::string message);
 
   static Status Ok() { return Status(); }
 

@@ -138,9 +138,11 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
   cmd->add_flag("--no-git", args->no_git, "do not record the git commit of the current folder");
   cmd->add_flag("-q,--quiet", args->quiet, "print no summary when the command ends");
   cmd->add_option("-r,--repetitions", args->repeat.repetitions,
-                  "run the command N times as one group, for statistics (default 1)");
+                  "run the command N times as one group, for statistics (default 1)")
+      ->check(CLI::Range(int64_t{1}, kMaxRepetitions));
   cmd->add_option("--warmup", args->repeat.warmups,
-                  "runs before the repetitions, stored as warm-ups and left out of statistics");
+                  "runs before the repetitions, stored as warm-ups and left out of statistics")
+      ->check(CLI::Range(int64_t{0}, kMaxRepetitions));
   cmd->add_flag("--keep-going", args->repeat.keep_going,
                 "with -r: run every repetition even after one fails");
   cmd->prefix_command();

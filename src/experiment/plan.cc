@@ -73,8 +73,9 @@ Result<std::vector<CsvRecord>> TokenizeCsv(std::string_view text) {
         continue;
       }
       if (closed && c != ' ' && c != '\t' && c != '\r') {
-        return InvalidArgument("line " + std::to_string(line) + ": text after the closing quote (" +
-                               field.raw + "); quote the whole field, writing \"\" for a quote");
+        return InvalidArgument("line " + std::to_string(rec.line) +
+                               ": text after the closing quote (" + Inert(field.raw) +
+                               "); quote the whole field, writing \"\" for a quote");
       }
       if (!quoted) unquoted += c;
     }
@@ -201,14 +202,33 @@ Status CheckKeysUnique(const ExperimentPlan& plan) {
   return Status::Ok();
 }
 
-// Appends a workload's run, grouping by (experiment, workload) in order of first appearance.
-PlannedWorkload& WorkloadFor(ExperimentPlan& plan, const std::string& experiment,
-                             const std::string& workload) {
-  for (auto& w : plan.workloads) {
-    if (w.experiment == experiment && w.workload == workload) return w;
+Status YamlError(const YAML::Node& node, const std::string& what);
+
+// The plan's workloads by (experiment, workload), in order of first appearance: finding one
+// takes log time, so that expanding a plan stays linear in its size.
+class Workloads {
+ public:
+  explicit Workloads(ExperimentPlan& plan) : plan_(plan) {}
+  // The workload's entry, appended when new. Valid until the next call.
+  PlannedWorkload& For(const std::string& experiment, const std::string& workload) {
+    auto [it, added] = index_.try_emplace({experiment, workload}, plan_.workloads.size());
+    if (added) plan_.workloads.push_back({experiment, workload, {}});
+    return plan_.workloads[it->second];
   }
-  plan.workloads.push_back({experiment, workload, {}});
-  return plan.workloads.back();
+
+ private:
+  ExperimentPlan& plan_;
+  std::map<std::pair<std::string, std::string>, size_t> index_;
+};
+
+// A count a plan multiplies runs by (repetitions, copies): a whole number in [1, max].
+Result<int64_t> PlanCount(const YAML::Node& node, const std::string& what, int64_t max) {
+  std::optional<int64_t> n = ParseInt(node.as<std::string>());
+  if (!n || *n < 1 || *n > max) {
+    return YamlError(node, what + " must be a whole number from 1 to " + std::to_string(max) +
+                               " (got '" + Inert(node.as<std::string>()) + "')");
+  }
+  return *n;
 }
 
 // ----- YAML ---------------------------------------------------------------------------------
@@ -469,6 +489,12 @@ Result<ExperimentPlan> ParseCsvPlan(const std::string& text, const std::string& 
   plan.format = "csv";
   plan.source = text;
   const std::string plan_dir = DirName(plan.path);
+  if (records->size() - 1 > static_cast<size_t>(kMaxPlanRuns)) {
+    return InvalidArgument(path + ": " + std::to_string(records->size() - 1) +
+                           " rows; a plan holds at most " + std::to_string(kMaxPlanRuns) +
+                           " runs: split it into several plans");
+  }
+  Workloads workloads(plan);
   for (size_t r = 1; r < records->size(); ++r) {
     const CsvRecord& rec = (*records)[r];
     if (rec.fields.size() > header.fields.size()) {
@@ -505,7 +531,7 @@ Result<ExperimentPlan> ParseCsvPlan(const std::string& text, const std::string& 
     if (!st.ok()) return InvalidArgument(where(rec.line) + st.message());
     if (!run.script.empty()) run.inputs.push_back(run.script);
     run.csv_row = static_cast<int>(r - 1);
-    PlannedWorkload& w = WorkloadFor(plan, run.experiment, run.workload);
+    PlannedWorkload& w = workloads.For(run.experiment, run.workload);
     run.key = run.experiment + "/" + run.workload + "/" + std::to_string(w.runs.size() + 1);
     run.name = run.key;
     w.runs.push_back(std::move(run));
@@ -545,6 +571,8 @@ Result<ExperimentPlan> ParseYamlPlan(const std::string& text, const std::string&
       return fail(YamlError(root["workloads"], "'workloads' must be a list"));
     }
     int index = 0;
+    int64_t planned = 0;  // runs so far, against kMaxPlanRuns
+    Workloads workloads(plan);
     for (const YAML::Node& wn : root["workloads"]) {
       ++index;
       if (!wn.IsMap() || !wn["runs"] || !wn["runs"].IsSequence()) {
@@ -556,6 +584,7 @@ Result<ExperimentPlan> ParseYamlPlan(const std::string& text, const std::string&
           !st.ok())
         return fail(st);
       std::vector<std::pair<std::string, std::vector<std::string>>> grid;
+      int64_t combinations = 1;
       if (wn["grid"]) {
         if (!wn["grid"].IsMap()) return fail(YamlError(wn["grid"], "'grid' must be a mapping"));
         for (const auto& kv : wn["grid"]) {
@@ -563,16 +592,43 @@ Result<ExperimentPlan> ParseYamlPlan(const std::string& text, const std::string&
           if (!values.ok()) return fail(values.status());
           if (values->empty()) return fail(YamlError(kv.second, "a grid entry has no values"));
           grid.emplace_back(kv.first.as<std::string>(), *values);
+          if (static_cast<int64_t>(values->size()) > kMaxPlanRuns / combinations) {
+            return fail(YamlError(wn["grid"], "the grid has more than " +
+                                                  std::to_string(kMaxPlanRuns) +
+                                                  " combinations; split it into several plans"));
+          }
+          combinations *= static_cast<int64_t>(values->size());
         }
       }
-      int repetitions = 1;
+      int64_t repetitions = 1;
       if (wn["repetitions"]) {
-        auto n = ParseInt(wn["repetitions"].as<std::string>());
-        if (!n || *n < 1) return fail(YamlError(wn["repetitions"], "repetitions must be >= 1"));
-        repetitions = static_cast<int>(*n);
+        auto n = PlanCount(wn["repetitions"], "repetitions", kMaxPlanRuns);
+        if (!n.ok()) return fail(n.status());
+        repetitions = *n;
       }
+      // Every run the workload makes, copies included, counted before any is made.
+      int64_t runs_per_combination = 0;
+      for (const YAML::Node& rn : wn["runs"]) {
+        if (!rn.IsMap() || !rn["copies"]) {
+          ++runs_per_combination;
+          continue;
+        }
+        auto copies = PlanCount(rn["copies"], "copies", kMaxCopies);
+        if (!copies.ok()) return fail(copies.status());
+        runs_per_combination += *copies;
+      }
+      const int64_t per_repetition = combinations * runs_per_combination;
+      if (per_repetition > 0 && repetitions > (kMaxPlanRuns - planned) / per_repetition) {
+        return fail(
+            InvalidArgument("workload " + Inert(wname) + " makes " + std::to_string(combinations) +
+                            " combination(s) x " + std::to_string(runs_per_combination) +
+                            " run(s) x " + std::to_string(repetitions) +
+                            " repetition(s): more than " + std::to_string(kMaxPlanRuns) +
+                            " runs in the plan; split it into several plans or lower the counts"));
+      }
+      planned += repetitions * per_repetition;
       for (const auto& combo : ExpandGrid(grid)) {
-        for (int rep = 1; rep <= repetitions; ++rep) {
+        for (int64_t rep = 1; rep <= repetitions; ++rep) {
           std::string label = wname;
           if (!combo.empty()) {
             label += "[";
@@ -582,7 +638,7 @@ Result<ExperimentPlan> ParseYamlPlan(const std::string& text, const std::string&
             label += "]";
           }
           if (repetitions > 1) label += "#" + std::to_string(rep);
-          PlannedWorkload& w = WorkloadFor(plan, exp, label);
+          PlannedWorkload& w = workloads.For(exp, label);
           for (const YAML::Node& rn : wn["runs"]) {
             if (!rn.IsMap() || (!rn["file"] && !rn["command"])) {
               return fail(YamlError(rn, "each run needs 'file:' or 'command:'"));
@@ -592,12 +648,7 @@ Result<ExperimentPlan> ParseYamlPlan(const std::string& text, const std::string&
             if (Status st = ApplyRunFields(rn, f, {"name", "file", "command", "args", "copies"});
                 !st.ok())
               return fail(st);
-            int copies = 1;
-            if (rn["copies"]) {
-              auto n = ParseInt(rn["copies"].as<std::string>());
-              if (!n || *n < 1) return fail(YamlError(rn["copies"], "copies must be >= 1"));
-              copies = static_cast<int>(*n);
-            }
+            const int64_t copies = rn["copies"] ? *ParseInt(rn["copies"].as<std::string>()) : 1;
             std::vector<std::string> words;
             const YAML::Node& cn = rn["file"] ? rn["file"] : rn["command"];
             if (cn.IsSequence()) {
@@ -635,7 +686,7 @@ Result<ExperimentPlan> ParseYamlPlan(const std::string& text, const std::string&
             }
             const std::string run_name =
                 rn["name"] ? rn["name"].as<std::string>() : std::to_string(w.runs.size() + 1);
-            for (int copy = 1; copy <= copies; ++copy) {
+            for (int64_t copy = 1; copy <= copies; ++copy) {
               PlannedRun run;
               run.experiment = exp;
               run.workload = label;

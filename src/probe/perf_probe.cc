@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <map>
 
 #include "util/file.h"
@@ -83,18 +84,41 @@ std::optional<double> ScaledCount(const PerfReading& r) {
          static_cast<double>(r.time_running_ns);
 }
 
-std::string DescribePerfError(int error) {
+namespace {
+
+// Whether the kernel lists a hardware (CPU) PMU: x86 "cpu" (hybrid "cpu_core", "cpu_atom"),
+// Arm "armv8_..." / "arm_...".
+bool HasHardwarePmu(const std::string& sys_root) {
+  std::error_code ec;
+  for (const auto& d :
+       std::filesystem::directory_iterator(sys_root + "/bus/event_source/devices", ec)) {
+    const std::string name = d.path().filename().string();
+    if (name == "cpu" || name.rfind("cpu_", 0) == 0 || name.rfind("arm", 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string DescribePerfError(int error, const std::string& proc_root,
+                              const std::string& sys_root) {
   const std::string call = std::string("perf_event_open: ") + std::strerror(error);
+  const std::string no_counters =
+      "; on a virtual machine enable its virtual PMU (KVM/QEMU: -cpu host; VMware: "
+      "'virtualize CPU performance counters'), or run on bare metal";
   switch (error) {
     case ENOENT:
     case EOPNOTSUPP:
     case ENODEV:
-      return "the CPU or hypervisor exposes no such hardware counter (" + call +
-             "); on a virtual machine enable its virtual PMU (KVM/QEMU: -cpu host; VMware: "
-             "'virtualize CPU performance counters'), or run on bare metal";
+      return "the CPU or hypervisor exposes no such hardware counter (" + call + ")" + no_counters;
     case EACCES:
     case EPERM: {
-      auto paranoid = ReadWholeFile("/proc/sys/kernel/perf_event_paranoid");
+      if (!HasHardwarePmu(sys_root)) {
+        return "this machine has no hardware counters at all (no CPU PMU under " + sys_root +
+               "/bus/event_source/devices; " + call + "), so no permission would help" +
+               no_counters;
+      }
+      auto paranoid = ReadWholeFile(proc_root + "/sys/kernel/perf_event_paranoid");
       std::string level = paranoid.ok() ? std::string(Trim(*paranoid)) : "unknown";
       return "the kernel refused (" + call + ") with kernel.perf_event_paranoid=" + level +
              "; allow it with: sudo sysctl kernel.perf_event_paranoid=1 (or run footprint as "

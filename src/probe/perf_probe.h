@@ -67,8 +67,12 @@ struct PerfOpen {
 // both times, disabled until `pid` next execs (enable_on_exec). When the kernel refuses to
 // count its own side, retries for user space only.
 PerfOpen OpenPerfEvent(const PerfEvent& event, pid_t pid);
-// Why perf_event_open failed with `error`, in words, and what would enable it.
-std::string DescribePerfError(int error);
+// Why perf_event_open failed with `error`, in words, and what would enable it. A refusal
+// (EACCES) on a machine whose kernel lists no hardware PMU under `sys_root`
+// (/sys/bus/event_source/devices: cpu, cpu_core, armv8_...) says that no setting would help,
+// instead of advising kernel.perf_event_paranoid (read under `proc_root`).
+std::string DescribePerfError(int error, const std::string& proc_root = "/proc",
+                              const std::string& sys_root = "/sys");
 
 class PerfProbe final : public Probe {
  public:

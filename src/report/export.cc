@@ -12,6 +12,7 @@
 #include "footprint/groups.h"
 #include "report/run_json.h"
 #include "util/json_text.h"
+#include "util/strings.h"
 
 namespace footprint {
 namespace {
@@ -75,9 +76,12 @@ class Sink {
   std::string buf_;
 };
 
-// One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break.
-std::string Csv(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+// One CSV field (RFC 4180): quoted when it holds a comma or a quote. Control characters of
+// stored text (a line break or an escape sequence in a name) are written as visible escapes
+// (Inert), so that a record is always one line and nothing reaches a terminal raw.
+std::string Csv(std::string_view text) {
+  const std::string s = Inert(text);
+  if (s.find_first_of(",\"") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) {
     if (c == '"') out += '"';

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "probe/cgroup.h"
@@ -317,10 +318,56 @@ bool ReapEnded(pid_t child, ReapedUsage& usage, ReapedTotals& reaped, int& child
 // Reaps every process that ends and forwards stop signals until `child` ended. Signals sent
 // by a process are passed on; a terminal's (SI_KERNEL) already reached the command's process
 // group and is not sent twice.
-WaitResult WaitForCommand(pid_t child, const sigset_t& signals, ReapedUsage& usage,
+// Every live process below footprint (the command's tree, orphans it adopted as subreaper
+// included), read from the children files of each process's threads.
+std::vector<pid_t> Descendants(Env& env) {
+  std::vector<pid_t> found, queue = {::getpid()};
+  while (!queue.empty()) {
+    const pid_t pid = queue.back();
+    queue.pop_back();
+    std::error_code ec;
+    const std::string tasks = env.ProcRoot() + "/" + std::to_string(pid) + "/task";
+    for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+      auto children = ReadWholeFile(task.path().string() + "/children");
+      if (!children.ok()) continue;
+      ForEachPid(*children, [&](pid_t c) {
+        found.push_back(c);
+        queue.push_back(c);
+      });
+    }
+  }
+  return found;
+}
+
+// SIGKILL to the whole tree, again while new processes appear (a fork between the listing and
+// the kill).
+void KillTree(Env& env) {
+  for (int pass = 0; pass < 5; ++pass) {
+    const std::vector<pid_t> tree = Descendants(env);
+    if (tree.empty()) return;
+    for (pid_t pid : tree) ::kill(pid, SIGKILL);
+  }
+}
+
+// A stop signal the command outlives (Ctrl-C, SIGTERM, ...): the second makes footprint say
+// what a third does, the third kills the whole tree (a command that ignores them can always be
+// stopped).
+void Escalate(Env& env, int stops) {
+  if (stops == 2) {
+    WarnOnStderr(
+        "the command is still running after 2 stop signals (Ctrl-C, SIGTERM, ...); a third "
+        "kills it and every process it started (SIGKILL)");
+  } else if (stops == 3) {
+    WarnOnStderr("killing the command and every process it started (SIGKILL): 3 stop signals");
+    KillTree(env);
+  }
+}
+
+WaitResult WaitForCommand(Env& env, pid_t child, const sigset_t& signals, ReapedUsage& usage,
                           ReapedTotals& reaped) {
   WaitResult w;
   bool done = false;
+  int stops = 0;
   while (!done) {
     siginfo_t info;
     int sig = sigwaitinfo(&signals, &info);
@@ -334,6 +381,7 @@ WaitResult WaitForCommand(pid_t child, const sigset_t& signals, ReapedUsage& usa
       ::kill(child, sig);
       ++w.forwarded;
     }
+    Escalate(env, ++stops);
   }
   if (w.signal_received == 0) {  // one that arrived as the command ended, still pending
     sigset_t pending;
@@ -477,7 +525,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
 
   // --- Wait: reap everything, forward signals. ----------------------------------------
   ReapedUsage usage;
-  const WaitResult w = WaitForCommand((*child)->pid(), signals.set(), usage, reaped);
+  const WaitResult w = WaitForCommand(env, (*child)->pid(), signals.set(), usage, reaped);
   const int64_t t_end = env.MonotonicNs();
   out.signal_received = w.signal_received;
   p.run.ended_at_ns = p.run.started_at_ns + (t_end - t0);
@@ -531,13 +579,13 @@ int StopSignalCatcher::received() const { return g_stop_signal; }
 
 Result<GroupOutcome> RunRepeated(Store& store, MonitorOptions options, const RepeatOptions& repeat,
                                  const std::function<void(const MonitorOutcome&)>& on_run) {
-  if (repeat.repetitions < 1) {
-    return InvalidArgument("-r/--repetitions must be at least 1 (got " +
-                           std::to_string(repeat.repetitions) + ")");
+  if (repeat.repetitions < 1 || repeat.repetitions > kMaxRepetitions) {
+    return InvalidArgument("-r/--repetitions must be from 1 to " + std::to_string(kMaxRepetitions) +
+                           " (got " + std::to_string(repeat.repetitions) + ")");
   }
-  if (repeat.warmups < 0) {
-    return InvalidArgument("--warmup must be 0 or more (got " + std::to_string(repeat.warmups) +
-                           ")");
+  if (repeat.warmups < 0 || repeat.warmups > kMaxRepetitions) {
+    return InvalidArgument("--warmup must be from 0 to " + std::to_string(kMaxRepetitions) +
+                           " (got " + std::to_string(repeat.warmups) + ")");
   }
   FP_RETURN_IF_ERROR(ValidateMonitorOptions(options));
   GroupOutcome group;

@@ -95,6 +95,39 @@ def test_sigterm_to_footprint_is_forwarded_to_the_command(tmp_path):
     assert s["meta"]["monitor"]["signals_forwarded"] == 1
 
 
+def test_a_tree_that_ignores_stop_signals_is_killed_at_the_third(tmp_path):
+    """A shell and its child ignore SIGINT and SIGTERM: the second signal says what the third
+    does, the third kills the whole tree with SIGKILL."""
+    db = tmp_path / "stubborn.db"
+    pids = tmp_path / "pids"
+    proc = subprocess.Popen(
+        [FOOTPRINT, "run", "-o", db, "-q", "--no-git", "--", "/bin/sh", "-c",
+         f"trap '' INT TERM; sleep 300 & echo $$ $! > {pids}; echo ready; wait"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        tree = [int(p) for p in pids.read_text().split()]
+        os.kill(proc.pid, signal.SIGINT)
+        time.sleep(0.3)
+        assert proc.poll() is None and all(pid_alive(p) for p in tree)  # ignored
+        os.kill(proc.pid, signal.SIGTERM)
+        time.sleep(0.3)
+        assert proc.poll() is None and all(pid_alive(p) for p in tree)
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=TIMEOUT_S)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 137, err
+    lines = [l for l in err.splitlines() if l.startswith("footprint: warning:")]
+    assert len(lines) == 2, err
+    assert "still running after 2 stop signals (Ctrl-C, SIGTERM, ...); a third kills" in lines[0]
+    assert "killing the command and every process it started (SIGKILL)" in lines[1], err
+    assert not any(pid_alive(p) for p in tree), tree
+    s = show(db)
+    assert s["run"]["status"] == "killed" and s["meta"]["monitor"]["signals_forwarded"] == 3
+
+
 def test_sigint_to_footprint_kills_the_command_with_sigint(tmp_path):
     """fp_exit_with wait does not handle SIGINT: forwarded, it dies of it (128 + 2)."""
     db = tmp_path / "int.db"

@@ -121,3 +121,7 @@ def test_escape_sequences_in_stored_text_never_reach_the_terminal(tmp_path):
         assert "esc\\e]0;pwned\\x07\\nsecond line\\x9b31m" in out, (args, out)
     status, out = on_pty(["runs", "-o", db])
     assert len([l for l in out.splitlines() if l.strip()]) == 2  # the header and one row
+    # A bad argument quoting the hostile text is one inert line too.
+    status, out = on_pty(["run", "-o", db, "-i", hostile, "--", "true"])
+    assert status == 125 and len([l for l in out.splitlines() if l.strip()]) == 1, out
+    assert "\x1b]" not in out and "\\e]0;pwned" in out, out

@@ -176,3 +176,24 @@ def test_artifact_path_hash_and_size(db, tmp_path):
     assert a.iloc[0]["path"] == str(model)
     assert a.iloc[0]["size"] == len(payload)
     assert a.iloc[0]["sha256"] == hashlib.sha256(payload).hexdigest()
+
+
+def test_hostile_names_reach_exports_and_terminals_inert(db):
+    """A value and a scope named to set a terminal's title and break a CSV record."""
+    from fp_python import run_footprint
+
+    hostile = "esc\x1b]0;pwned\x07\nsecond, line\x9b31m"
+    with fp.Benchmark(db, name=hostile) as bm:
+        with bm.scope(hostile):
+            bm.log(hostile, 1.5, step=0)
+    proc = run_footprint("export", "-o", str(db), "--format", "csv", "--out", "-")
+    assert proc.returncode == 0, proc.stderr
+    records = proc.stdout.splitlines()
+    assert not any(c in proc.stdout for c in "\x1b\x07\x9b"), proc.stdout
+    named = [r for r in records if "esc\\e]0;pwned\\x07\\nsecond, line\\x9b31m" in r]
+    kinds = sorted(r.split(",")[1] for r in named)
+    assert kinds == ["scope", "value"], records  # each one record, on one line
+    for args in (["runs"], ["show"]):
+        out = run_footprint(*args, "-o", str(db)).stdout
+        assert not any(c in out for c in "\x1b\x07\x9b"), out
+        assert "esc\\e]0;pwned" in out, out

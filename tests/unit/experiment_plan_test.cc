@@ -277,7 +277,7 @@ TEST_F(PlanDir, YamlErrors) {
       {"experiment: e\nworkloads:\n  - name: w\n", "needs 'runs:'"},
       {"experiment: e\nworkloads:\n  - runs:\n      - args: x\n", "needs 'file:' or 'command:'"},
       {"experiment: e\nworkloads:\n  - repetitions: 0\n    runs: [{command: true}]\n",
-       "repetitions must be >= 1"},
+       "repetitions must be a whole number from 1 to 100000 (got '0')"},
       {"experiment: e\nworkloads:\n  - runs: [{command: true, interval: fast}]\n", "interval"},
       {"experiment: e\nworkloads:\n  - runs: [{command: true, name: x}, {command: true, name: "
        "x}]\n",
@@ -292,6 +292,69 @@ TEST_F(PlanDir, YamlErrors) {
     EXPECT_NE(plan.status().message().find(c.needle), std::string::npos)
         << c.text << " -> " << plan.status().message();
   }
+}
+
+// What a plan multiplies is limited and checked before anything is expanded: each of these
+// once ended in std::bad_alloc after 16-19 s, ran for minutes, or wrapped to 1.
+TEST_F(PlanDir, YamlLimitsAreCheckedBeforeExpanding) {
+  struct Case {
+    std::string text;
+    std::string needle;
+  };
+  std::string grid = "experiment: e\nworkloads:\n  - grid:\n";
+  for (int k = 0; k < 8; ++k) grid += "      k" + std::to_string(k) + ": [0,1,2,3,4,5,6,7,8,9]\n";
+  grid += "    runs: [{command: true}]\n";
+  const Case cases[] = {
+      {"experiment: e\nworkloads:\n  - runs: [{command: true, copies: 100000000}]\n",
+       "copies must be a whole number from 1 to 1000 (got '100000000')"},
+      {grid, "the grid has more than 100000 combinations"},
+      {"experiment: e\nworkloads:\n  - repetitions: 1000000\n    runs: [{command: true}]\n",
+       "repetitions must be a whole number from 1 to 100000 (got '1000000')"},
+      {"experiment: e\nworkloads:\n  - repetitions: 4294967297\n    runs: [{command: true}]\n",
+       "(got '4294967297')"},
+      {"experiment: e\nworkloads:\n  - repetitions: 1000\n    runs: [{command: true, copies: "
+       "101}]\n",
+       "makes 1 combination(s) x 101 run(s) x 1000 repetition(s): more than 100000 runs"},
+      {"experiment: e\nworkloads:\n  - repetitions: 60000\n    runs: [{command: true}]\n"
+       "  - repetitions: 40001\n    runs: [{command: true}]\n",
+       "more than 100000 runs in the plan"},
+  };
+  for (const Case& c : cases) {
+    auto plan = ParseYamlPlan(c.text, dir_ + "/plan.yaml");
+    ASSERT_FALSE(plan.ok()) << c.text;
+    EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(plan.status().message().find(c.needle), std::string::npos)
+        << c.text << " -> " << plan.status().message();
+  }
+  // At the limit, a plan is made whole: 100,000 runs, each workload found in log time.
+  auto at_limit = ParseYamlPlan(
+      "experiment: e\nworkloads:\n  - repetitions: 50000\n    runs: [{command: true}, "
+      "{command: true, copies: 1}]\n",
+      dir_ + "/plan.yaml");
+  ASSERT_TRUE(at_limit.ok()) << at_limit.status().message();
+  EXPECT_EQ(at_limit->run_count(), 100'000u);
+  EXPECT_EQ(at_limit->workloads.size(), 50'000u);
+}
+
+TEST_F(PlanDir, CsvLimitsAndErrorsOnOneLine) {
+  std::string rows = "Experiment, Workload, File\n";
+  for (int r = 0; r < 100'000; ++r) rows += "e," + std::to_string(r) + ",prep.sh\n";
+  auto at_limit = ParseCsvPlan(rows, dir_ + "/plan.csv");
+  ASSERT_TRUE(at_limit.ok()) << at_limit.status().message();
+  EXPECT_EQ(at_limit->workloads.size(), 100'000u);
+  auto beyond = ParseCsvPlan(rows + "e,x,prep.sh\n", dir_ + "/plan.csv");
+  ASSERT_FALSE(beyond.ok());
+  EXPECT_NE(beyond.status().message().find("100001 rows; a plan holds at most 100000 runs"),
+            std::string::npos)
+      << beyond.status().message();
+  // A quoted field spanning lines, then text after its quote: the record's first line is
+  // named, and the newline is shown, not printed.
+  auto bad = ParseCsvPlan("Experiment, Workload, File\n1,\"a\nb\"x,prep.sh\n", dir_ + "/p.csv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 2: text after the closing quote (\"a\\nb\"x)"),
+            std::string::npos)
+      << bad.status().message();
+  EXPECT_EQ(bad.status().message().find('\n'), std::string::npos);
 }
 
 TEST(LoadPlan, RefusesUnknownExtensionsAndMissingFiles) {

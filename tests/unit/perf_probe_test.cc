@@ -95,9 +95,20 @@ TEST(PerfOptions, FromEnv) {
 TEST(DescribePerfError, SaysWhyAndHow) {
   EXPECT_NE(DescribePerfError(ENOENT).find("no such hardware counter"), std::string::npos);
   EXPECT_NE(DescribePerfError(ENOENT).find("virtual PMU"), std::string::npos);
-  std::string denied = DescribePerfError(EACCES);
-  EXPECT_NE(denied.find("kernel.perf_event_paranoid="), std::string::npos) << denied;
+  // A refusal: paranoid advice only where a PMU exists (a fake /sys with a "cpu" PMU and a
+  // fake /proc with the setting), never on a machine without counters.
+  TempDir dir;
+  std::filesystem::create_directories(dir.File("sys/bus/event_source/devices/cpu"));
+  std::filesystem::create_directories(dir.File("sys/bus/event_source/devices/software"));
+  std::filesystem::create_directories(dir.File("bare/bus/event_source/devices/software"));
+  std::filesystem::create_directories(dir.File("proc/sys/kernel"));
+  std::ofstream(dir.File("proc/sys/kernel/perf_event_paranoid")) << "3\n";
+  std::string denied = DescribePerfError(EACCES, dir.File("proc"), dir.File("sys"));
+  EXPECT_NE(denied.find("kernel.perf_event_paranoid=3"), std::string::npos) << denied;
   EXPECT_NE(denied.find("sudo sysctl kernel.perf_event_paranoid=1"), std::string::npos);
+  std::string bare = DescribePerfError(EACCES, dir.File("proc"), dir.File("bare"));
+  EXPECT_EQ(bare.find("paranoid"), std::string::npos) << bare;
+  EXPECT_NE(bare.find("no hardware counters at all"), std::string::npos) << bare;
 }
 
 // Runs `command` under RunMonitored with the perf metrics, 20 ms samples.
