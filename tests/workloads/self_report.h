@@ -34,7 +34,10 @@ inline void ReportSelf(int argc, char** argv, double cpu_at_start = 0) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) return;
   std::string args;
-  for (int i = 1; i < argc; ++i) args += (i > 1 ? " " : "") + std::string(argv[i]);
+  for (int i = 1; i < argc; ++i) {
+    if (i > 1) args += ' ';
+    args += argv[i];
+  }
   std::fprintf(f,
                "{\"args\": \"%s\", \"cpu_s\": %.6f, \"cpu_since_start_s\": %.6f, "
                "\"maxrss_bytes\": %ld}\n",
