@@ -69,7 +69,7 @@ void Writer::NoticeTrouble(bool new_trouble) {
   if (!notice_ || (!new_trouble && now - last_notice_ns_ < kNoticeEveryNs)) return;
   last_notice_ns_ = now;
   queue_dropped_said_ = queue_.dropped();
-  std::string line;
+  std::string line = "the database cannot keep up with the samples; ";
   if (stats_.failed_flushes > 0) {
     line = "writing samples to the database failed " + std::to_string(stats_.failed_flushes) +
            " time(s) (" + stats_.last_error + "); ";

@@ -145,6 +145,21 @@ def test_gpu_rows_refused_without_a_gpu_but_dry_run_prints_them(tmp_path):
     assert "e/2/1" in proc.stdout and "mps" in proc.stdout
 
 
+def _sleeping_in_group(pgid):
+    """Whether a `sleep` process of process group PGID exists."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        if comm == "sleep" and int(fields[2]) == pgid:
+            return True
+    return False
+
+
 def test_ctrl_c_stops_the_workload_and_tears_down(tmp_path):
     m = FakeGpuMachine(tmp_path)
     plan = tmp_path / "plan.csv"
@@ -155,6 +170,9 @@ def test_ctrl_c_stops_the_workload_and_tears_down(tmp_path):
                             start_new_session=True)
     try:
         wait_for(lambda: "run slow" in m.log.read_text(), 30, "the run to start")
+        # Until the script has exec'd its sleep: a SIGINT that reached the shell just before
+        # the exec would be forgotten by it, and the sleep would run its 60 s.
+        wait_for(lambda: _sleeping_in_group(proc.pid), 30, "the workload's sleep")
         os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole group
         _, err = proc.communicate(timeout=30)
     finally:
