@@ -340,12 +340,20 @@ std::vector<pid_t> Descendants(Env& env) {
 }
 
 // SIGKILL to the whole tree, again while new processes appear (a fork between the listing and
-// the kill).
+// the kill), until none is left alive (zombies wait for footprint to reap them) or about 2 s
+// have passed: the run ends with the tree gone, not dying.
 void KillTree(Env& env) {
-  for (int pass = 0; pass < 5; ++pass) {
-    const std::vector<pid_t> tree = Descendants(env);
-    if (tree.empty()) return;
-    for (pid_t pid : tree) ::kill(pid, SIGKILL);
+  for (int pass = 0; pass < 400; ++pass) {
+    bool alive = false;
+    for (pid_t pid : Descendants(env)) {
+      auto stat = ReadWholeFile(env.ProcRoot() + "/" + std::to_string(pid) + "/stat");
+      std::optional<ProcStat> ps = stat.ok() ? ParseProcStat(*stat) : std::nullopt;
+      if (!ps || ps->state == 'Z' || ps->state == 'X') continue;
+      ::kill(pid, SIGKILL);
+      alive = true;
+    }
+    if (!alive) return;
+    ::usleep(5000);
   }
 }
 
