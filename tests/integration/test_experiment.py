@@ -71,9 +71,18 @@ def test_collocated_runs_are_measured_apart(tmp_path):
         own = next(r for r in reports if r["args"] == args)
         totals = by_key[key]["totals"]
         # Each run has exactly its own process's CPU time (the kernel's account of the same
-        # process; 3 % + 20 ms for the clock tick granularity of rusage) and not the
-        # neighbour's, whatever the machine's speed and load.
-        assert cpu_s(by_key[key]) == pytest.approx(own["cpu_s"], rel=0.03, abs=0.02), (key, own)
+        # process, as footprint reaped it; 3 % + 20 ms for what the process does after its
+        # report: exit, freeing its memory) and not the neighbour's, whatever the machine's
+        # speed and load.
+        acct = by_key[key]["meta"]["accounting"]
+        rusage = acct["rusage_user_s"] + acct["rusage_system_s"]
+        assert rusage == pytest.approx(own["cpu_s"], rel=0.03, abs=0.02), (key, own, acct)
+        # The run's total comes from its cgroup, which is also charged for kernel work done on
+        # the process's behalf that no per-process account holds (freeing and reclaiming its
+        # pages: seen 21 ms above rusage for the 200 MiB holder), so it may exceed the
+        # process's own figure by 10 % + 40 ms; the neighbours differ by 120 ms or more.
+        assert own["cpu_s"] - 0.02 <= cpu_s(by_key[key]) <= own["cpu_s"] * 1.1 + 0.04, \
+            (key, own, acct)
         # Its own memory: never below its high-water mark, and far from the neighbour's (under
         # ASan a process's peak carries ~75 MiB of shadow memory).
         assert own["maxrss_bytes"] <= totals["peak_memory_bytes"] < own["maxrss_bytes"] + 100 * mib
