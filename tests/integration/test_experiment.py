@@ -71,17 +71,18 @@ def test_collocated_runs_are_measured_apart(tmp_path):
         own = next(r for r in reports if r["args"] == args)
         totals = by_key[key]["totals"]
         # Each run has exactly its own process's CPU time (the kernel's account of the same
-        # process, as footprint reaped it; 3 % + 20 ms for what the process does after its
-        # report: exit, freeing its memory) and not the neighbour's, whatever the machine's
-        # speed and load.
+        # process, as footprint reaped it) and not the neighbour's, whatever the machine's speed
+        # and load. Loose by 3 % + 40 ms for what the process does after its report, which it
+        # cannot measure: its exit (22 ms seen for the 200 MiB holder on an AMD EPYC VM); the
+        # neighbours differ by 120 ms or more.
         acct = by_key[key]["meta"]["accounting"]
         rusage = acct["rusage_user_s"] + acct["rusage_system_s"]
-        assert rusage == pytest.approx(own["cpu_s"], rel=0.03, abs=0.02), (key, own, acct)
+        assert rusage == pytest.approx(own["cpu_s"], rel=0.03, abs=0.04), (key, own, acct)
         # The run's total comes from its cgroup, which is also charged for kernel work done on
         # the process's behalf that no per-process account holds (freeing and reclaiming its
-        # pages: seen 21 ms above rusage for the 200 MiB holder), so it may exceed the
-        # process's own figure by 10 % + 40 ms; the neighbours differ by 120 ms or more.
-        assert own["cpu_s"] - 0.02 <= cpu_s(by_key[key]) <= own["cpu_s"] * 1.1 + 0.04, \
+        # pages), so it may exceed the process's own figure by 10 % + 60 ms (the exit above
+        # included).
+        assert own["cpu_s"] - 0.02 <= cpu_s(by_key[key]) <= own["cpu_s"] * 1.1 + 0.06, \
             (key, own, acct)
         # Its own memory: never below its high-water mark, and far from the neighbour's (under
         # ASan a process's peak carries ~75 MiB of shadow memory).
