@@ -74,7 +74,7 @@ Result<std::vector<CsvRecord>> TokenizeCsv(std::string_view text) {
       }
       if (closed && c != ' ' && c != '\t' && c != '\r') {
         return InvalidArgument("line " + std::to_string(rec.line) +
-                               ": text after the closing quote (" + Inert(field.raw) +
+                               ": text after the closing quote (" + field.raw +
                                "); quote the whole field, writing \"\" for a quote");
       }
       if (!quoted) unquoted += c;
@@ -226,7 +226,7 @@ Result<int64_t> PlanCount(const YAML::Node& node, const std::string& what, int64
   std::optional<int64_t> n = ParseInt(node.as<std::string>());
   if (!n || *n < 1 || *n > max) {
     return YamlError(node, what + " must be a whole number from 1 to " + std::to_string(max) +
-                               " (got '" + Inert(node.as<std::string>()) + "')");
+                               " (got '" + node.as<std::string>() + "')");
   }
   return *n;
 }
@@ -619,12 +619,11 @@ Result<ExperimentPlan> ParseYamlPlan(const std::string& text, const std::string&
       }
       const int64_t per_repetition = combinations * runs_per_combination;
       if (per_repetition > 0 && repetitions > (kMaxPlanRuns - planned) / per_repetition) {
-        return fail(
-            InvalidArgument("workload " + Inert(wname) + " makes " + std::to_string(combinations) +
-                            " combination(s) x " + std::to_string(runs_per_combination) +
-                            " run(s) x " + std::to_string(repetitions) +
-                            " repetition(s): more than " + std::to_string(kMaxPlanRuns) +
-                            " runs in the plan; split it into several plans or lower the counts"));
+        return fail(InvalidArgument(
+            "workload " + wname + " makes " + std::to_string(combinations) + " combination(s) x " +
+            std::to_string(runs_per_combination) + " run(s) x " + std::to_string(repetitions) +
+            " repetition(s): more than " + std::to_string(kMaxPlanRuns) +
+            " runs in the plan; split it into several plans or lower the counts"));
       }
       planned += repetitions * per_repetition;
       for (const auto& combo : ExpandGrid(grid)) {
