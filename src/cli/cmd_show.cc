@@ -87,11 +87,11 @@ void PrintValues(const RunSummary& s, const Decoration& deco, std::ostream& out)
       note = "JSON document";
     }
     if (scalars.empty()) {
-      t.Add({Inert(last.name), std::to_string(j - i), "", "", "", "", note});
+      t.Add({last.name, std::to_string(j - i), "", "", "", "", note});
     } else {
       auto [lo, hi] = std::minmax_element(scalars.begin(), scalars.end());
-      t.Add({Inert(last.name), std::to_string(j - i), num(scalars.front()), num(scalars.back()),
-             num(*lo), num(*hi), note});
+      t.Add({last.name, std::to_string(j - i), num(scalars.front()), num(scalars.back()), num(*lo),
+             num(*hi), note});
     }
     i = j;
   }
@@ -275,9 +275,9 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
             scoped ? std::vector<size_t>{3, 4, 5, 6, 7, 8} : std::vector<size_t>{2, 3, 4, 5, 6, 7});
     for (const MetricSummary& ms : s.metrics) {
       auto f = [&](double v) { return ms.count ? FormatValue(ms.unit, v) : "-"; };
-      std::vector<std::string> cells = {ms.metric, ms.entity,  std::to_string(ms.count),
-                                        f(ms.min), f(ms.mean), f(ms.p50),
-                                        f(ms.p95), f(ms.max)};
+      std::vector<Cell> cells = {ms.metric, ms.entity,  std::to_string(ms.count),
+                                 f(ms.min), f(ms.mean), f(ms.p50),
+                                 f(ms.p95), f(ms.max)};
       if (scoped) cells.insert(cells.begin() + 2, ms.scope);
       if (deco.sparklines) cells.push_back(MainSeries(ms) ? Sparkline(ms.trend) : "");
       m.Add(std::move(cells));
@@ -291,8 +291,7 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
       bool any = sc.count > sc.unfinished;
       auto f = [&](double v) { return any ? FormatDuration(v) : "-"; };
       st.Add(
-          {Inert(sc.name), std::to_string(sc.count), f(sc.total_s), f(sc.mean_s), f(sc.min_s),
-           f(sc.max_s),
+          {sc.name, std::to_string(sc.count), f(sc.total_s), f(sc.mean_s), f(sc.min_s), f(sc.max_s),
            sc.unfinished ? std::to_string(sc.unfinished) + " never ended (the process died)" : ""});
     }
     st.Print(out, "  ");
@@ -302,8 +301,7 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
     out << "\n" << Paint("artifacts", "1", deco.color) << "\n";
     Table at({"name", "size", "sha256", "path"}, {1});
     for (const ArtifactRecord& a : s.artifacts) {
-      at.Add({Inert(a.name), FormatBytes(static_cast<double>(a.size)), a.sha256.substr(0, 16),
-              Inert(a.path)});
+      at.Add({a.name, FormatBytes(static_cast<double>(a.size)), a.sha256.substr(0, 16), a.path});
     }
     at.Print(out, "  ");
   }
@@ -355,13 +353,12 @@ Action AddRuns(CLI::App& app) {
           int64_t end = r.ended_at_ns.value_or(r.heartbeat_ns.value_or(r.started_at_ns));
           std::string cmdline = FormatCommand(r.command);
           if (cmdline.size() > 60) cmdline = cmdline.substr(0, 57) + "...";
-          std::vector<std::string> row = {
-              r.id.substr(0, 8),
-              Inert(r.name),
-              RunStatusText(r),
-              FormatUtc(r.started_at_ns),
-              FormatDuration(static_cast<double>(end - r.started_at_ns) / 1e9),
-              cmdline};
+          std::vector<Cell> row = {r.id.substr(0, 8),
+                                   r.name,
+                                   RunStatusText(r),
+                                   FormatUtc(r.started_at_ns),
+                                   FormatDuration(static_cast<double>(end - r.started_at_ns) / 1e9),
+                                   cmdline};
           if (grouped) {
             std::string group;
             if (!r.group_id.empty()) {

@@ -113,10 +113,15 @@ void AddColorOption(CLI::App& cmd, ColorMode& mode) {
                                   CLI::ignore_case));
 }
 
-std::string Paint(std::string_view text, std::string_view sgr, bool on) {
-  if (!on || text.empty()) return std::string(text);
-  return "\x1b[" + std::string(sgr) + "m" + std::string(text) + "\x1b[0m";
+std::ostream& operator<<(std::ostream& out, const Painted& painted) { return out << painted.text; }
+
+Painted Paint(std::string_view text, std::string_view sgr, bool on) {
+  if (!on || text.empty()) return {Inert(text)};
+  return {"\x1b[" + std::string(sgr) + "m" + Inert(text) + "\x1b[0m"};
 }
+
+Cell::Cell(const std::string& text) : text_(Inert(text)) {}
+Cell::Cell(const char* text) : text_(Inert(text)) {}
 
 std::string Sparkline(const std::vector<double>& values) {
   static const char* kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
@@ -164,15 +169,16 @@ void Table::Print(std::ostream& out, std::string_view indent) const {
   for (const auto& r : rows_) cols = std::max(cols, r.size());
   std::vector<size_t> width(cols, 0);
   for (const auto& r : rows_) {
-    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], DisplayWidth(r[c]));
+    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], DisplayWidth(r[c].text()));
   }
   for (const auto& r : rows_) {
     std::string line(indent);
     for (size_t c = 0; c < r.size(); ++c) {
-      size_t pad = width[c] - DisplayWidth(r[c]);
+      const std::string& cell = r[c].text();
+      size_t pad = width[c] - DisplayWidth(cell);
       bool right = std::find(right_.begin(), right_.end(), c) != right_.end();
       if (right) line.append(pad, ' ');
-      line += r[c];
+      line += cell;
       if (!right) line.append(pad, ' ');
       if (c + 1 < r.size()) line += "  ";
     }

@@ -32,9 +32,15 @@ Decoration DecorationFor(int fd, ColorMode color, bool sparklines_wanted);
 // Adds --color WHEN (auto, always, never) to a subcommand.
 void AddColorOption(CLI::App& cmd, ColorMode& mode);
 
-// `text` in an SGR colour (e.g. "1" bold, "31" red, "32" green, "33" yellow, "2" dim) when
-// `on`, as it is otherwise.
-std::string Paint(std::string_view text, std::string_view sgr, bool on);
+// Text in one of footprint's own SGR colours. Its text was made inert (util/strings.h), so the
+// colour's escapes are the only ones it carries.
+struct Painted {
+  std::string text;
+};
+std::ostream& operator<<(std::ostream& out, const Painted& painted);
+// `text`, made inert, in an SGR colour (e.g. "1" bold, "31" red, "32" green, "33" yellow,
+// "2" dim) when `on`, without one otherwise.
+Painted Paint(std::string_view text, std::string_view sgr, bool on);
 // ▁▂▃▄▅▆▇█ scaled between the values' minimum and maximum (a flat series is all ▁).
 std::string Sparkline(const std::vector<double>& values);
 // "2026-11-22 03:40:12" (UTC) from ns since the epoch.
@@ -44,19 +50,33 @@ std::string FormatCommand(const std::vector<std::string>& words);
 // "ok", "failed (exit 5)", "killed (exit 137)".
 std::string RunStatusText(const RunRecord& run);
 
+// A table cell. Text that is not Painted is made inert: names, scopes, paths and commands come
+// from users and databases, and a table must not pass their escapes to a terminal.
+class Cell {
+ public:
+  // Implicit, so that rows are written as lists of strings.
+  Cell(const std::string& text);                             // NOLINT(google-explicit-constructor)
+  Cell(const char* text);                                    // NOLINT(google-explicit-constructor)
+  Cell(Painted painted) : text_(std::move(painted.text)) {}  // NOLINT(google-explicit-constructor)
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
 // Columns padded to their widest cell (as displayed: UTF-8 characters count once and colour
 // escapes not at all). `right` names the right-aligned columns (numbers).
 class Table {
  public:
-  explicit Table(std::vector<std::string> header, std::vector<size_t> right = {})
-      : rows_{std::move(header)}, right_(std::move(right)) {}
-  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  explicit Table(const std::vector<std::string>& header, std::vector<size_t> right = {})
+      : rows_{{header.begin(), header.end()}}, right_(std::move(right)) {}
+  void Add(std::vector<Cell> row) { rows_.push_back(std::move(row)); }
   void Print(std::ostream& out, std::string_view indent = "") const;
   // Without the header row, for tables whose columns speak for themselves.
   void PrintBody(std::ostream& out, std::string_view indent = "") const;
 
  private:
-  std::vector<std::vector<std::string>> rows_;
+  std::vector<std::vector<Cell>> rows_;
   std::vector<size_t> right_;
 };
 

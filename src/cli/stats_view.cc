@@ -45,7 +45,8 @@ std::string FigureLabel(std::string_view name) {
 void PrintSetSummary(const SetSummary& s, const Decoration& deco, std::ostream& out) {
   const RunSet& set = s.set;
   const RunRecord* first = !set.runs.empty() ? &set.runs.front() : &set.warmups.front();
-  out << Paint("group", "1", deco.color) << "    " << set.group_id << "  " << first->name << "\n"
+  out << Paint("group", "1", deco.color) << "    " << set.group_id << "  " << Inert(first->name)
+      << "\n"
       << "command  " << FormatCommand(first->command) << "\n"
       << "runs     " << set.runs.size() << " repetition(s), " << s.counted.size()
       << " counted (status ok)";
@@ -86,14 +87,14 @@ void PrintSetSummary(const SetSummary& s, const Decoration& deco, std::ostream& 
       outliers += (outliers.empty() ? "#" : ", #") + std::to_string(f.repetitions[i]) + " (" +
                   v(f.values[i]) + ")";
     }
-    std::vector<std::string> row = {Paint(FigureLabel(f.name), "1", deco.color && f.headline),
-                                    std::to_string(d.n),
-                                    MeanSd(f),
-                                    v(d.median),
-                                    v(d.min),
-                                    v(d.max),
-                                    ci,
-                                    Paint(outliers, "33", deco.color)};
+    std::vector<Cell> row = {Paint(FigureLabel(f.name), "1", deco.color && f.headline),
+                             std::to_string(d.n),
+                             MeanSd(f),
+                             v(d.median),
+                             v(d.min),
+                             v(d.max),
+                             ci,
+                             Paint(outliers, "33", deco.color)};
     if (deco.sparklines) row.push_back(Sparkline(f.values));
     t.Add(std::move(row));
   }
@@ -128,8 +129,8 @@ void PrintComparison(const Comparison& c, const Decoration& deco, std::ostream& 
   Table t(header, right);
   bool any_ratio = false, outliers = false;
   for (const FigureComparison& f : c.figures) {
-    std::vector<std::string> row = {Paint(FigureLabel(f.name), "1", deco.color && f.headline),
-                                    f.sets[0] ? MeanSd(*f.sets[0]) : "-"};
+    std::vector<Cell> row = {Paint(FigureLabel(f.name), "1", deco.color && f.headline),
+                             f.sets[0] ? MeanSd(*f.sets[0]) : "-"};
     outliers |= f.sets[0] && !f.sets[0]->stats.outliers.empty();
     for (size_t i = 1; i < c.sets.size(); ++i) {
       row.push_back(f.sets[i] ? MeanSd(*f.sets[i]) : "-");

@@ -109,18 +109,19 @@ def test_units_are_scaled_for_people(db):
 
 def test_escape_sequences_in_stored_text_never_reach_the_terminal(tmp_path):
     # A run named to set the terminal's title and break the table, with a description, a tag
-    # and a command word doing the same.
+    # and a command word doing the same; twice, so that the views of groups show it too.
     db = tmp_path / "fp.db"
     hostile = "esc\x1b]0;pwned\x07\nsecond line\x9b31m"
     run_ok(db, ["sh", "-c", "true", hostile], "-n", hostile, "-d", hostile, "--tag", "k=" + hostile,
-           "--no-git")
-    for args in (["runs", "-o", db], ["show", "-o", db]):
+           "--no-git", "-r", "2")
+    for args in (["runs", "-o", db], ["show", "-o", db], ["show", "-o", db, "group:last"],
+                 ["compare", "-o", db, "group:last", "last"]):
         status, out = on_pty(args)
         assert status == 0, out
         assert "\x1b]" not in out and "\x07" not in out and "\x9b" not in out, (args, out)
         assert "esc\\e]0;pwned\\x07\\nsecond line\\x9b31m" in out, (args, out)
     status, out = on_pty(["runs", "-o", db])
-    assert len([l for l in out.splitlines() if l.strip()]) == 2  # the header and one row
+    assert len([l for l in out.splitlines() if l.strip()]) == 3  # the header and two rows
     # A bad argument quoting the hostile text is one inert line too.
     status, out = on_pty(["run", "-o", db, "-i", hostile, "--", "true"])
     assert status == 125 and len([l for l in out.splitlines() if l.strip()]) == 1, out

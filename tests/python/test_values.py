@@ -179,13 +179,15 @@ def test_artifact_path_hash_and_size(db, tmp_path):
 
 
 def test_hostile_names_reach_exports_and_terminals_inert(db):
-    """A value and a scope named to set a terminal's title and break a CSV record."""
+    """A value and a scope named to set a terminal's title and break a CSV record; the scope
+    stays open over several samples, so that `show` also names it in its samples table."""
     from fp_python import run_footprint
 
     hostile = "esc\x1b]0;pwned\x07\nsecond, line\x9b31m"
-    with fp.Benchmark(db, name=hostile) as bm:
+    with fp.Benchmark(db, name=hostile, interval=0.01) as bm:
         with bm.scope(hostile):
             bm.log(hostile, 1.5, step=0)
+            time.sleep(0.2)
     proc = run_footprint("export", "-o", str(db), "--format", "csv", "--out", "-")
     assert proc.returncode == 0, proc.stderr
     records = proc.stdout.splitlines()
@@ -197,3 +199,5 @@ def test_hostile_names_reach_exports_and_terminals_inert(db):
         out = run_footprint(*args, "-o", str(db)).stdout
         assert not any(c in out for c in "\x1b\x07\x9b"), out
         assert "esc\\e]0;pwned" in out, out
+    sampled_in_scope = [l for l in out.splitlines() if l.startswith("  memory ") and "pwned" in l]
+    assert len(sampled_in_scope) == 1, out
