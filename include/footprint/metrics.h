@@ -19,14 +19,16 @@
 namespace footprint {
 
 enum class MetricId : uint8_t {
-  kCpu,        // % of one core, whole process tree, over the last interval
-  kMemory,     // bytes, sum of RSS of the tree
-  kThreads,    // count of live threads in the tree
-  kProcesses,  // count of live (non-zombie) processes in the tree
-  kIoRead,     // bytes/s read from storage by the tree
-  kIoWrite,    // bytes/s written to storage by the tree
-  kSysCpu,     // % of one core, whole machine
-  kSysMemory,  // bytes in use on the whole machine (MemTotal - MemAvailable)
+  kCpu,           // % of one core, whole process tree, over the last interval
+  kMemory,        // bytes the tree holds, shared pages once (see the catalogue's meaning)
+  kMemoryRssSum,  // bytes, sum of the RSS of the tree's processes
+  kPageCache,     // bytes of page cache charged to the run's memory cgroup
+  kThreads,       // count of live threads in the tree
+  kProcesses,     // count of live (non-zombie) processes in the tree
+  kIoRead,        // bytes/s read from storage by the tree
+  kIoWrite,       // bytes/s written to storage by the tree
+  kSysCpu,        // % of one core, whole machine
+  kSysMemory,     // bytes in use on the whole machine (MemTotal - MemAvailable)
   // Per GPU ('gpu:N') and MIG instance ('gpu:N/mig:M'), from NVML.
   kGpu,             // % device utilisation
   kGpuTree,         // % SM utilisation of the tree's processes (where NVML reports it)

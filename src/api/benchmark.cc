@@ -632,7 +632,8 @@ Status Benchmark::Impl::Close(RunStatus status) {
   double max_process = std::max<double>(self.ru_maxrss, children.ru_maxrss) * 1024;
   totals["max_process_peak_bytes"] = max_process;
   totals["peak_memory_bytes"] =
-      std::max(max_process, static_cast<double>(tree_->peak_tree_rss_bytes()));
+      std::max(max_process, static_cast<double>(tree_->peak_memory_bytes()));
+  totals["rss_sum_peak_bytes"] = static_cast<double>(tree_->peak_rss_sum_bytes());
   totals["io_read_bytes"] =
       static_cast<double>(self.ru_inblock + children.ru_inblock - self_at_open_.ru_inblock -
                           children_at_open_.ru_inblock) *
@@ -650,7 +651,9 @@ Status Benchmark::Impl::Close(RunStatus status) {
       {"cpu",
        "getrusage of the process and its waited-for children since Open(), less footprint's "
        "threads"},
-      {"peak_memory", "process high-water mark (ru_maxrss), raised to the sampled sum of RSS"},
+      {"peak_memory",
+       "approximate: process high-water mark (ru_maxrss), raised to the sampled sum of RSS (no "
+       "memory cgroup, so pages shared between processes count once per process)"},
       {"monitor_memory", "footprint runs inside the process: its memory is part of the RSS"}};
   meta_["monitor"]["scope_events_dropped"] = dropped;
   meta_["monitor"]["in_process"] = true;

@@ -220,18 +220,22 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
     std::optional<double> v = name == std::string("duration_s") ? s.duration_s : total(name);
     t.Add({label, v ? FormatValue(unit, *v) : "-", v ? note : ""});
   };
+  // Rows only for runs that have the figure (opt-in measurements, newer figures).
+  auto measured_row = [&](const char* label, const char* name, const char* unit,
+                          std::string note = "") {
+    if (total(name)) row(label, name, unit, std::move(note));
+  };
   row("duration", "duration_s", "s");
   row("cpu user", "cpu_user_s", "s", sources.value("cpu", ""));
   row("cpu system", "cpu_system_s", "s");
   row("peak memory", "peak_memory_bytes", "bytes", sources.value("peak_memory", ""));
   row("largest process", "max_process_peak_bytes", "bytes", "largest high-water mark");
+  measured_row("rss sum peak", "rss_sum_peak_bytes", "bytes",
+               "sum of the processes' RSS: a page shared by N processes counts N times");
+  measured_row("page cache peak", "page_cache_peak_bytes", "bytes",
+               "files the tree read or wrote, charged to its cgroup; not in peak memory");
   row("io read", "io_read_bytes", "bytes");
   row("io written", "io_write_bytes", "bytes");
-  // Opt-in measurements: rows only for runs that have them.
-  auto measured_row = [&](const char* label, const char* name, const char* unit,
-                          std::string note = "") {
-    if (total(name)) row(label, name, unit, std::move(note));
-  };
   measured_row("gpu energy", "gpu_energy_j", "J", GpuEnergySources(meta));
   measured_row("gpu energy of tree", "gpu_energy_tree_j", "J",
                "estimate: the tree's share of each GPU's energy (docs/metrics.md)");

@@ -10,7 +10,13 @@ const std::array<MetricInfo, kMetricCount>& MetricCatalogue() {
   static const std::array<MetricInfo, kMetricCount> kCatalogue = {{
       {MetricId::kCpu, "cpu", "%", "tree",
        "CPU use of the whole process tree over the last interval; 100 = one core"},
-      {MetricId::kMemory, "memory", "bytes", "tree", "resident set of the tree (sum of RSS)"},
+      {MetricId::kMemory, "memory", "bytes", "tree",
+       "memory the tree holds: anonymous and mapped file pages, each page once (the run's "
+       "memory cgroup); the sum of RSS where there is no memory cgroup"},
+      {MetricId::kMemoryRssSum, "memory.rss_sum", "bytes", "tree",
+       "sum of the processes' RSS: a page shared by N processes counts N times"},
+      {MetricId::kPageCache, "memory.page_cache", "bytes", "tree",
+       "page cache charged to the run's memory cgroup: files the tree read or wrote"},
       {MetricId::kThreads, "threads", "count", "tree", "live threads in the tree"},
       {MetricId::kProcesses, "processes", "count", "tree", "live processes in the tree"},
       {MetricId::kIoRead, "io.read", "bytes/s", "tree", "storage reads of the tree"},

@@ -136,13 +136,15 @@ std::vector<DoctorCheck> RunDoctor() {
   {
     CgroupSupport support = DetectCgroups();
     DoctorCheck cpu{"cgroup cpu", false, "", "exact cpu and cpu_user_s/cpu_system_s of the tree"};
-    DoctorCheck mem{"cgroup memory", false, "", "peak_memory_bytes from the kernel's peak"};
+    DoctorCheck mem{"cgroup memory", false, "",
+                    "memory and peak_memory_bytes count shared pages once, page cache apart"};
     auto cg = RunCgroup::Create(support, "footprint-doctor-" + std::to_string(::getpid()));
     if (cg.ok()) {
       cpu.ok = (*cg)->has_cpu() && (*cg)->CpuUsageNs().has_value();
-      mem.ok = (*cg)->has_memory() && (*cg)->MemoryPeakBytes().has_value();
+      mem.ok = (*cg)->has_memory() && (*cg)->ReadMemoryStat().has_value();
       cpu.detail = cpu.ok ? (*cg)->cpu_source() + " in a cgroup per run" : support.why_no_cpu;
-      mem.detail = mem.ok ? (*cg)->memory_source() + " in a cgroup per run" : support.why_no_memory;
+      mem.detail = mem.ok ? (*cg)->memory_source() + " and memory.stat in a cgroup per run"
+                          : support.why_no_memory;
     } else {
       cpu.detail = support.why_no_cpu.empty() ? cg.status().message() : support.why_no_cpu;
       mem.detail = support.why_no_memory.empty() ? cg.status().message() : support.why_no_memory;

@@ -157,6 +157,7 @@ Result<std::unique_ptr<RunCgroup>> RunCgroup::Create(const CgroupSupport& suppor
     }
     if (support.v2_memory) {
       cg->memory_peak_ = KernelFile(v2 + "/memory.peak");
+      cg->memory_stat_ = KernelFile(v2 + "/memory.stat");
       cg->memory_v2_ = cg->memory_peak_.is_open();
     }
   }
@@ -172,7 +173,10 @@ Result<std::unique_ptr<RunCgroup>> RunCgroup::Create(const CgroupSupport& suppor
   }
   if (!cg->memory_peak_.is_open()) {
     std::string v1 = make(support.v1_memory_dir, "tasks");
-    if (!v1.empty()) cg->memory_peak_ = KernelFile(v1 + "/memory.max_usage_in_bytes");
+    if (!v1.empty()) {
+      cg->memory_peak_ = KernelFile(v1 + "/memory.max_usage_in_bytes");
+      cg->memory_stat_ = KernelFile(v1 + "/memory.stat");
+    }
   }
   if (cg->dirs_.empty()) {
     return Unsupported(error.empty() ? "no usable cgroup hierarchy" : error);
@@ -242,6 +246,16 @@ std::optional<int64_t> RunCgroup::MemoryPeakBytes() const {
   std::string_view text = memory_peak_.Read(buf, sizeof buf);
   if (text.empty()) return std::nullopt;
   return ParseInt(text);
+}
+
+std::optional<RunCgroup::MemoryStat> RunCgroup::ReadMemoryStat() const {
+  char buf[8192];  // memory.stat is 1-2 KiB
+  std::string_view text = memory_stat_.Read(buf, sizeof buf);
+  auto anon = FindKeyedValue(text, memory_v2_ ? "anon" : "rss");
+  auto mapped = FindKeyedValue(text, memory_v2_ ? "file_mapped" : "mapped_file");
+  auto cache = FindKeyedValue(text, memory_v2_ ? "file" : "cache");
+  if (!anon || !mapped || !cache) return std::nullopt;
+  return MemoryStat{*anon, *mapped, *cache};
 }
 
 std::string RunCgroup::cpu_source() const {

@@ -61,6 +61,14 @@ class RunCgroup {
   std::optional<std::pair<int64_t, int64_t>> CpuUserSystemNs() const;
   // High-water mark of the cgroup's charged memory (RSS and page cache), bytes.
   std::optional<int64_t> MemoryPeakBytes() const;
+  // What the cgroup's memory.stat says now (allocation-free), bytes. Each page is counted once,
+  // in the cgroup it was first charged to: file pages another cgroup read first are not here.
+  struct MemoryStat {
+    int64_t anon = 0;         // v2 anon, v1 rss (anonymous and swap cache, with huge pages)
+    int64_t file_mapped = 0;  // v2 file_mapped, v1 mapped_file (mapped shmem included)
+    int64_t page_cache = 0;   // v2 file, v1 cache (shmem included)
+  };
+  std::optional<MemoryStat> ReadMemoryStat() const;
 
   // Which kernel interface supplied each figure, e.g. "cgroup v2 cpu.stat".
   std::string cpu_source() const;
@@ -79,6 +87,7 @@ class RunCgroup {
   std::string cpu_dir_;
   KernelFile cpu_usage_;  // v2 cpu.stat or v1 cpuacct.usage
   KernelFile memory_peak_;
+  KernelFile memory_stat_;
   bool memory_v2_ = false;
 };
 

@@ -13,8 +13,13 @@
 namespace footprint {
 namespace {
 
-constexpr MetricId kTreeMetrics[] = {MetricId::kCpu,       MetricId::kMemory, MetricId::kThreads,
-                                     MetricId::kProcesses, MetricId::kIoRead, MetricId::kIoWrite};
+constexpr MetricId kTreeMetrics[] = {
+    MetricId::kCpu,     MetricId::kMemory,    MetricId::kMemoryRssSum, MetricId::kPageCache,
+    MetricId::kThreads, MetricId::kProcesses, MetricId::kIoRead,       MetricId::kIoWrite};
+
+void RaisePeak(std::atomic<int64_t>& peak, int64_t value) {
+  if (value > peak.load(std::memory_order_relaxed)) peak.store(value, std::memory_order_relaxed);
+}
 
 // Reads a whole (possibly large) kernel file into `buf`, reusing its capacity.
 bool ReadInto(const std::string& path, std::string& buf) {
@@ -56,6 +61,7 @@ std::vector<SeriesSpec> ProcessTreeProbe::Series(const MetricSet& wanted) {
   std::vector<SeriesSpec> specs;
   for (MetricId m : kTreeMetrics) {
     if (!wanted.test(static_cast<size_t>(m))) continue;
+    if (m == MetricId::kPageCache && !memory_from_cgroup()) continue;  // nothing to read it from
     slot_[static_cast<size_t>(m)] = static_cast<int>(specs.size());
     specs.push_back({m, "tree"});
   }
@@ -144,14 +150,12 @@ ProcessTreeProbe::Entry* ProcessTreeProbe::Read(pid_t pid, ProcessFigures& f) {
   char buf[1024];
   auto parse = [&](std::string_view text) {
     if (text.empty()) return false;
-    if (statm) {  // "size resident shared text lib data dt", in pages
-      size_t sp = text.find(' ');
-      auto rss = sp == std::string_view::npos
-                     ? std::nullopt
-                     : ParseInt(text.substr(sp + 1, text.find(' ', sp + 1) - sp - 1));
-      if (!rss) return false;
-      f.rss_pages = *rss;
-      f.live = f.rss_pages > 0 || text[0] != '0';
+    if (statm) {
+      std::optional<ProcStatm> m = ParseProcStatm(text);
+      if (!m) return false;
+      f.rss_pages = m->resident;
+      f.shared_pages = m->shared;
+      f.live = m->resident > 0 || m->size > 0;
       return true;
     }
     std::optional<ProcStat> st = ParseProcStat(text);
@@ -227,6 +231,7 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
   members_listed_ns_ = now_ns;
 
   int64_t rss_pages = 0, threads = 0, processes = 0, cpu_ticks = 0, largest_rss = 0;
+  int64_t largest_shared = 0;
   int64_t read_bytes = 0, write_bytes = 0;
   for (size_t i = 0; i < members_.size(); ++i) {  // members_ may grow during the walk
     pid_t pid = members_[i];
@@ -239,6 +244,7 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
     threads += f.threads;
     rss_pages += f.rss_pages;
     largest_rss = std::max(largest_rss, f.rss_pages);
+    largest_shared = std::max(largest_shared, f.shared_pages);
     if (want_io) {
       if (!e->io.is_open())
         e->io = KernelFile(options_.proc_root + "/" + std::to_string(pid) + "/io");
@@ -281,16 +287,23 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
   }
   last_processes_.store(processes, std::memory_order_relaxed);
   const int64_t rss_bytes = rss_pages * page_size_;
-  if (rss_bytes > peak_tree_rss_.load(std::memory_order_relaxed)) {
-    peak_tree_rss_.store(rss_bytes, std::memory_order_relaxed);
-  }
-  if (largest_rss * page_size_ > peak_process_rss_.load(std::memory_order_relaxed)) {
-    peak_process_rss_.store(largest_rss * page_size_, std::memory_order_relaxed);
-  }
+  RaisePeak(peak_rss_sum_, rss_bytes);
+  RaisePeak(peak_process_rss_, largest_rss * page_size_);
   auto emit = [&](MetricId m, double v) {
     if (is_due(m) && slot(m) >= 0) out.Add(slot(m), v);
   };
-  emit(MetricId::kMemory, static_cast<double>(rss_bytes));
+  emit(MetricId::kMemoryRssSum, static_cast<double>(rss_bytes));
+  if (!memory_from_cgroup()) {
+    RaisePeak(peak_memory_, rss_bytes);
+    emit(MetricId::kMemory, static_cast<double>(rss_bytes));
+  } else if (is_due(MetricId::kMemory) || is_due(MetricId::kPageCache)) {
+    if (auto held = CgroupMemory(largest_rss * page_size_, largest_shared * page_size_)) {
+      RaisePeak(peak_memory_, held->first);
+      RaisePeak(peak_page_cache_, held->second);
+      emit(MetricId::kMemory, static_cast<double>(held->first));
+      emit(MetricId::kPageCache, static_cast<double>(held->second));
+    }
+  }
   emit(MetricId::kThreads, static_cast<double>(threads));
   emit(MetricId::kProcesses, static_cast<double>(processes));
   if (want_io) {
@@ -303,6 +316,17 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
     if (is_due(MetricId::kIoRead)) EmitRate(read_, now_ns, 1e9, slot(MetricId::kIoRead), out);
     if (is_due(MetricId::kIoWrite)) EmitRate(write_, now_ns, 1e9, slot(MetricId::kIoWrite), out);
   }
+}
+
+std::optional<std::pair<int64_t, int64_t>> ProcessTreeProbe::CgroupMemory(
+    int64_t largest_rss_bytes, int64_t largest_shared_bytes) const {
+  std::optional<RunCgroup::MemoryStat> stat = options_.cgroup->ReadMemoryStat();
+  if (!stat) return std::nullopt;
+  // Anonymous pages are charged to the cgroup that touched them: the tree's, each once. File
+  // pages are charged to whoever read them first, so libraries cached before the run are not
+  // in file_mapped: the largest process's own mapped files stand in when they are more.
+  const int64_t held = stat->anon + std::max(stat->file_mapped, largest_shared_bytes);
+  return std::make_pair(std::max(held, largest_rss_bytes), stat->page_cache);
 }
 
 }  // namespace footprint

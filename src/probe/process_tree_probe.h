@@ -12,6 +12,11 @@
 // samples still counts. With a cgroup, CPU and the thread count come from the cgroup itself
 // and each process costs one read of the small /proc/PID/statm for its RSS.
 //
+// `memory` is what the tree holds, each page once: with a memory cgroup, its anonymous pages
+// plus its mapped files (memory.stat; see CgroupMemory), never below the largest process's
+// RSS; without one, the sum of RSS (a page shared by N processes counts N times).
+// `memory.rss_sum` is always the sum, `memory.page_cache` the cgroup's page cache.
+//
 // Thread-safety: Sample() and MembersAt() run on the sampler thread only; the peak accessors
 // are atomic.
 #ifndef FOOTPRINT_PROBE_PROCESS_TREE_PROBE_H_
@@ -21,8 +26,10 @@
 #include <time.h>
 
 #include <atomic>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "probe/cgroup.h"
@@ -63,12 +70,20 @@ class ProcessTreeProbe final : public Probe {
   std::vector<SeriesSpec> Series(const MetricSet& wanted) override;
   void Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) override;
 
-  // Largest sum of RSS over the tree seen in any sample, bytes.
-  int64_t peak_tree_rss_bytes() const { return peak_tree_rss_.load(std::memory_order_relaxed); }
-  // Largest RSS of a single process seen in any sample, bytes.
+  // Largest `memory` seen in any pass, bytes: what the tree holds, each page once, when the
+  // run has a memory cgroup (memory_from_cgroup()); else the sum of RSS.
+  int64_t peak_memory_bytes() const { return peak_memory_.load(std::memory_order_relaxed); }
+  bool memory_from_cgroup() const {
+    return options_.cgroup != nullptr && options_.cgroup->has_memory();
+  }
+  // Largest sum of the processes' RSS seen in any pass, bytes.
+  int64_t peak_rss_sum_bytes() const { return peak_rss_sum_.load(std::memory_order_relaxed); }
+  // Largest RSS of a single process seen in any pass, bytes.
   int64_t peak_process_rss_bytes() const {
     return peak_process_rss_.load(std::memory_order_relaxed);
   }
+  // Largest page cache charged to the run's memory cgroup seen in any pass, bytes; 0 without.
+  int64_t peak_page_cache_bytes() const { return peak_page_cache_.load(std::memory_order_relaxed); }
   // Live processes in the tree at the last sample.
   int64_t last_process_count() const { return last_processes_.load(std::memory_order_relaxed); }
   // Live processes in the tree now (lists the members; emits nothing). Not concurrently with
@@ -93,6 +108,7 @@ class ProcessTreeProbe final : public Probe {
   // What one process contributes to a sample.
   struct ProcessFigures {
     int64_t rss_pages = 0;
+    int64_t shared_pages = 0;  // file-backed and shmem part of rss_pages; with a cgroup only
     int64_t threads = 0;
     int64_t cpu_ticks = 0;  // own + waited-for children; without a cgroup only
     bool live = false;      // not a zombie
@@ -111,6 +127,9 @@ class ProcessTreeProbe final : public Probe {
   // Reads pid's figures, reopening its files if the PID now names another process. nullptr
   // when it is gone or unreadable.
   Entry* Read(pid_t pid, ProcessFigures& figures);
+  // The tree's `memory` (and page cache) from the cgroup's memory.stat; nullopt when unread.
+  std::optional<std::pair<int64_t, int64_t>> CgroupMemory(int64_t largest_rss_bytes,
+                                                          int64_t largest_shared_bytes) const;
   static void EmitRate(Rate& r, int64_t now_ns, double scale, int series, SampleOut& out);
 
   Options options_;
@@ -128,8 +147,10 @@ class ProcessTreeProbe final : public Probe {
   std::string list_buf_;  // reused buffer for cgroup.procs and children files
   uint32_t generation_ = 0;
   Rate cpu_, read_, write_;
-  std::atomic<int64_t> peak_tree_rss_{0};
+  std::atomic<int64_t> peak_memory_{0};
+  std::atomic<int64_t> peak_rss_sum_{0};
   std::atomic<int64_t> peak_process_rss_{0};
+  std::atomic<int64_t> peak_page_cache_{0};
   std::atomic<int64_t> last_processes_{0};
   long page_size_;
 };

@@ -15,11 +15,13 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::array<std::string_view, 16> kTotals = {"duration_s",
+constexpr std::array<std::string_view, 18> kTotals = {"duration_s",
                                                       "cpu_user_s",
                                                       "cpu_system_s",
                                                       "peak_memory_bytes",
                                                       "max_process_peak_bytes",
+                                                      "rss_sum_peak_bytes",
+                                                      "page_cache_peak_bytes",
                                                       "io_read_bytes",
                                                       "io_write_bytes",
                                                       "gpu_energy_j",

@@ -411,7 +411,10 @@ TotalsInputs KernelAccounts(int64_t duration_ns, const ReapedUsage& usage, const
   in.duration_ns = duration_ns;
   in.reaped = usage;
   in.sampled_max_process_bytes = tree.peak_process_rss_bytes();
-  in.sampled_tree_peak_bytes = tree.peak_tree_rss_bytes();
+  in.sampled_rss_sum_peak_bytes = tree.peak_rss_sum_bytes();
+  in.sampled_memory_peak_bytes = tree.peak_memory_bytes();
+  in.memory_from_cgroup = tree.memory_from_cgroup();
+  in.sampled_page_cache_peak_bytes = tree.peak_page_cache_bytes();
   if (cgroup && cgroup->has_cpu()) {
     in.cgroup_cpu_ns = cgroup->CpuUserSystemNs();
     in.cgroup_cpu_source = cgroup->cpu_source();

@@ -31,16 +31,24 @@ RunTotals ComputeRunTotals(const TotalsInputs& in) {
     out.sources["cpu"] = in.cgroup_cpu_source + " total, split as rusage";
   }
   const int64_t max_process = std::max(ru.max_rss_bytes, in.sampled_max_process_bytes);
-  int64_t peak = std::max(max_process, in.sampled_tree_peak_bytes);
+  const int64_t peak = std::max(max_process, in.sampled_memory_peak_bytes);
   out.memory_peaks = {{"max_process_hwm_bytes", ru.max_rss_bytes},
-                      {"sampled_tree_rss_bytes", in.sampled_tree_peak_bytes}};
-  out.sources["peak_memory"] = "sampled sum of RSS, raised to the largest process high-water mark";
+                      {"sampled_memory_bytes", in.sampled_memory_peak_bytes},
+                      {"sampled_tree_rss_bytes", in.sampled_rss_sum_peak_bytes}};
+  out.sources["peak_memory"] =
+      in.memory_from_cgroup
+          ? "cgroup memory.stat anon + mapped files, each page once (sampled), raised to the "
+            "largest process high-water mark"
+          : "approximate: sampled sum of RSS (no memory cgroup, so pages shared between "
+            "processes count once per process), raised to the largest process high-water mark";
+  t["rss_sum_peak_bytes"] = static_cast<double>(in.sampled_rss_sum_peak_bytes);
+  if (in.memory_from_cgroup) {
+    t["page_cache_peak_bytes"] = static_cast<double>(in.sampled_page_cache_peak_bytes);
+  }
   if (in.cgroup_memory_peak_bytes) {
-    out.memory_peaks["cgroup_peak_bytes"] = *in.cgroup_memory_peak_bytes;
-    // The cgroup's peak includes page cache the tree caused and misses shared pages charged
-    // elsewhere, so the reported peak is the largest of the three.
-    if (*in.cgroup_memory_peak_bytes >= peak) out.sources["peak_memory"] = in.cgroup_memory_source;
-    peak = std::max(peak, *in.cgroup_memory_peak_bytes);
+    // What the kernel charged the cgroup at most: page cache included, so not the peak.
+    out.memory_peaks["cgroup_charged_peak_bytes"] = *in.cgroup_memory_peak_bytes;
+    out.memory_peaks["cgroup_charged_source"] = in.cgroup_memory_source;
   }
   t["peak_memory_bytes"] = static_cast<double>(peak);
   t["max_process_peak_bytes"] = static_cast<double>(max_process);

@@ -32,9 +32,14 @@ struct TotalsInputs {
   std::string cgroup_cpu_source;
   std::optional<int64_t> cgroup_memory_peak_bytes;
   std::string cgroup_memory_source;
-  // From the sampler: the largest RSS of a live process, and the largest sum over the tree.
+  // From the sampler: the largest RSS of a live process, the largest sum of RSS over the tree,
+  // the largest `memory` (what the tree holds; the sum of RSS without a memory cgroup) and
+  // the largest page cache of the run's memory cgroup.
   int64_t sampled_max_process_bytes = 0;
-  int64_t sampled_tree_peak_bytes = 0;
+  int64_t sampled_rss_sum_peak_bytes = 0;
+  int64_t sampled_memory_peak_bytes = 0;
+  bool memory_from_cgroup = false;
+  int64_t sampled_page_cache_peak_bytes = 0;
 };
 
 struct RunTotals {
@@ -46,7 +51,9 @@ struct RunTotals {
 
 // CPU: the cgroup's total when there is one (it also holds processes nobody waited for and
 // ones still running), split into user/system in rusage's proportions; otherwise rusage.
-// Peak memory: the largest candidate, so never below the largest process high-water mark.
+// Peak memory: the sampled `memory` (each page once with a memory cgroup), raised to the
+// largest process high-water mark; the cgroup's charged peak, which counts page cache, and the
+// sum of RSS are kept as their own figures.
 RunTotals ComputeRunTotals(const TotalsInputs& in);
 
 }  // namespace footprint

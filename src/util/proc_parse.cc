@@ -77,6 +77,16 @@ std::optional<int64_t> FindKeyedValue(std::string_view text, std::string_view ke
   return std::nullopt;
 }
 
+std::optional<ProcStatm> ParseProcStatm(std::string_view text) {
+  ProcStatm m;
+  size_t pos = 0;
+  if (!NextField(text, pos, m.size) || !NextField(text, pos, m.resident) ||
+      !NextField(text, pos, m.shared) || m.size < 0 || m.resident < 0 || m.shared < 0) {
+    return std::nullopt;
+  }
+  return m;
+}
+
 std::optional<ProcIo> ParseProcIo(std::string_view text) {
   auto r = FindKeyedValue(text, "read_bytes");
   auto w = FindKeyedValue(text, "write_bytes");

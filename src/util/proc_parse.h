@@ -27,6 +27,15 @@ struct ProcStat {
 // from the LAST ')'. nullopt when the text is truncated or malformed.
 std::optional<ProcStat> ParseProcStat(std::string_view text);
 
+// The first fields of /proc/PID/statm, in pages. `shared` is the resident file-backed and
+// shared-memory pages (RssFile + RssShmem); resident - shared is the anonymous part.
+struct ProcStatm {
+  int64_t size = 0;
+  int64_t resident = 0;
+  int64_t shared = 0;
+};
+std::optional<ProcStatm> ParseProcStatm(std::string_view text);
+
 struct ProcIo {
   uint64_t read_bytes = 0;   // bytes this process (and its waited children) caused to be read
   uint64_t write_bytes = 0;  // ... written, from storage

@@ -67,4 +67,4 @@ def test_cgroup_checks_agree_with_runs(tmp_path, doctor):
     assert doctor["cgroup cpu"]["ok"] == meta["sources"]["cpu"].startswith("cgroup"), meta
     assert doctor["cgroup cpu"]["ok"] == ("cgroup_user_s" in meta["accounting"])
     if doctor["cgroup memory"]["ok"]:
-        assert "cgroup_peak_bytes" in meta["memory_peaks"], meta["memory_peaks"]
+        assert "cgroup_charged_peak_bytes" in meta["memory_peaks"], meta["memory_peaks"]

@@ -70,6 +70,26 @@ TEST(ParseProcStat, LiveSelf) {
   EXPECT_GT(st->rss_pages, 0);
 }
 
+TEST(ParseProcStatm, LiveZombieAndMalformed) {
+  auto live = ParseProcStatm("765 441 413 5 0 123 0\n");
+  ASSERT_TRUE(live.has_value());
+  EXPECT_EQ(live->size, 765);
+  EXPECT_EQ(live->resident, 441);
+  EXPECT_EQ(live->shared, 413);
+  auto zombie = ParseProcStatm("0 0 0 0 0 0 0\n");
+  ASSERT_TRUE(zombie.has_value());
+  EXPECT_EQ(zombie->size, 0);
+  for (const char* text : {"", "765 441", "765 x 413", "-1 2 3"}) {
+    EXPECT_FALSE(ParseProcStatm(text).has_value()) << text;
+  }
+  auto self = ReadWholeFile("/proc/self/statm");
+  ASSERT_TRUE(self.ok());
+  auto mine = ParseProcStatm(*self);
+  ASSERT_TRUE(mine.has_value());
+  EXPECT_GT(mine->resident, 0);
+  EXPECT_LE(mine->shared, mine->resident);
+}
+
 TEST(ParseProcIo, Fixture) {
   auto io = ParseProcIo(Fixture("io.txt"));
   ASSERT_TRUE(io.has_value());

@@ -103,7 +103,8 @@ TEST_P(ProcessTreeProbeTest, SeesTouchedMemory) {
   KillTree(pid);
   EXPECT_GE(v[MetricId::kMemory], 64.0 * (1 << 20));
   EXPECT_GE(h.probe.peak_process_rss_bytes(), 64 << 20);
-  EXPECT_GE(h.probe.peak_tree_rss_bytes(), 64 << 20);
+  EXPECT_GE(h.probe.peak_rss_sum_bytes(), 64 << 20);
+  EXPECT_GE(h.probe.peak_memory_bytes(), 64 << 20);
 }
 
 // The CPU rate must match what the kernel accounted to the process over the same window,

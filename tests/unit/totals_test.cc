@@ -18,7 +18,8 @@ TotalsInputs Reaped() {
                .write_bytes = 8192,
                .reaped = 3};
   in.sampled_max_process_bytes = 30 * kMiB;
-  in.sampled_tree_peak_bytes = 70 * kMiB;
+  in.sampled_rss_sum_peak_bytes = 70 * kMiB;
+  in.sampled_memory_peak_bytes = 70 * kMiB;  // no memory cgroup: the sum of RSS
   return in;
 }
 
@@ -29,16 +30,19 @@ TEST(RunTotals, WithoutCgroupEverythingComesFromRusageAndSamples) {
   EXPECT_DOUBLE_EQ(r.totals["cpu_system_s"], 0.5);
   EXPECT_DOUBLE_EQ(r.totals["max_process_peak_bytes"], 40.0 * kMiB);  // the reaped HWM
   EXPECT_DOUBLE_EQ(r.totals["peak_memory_bytes"], 70.0 * kMiB);       // the sampled sum
+  EXPECT_DOUBLE_EQ(r.totals["rss_sum_peak_bytes"], 70.0 * kMiB);
+  EXPECT_FALSE(r.totals.contains("page_cache_peak_bytes"));
+  EXPECT_EQ(r.sources["peak_memory"].get<std::string>().rfind("approximate: ", 0), 0);
   EXPECT_DOUBLE_EQ(r.totals["io_read_bytes"], 4096);
   EXPECT_DOUBLE_EQ(r.totals["io_write_bytes"], 8192);
   EXPECT_EQ(r.accounting["processes_reaped"], 3);
   EXPECT_EQ(r.sources["cpu"], "rusage (wait4 of the command and of re-parented orphans)");
-  EXPECT_FALSE(r.memory_peaks.contains("cgroup_peak_bytes"));
+  EXPECT_FALSE(r.memory_peaks.contains("cgroup_charged_peak_bytes"));
 }
 
 TEST(RunTotals, PeakIsNeverBelowTheLargestProcess) {
   TotalsInputs in = Reaped();
-  in.sampled_tree_peak_bytes = 10 * kMiB;  // a short process the sampler barely saw
+  in.sampled_memory_peak_bytes = 10 * kMiB;  // a short process the sampler barely saw
   in.sampled_max_process_bytes = 50 * kMiB;
   RunTotals r = ComputeRunTotals(in);
   EXPECT_DOUBLE_EQ(r.totals["max_process_peak_bytes"], 50.0 * kMiB);
@@ -65,18 +69,23 @@ TEST(RunTotals, CgroupSplitWhenRusageSawNothing) {
   EXPECT_DOUBLE_EQ(r.totals["cpu_system_s"], 0.4);
 }
 
-TEST(RunTotals, CgroupPeakWinsOnlyWhenLarger) {
+TEST(RunTotals, MemoryCgroupCountsSharedPagesOnceAndPageCacheApart) {
+  // Five processes share 200 MiB (sum of RSS 1000 MiB) and wrote 400 MiB of files.
   TotalsInputs in = Reaped();
-  in.cgroup_memory_peak_bytes = 90 * kMiB;
+  in.memory_from_cgroup = true;
+  in.sampled_memory_peak_bytes = 210 * kMiB;
+  in.sampled_rss_sum_peak_bytes = 1000 * kMiB;
+  in.sampled_page_cache_peak_bytes = 400 * kMiB;
+  in.cgroup_memory_peak_bytes = 610 * kMiB;  // what the kernel charged: page cache too
   in.cgroup_memory_source = "cgroup v1 memory.max_usage_in_bytes";
   RunTotals r = ComputeRunTotals(in);
-  EXPECT_DOUBLE_EQ(r.totals["peak_memory_bytes"], 90.0 * kMiB);
-  EXPECT_EQ(r.sources["peak_memory"], "cgroup v1 memory.max_usage_in_bytes");
-  in.cgroup_memory_peak_bytes = 60 * kMiB;
-  r = ComputeRunTotals(in);
-  EXPECT_DOUBLE_EQ(r.totals["peak_memory_bytes"], 70.0 * kMiB);
-  EXPECT_EQ(r.memory_peaks["cgroup_peak_bytes"], 60 * kMiB);
-  EXPECT_NE(r.sources["peak_memory"].get<std::string>().find("sampled sum"), std::string::npos);
+  EXPECT_DOUBLE_EQ(r.totals["peak_memory_bytes"], 210.0 * kMiB);
+  EXPECT_DOUBLE_EQ(r.totals["rss_sum_peak_bytes"], 1000.0 * kMiB);
+  EXPECT_DOUBLE_EQ(r.totals["page_cache_peak_bytes"], 400.0 * kMiB);
+  EXPECT_EQ(r.memory_peaks["cgroup_charged_peak_bytes"], 610 * kMiB);
+  EXPECT_EQ(r.sources["peak_memory"].get<std::string>().rfind("cgroup memory.stat", 0), 0);
+  in.sampled_memory_peak_bytes = 20 * kMiB;  // the held memory was between samples
+  EXPECT_DOUBLE_EQ(ComputeRunTotals(in).totals["peak_memory_bytes"], 40.0 * kMiB);  // the HWM
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   getrusage(RUSAGE_CHILDREN, &ru);
   double s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
              static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-  std::fprintf(stderr, "children_cpu_s=%.6f\n", s);
+  std::fprintf(stderr, "children_cpu_s=%.6f\nself_cpu_s=%.6f\n", s, SelfCpuSeconds());
   ReportSelf(argc, argv, cpu_at_start);
   return 0;
 }

@@ -1,0 +1,155 @@
+"""Peak memory as the kernel accounts it: page cache the tree caused is not memory it holds,
+and pages shared between processes count once. Ground truth: sizes the workloads choose, the
+processes' own high-water marks, and the tree's proportional set size (Σ PSS) sampled here."""
+
+import os
+import subprocess
+import time
+
+import pytest
+
+from fp_helpers import FOOTPRINT, clean_env, describe, fp, metric, run_ok, show, wl
+
+MiB = 1 << 20
+
+
+@pytest.fixture(scope="module")
+def cgroup_memory(doctor):
+    """Whether runs get a memory cgroup here (they do on the CI VM, as root)."""
+    return doctor["cgroup memory"]["ok"]
+
+
+def test_written_files_are_page_cache_not_memory(tmp_path, cgroup_memory):
+    """dd writes 400 MiB: peak memory stays at dd's own few MiB; the cache is its own figure."""
+    db = tmp_path / "fp.db"
+    out = tmp_path / "f"
+    run_ok(db, ["dd", "if=/dev/zero", f"of={out}", "bs=1M", "count=400"], "-i", "20ms", "--no-git")
+    s = show(db)
+    t = s["totals"]
+    assert t["peak_memory_bytes"] < 64 * MiB, t
+    assert t["peak_memory_bytes"] >= t["max_process_peak_bytes"], t
+    if cgroup_memory:
+        # Sampled every 20 ms while dd wrote: the cache grew towards 400 MiB and stayed.
+        assert t["page_cache_peak_bytes"] >= 200 * MiB, t
+        assert metric(s, "memory.page_cache")["max"] == t["page_cache_peak_bytes"]
+        charged = s["meta"]["memory_peaks"]["cgroup_charged_peak_bytes"]
+        assert charged >= 200 * MiB, s["meta"]["memory_peaks"]  # what the kernel charged
+    text = fp("show", "-o", db).stdout
+    assert "rss sum peak" in text and ("page cache peak" in text) == cgroup_memory, text
+
+
+@pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "no-cgroup"])
+def test_pages_shared_by_five_processes_count_once(tmp_path, cgroup, cgroup_memory):
+    """A parent touches 200 MiB and forks 4 readers: 200 MiB held, 1000 MiB of summed RSS."""
+    db = tmp_path / "fp.db"
+    options = ["-i", "50ms", "--no-git"] + ([] if cgroup else ["--no-cgroup"])
+    run_ok(db, [wl("touch_memory"), 200, 1.5, 4], *options)
+    s = show(db)
+    t = s["totals"]
+    assert t["rss_sum_peak_bytes"] >= 900 * MiB, t  # each reader's RSS holds the 200 MiB
+    assert metric(s, "memory.rss_sum")["max"] == t["rss_sum_peak_bytes"]
+    source = s["meta"]["sources"]["peak_memory"]
+    if cgroup and cgroup_memory:
+        assert 200 * MiB <= t["peak_memory_bytes"] <= 320 * MiB, t
+        assert source.startswith("cgroup memory.stat"), source
+    else:
+        # Nothing counts the pages once without a memory cgroup: the figure says so.
+        assert t["peak_memory_bytes"] >= 900 * MiB, t
+        assert source.startswith("approximate: "), source
+        assert "approximate: sampled sum of RSS" in fp("show", "-o", db).stdout
+
+
+DATALOADER = """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+torch.set_num_threads(1)
+x = torch.randn(20000, 1, 28, 28)
+y = torch.randint(0, 10, (20000,))
+loader = DataLoader(TensorDataset(x, y), batch_size=64, num_workers=2)
+model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(784, 256), torch.nn.ReLU(),
+                            torch.nn.Linear(256, 10))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(2):
+    for xb, yb in loader:
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(xb), yb).backward()
+        opt.step()
+"""
+
+
+def tree_of(pid):
+    """PIDs of pid's descendants, from the kernel's children lists."""
+    found, frontier = [], [pid]
+    while frontier:
+        p = frontier.pop()
+        try:
+            tasks = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    kids = [int(k) for k in f.read().split()]
+            except OSError:
+                continue
+            found += kids
+            frontier += kids
+    return found
+
+
+def smaps_total(pid, key):
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def memory_stat(pid):
+    """anon + mapped files of pid's memory cgroup (v1 or v2), or None."""
+    try:
+        with open(f"/proc/{pid}/cgroup") as f:
+            lines = [l.rstrip("\n").split(":", 2) for l in f]
+        path = next((f"/sys/fs/cgroup/memory{p}" for _, c, p in lines if c == "memory"), None)
+        path = path or next(f"/sys/fs/cgroup{p}" for _, c, p in lines if c == "")
+        with open(path + "/memory.stat") as f:
+            stat = dict(l.split() for l in f)
+    except (OSError, StopIteration, ValueError):
+        return None
+    anon = int(stat.get("anon", stat.get("rss", 0)))
+    return anon + int(stat.get("file_mapped", stat.get("mapped_file", 0)))
+
+
+def test_dataloader_workers_peak_matches_proportional_set_size(tmp_path, cgroup_memory):
+    """A real PyTorch DataLoader with 2 workers: the peak is within 10 % of the tree's Σ PSS
+    (each shared page split between the processes mapping it) sampled here meanwhile."""
+    if not cgroup_memory:
+        pytest.skip("no memory cgroup for runs on this machine (footprint doctor says why)")
+    script = tmp_path / "loader.py"
+    script.write_text(DATALOADER)
+    db = tmp_path / "fp.db"
+    proc = subprocess.Popen(
+        [FOOTPRINT, "run", "-o", db, "-q", "-i", "20ms", "--no-git", "--",
+         "/usr/bin/python3", script],
+        env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pss_peak = cgroup_peak = workers_seen = 0
+    while proc.poll() is None:
+        tree = tree_of(proc.pid)
+        workers_seen = max(workers_seen, len(tree) - 1)
+        pss_peak = max(pss_peak, sum(smaps_total(p, "Pss") for p in tree))
+        if tree:
+            cgroup_peak = max(cgroup_peak, memory_stat(tree[0]) or 0)
+        time.sleep(0.02)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, f"{out}\n{err}"
+    assert workers_seen == 2, workers_seen
+    t = show(db)["totals"]
+    peak = t["peak_memory_bytes"]
+    # Σ RSS counts the dataset and the libraries once per worker: well above what is held.
+    assert t["rss_sum_peak_bytes"] > 1.3 * pss_peak, (t, pss_peak)
+    assert abs(peak - pss_peak) <= 0.1 * pss_peak, (peak / MiB, pss_peak / MiB, t)
+    # Never below what the kernel charged the cgroup as anonymous and mapped pages.
+    assert peak >= 0.95 * cgroup_peak, (peak / MiB, cgroup_peak / MiB)
