@@ -14,13 +14,14 @@ median of the R repetitions. Variants:
   supervise([Time()])   @fp.supervise([fp.Time()], bm)       (one scope per call)
   supervise(CPU, Memory @ 10 ms)                             (+ finer sampling while it runs)
   bm.scope() block      with bm.scope("x"): pass             (vs. a bare `pass` loop)
+  kept scope block      s = bm.scope("x") once; with s: pass (the same)
   umlaut.BenchmarkSupervisor([MemoryMetric, CPUMetric, TimeMetric])
   UMLAUT's approach     a thread pool and one psutil sampling thread per metric per call, as
                         UMLAUT's BenchmarkSupervisor does (re-implemented here; N/100 calls)
 
 Every scope is really recorded: the native writer thread stores them in a temporary database
-while the loop runs (beyond its bounded buffer, events are dropped and counted in the run's
-meta, never blocking the caller). Run on an otherwise idle machine; the machine's load average
+while the loop runs (a burst the writer cannot keep up with is queued, up to a bound beyond
+which scopes are dropped and counted in the run, never blocking the caller). Run on an otherwise idle machine; the machine's load average
 is printed with the results.
 """
 
@@ -120,6 +121,10 @@ def main() -> None:
     scope = bm.scope("block")
 
     def scope_block():
+        with bm.scope("block"):
+            pass
+
+    def kept_scope_block():
         with scope:
             pass
 
@@ -130,6 +135,7 @@ def main() -> None:
         ("supervise([Time()])", supervised, noop, args.calls),
         ("supervise([Time(), CPU, Memory @ 10 ms])", sampled, noop, args.calls),
         ("with bm.scope(name)", scope_block, bare_block, args.calls),
+        ("with scope (kept from bm.scope(name))", kept_scope_block, bare_block, args.calls),
         ("umlaut.BenchmarkSupervisor([Memory, CPU, Time])", compat, noop, args.calls),
         ("UMLAUT's approach (thread pool + psutil threads)",
          umlaut_style(2, 0.1)(noop), noop, max(200, args.calls // 100)),
@@ -159,7 +165,7 @@ def main() -> None:
     bm.close()
     dropped = json.loads(
         __import__("sqlite3").connect(os.path.join(tmp, "bench.db")).execute(
-            "SELECT meta FROM runs").fetchone()[0])["monitor"].get("scope_events_dropped")
+            "SELECT meta FROM runs").fetchone()[0])["monitor"].get("scopes_dropped")
 
     load = os.getloadavg()
     print(f"footprint {fp.__version__}, Python {sys.version.split()[0]}, "
@@ -171,11 +177,11 @@ def main() -> None:
             "< 2 µs: " + ("met" if r["added_us_min"] < TARGET_US else "MISSED"))
         print(f"{r['variant']:<52} {r['calls']:>8} {r['added_us_min']:>15.3f} "
               f"{r['added_us_median']:>9.3f}  {target}")
-    print(f"(scope events dropped by the bounded buffer while storing: {dropped})")
+    print(f"(scopes dropped by the bounded queue while storing: {dropped})")
     if args.json:
         Path(args.json).write_text(json.dumps({
             "target_us": TARGET_US, "plain_ns": min(plain) * 1e9, "load_average": load,
-            "results": results, "scope_events_dropped": dropped}, indent=2))
+            "results": results, "scopes_dropped": dropped}, indent=2))
 
 
 if __name__ == "__main__":

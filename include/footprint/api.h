@@ -17,8 +17,9 @@
 // footprint's threads is subtracted from the process's `cpu` series and stored beside it as
 // `monitor_cpu_s`, never silently mixed in.
 //
-// Cost: entering and leaving a scope is a clock read and a store into a per-thread buffer —
-// inline, allocation-free, never blocking on I/O. A writer thread moves scopes and values into
+// Cost: entering and leaving a scope is a clock read and a store into a per-thread queue —
+// inline, never blocking on I/O, allocating only a new 512 KiB block of the queue when a burst
+// outruns the writer. A writer thread moves scopes and values into
 // the database at least every flush interval, so a crash loses at most that much; a scope
 // still open when the process dies is stored with no end.
 //
@@ -56,6 +57,10 @@ struct BenchmarkOptions {
   MetricSet metrics = DefaultMetrics();
   int64_t interval_ns = 100'000'000;
   int64_t flush_interval_ns = 250'000'000;
+  // Scope events (32 bytes each) a thread may have queued for the writer: a burst beyond what
+  // the database takes grows the queue up to this (128 MiB by default), then new scopes are
+  // dropped whole and counted (show: "scope(s) dropped").
+  uint64_t max_queued_scope_events = uint64_t{1} << 22;
   // Every outside effect of the own sampling (clocks, /proc, /sys); must outlive the benchmark.
   Env* env = &Env::Default();
 };

@@ -48,12 +48,17 @@ struct ScopeSummary {
   double total_s = 0, mean_s = 0, min_s = 0, max_s = 0;
 };
 
+// The value the instrumentation API stores when scopes were dropped (their count): a thread
+// opened them faster than the database writer took them, past its queue's bound.
+inline constexpr std::string_view kScopesDroppedValue = "footprint.scopes_dropped";
+
 struct RunSummary {
   RunRecord run;
   double duration_s = 0;  // also for runs that are still running or were interrupted
   std::map<std::string, double> totals;
   std::vector<MetricSummary> metrics;  // whole-run series first, then per scope name
   std::vector<ScopeSummary> scopes;    // by first appearance
+  uint64_t scopes_dropped = 0;         // kScopesDroppedValue values, summed
   std::vector<ValueRecord> values;
   std::map<int64_t, std::string> scope_names;  // scope id -> name, for values' scopes
   std::vector<ArtifactRecord> artifacts;

@@ -153,7 +153,7 @@ class Benchmark:
 
     # --- scopes -------------------------------------------------------------------------
 
-    def scope(self, name: str, gpu: bool = False) -> "Scope":
+    def scope(self, name: str, gpu: bool = False) -> Any:
         """A scope named ``name``: a context manager, or a decorator (see :func:`supervise`).
 
         ``with bm.scope("load data"): ...`` records the block's start and end on the run's
@@ -165,7 +165,9 @@ class Benchmark:
         Without PyTorch or CUDA, the reason is stored once instead and a
         :class:`~footprint.FootprintWarning` says it.
         """
-        return Scope(self, name, gpu)
+        if gpu:
+            return _GpuScope(self, name)
+        return Scope(self, self._native, _scope_name(name), name)
 
     @property
     def gpu_unavailable(self) -> Optional[str]:
@@ -282,28 +284,41 @@ def _status_for(exc_type: Optional[type], exc: Optional[BaseException] = None) -
     return "failed"
 
 
-class Scope:
-    """A named scope of a benchmark: ``with bm.scope("stage"):`` or ``@bm.scope("stage")``.
+# A scope without GPU timing is native (the with-statement never enters Python code); the
+# decorator and the repr are Python.
+Scope = _footprint.Scope
 
-    Re-entrant and thread-safe: each ``with`` records one scope on the calling thread, nested
-    under the scope that thread is in.
-    """
 
-    __slots__ = ("_bm", "_name", "_handle", "_handles", "_gpu")
+def _scope_call(self: Scope, func: F) -> F:
+    return supervise((), self.benchmark, name=self.name)(func)
 
-    def __init__(self, bm: Benchmark, name: str, gpu: bool = False) -> None:
+
+def _scope_repr(self: Scope) -> str:
+    return f"<footprint.Scope {self.name!r} of run {self.benchmark.run_id}>"
+
+
+Scope.__call__ = _scope_call
+Scope.__repr__ = _scope_repr
+
+
+class _GpuScope:
+    """A scope that also times the GPU work queued inside it (``bm.scope(name, gpu=True)``);
+    otherwise as :class:`Scope`."""
+
+    __slots__ = ("_bm", "_name", "_handle", "_handles")
+
+    def __init__(self, bm: Benchmark, name: str) -> None:
         self._bm = bm
         self._name = name
         self._handle = _scope_name(name)
         self._handles: dict[int, list[tuple[int, Any]]] = {}  # thread -> open (handle, event)
-        self._gpu = bool(gpu)
 
     @property
     def name(self) -> str:
         return self._name
 
-    def __enter__(self) -> "Scope":
-        opened = _enter(self._bm, self._handle, self._gpu)
+    def __enter__(self) -> "_GpuScope":
+        opened = _enter(self._bm, self._handle, True)
         self._handles.setdefault(threading.get_ident(), []).append(opened)
         return self
 
@@ -314,10 +329,10 @@ class Scope:
             del self._handles[threading.get_ident()]
 
     def __call__(self, func: F) -> F:
-        return supervise((), self._bm, name=self._name, gpu=self._gpu)(func)
+        return supervise((), self._bm, name=self._name, gpu=True)(func)
 
     def __repr__(self) -> str:
-        return f"<footprint.Scope {self._name!r} of run {self._bm.run_id}>"
+        return f"<footprint.Scope {self._name!r} of run {self._bm.run_id} (GPU timed)>"
 
 
 class _IntervalRequests:

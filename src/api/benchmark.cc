@@ -15,10 +15,12 @@
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "api/cuda_timer.h"
 #include "footprint/api.h"
 #include "footprint/monitor.h"
+#include "footprint/report.h"
 #include "probe/process_tree_probe.h"
 #include "probe/rapl_probe.h"
 #include "probe/system_probe.h"
@@ -125,26 +127,50 @@ Result<ValueRecord> JsonValue(std::string_view name, std::optional<double> value
 namespace internal {
 
 // One thread's scopes in one benchmark: a single-producer (the thread) single-consumer (the
-// writer) ring of events, and the stack of open scopes. Shared by the benchmark and the
+// writer) queue of events, and the stack of open scopes. Shared by the benchmark and the
 // thread's exit hook; once the thread has exited and the writer has drained it, it is freed.
-// Allocated with plain `new` so that the ring's pages are touched only as they are used.
+//
+// The queue is a chain of blocks that grows while the writer lags, so that a burst of scopes
+// is kept whole rather than dropped; the writer recycles a drained block as the thread's spare.
+// Only past max_events queued events (BenchmarkOptions::max_queued_scope_events) is a scope
+// dropped, whole: its entry and its exit are never recorded and its children hang under its
+// parent.
 struct ThreadScopes {
-  static constexpr uint64_t kCapacity = 1 << 14;
+  struct Block {
+    static constexpr uint64_t kEvents = 1 << 14;  // 512 KiB, touched only as it is used
+    std::array<ScopeEvent, kEvents> events;       // not zero-filled
+    std::atomic<Block*> next{nullptr};
+  };
   static constexpr size_t kMaxDepth = 256;
 
-  std::array<ScopeEvent, kCapacity> ring;  // not zero-filled
-  std::atomic<uint64_t> head{0};           // next slot the thread writes
-  std::atomic<uint64_t> tail{0};           // next slot the writer reads
-  std::atomic<uint64_t> dropped{0};
+  ThreadScopes() : write_block(new Block), read_block(write_block) {}
+  ~ThreadScopes();
+  ThreadScopes(const ThreadScopes&) = delete;
+  ThreadScopes& operator=(const ThreadScopes&) = delete;
+
+  std::atomic<uint64_t> head{0};     // events the thread pushed
+  std::atomic<uint64_t> tail{0};     // events the writer took
+  std::atomic<uint64_t> dropped{0};  // scopes (not events) dropped
   std::atomic<bool> retired{false};  // the thread has exited
-  std::array<uint64_t, kMaxDepth> stack;
+  Block* write_block;                // the thread's
+  Block* read_block;                 // the writer's
+  std::atomic<Block*> spare{nullptr};
+  uint64_t max_events = 0;
+  std::array<uint64_t, kMaxDepth> stack;  // handles, or for a dropped scope its parent
   size_t depth = 0;
   uint64_t slot = 0;
   uint64_t sequence = 0;
   int32_t tid = 0;
   Benchmark::Impl* owner = nullptr;
 
+  // Whether a new scope's entry fits (the exits of open scopes always do).
+  bool Full() const {
+    return head.load(std::memory_order_relaxed) - tail.load(std::memory_order_acquire) >=
+           max_events;
+  }
   void Push(const ScopeEvent& e);
+  // Writer: appends every event pushed so far to `out`.
+  void Drain(std::vector<ScopeEvent>& out);
   uint64_t Innermost() const { return depth == 0 ? 0 : stack[std::min(depth, kMaxDepth) - 1]; }
 };
 
@@ -225,6 +251,13 @@ class Benchmark::Impl {
 
  private:
   void WriterLoop();
+  // Scopes dropped because a thread's queue was full (writer thread, or after it stopped).
+  uint64_t ScopesDropped() {
+    std::lock_guard<std::mutex> lock(threads_mu_);
+    uint64_t n = dropped_by_retired_;
+    for (const auto& t : threads_) n += t->dropped.load(std::memory_order_relaxed);
+    return n;
+  }
   // `final`: the last flush at Close, which also waits for outstanding GPU timings.
   Status Flush(bool final = false);
 
@@ -247,7 +280,7 @@ class Benchmark::Impl {
   std::vector<PendingValue> pending_values_;
   std::vector<ArtifactRecord> pending_artifacts_;
   uint64_t failed_flushes_ = 0;
-  uint64_t dropped_by_retired_ = 0;  // scope events dropped by threads that have exited
+  uint64_t dropped_by_retired_ = 0;  // scopes dropped by threads that have exited
   std::string last_error_;
 
   std::mutex wake_mu_;
@@ -275,15 +308,39 @@ class Benchmark::Impl {
 };
 
 void ThreadScopes::Push(const ScopeEvent& e) {
-  uint64_t h = head.load(std::memory_order_relaxed);
-  uint64_t used = h - tail.load(std::memory_order_acquire);
-  if (used >= kCapacity) {
-    dropped.fetch_add(1, std::memory_order_relaxed);
-    return;
+  const uint64_t h = head.load(std::memory_order_relaxed);
+  const uint64_t at = h % Block::kEvents;
+  if (at == 0 && h != 0) {  // the block is full: the spare the writer left, or a new one
+    Block* next = spare.exchange(nullptr, std::memory_order_acquire);
+    if (next == nullptr) next = new Block;
+    next->next.store(nullptr, std::memory_order_relaxed);
+    write_block->next.store(next, std::memory_order_release);
+    write_block = next;
   }
-  ring[h % kCapacity] = e;
+  write_block->events[at] = e;
   head.store(h + 1, std::memory_order_release);
-  if (used == kCapacity / 2) owner->Wake();  // a burst: do not wait for the flush interval
+  // A burst: do not wait for the flush interval.
+  if (h - tail.load(std::memory_order_relaxed) == Block::kEvents / 2) owner->Wake();
+}
+
+void ThreadScopes::Drain(std::vector<ScopeEvent>& out) {
+  uint64_t t = tail.load(std::memory_order_relaxed);
+  const uint64_t h = head.load(std::memory_order_acquire);
+  for (; t < h; ++t) {
+    const uint64_t at = t % Block::kEvents;
+    if (at == 0 && t != 0) {  // the next block, linked before its first event was published
+      Block* done = read_block;
+      read_block = done->next.load(std::memory_order_acquire);
+      delete spare.exchange(done, std::memory_order_release);
+    }
+    out.push_back(read_block->events[at]);
+  }
+  tail.store(t, std::memory_order_release);
+}
+
+ThreadScopes::~ThreadScopes() {
+  for (Block* b = read_block; b != nullptr;) delete std::exchange(b, b->next.load());
+  delete spare.load();
 }
 
 namespace internal {
@@ -300,15 +357,22 @@ ThreadScopes* ThisThreadScopes(Benchmark& bm) {
 }
 
 uint64_t EnterScope(ThreadScopes* t, uint32_t name_id) {
-  uint64_t handle = (t->slot << 40) | ++t->sequence;
-  t->Push({handle, t->Innermost(), MonotonicNs(), name_id, t->tid});
-  if (t->depth < ThreadScopes::kMaxDepth) t->stack[t->depth] = handle;
+  const uint64_t parent = t->Innermost();
+  uint64_t handle = 0;
+  if (t->Full()) {
+    t->dropped.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    handle = (t->slot << 40) | ++t->sequence;
+    t->Push({handle, parent, MonotonicNs(), name_id, t->tid});
+  }
+  // A dropped scope's children are its parent's.
+  if (t->depth < ThreadScopes::kMaxDepth) t->stack[t->depth] = handle != 0 ? handle : parent;
   ++t->depth;
   return handle;
 }
 
 void ExitScope(ThreadScopes* t, uint64_t handle) {
-  t->Push({handle, 0, MonotonicNs(), ScopeEvent::kExit, t->tid});
+  if (handle != 0) t->Push({handle, 0, MonotonicNs(), ScopeEvent::kExit, t->tid});
   if (t->depth > 0) --t->depth;
 }
 
@@ -329,7 +393,8 @@ struct ThreadExitHook {
 
 ThreadScopes* Benchmark::Impl::ForThisThread() {
   thread_local ThreadExitHook hook;
-  std::shared_ptr<ThreadScopes> t(new ThreadScopes);  // default-init: ring not zero-filled
+  auto t = std::make_shared<ThreadScopes>();
+  t->max_events = options_.max_queued_scope_events;
   t->tid = static_cast<int32_t>(::syscall(SYS_gettid));
   t->owner = this;
   {
@@ -387,10 +452,7 @@ Status Benchmark::Impl::Flush(bool final) {
     // Read `retired` first: once set, the thread pushes nothing more, so draining after it
     // empties the ring for good.
     bool retired = t->retired.load(std::memory_order_acquire);
-    uint64_t tail = t->tail.load(std::memory_order_relaxed);
-    uint64_t head = t->head.load(std::memory_order_acquire);
-    for (; tail < head; ++tail) events_.push_back(t->ring[tail % ThreadScopes::kCapacity]);
-    t->tail.store(tail, std::memory_order_release);
+    t->Drain(events_);
     any_retired |= retired;
   }
   if (any_retired) {
@@ -507,6 +569,13 @@ void Benchmark::Impl::WriterLoop() {
     flushed_cv_.notify_all();
   }
   lock.unlock();
+  if (const uint64_t dropped = ScopesDropped()) {
+    // A value, so that it reaches the run also when this benchmark joined it.
+    ValueRecord r;
+    r.name = std::string(kScopesDroppedValue);
+    r.value = static_cast<double>(dropped);
+    AddValue(std::move(r), 0);
+  }
   (void)Flush(/*final=*/true);
   getrusage(RUSAGE_THREAD, &writer_usage_);
 }
@@ -599,8 +668,7 @@ Status Benchmark::Impl::Close(RunStatus status) {
   wake_cv_.notify_one();
   flushed_cv_.notify_all();
   if (writer_.joinable()) writer_.join();
-  uint64_t dropped = dropped_by_retired_;
-  for (auto& t : threads_) dropped += t->dropped.load();
+  const uint64_t dropped = ScopesDropped();
   const bool lost = failed_flushes_ > 0 &&
                     (!events_.empty() || !pending_values_.empty() || !pending_artifacts_.empty());
   if (joined_) {
@@ -655,7 +723,7 @@ Status Benchmark::Impl::Close(RunStatus status) {
        "approximate: process high-water mark (ru_maxrss), raised to the sampled sum of RSS (no "
        "memory cgroup, so pages shared between processes count once per process)"},
       {"monitor_memory", "footprint runs inside the process: its memory is part of the RSS"}};
-  meta_["monitor"]["scope_events_dropped"] = dropped;
+  meta_["monitor"]["scopes_dropped"] = dropped;
   meta_["monitor"]["in_process"] = true;
   {
     std::lock_guard<std::mutex> lock(values_mu_);

@@ -300,6 +300,11 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
     }
     st.Print(out, "  ");
   }
+  if (s.scopes_dropped > 0) {
+    out << "  " << Paint(std::to_string(s.scopes_dropped) + " scope(s) dropped", "33", deco.color)
+        << ": a thread opened them faster than footprint could store them, past the bound of "
+           "its queue; the figures above leave them out\n";
+  }
   PrintValues(s, deco, out);
   if (!s.artifacts.empty()) {
     out << "\n" << Paint("artifacts", "1", deco.color) << "\n";

@@ -199,6 +199,11 @@ Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend
   out.metrics.insert(out.metrics.end(), per_scope.begin(), per_scope.end());
 
   FP_ASSIGN_OR_RETURN(out.values, store.ListValues(run.id));
+  for (const ValueRecord& v : out.values) {
+    if (v.name == kScopesDroppedValue && v.value) {
+      out.scopes_dropped += static_cast<uint64_t>(*v.value);
+    }
+  }
   FP_ASSIGN_OR_RETURN(out.artifacts, store.ListArtifacts(run.id));
   return out;
 }
@@ -252,8 +257,13 @@ std::string SummaryJson(const RunSummary& s, int indent) {
     artifacts.push_back(
         {{"name", a.name}, {"path", a.path}, {"sha256", a.sha256}, {"size", a.size}});
   }
-  json out = {{"run", run},       {"totals", totals}, {"metrics", metrics},
-              {"scopes", scopes}, {"values", values}, {"artifacts", artifacts},
+  json out = {{"run", run},
+              {"totals", totals},
+              {"metrics", metrics},
+              {"scopes", scopes},
+              {"scopes_dropped", s.scopes_dropped},
+              {"values", values},
+              {"artifacts", artifacts},
               {"meta", meta}};
   return JsonText(out, indent);
 }

@@ -137,6 +137,22 @@ def test_group_is_shown_as_a_table(burn_group):
     assert "\x1b[" not in out and "▁" not in out  # not a terminal: no decoration
 
 
+def test_footprint_cost_of_each_repetition_is_its_own(tmp_path):
+    """run -r 12 -- true: footprint's CPU and memory of repetition k are what it spent during
+    repetition k, so they stay flat (it once grew 23 -> 120 ms as earlier repetitions added up);
+    ground truth: the first repetitions of the same group."""
+    db = tmp_path / "reps.db"
+    run_ok(db, ["true"], "-r", 12, "--no-git")
+    figures = show_group(db)["figures"]
+    cpu = figures["monitor_cpu_s"]["values"]
+    rss = figures["monitor_peak_rss_bytes"]["values"]
+    assert len(cpu) == 12 and len(rss) == 12
+    # CPU time, not wall time: a busy machine stretches neither much. Slack for one scheduler
+    # tick and page faults that land in a later repetition.
+    assert max(cpu[-4:]) <= 2 * float(np.median(cpu[:4])) + 0.005, cpu
+    assert max(rss[-4:]) <= 1.25 * float(np.median(rss[:4])), rss
+
+
 def test_failing_repetition_stops_the_group_unless_keep_going(tmp_path):
     db = tmp_path / "fail.db"
     proc = run_ok(db, [wl("exit_with"), 3], "-r", 3, "--no-git", expect_rc=3)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import threading
 import time
 
 import pytest
 
 import footprint as fp
+from fp_python import run_footprint
 
 
 def scopes_of(db, bm):
@@ -249,3 +251,52 @@ def test_closing_while_other_threads_record(db):
     inner = s[s["name"] == "inner"]
     parents = s.set_index("id").loc[inner["parent_id"].dropna().astype(int)]
     assert (parents["name"] == "busy").all()
+
+
+def test_one_scope_object_nests_in_itself_and_serves_threads(db):
+    """A Scope kept and entered again before it was left, on one thread and from several at
+    once: every exit ends the scope its own thread opened."""
+    with fp.Benchmark(db) as bm:
+        shared = bm.scope("shared")
+        barrier = threading.Barrier(3)
+
+        def worker():
+            with shared:
+                barrier.wait()  # all three inside it at once
+                with shared:
+                    time.sleep(0.02)
+                time.sleep(0.02)
+
+        with shared:
+            workers = [threading.Thread(target=worker) for _ in range(3)]
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.join()
+        assert repr(shared).startswith("<footprint.Scope 'shared' of run ")
+        assert shared.name == "shared" and shared.benchmark is bm
+    s = scopes_of(db, bm).set_index("id")
+    assert len(s) == 1 + 3 * 2 and s["end_s"].notna().all()
+    for _, row in s[s["parent_id"].notna()].iterrows():
+        parent = s.loc[row["parent_id"]]
+        assert parent["thread"] == row["thread"]  # nested on its own thread only
+        assert parent["start_s"] <= row["start_s"] and row["end_s"] <= parent["end_s"]
+    per_thread = s.groupby("thread").size().sort_values()
+    assert list(per_thread) == [1, 2, 2, 2]  # the main thread's, and each worker's two
+
+
+def test_a_burst_of_a_million_scopes_is_stored_whole(db):
+    """One million scopes as fast as Python opens them (about 1 M/s here, so at least the
+    500 k/s for 2 s that a tight training loop reaches): the database writer is slower, the
+    queue holds the burst, and every scope is stored."""
+    n = 1_000_000
+    with fp.Benchmark(db) as bm:
+        start = time.perf_counter()
+        for _ in range(n):
+            with bm.scope("step"):
+                pass
+        rate = n / (time.perf_counter() - start)
+    summary = json.loads(run_footprint("show", "-o", str(db), "--json", bm.run_id).stdout)
+    [step] = [sc for sc in summary["scopes"] if sc["name"] == "step"]
+    assert step["count"] == n and step["unfinished"] == 0, (step, rate)
+    assert summary["scopes_dropped"] == 0

@@ -2,6 +2,7 @@
 #include "footprint/api.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -36,6 +37,14 @@ std::unique_ptr<Benchmark> OpenOrDie(const std::string& db, int64_t flush_ns = 5
   auto bm = Benchmark::Open(o);
   EXPECT_TRUE(bm.ok()) << bm.status().message();
   return bm.ok() ? std::move(bm).value() : nullptr;
+}
+
+// Options of a benchmark with a run of its own in dir/fp.db.
+BenchmarkOptions OwnRun(const testing::TempDir& dir) {
+  BenchmarkOptions o;
+  o.db = dir.File("fp.db");
+  o.join = false;
+  return o;
 }
 
 std::unique_ptr<Store> Reopen(const std::string& db) {
@@ -276,9 +285,7 @@ namespace {
 
 TEST(Benchmark, SupervisionSpeedsUpSamplingWhileHeld) {
   testing::TempDir dir;
-  BenchmarkOptions o;
-  o.db = dir.File("fp.db");
-  o.join = false;
+  BenchmarkOptions o = OwnRun(dir);
   o.interval_ns = 100'000'000;
   auto bm = Benchmark::Open(o);
   ASSERT_TRUE(bm.ok());
@@ -305,11 +312,65 @@ TEST(Benchmark, SupervisionSpeedsUpSamplingWhileHeld) {
 namespace footprint {
 namespace {
 
+// The writer is held inside a flush by another connection's lock on the database while a
+// thread opens scopes: the queue grows to its bound, then scopes are dropped whole (never an
+// entry without its exit) and counted; nothing queued is lost once the lock goes.
+TEST(Benchmark, ScopesBeyondAFullQueueAreDroppedWholeAndCounted) {
+  testing::TempDir dir;
+  BenchmarkOptions o = OwnRun(dir);
+  o.flush_interval_ns = 10'000'000;
+  o.max_queued_scope_events = 1 << 15;
+  auto bm = Benchmark::Open(o);
+  ASSERT_TRUE(bm.ok());
+  { Scope s(**bm, ScopeName("before")); }
+  ASSERT_TRUE((*bm)->Flush().ok());
+  sqlite3* lock = nullptr;
+  ASSERT_EQ(sqlite3_open(o.db.c_str(), &lock), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(lock, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  { Scope s(**bm, ScopeName("taken")); }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the writer drains, then waits
+  constexpr int kBurst = 20'000;
+  {
+    Scope outer(**bm, ScopeName("outer"));  // queued: 1 event
+    static const ScopeName kName("burst");
+    for (int i = 0; i < kBurst; ++i) Scope s(**bm, kName);  // 2 events each while they fit
+  }
+  ASSERT_EQ(sqlite3_exec(lock, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(lock);
+  const std::string run = (*bm)->run_id();
+  ASSERT_TRUE((*bm)->Close().ok());
+
+  auto scopes = Reopen(o.db)->ListScopes(run);
+  ASSERT_TRUE(scopes.ok());
+  std::map<std::string, int> count;
+  std::optional<int64_t> outer_id;
+  for (const ScopeRecord& r : *scopes) {
+    ++count[r.name];
+    EXPECT_TRUE(r.end_ns.has_value()) << r.name;  // no half-recorded scope
+    if (r.name == "outer") outer_id = r.id;
+  }
+  // 1 + 2k < 2^15 queued events: the first 16,384 fit.
+  constexpr int kKept = 16'384;
+  EXPECT_EQ(count["burst"], kKept);
+  EXPECT_EQ(count["before"] + count["taken"] + count["outer"], 3);
+  for (const ScopeRecord& r : *scopes) {
+    if (r.name == "burst") {
+      ASSERT_EQ(r.parent_id, outer_id);
+    }
+  }
+  auto reader = Reopen(o.db);
+  auto record = reader->GetRun(run);
+  ASSERT_TRUE(record.ok());
+  auto summary = SummarizeRun(*reader, *record);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->scopes_dropped, static_cast<uint64_t>(kBurst - kKept));
+  auto meta = nlohmann::json::parse(summary->run.meta_json);
+  EXPECT_EQ(meta["monitor"]["scopes_dropped"], kBurst - kKept);
+}
+
 TEST(Benchmark, FlushCommitsBeforeItReturns) {
   testing::TempDir dir;
-  BenchmarkOptions o;
-  o.db = dir.File("fp.db");
-  o.join = false;
+  BenchmarkOptions o = OwnRun(dir);
   o.flush_interval_ns = 1'000'000'000;  // the periodic flush would come only after 1 s
   auto bm = Benchmark::Open(o);
   ASSERT_TRUE(bm.ok());
@@ -337,9 +398,7 @@ int64_t VmRssBytes() {
 
 TEST(Benchmark, ShortLivedThreadsKeepTheirScopesButNotTheirMemory) {
   testing::TempDir dir;
-  BenchmarkOptions o;
-  o.db = dir.File("fp.db");
-  o.join = false;
+  BenchmarkOptions o = OwnRun(dir);
   auto bm = Benchmark::Open(o);
   ASSERT_TRUE(bm.ok());
   static const ScopeName kTask("task");
@@ -372,9 +431,7 @@ TEST(Benchmark, TotalsStartAtOpenAndJsonCarriesAValue) {
   volatile uint64_t x = 0;
   while (MonotonicNs() < busy_until) x = x + 1;  // CPU spent before the run: not the run's
   testing::TempDir dir;
-  BenchmarkOptions o;
-  o.db = dir.File("fp.db");
-  o.join = false;
+  BenchmarkOptions o = OwnRun(dir);
   auto bm = Benchmark::Open(o);
   ASSERT_TRUE(bm.ok());
   ASSERT_TRUE((*bm)->LogJson("trial", R"({"optimizer": "adam"})", 2, 0.25).ok());
