@@ -59,10 +59,22 @@ struct RunSummary {
   std::vector<MetricSummary> metrics;  // whole-run series first, then per scope name
   std::vector<ScopeSummary> scopes;    // by first appearance
   uint64_t scopes_dropped = 0;         // kScopesDroppedValue values, summed
+  // The tree's `cpu` series integrated over time: CPU seconds over the stretch from its first
+  // sample to its last, and its highest rate in cores (nullopt with fewer than 3 samples).
+  struct SeriesCpu {
+    double cpu_s = 0;
+    double window_s = 0;
+    double peak_cores = 0;
+  };
+  std::optional<SeriesCpu> series_cpu;
   std::vector<ValueRecord> values;
   std::map<int64_t, std::string> scope_names;  // scope id -> name, for values' scopes
   std::vector<ArtifactRecord> artifacts;
 };
+
+// When the CPU total and the integrated `cpu` series disagree by more than 5 % (beyond what
+// the run's first and last moments, outside the series, can hold), a sentence saying so.
+std::optional<std::string> CpuDisagreement(const RunSummary& s);
 
 // Picks one run out of `runs` (oldest first). NotFound lists what was tried; an ambiguous
 // prefix is InvalidArgument naming the candidates.

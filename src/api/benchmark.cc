@@ -25,6 +25,7 @@
 #include "probe/rapl_probe.h"
 #include "probe/system_probe.h"
 #include "run/run_metadata.h"
+#include "session/descendants.h"
 #include "session/monitor_session.h"
 #include "util/clock.h"
 #include "util/file.h"
@@ -300,6 +301,7 @@ class Benchmark::Impl {
   void ApplyInterval(MetricId metric);  // with intervals_mu_ held
 
   rusage self_at_open_ = {}, children_at_open_ = {};
+  std::vector<ProcessCpu> descendants_at_open_;  // own runs: to count live workers at Close
 
   // Own sampling (not joined).
   std::unique_ptr<MonitorSession> session_;
@@ -585,6 +587,7 @@ Status Benchmark::Impl::Start(json meta) {
   getrusage(RUSAGE_SELF, &self_at_open_);
   getrusage(RUSAGE_CHILDREN, &children_at_open_);
   if (!joined_) {
+    descendants_at_open_ = DescendantCpu(*options_.env);
     MetricIntervals intervals{};
     for (size_t m = 0; m < kMetricCount; ++m) {
       if (options_.metrics.test(m)) intervals[m] = options_.interval_ns;
@@ -676,6 +679,9 @@ Status Benchmark::Impl::Close(RunStatus status) {
     return Status::Ok();
   }
   const int64_t end = MonotonicNs();
+  // Workers still alive (a pool, persistent DataLoader workers) are in no rusage: their
+  // counters, read before the session stops, less what every process alive at Open had used.
+  const CpuSeconds descendants = CpuBetween(descendants_at_open_, DescendantCpu(*options_.env));
   session_->Stop();
 
   // The process's own figures, less footprint's threads (stored beside them instead).
@@ -691,12 +697,12 @@ Status Benchmark::Impl::Close(RunStatus status) {
   const double monitor_sys = secs(writer_usage_.ru_stime) + session_->threads_cpu_s();
   std::map<std::string, double> totals;
   totals["duration_s"] = static_cast<double>(end - t0_) / 1e9;
-  totals["cpu_user_s"] =
-      std::max(0.0, since(self.ru_utime, self_at_open_.ru_utime) +
-                        since(children.ru_utime, children_at_open_.ru_utime) - monitor_user);
-  totals["cpu_system_s"] =
-      std::max(0.0, since(self.ru_stime, self_at_open_.ru_stime) +
-                        since(children.ru_stime, children_at_open_.ru_stime) - monitor_sys);
+  totals["cpu_user_s"] = std::max(0.0, since(self.ru_utime, self_at_open_.ru_utime) +
+                                           since(children.ru_utime, children_at_open_.ru_utime) +
+                                           descendants.user_s - monitor_user);
+  totals["cpu_system_s"] = std::max(0.0, since(self.ru_stime, self_at_open_.ru_stime) +
+                                             since(children.ru_stime, children_at_open_.ru_stime) +
+                                             descendants.system_s - monitor_sys);
   double max_process = std::max<double>(self.ru_maxrss, children.ru_maxrss) * 1024;
   totals["max_process_peak_bytes"] = max_process;
   totals["peak_memory_bytes"] =
@@ -717,8 +723,8 @@ Status Benchmark::Impl::Close(RunStatus status) {
   if (!warnings.empty()) meta_["warnings"] = warnings;
   meta_["sources"] = {
       {"cpu",
-       "getrusage of the process and its waited-for children since Open(), less footprint's "
-       "threads"},
+       "getrusage of the process and its waited-for children since Open(), and what live "
+       "descendants used meanwhile (/proc), less footprint's threads"},
       {"peak_memory",
        "approximate: process high-water mark (ru_maxrss), raised to the sampled sum of RSS (no "
        "memory cgroup, so pages shared between processes count once per process)"},

@@ -263,6 +263,9 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
     if (shown.count(name) == 0) t.Add({FigureLabel(name), FormatValue(TotalUnit(name), value), ""});
   }
   t.PrintBody(out, "  ");
+  if (auto note = CpuDisagreement(s)) {
+    out << "  " << Paint("note", "33", deco.color) << ": " << *note << "\n";
+  }
   PrintGpuNotes(s, deco, out);
 
   if (!s.metrics.empty()) {

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
@@ -149,6 +150,19 @@ std::vector<double> Trend(const std::vector<double>& values, size_t points) {
   return out;
 }
 
+// A rate series in % of a core, sampled at `times` (each value the rate since the previous
+// sample), integrated from the first sample to the last.
+RunSummary::SeriesCpu IntegrateCpu(const std::vector<int64_t>& times,
+                                   const std::vector<double>& values) {
+  RunSummary::SeriesCpu out;
+  for (size_t i = 1; i < values.size(); ++i) {
+    out.cpu_s += values[i] / 100 * static_cast<double>(times[i] - times[i - 1]) / 1e9;
+    out.peak_cores = std::max(out.peak_cores, values[i] / 100);
+  }
+  out.window_s = static_cast<double>(times.back() - times.front()) / 1e9;
+  return out;
+}
+
 // At most this many scope names get per-scope metric statistics (the busiest first).
 constexpr size_t kMaxScopeNamesWithMetrics = 16;
 
@@ -178,7 +192,10 @@ Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend
   std::vector<MetricSummary> per_scope;
   for (const SeriesRecord& sr : series) {
     std::vector<int64_t> times;
-    FP_ASSIGN_OR_RETURN(auto values, store.LoadValues(sr.id, windows.empty() ? nullptr : &times));
+    const bool tree_cpu = sr.metric == "cpu" && sr.entity == "tree" && !sr.scope_id;
+    FP_ASSIGN_OR_RETURN(auto values,
+                        store.LoadValues(sr.id, windows.empty() && !tree_cpu ? nullptr : &times));
+    if (tree_cpu && values.size() >= 3) out.series_cpu = IntegrateCpu(times, values);
     auto describe = [&](MetricSummary m, std::string scope) {
       m.metric = sr.metric;
       m.unit = sr.unit;
@@ -206,6 +223,24 @@ Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend
   }
   FP_ASSIGN_OR_RETURN(out.artifacts, store.ListArtifacts(run.id));
   return out;
+}
+
+std::optional<std::string> CpuDisagreement(const RunSummary& s) {
+  auto user = s.totals.find("cpu_user_s"), system = s.totals.find("cpu_system_s");
+  if (!s.series_cpu || user == s.totals.end() || system == s.totals.end()) return std::nullopt;
+  const double total = user->second + system->second;
+  const RunSummary::SeriesCpu& series = *s.series_cpu;
+  // Outside the series' stretch the tree may have run at its peak rate; ticks of 10 ms.
+  const double edges = std::max(0.0, s.duration_s - series.window_s) * series.peak_cores;
+  const double gap = series.cpu_s - total;
+  if (std::abs(gap) <= 0.05 * std::max(total, series.cpu_s) + edges + 0.02) return std::nullopt;
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "the cpu series adds up to %.3f s and the CPU total to %.3f s (%+.0f %%): %s",
+                series.cpu_s, total, 100 * gap / std::max(total, 1e-9),
+                gap > 0 ? "the total misses processes the series saw"
+                        : "the series missed part of what the kernel accounted");
+  return std::string(buf);
 }
 
 std::string SummaryJson(const RunSummary& s, int indent) {
@@ -262,6 +297,7 @@ std::string SummaryJson(const RunSummary& s, int indent) {
               {"metrics", metrics},
               {"scopes", scopes},
               {"scopes_dropped", s.scopes_dropped},
+              {"cpu_disagreement", CpuDisagreement(s).value_or("")},
               {"values", values},
               {"artifacts", artifacts},
               {"meta", meta}};

@@ -22,6 +22,7 @@
 #include "probe/system_probe.h"
 #include "run/run_metadata.h"
 #include "run/stop_signals.h"
+#include "session/descendants.h"
 #include "session/monitor_session.h"
 #include "session/totals.h"
 #include "util/clock.h"
@@ -315,31 +316,8 @@ bool ReapEnded(pid_t child, ReapedUsage& usage, ReapedTotals& reaped, int& child
   return child_done;
 }
 
-// Reaps every process that ends and forwards stop signals until `child` ended. Signals sent
-// by a process are passed on; a terminal's (SI_KERNEL) already reached the command's process
-// group and is not sent twice.
-// Every live process below footprint (the command's tree, orphans it adopted as subreaper
-// included), read from the children files of each process's threads.
-std::vector<pid_t> Descendants(Env& env) {
-  std::vector<pid_t> found, queue = {::getpid()};
-  while (!queue.empty()) {
-    const pid_t pid = queue.back();
-    queue.pop_back();
-    std::error_code ec;
-    const std::string tasks = env.ProcRoot() + "/" + std::to_string(pid) + "/task";
-    for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
-      auto children = ReadWholeFile(task.path().string() + "/children");
-      if (!children.ok()) continue;
-      ForEachPid(*children, [&](pid_t c) {
-        found.push_back(c);
-        queue.push_back(c);
-      });
-    }
-  }
-  return found;
-}
-
-// SIGKILL to the whole tree, again while new processes appear (a fork between the listing and
+// SIGKILL to the whole tree (every live process below footprint: the command's, and orphans
+// it adopted as subreaper), again while new processes appear (a fork between the listing and
 // the kill), until none is left alive (zombies wait for footprint to reap them) or about 2 s
 // have passed: the run ends with the tree gone, not dying.
 void KillTree(Env& env) {
@@ -371,6 +349,9 @@ void Escalate(Env& env, int stops) {
   }
 }
 
+// Reaps every process that ends and forwards stop signals until `child` ended. Signals sent
+// by a process are passed on; a terminal's (SI_KERNEL) already reached the command's process
+// group and is not sent twice.
 WaitResult WaitForCommand(Env& env, pid_t child, const sigset_t& signals, ReapedUsage& usage,
                           ReapedTotals& reaped) {
   WaitResult w;

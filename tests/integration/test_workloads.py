@@ -49,6 +49,7 @@ def test_busy_threads_show_as_threads_times_100_percent(tmp_path, threads, cgrou
     [report] = [json.loads(f.read_text()) for f in truth.iterdir()]
     own_pct = 100 * report["cpu_s"] / duration
     assert cpu["mean"] == pytest.approx(own_pct, rel=0.05), (cpu, own_pct, report)
+    assert s["cpu_disagreement"] == "", s["cpu_disagreement"]  # show has nothing to say
     # The totals integrate the same: footprint's CPU total is the workload's own account.
     assert cpu_total(s) == pytest.approx(report["cpu_s"], rel=0.03, abs=0.01), (s["totals"], report)
     # On an idle machine that is N cores; a busy one may take some of them, never give more.
@@ -140,6 +141,7 @@ def test_two_thousand_short_children_are_all_counted(tmp_path):
     report = dict(line.split("=", 1) for line in err.split() if "_cpu_s=" in line)
     own = float(report["self_cpu_s"]) + float(report["children_cpu_s"])
     assert total == pytest.approx(own, rel=0.02), (total, report, s["totals"])
+    assert s["cpu_disagreement"] == "", s["cpu_disagreement"]
 
 
 @pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "no-cgroup"])

@@ -22,6 +22,27 @@ TEST(Summarize, MatchesNumpyLinearPercentiles) {
   EXPECT_NEAR(s.p95, 7.95, 1e-12);
 }
 
+TEST(CpuDisagreement, OnlyBeyondFivePercentAndTheEdges) {
+  RunSummary s;
+  s.duration_s = 10.0;
+  s.totals = {{"cpu_user_s", 8.0}, {"cpu_system_s", 2.0}};
+  s.series_cpu = RunSummary::SeriesCpu{.cpu_s = 9.7, .window_s = 9.9, .peak_cores = 1.0};
+  EXPECT_FALSE(CpuDisagreement(s));  // 3 %: agree
+  // 7 % less, but 0.5 s of the run lie outside the series, where 1 core could add 0.5 s.
+  s.series_cpu->cpu_s = 9.3;
+  s.series_cpu->window_s = 9.5;
+  EXPECT_FALSE(CpuDisagreement(s));
+  s.series_cpu = RunSummary::SeriesCpu{.cpu_s = 16.9, .window_s = 9.9, .peak_cores = 2.0};
+  auto note = CpuDisagreement(s);  // a pool's workers missing from the total
+  ASSERT_TRUE(note);
+  EXPECT_NE(note->find("16.900 s"), std::string::npos) << *note;
+  EXPECT_NE(note->find("the total misses"), std::string::npos) << *note;
+  s.series_cpu->cpu_s = 5.0;
+  EXPECT_NE(CpuDisagreement(s)->find("the series missed"), std::string::npos);
+  s.series_cpu.reset();  // too few samples to tell
+  EXPECT_FALSE(CpuDisagreement(s));
+}
+
 TEST(Summarize, SingleAndEmpty) {
   std::vector<double> one = {42};
   MetricSummary s = Summarize(one);
