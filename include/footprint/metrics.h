@@ -60,6 +60,9 @@ struct MetricInfo {
   std::string_view entity;  // 'tree', 'system', 'gpu' (one series per device) or 'monitor'
   std::string_view meaning;
   bool opt_in = false;  // sampled only when asked for with -m (costlier or needs privileges)
+  // A rate of a counter the kernel keeps up to date (bytes, unlike CPU time, which lags by up
+  // to a scheduler tick): a last sample however soon after the previous is still exact.
+  bool exact_rate = false;
 };
 
 // The whole catalogue, indexed by MetricId.

@@ -170,8 +170,9 @@ void Sampler::Stop() {
   const int64_t now = env_.MonotonicNs();
   MetricSet last;
   for (size_t m = 0; m < kMetricCount; ++m) {
-    last.set(
-        m, intervals_[m] > 0 && (passes_of_[m] < 2 || now - last_pass_ns_[m] >= intervals_[m] / 2));
+    const bool due = passes_of_[m] < 2 || now - last_pass_ns_[m] >= intervals_[m] / 2 ||
+                     MetricCatalogue()[m].exact_rate;
+    last.set(m, intervals_[m] > 0 && due);
   }
   if (last.any()) Pass(now, last, /*measure_self=*/false);
 }

@@ -56,7 +56,9 @@ class Sampler {
   // Stops the thread after one last pass at the moment of the call, of every metric whose
   // previous sample is at least half an interval old: a rate over the last few milliseconds
   // is noise (the kernel's CPU counters lag by up to a scheduler tick), and the run's totals
-  // are exact anyway. A metric sampled fewer than twice gets its last sample regardless.
+  // are exact anyway. A metric sampled fewer than twice, or an exact rate (MetricInfo: bytes
+  // read and written, so that the series adds up to the total), gets its last sample
+  // regardless.
   void Stop();
   // Changes the interval of a metric that is being sampled (ignored for one that is not);
   // the next deadline moves at once. Thread-safe.

@@ -249,7 +249,10 @@ def test_clearly_slower_group_is_significant(fast_slow):
     ch = d["changes"][1]
     a, b = durations(db, fast), durations(db, slow)
     assert ch["relative"] == pytest.approx(np.mean(b) / np.mean(a) - 1, rel=1e-12)
-    assert 1.5 < ch["relative"] < 2.5  # 0.3 s against 0.1 s
+    # 0.3 s against 0.1 s of wall-clock burning, each run plus footprint's and the process's
+    # start and end, which a busy machine stretches alike in both groups.
+    assert min(a) >= 0.1 and min(b) >= 0.3, (a, b)
+    assert np.mean(b) - np.mean(a) == pytest.approx(0.2, abs=0.08), (a, b)
     ref = sps.ttest_ind(b, a, equal_var=False)
     assert ch["method"] == "welch" and ch["statistic"] == pytest.approx(ref.statistic, rel=1e-9)
     assert ch["p_value"] == pytest.approx(ref.pvalue, rel=1e-6, abs=1e-300)
