@@ -109,6 +109,9 @@ struct ArtifactRecord {
 };
 
 struct StoreOptions {
+  // Reads only, and leaves the file as it found it: no schema migration, no journal-mode
+  // change, no -wal/-shm/-journal file left behind (a WAL database is read through them while
+  // open: they are made, then removed at close as SQLite's last connection does).
   bool read_only = false;
   int busy_timeout_ms = 30000;
 };

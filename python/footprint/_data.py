@@ -1,7 +1,8 @@
 """Reading a footprint database back as pandas DataFrames: :func:`load`.
 
-The database is opened read-only (a ``file:...?mode=ro`` URI) and never changed; it may be
-read while runs are still being written into it.
+The database is only read, never changed, and left as it was found: no ``-wal``/``-shm``
+file stays behind (footprint's own reading rule, src/store/sqlite_store.cc). It may be read
+while runs are still being written into it.
 """
 
 from __future__ import annotations
@@ -101,15 +102,28 @@ def load(db: Optional[Union[str, "os.PathLike[str]"]] = None, runs: RunSelector 
         path = path[len("sqlite:"):]
     if not os.path.isfile(path):
         raise _error(f"no footprint database at {path}", "database")
-    uri = pathlib.Path(path).absolute().as_uri() + "?mode=ro"
     import pandas as pd
 
     try:
-        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=30)) as conn:
+        with contextlib.closing(_connect_reading(path)) as conn:
             _check_schema(conn, path)
             return _read(conn, path, runs)
     except (sqlite3.Error, pd.errors.DatabaseError) as e:
         raise _error(f"cannot read {path} as a footprint database: {e}", "database") from e
+
+
+def _connect_reading(path: str) -> sqlite3.Connection:
+    """A connection that only reads `path`. A read-only connection to a WAL database makes
+    -wal and -shm files it cannot remove; a query-only read-write one removes them at close
+    when it is the last, as footprint's writer does."""
+    with open(path, "rb") as f:
+        header = f.read(20)
+    wal = header[:16] == b"SQLite format 3\0" and header[18:20] == b"\2\2"
+    mode = "rw" if wal and os.access(path, os.W_OK) else "ro"
+    conn = sqlite3.connect(pathlib.Path(path).absolute().as_uri() + "?mode=" + mode, uri=True,
+                           timeout=30)
+    conn.execute("PRAGMA query_only = ON")
+    return conn
 
 
 def _check_schema(conn: sqlite3.Connection, path: str) -> None:

@@ -22,14 +22,7 @@
 namespace footprint::cli {
 
 Result<std::unique_ptr<Store>> OpenExisting(const std::string& db) {
-  bool writable = ::access(db.c_str(), W_OK) == 0;
-  auto store = OpenStore(db, {.read_only = !writable});
-  if (!store.ok() && writable && store.status().code() == StatusCode::kDatabase) {
-    // e.g. the folder is read-only, so WAL files cannot be created: try reading only.
-    auto ro = OpenStore(db, {.read_only = true});
-    if (ro.ok()) return ro;
-  }
-  return store;
+  return OpenStore(db, {.read_only = true});
 }
 
 Result<std::vector<RunRecord>> LoadRuns(Store& store) { return ListReconciledRuns(store); }

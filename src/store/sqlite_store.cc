@@ -1,4 +1,5 @@
 // The embedded SQLite implementation of Store.
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -292,6 +293,7 @@ Status SqliteStore::Configure() {
     if (!wal) FP_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL", "cannot use"));
     FP_RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL", "cannot configure"));
   }
+  if (read_only_) FP_RETURN_IF_ERROR(Exec("PRAGMA query_only=ON", "cannot configure"));
   FP_RETURN_IF_ERROR(Exec("PRAGMA foreign_keys=ON", "cannot configure"));
   // Appends need little cache; the default 2 MiB grew footprint's resident set by as much.
   FP_RETURN_IF_ERROR(Exec("PRAGMA cache_size=-256", "cannot configure"));
@@ -696,6 +698,18 @@ bool OnReadOnlyMedium(const std::string& path) {
   return ::access(dir.c_str(), W_OK) != 0 && errno == EROFS;
 }
 
+// True when `path` is an SQLite database in WAL mode (its header's read and write versions
+// are 2).
+bool IsWalDatabase(const std::string& path) {
+  unsigned char header[20] = {};
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t n = ::pread(fd, header, sizeof header, 0);
+  ::close(fd);
+  return n == static_cast<ssize_t>(sizeof header) &&
+         std::memcmp(header, "SQLite format 3", 16) == 0 && header[18] == 2 && header[19] == 2;
+}
+
 // `path` with the characters a URI filename reserves percent-encoded.
 std::string UriEscaped(const std::string& path) {
   std::string out;
@@ -739,6 +753,11 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& location, const Stor
   if (read_only && OnReadOnlyMedium(path)) {
     name = "file:" + UriEscaped(path) + "?immutable=1";
     flags |= SQLITE_OPEN_URI;
+  } else if (read_only && IsWalDatabase(path) && ::access(path.c_str(), W_OK) == 0) {
+    // A read-only connection to a WAL database makes -wal and -shm files and cannot remove
+    // them. Opened for writing (query_only, set in Configure), the last connection to close
+    // removes them, as after a run; nothing is written to the database itself.
+    flags = SQLITE_OPEN_READWRITE;
   }
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(name.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);

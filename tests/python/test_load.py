@@ -86,6 +86,7 @@ def test_load_is_read_only_and_rejects_other_files(db, tmp_path):
     before = hashlib.sha256(db.read_bytes()).hexdigest()
     fp.load(db)
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    assert not os.path.exists(str(db) + "-wal") and not os.path.exists(str(db) + "-shm")
     os.chmod(db, 0o444)
     os.chmod(tmp_path, 0o555)
     try:
@@ -100,9 +101,11 @@ def test_load_is_read_only_and_rejects_other_files(db, tmp_path):
     other = tmp_path / "other.db"
     with sqlite3.connect(other) as conn:
         conn.execute("CREATE TABLE t(x)")
+    foreign = other.read_bytes()
     with pytest.raises(fp.FootprintError, match="other.db") as e:
         fp.load(other)
     assert e.value.code == "database"
+    assert other.read_bytes() == foreign and not os.path.exists(str(other) + "-journal")
 
 
 def test_load_while_a_run_is_being_written(db):
