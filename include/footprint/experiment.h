@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,8 @@ struct PlannedRun {
   std::map<MetricId, int64_t> metric_interval_ns;
   std::string script;               // the plan's File (resolved path), empty for a command
   std::string interpreter;          // "python3", "bash", empty when executed directly
+  std::string working_dir;          // where the command starts (CSV: the script's folder, as
+                                    // radT does); empty: where footprint was started
   std::vector<std::string> inputs;  // files named in the plan (sha256 in meta.repro.inputs)
   int csv_row = -1;                 // CSV: index of the data row (for --write-status)
 };
@@ -69,6 +72,8 @@ struct ExperimentPlan {
   std::string format;                      // "csv" or "yaml"
   std::string source;                      // the plan's text (WriteCsvStatus copies it)
   std::vector<PlannedWorkload> workloads;  // run in this order
+  std::vector<std::string> notes;          // said once when the plan is run (e.g. radT
+                                           // listeners footprint does not use)
   size_t run_count() const;
 };
 
@@ -82,13 +87,15 @@ struct PlanOptions {
   std::string python = "python3";  // interpreter for .py files (the YAML plan may override)
 };
 
-// Parses radT's CSV (columns Experiment, Workload, Status, Run, Devices, Collocation, File,
-// Listeners, Params in any order, names case-insensitive; whitespace around fields ignored;
-// fields may be double-quoted). `text` is the file's content, `path` its location (relative
-// scripts are looked up next to it).
+// Parses radT's CSV (columns Experiment, Workload, Name, Status, Run, Devices, Collocation,
+// File, Listeners, Params in any order, Name, Status, Run optional, names case-insensitive;
+// whitespace around fields ignored; fields may be double-quoted). `text` is the file's
+// content, `path` its location (relative scripts are looked up next to it, then in the current
+// folder). A script runs in its own folder, as radT runs it; Name is the run's name.
 Result<ExperimentPlan> ParseCsvPlan(const std::string& text, const std::string& path,
                                     const PlanOptions& options = {});
-// Parses a YAML plan (docs/experiments.md), expanding grids and repetitions.
+// Parses a YAML plan (docs/experiments.md), expanding grids and repetitions; or radT's YAML
+// sweep (top-level `method: grid|random` and `parameters`), one workload per combination.
 Result<ExperimentPlan> ParseYamlPlan(const std::string& text, const std::string& path,
                                      const PlanOptions& options = {});
 // Reads `path` and parses it by its extension (.csv, .yaml/.yml). NotFound if it cannot be
@@ -100,9 +107,11 @@ Result<ExperimentPlan> LoadPlan(const std::string& path, const PlanOptions& opti
 // escapes the next character. InvalidArgument for an unterminated quote.
 Result<std::vector<std::string>> ShellSplit(std::string_view text);
 
-// Maps radT listeners ("smi+top+dcgmi+iostat+free") or metric names joined by '+' onto
-// footprint's metrics. Empty or "-" selects the default metrics.
-Result<MetricSet> MetricsForListeners(std::string_view listeners);
+// Maps radT listeners ("smi+top+dcgmi+iostat+free", "ps", "none") or metric names joined by
+// '+' onto footprint's metrics. Empty or "-" selects the default metrics. radT's listeners that
+// footprint does not use (macmon, nsys*, ncu*) are skipped and added to `ignored`.
+Result<MetricSet> MetricsForListeners(std::string_view listeners,
+                                      std::set<std::string>* ignored = nullptr);
 
 // What happened to a run of the plan, as the store knows it.
 enum class PlanRunState { kPending, kRunning, kOk, kFailed, kKilled, kInterrupted };

@@ -54,6 +54,8 @@ struct MonitorOptions {
   std::string workload;
   // Variables set in the command's environment on top of footprint's own.
   std::map<std::string, std::string> environment;
+  // The folder the command starts in, stored as the run's cwd; empty: footprint's own.
+  std::string working_dir;
   // A JSON object whose members are added to the run's meta (e.g. "experiment", "repro").
   std::string extra_meta_json;
   // Called once the run is stored and the command waits at the start gate, just before the

@@ -471,6 +471,8 @@ def supervise(metrics: Iterable[Metric] = (), bm: Optional[Benchmark] = None,
         wanted = _interval_requests(metrics, bm)
         counted = [m for m in metrics if isinstance(m, _Counted)]
         timed = gpu or any(isinstance(m, GPUTime) for m in metrics)
+        if timed:
+            bm._gpu.prepare()  # PyTorch's import (seconds) is not the first call's time
         return _wrap(func, bm, scope_name,
                      _IntervalRequests(bm._native, wanted) if wanted else None, counted, timed)
 

@@ -70,6 +70,11 @@ class GpuTimer:
                 return None, True
         return self._cuda, False
 
+    def prepare(self) -> None:
+        """Imports torch.cuda now (or says why it cannot be), so that the first GPU scope
+        does not include PyTorch's import."""
+        self._events()
+
     def start(self, handle: int) -> Any:
         """Records the start of scope ``handle``; returns its start event, or None."""
         cuda, first_failure = self._events()

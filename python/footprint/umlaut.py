@@ -31,8 +31,10 @@ run, but footprint does not measure them yet: nothing is recorded for them and a
 from __future__ import annotations
 
 import contextlib
+import itertools
 import numbers
 import os
+import warnings
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 from . import _benchmark, metrics as _metrics, trackers as _trackers
@@ -43,6 +45,7 @@ __all__ = [
     "LatencyMetric", "ThroughputMetric", "PowerMetric", "EnergyMetric", "GPUMetric",
     "GPUMemoryMetric", "GPUPowerMetric", "GPUTimeMetric", "ConfusionMatrixTracker",
     "HyperparameterTracker", "TTATracker", "LossTracker", "TimedTTATracker",
+    "VisualizationBenchmark",
 ]
 
 
@@ -50,7 +53,10 @@ class Benchmark(_benchmark.Benchmark):
     """UMLAUT's ``Benchmark(db_file, description="", mode="a", name="")``: one run."""
 
     def __init__(self, db_file: str, description: str = "", mode: str = "a",
-                 name: str = "") -> None:
+                 name: str = "", checkpoint_frequency: int = 2,
+                 tmp_dir: Optional[str] = "umlaut_tmp", **_: Any) -> None:
+        # checkpoint_frequency, tmp_dir (and older versions' use_database_thread): UMLAUT's
+        # buffering to temporary files; footprint stores as it measures, so they are unused.
         if mode == "r":
             raise ValueError("footprint.umlaut.Benchmark records runs; read a database with "
                              "footprint.load(db_file) (DataFrames of runs, samples, scopes "
@@ -82,6 +88,50 @@ class Benchmark(_benchmark.Benchmark):
                     value = value.hex()
                 doc = {"value": value, "unit": unit, "method_name": method_name}
                 self.log_json(measure_type, doc)
+
+
+class VisualizationBenchmark:
+    """UMLAUT's ``VisualizationBenchmark(db_file, tmp_dir=None)``: the database read back as
+    UMLAUT's tables (pandas DataFrames), from :func:`footprint.load`. A measurement is a
+    value, a sampled metric or a scope's time of a run; its type is the value's or metric's
+    name (``time`` for a scope), its description the scope it lies in (UMLAUT's description)."""
+
+    def __init__(self, db_file: str, tmp_dir: Optional[str] = None) -> None:
+        from ._data import load
+        self.db_file = db_file
+        self.data = load(db_file)
+
+    def query_all_meta(self) -> Any:
+        """One row per run, indexed by ``uuid``: ``meta_description, meta_name,
+        meta_start_time``."""
+        runs = self.data.runs.rename(columns={"id": "uuid", "description": "meta_description",
+                                              "name": "meta_name",
+                                              "started_at": "meta_start_time"})
+        return runs.set_index("uuid")[["meta_description", "meta_name", "meta_start_time"]]
+
+    def query_all_uuid_type_desc(self) -> Any:
+        """One row per measurement (``id`` index): ``uuid, measurement_type,
+        measurement_description``."""
+        import pandas as pd
+        d = self.data
+        values = pd.DataFrame({"uuid": d.values["run_id"], "measurement_type": d.values["name"],
+                               "measurement_description": d.values["scope"].fillna("")})
+        sampled = d.samples[["run_id", "metric"]].drop_duplicates()
+        series = pd.DataFrame({"uuid": sampled["run_id"], "measurement_type": sampled["metric"],
+                               "measurement_description": ""})
+        scopes = d.scopes[["run_id", "name"]].drop_duplicates()
+        times = pd.DataFrame({"uuid": scopes["run_id"], "measurement_type": "time",
+                              "measurement_description": scopes["name"]})
+        table = pd.concat([times, series, values], ignore_index=True).drop_duplicates()
+        table.index = pd.RangeIndex(1, len(table) + 1, name="id")
+        return table
+
+    def join_visualization_queries(self, uuid_type_desc_df: Any) -> Any:
+        """``uuid_type_desc_df`` with its run's ``meta_*`` columns."""
+        return uuid_type_desc_df.join(self.query_all_meta(), on="uuid")
+
+    def close(self) -> None:
+        """Nothing to close: the database was read once."""
 
 
 @contextlib.contextmanager
@@ -136,9 +186,11 @@ class TimeMetric(_Described, _metrics.Time):
 
 
 class MemoryMetric(_Described, _metrics.Memory):
-    """``MemoryMetric(description, interval=1)``: series ``memory`` in bytes (UMLAUT: MiB)."""
+    """``MemoryMetric(description, interval=1)``: series ``memory`` in bytes (UMLAUT: MiB).
+    ``checkpoint_interval`` (UMLAUT's samples per partial write) is accepted and unused."""
 
-    def __init__(self, description: str, interval: float = 1) -> None:
+    def __init__(self, description: str, interval: float = 1,
+                 checkpoint_interval: int = 250) -> None:
         self.description = description
         super().__init__(interval)
 
@@ -146,7 +198,8 @@ class MemoryMetric(_Described, _metrics.Memory):
 class CPUMetric(_Described, _metrics.CPU):
     """``CPUMetric(description, interval=1)``: series ``cpu`` in % (100 = one core)."""
 
-    def __init__(self, description: str, interval: float = 1) -> None:
+    def __init__(self, description: str, interval: float = 1,
+                 checkpoint_interval: int = 250) -> None:
         self.description = description
         super().__init__(interval)
 
@@ -188,7 +241,8 @@ class EnergyMetric(_Described, _metrics.Energy):
 class GPUMetric(_Described, _metrics.GPU):
     """Accepted; not measured yet (nothing is recorded)."""
 
-    def __init__(self, description: str, interval: float = 1, id: int = 0) -> None:  # noqa: A002
+    def __init__(self, description: str, interval: float = 1, id: int = 0,  # noqa: A002
+                 checkpoint_interval: int = 250) -> None:
         self.description = description
         super().__init__(interval, id)
 
@@ -196,7 +250,8 @@ class GPUMetric(_Described, _metrics.GPU):
 class GPUMemoryMetric(_Described, _metrics.GPUMemory):
     """Accepted; not measured yet (nothing is recorded)."""
 
-    def __init__(self, description: str, interval: float = 1, id: int = 0) -> None:  # noqa: A002
+    def __init__(self, description: str, interval: float = 1, id: int = 0,  # noqa: A002
+                 checkpoint_interval: int = 250) -> None:
         self.description = description
         super().__init__(interval, id)
 
@@ -204,7 +259,8 @@ class GPUMemoryMetric(_Described, _metrics.GPUMemory):
 class GPUPowerMetric(_Described, _metrics.GPUPower):
     """Accepted; not measured yet (nothing is recorded)."""
 
-    def __init__(self, description: str, interval: float = 1, id: int = 0) -> None:  # noqa: A002
+    def __init__(self, description: str, interval: float = 1, id: int = 0,  # noqa: A002
+                 checkpoint_interval: int = 250) -> None:
         self.description = description
         super().__init__(interval, id)
 
@@ -231,9 +287,19 @@ class ConfusionMatrixTracker:
 
     def track(self, matrix: Any, labels: Sequence[Any], description: str) -> None:
         rows = [list(r) for r in _benchmark._tolist(matrix)]
-        transposed = [list(col) for col in zip(*rows)]
+        labels = list(_benchmark._tolist(labels))
         with _described(self.benchmark, description):
-            self.benchmark.log_confusion_matrix(transposed, labels)
+            if len(rows) == len(labels) and all(len(r) == len(labels) for r in rows):
+                transposed = [list(col) for col in zip(*rows)]
+                self.benchmark.log_confusion_matrix(transposed, labels)
+                return
+            # UMLAUT stores any matrix with its labels (e.g. scikit-learn's matrix of the
+            # classes present, beside the whole label list): kept as given, as JSON.
+            warnings.warn(f"confusion matrix '{description}': {len(rows)} rows for "
+                          f"{len(labels)} labels; stored as given (value confusion_matrix, "
+                          "JSON), not drawn as a heat map", _metrics.FootprintWarning,
+                          stacklevel=2)
+            self.benchmark.log_json("confusion_matrix", {"matrix": rows, "labels": labels})
 
 
 class HyperparameterTracker(_trackers.HyperparameterTracker):
@@ -255,14 +321,18 @@ class HyperparameterTracker(_trackers.HyperparameterTracker):
 
 class TTATracker:
     """``TTATracker(bm).track(accuracies, description)``: value ``accuracy`` per epoch (step
-    0, 1, ...), in a scope named ``description``."""
+    0, 1, ...), the best so far as UMLAUT stores it, in a scope named ``description``."""
 
     def __init__(self, benchmark: _benchmark.Benchmark) -> None:
         self.benchmark = benchmark
 
     def track(self, accuracies: Any, description: str) -> None:
+        """Stores the running maximum of ``accuracies``, as UMLAUT does (the best accuracy
+        reached by each epoch)."""
+        values = [float(a) for a in _benchmark._tolist(accuracies)]
+        best = list(itertools.accumulate(values, max))
         with _described(self.benchmark, description):
-            _trackers.TTATracker(self.benchmark).track(accuracies)
+            _trackers.TTATracker(self.benchmark).track(best)
 
 
 class LossTracker:

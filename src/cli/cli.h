@@ -29,6 +29,10 @@ enum ExitCode : int {
 // Returns the exit status. Used by the footprint binary and by `python3 -m footprint`.
 int Main(int argc, char** argv);
 
+// UMLAUT's command line (src/cli/umlaut_cli.cc): the footprint binary runs it when called as
+// umlaut-cli (a link to footprint, made by the build and by cmake --install).
+int UmlautCliMain(int argc, char** argv);
+
 // Prints "footprint: MESSAGE" on stderr and returns the exit code for `status`.
 int Fail(const Status& status);
 
@@ -49,8 +53,9 @@ Action AddExperiment(CLI::App& app);
 // Adds -o/--db with the default location and the help text every subcommand shares.
 void AddDbOption(CLI::App& cmd, std::string& db);
 
-// Opens an existing database for the readers (runs, show, compare, export): writable when
-// possible, so that runs whose monitor died can be marked interrupted, read-only otherwise.
+// Opens an existing database for the readers (runs, show, compare, export, plot, experiment
+// --dry-run) read-only: they leave the file and its folder as they found them. Runs whose
+// monitor died are shown interrupted; the next writer stores it.
 Result<std::unique_ptr<Store>> OpenExisting(const std::string& db);
 // Every run, oldest first, with interrupted ones recognised (ReconcileInterrupted).
 Result<std::vector<RunRecord>> LoadRuns(Store& store);

@@ -97,6 +97,7 @@ Action AddExperiment(CLI::App& app) {
       return Fail(InvalidArgument("--write-status needs a CSV plan; " + args->plan + " is " +
                                   plan->format));
     }
+    for (const std::string& note : plan->notes) std::cerr << "footprint: note: " << note << "\n";
     std::map<std::string, PlanRunStatus> status;
     if (Exists(args->db)) {
       auto store = OpenExisting(args->db);

@@ -1,7 +1,9 @@
 // footprint serve: the web UI and JSON API over a database (src/serve/, docs/serve.md).
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -20,22 +22,36 @@ std::string DirectoryOfThisCode() {
   if (dladdr(reinterpret_cast<void*>(&DirectoryOfThisCode), &info) == 0 || !info.dli_fname) {
     return ".";
   }
+  // For the executable itself the loader reports argv[0] as given ("footprint" when found in
+  // PATH), which names no folder: the kernel's link to it does.
+  const bool executable = std::strchr(info.dli_fname, '/') == nullptr;
   std::error_code ec;
-  std::filesystem::path file = std::filesystem::canonical(info.dli_fname, ec);
+  std::filesystem::path file =
+      std::filesystem::canonical(executable ? "/proc/self/exe" : info.dli_fname, ec);
   return (ec ? std::filesystem::path(info.dli_fname) : file).parent_path().string();
 }
 
-// Sets `entry` from libfootprint-serve.so ($FOOTPRINT_SERVE_MODULE, else next to this code).
-Status LoadServeModule(serve::Entry& entry) {
+// Where libfootprint-serve.so is: $FOOTPRINT_SERVE_MODULE, else next to this code (the build
+// folder, the Python package), else where `cmake --install` puts it (PREFIX/lib/footprint
+// beside PREFIX/bin).
+std::string ServeModulePath() {
   const char* override_path = std::getenv("FOOTPRINT_SERVE_MODULE");
-  const std::string path = override_path && *override_path
-                               ? std::string(override_path)
-                               : DirectoryOfThisCode() + "/" + serve::kModuleFile;
+  if (override_path && *override_path) return override_path;
+  const std::string here = DirectoryOfThisCode();
+  const std::string beside = here + "/" + serve::kModuleFile;
+  const std::string installed = here + "/../lib/footprint/" + serve::kModuleFile;
+  return ::access(beside.c_str(), F_OK) != 0 && ::access(installed.c_str(), F_OK) == 0 ? installed
+                                                                                       : beside;
+}
+
+// Sets `entry` from libfootprint-serve.so (ServeModulePath).
+Status LoadServeModule(serve::Entry& entry) {
+  const std::string path = ServeModulePath();
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     return IoError(std::string("cannot load the web server module (") + dlerror() +
-                   "); it is built with footprint and must stay next to it: rebuild with "
-                   "scripts/build, or name it with FOOTPRINT_SERVE_MODULE");
+                   "); it is built and installed with footprint: rebuild with scripts/build, "
+                   "reinstall with cmake --install, or name it with FOOTPRINT_SERVE_MODULE");
   }
   entry = reinterpret_cast<serve::Entry>(dlsym(handle, serve::kEntrySymbol));
   if (!entry) {

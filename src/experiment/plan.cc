@@ -1,4 +1,5 @@
-// Plans: radT's CSV and footprint's YAML, resolved into runs with their full commands.
+// Plans: footprint's YAML (radT's formats: radt_plan.cc), resolved into runs with their full
+// commands, and what the parsers share.
 #include "experiment/plan.h"
 
 #include <sys/stat.h>
@@ -105,12 +106,6 @@ std::string CsvQuote(std::string_view value) {
   return out + "\"";
 }
 
-}  // namespace experiment
-
-namespace {
-
-using experiment::CsvRecord;
-
 bool IsFile(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -120,9 +115,6 @@ std::string Absolute(const std::string& path) {
   return !path.empty() && path[0] == '/' ? path : CurrentDir() + "/" + path;
 }
 
-// The command for a plan's File with its arguments: scripts run with the interpreter their
-// extension implies, anything else is executed (looked up in PATH when it has no '/').
-// A relative File that exists next to the plan is taken from there.
 void ResolveCommand(const std::string& file, const std::vector<std::string>& args,
                     const std::string& plan_dir, const std::string& python, PlannedRun& run) {
   std::string script = file;
@@ -158,7 +150,6 @@ Status ParseDevices(std::string_view text, PlannedRun& run) {
   return Status::Ok();
 }
 
-// "-" (none), "mps", "mps:PCT" (active-thread percentage), or a MIG profile ("3g.40gb").
 Status ParseCollocation(std::string_view text, PlannedRun& run) {
   std::string c = Lower(Trim(text));
   run.collocation = {};
@@ -202,24 +193,18 @@ Status CheckKeysUnique(const ExperimentPlan& plan) {
   return Status::Ok();
 }
 
+}  // namespace experiment
+
+namespace {
+
+using experiment::Absolute;
+using experiment::CheckKeysUnique;
+using experiment::ParseCollocation;
+using experiment::ParseDevices;
+using experiment::ResolveCommand;
+using experiment::Workloads;
+
 Status YamlError(const YAML::Node& node, const std::string& what);
-
-// The plan's workloads by (experiment, workload), in order of first appearance: finding one
-// takes log time, so that expanding a plan stays linear in its size.
-class Workloads {
- public:
-  explicit Workloads(ExperimentPlan& plan) : plan_(plan) {}
-  // The workload's entry, appended when new. Valid until the next call.
-  PlannedWorkload& For(const std::string& experiment, const std::string& workload) {
-    auto [it, added] = index_.try_emplace({experiment, workload}, plan_.workloads.size());
-    if (added) plan_.workloads.push_back({experiment, workload, {}});
-    return plan_.workloads[it->second];
-  }
-
- private:
-  ExperimentPlan& plan_;
-  std::map<std::pair<std::string, std::string>, size_t> index_;
-};
 
 // A count a plan multiplies runs by (repetitions, copies): a whole number in [1, max].
 Result<int64_t> PlanCount(const YAML::Node& node, const std::string& what, int64_t max) {
@@ -430,117 +415,6 @@ Result<std::vector<std::string>> ShellSplit(std::string_view text) {
   return words;
 }
 
-Result<MetricSet> MetricsForListeners(std::string_view listeners) {
-  std::string_view t = Trim(listeners);
-  if (t.empty() || t == "-") return DefaultMetrics();
-  // radT's listeners, by what they measured; any other word is a footprint metric list entry.
-  static const std::map<std::string, std::string, std::less<>> kListeners = {
-      {"smi", "gpu,gpu.memory,gpu.memory.tree,gpu.power,gpu.energy,gpu.sm_clock,gpu.temperature"},
-      {"dcgmi", "gpu*"},
-      {"top", "cpu,memory,threads,processes"},
-      {"iostat", "io.read,io.write"},
-      {"free", "sys.memory"},
-  };
-  // The run's own tree is always measured: it is what every total is made of.
-  std::string list = "cpu,memory";
-  for (std::string_view word : Split(t, '+')) {
-    word = Trim(word);
-    auto it = kListeners.find(Lower(word));
-    list += "," + (it != kListeners.end() ? it->second : std::string(word));
-  }
-  auto set = ParseMetricList(list);
-  if (!set.ok()) {
-    return InvalidArgument("Listeners '" + std::string(t) + "': " + set.status().message() +
-                           " (radT listeners: smi, dcgmi, top, iostat, free)");
-  }
-  return set;
-}
-
-Result<ExperimentPlan> ParseCsvPlan(const std::string& text, const std::string& path,
-                                    const PlanOptions& options) {
-  auto where = [&](int line) { return path + ":" + std::to_string(line) + ": "; };
-  auto records = experiment::TokenizeCsv(text);
-  if (!records.ok()) return InvalidArgument(path + ": " + records.status().message());
-  if (records->empty())
-    return InvalidArgument(path + ": the plan is empty; see docs/experiments.md");
-  static const std::vector<std::string> kColumns = {"experiment", "workload",  "status",
-                                                    "run",        "devices",   "collocation",
-                                                    "file",       "listeners", "params"};
-  std::map<std::string, size_t> column;
-  const CsvRecord& header = records->front();
-  for (size_t i = 0; i < header.fields.size(); ++i) {
-    std::string name = Lower(header.fields[i].value);
-    if (std::find(kColumns.begin(), kColumns.end(), name) == kColumns.end()) {
-      return InvalidArgument(where(header.line) + "unknown column '" + header.fields[i].value +
-                             "' (radT's columns: Experiment, Workload, Status, Run, Devices, "
-                             "Collocation, File, Listeners, Params)");
-    }
-    column[name] = i;
-  }
-  for (const char* required : {"experiment", "workload", "file"}) {
-    if (!column.contains(required)) {
-      return InvalidArgument(where(header.line) + "the column '" + required +
-                             "' is missing; radT plans start with: Experiment, Workload, Status, "
-                             "Run, Devices, Collocation, File, Listeners, Params");
-    }
-  }
-  ExperimentPlan plan;
-  plan.path = Absolute(path);
-  plan.format = "csv";
-  plan.source = text;
-  const std::string plan_dir = DirName(plan.path);
-  if (records->size() - 1 > static_cast<size_t>(kMaxPlanRuns)) {
-    return InvalidArgument(path + ": " + std::to_string(records->size() - 1) +
-                           " rows; a plan holds at most " + std::to_string(kMaxPlanRuns) +
-                           " runs: split it into several plans");
-  }
-  Workloads workloads(plan);
-  for (size_t r = 1; r < records->size(); ++r) {
-    const CsvRecord& rec = (*records)[r];
-    if (rec.fields.size() > header.fields.size()) {
-      return InvalidArgument(where(rec.line) + "more fields (" + std::to_string(rec.fields.size()) +
-                             ") than columns (" + std::to_string(header.fields.size()) +
-                             "); quote a field that holds a comma");
-    }
-    auto get = [&](const char* name) -> std::string {
-      auto it = column.find(name);
-      return it == column.end() || it->second >= rec.fields.size() ? ""
-                                                                   : rec.fields[it->second].value;
-    };
-    PlannedRun run;
-    run.experiment = get("experiment");
-    run.workload = get("workload");
-    const std::string file = get("file");
-    if (run.experiment.empty() || run.workload.empty() || file.empty()) {
-      return InvalidArgument(where(rec.line) + "Experiment, Workload and File must not be empty");
-    }
-    auto args = ShellSplit(get("params"));
-    if (!args.ok()) return InvalidArgument(where(rec.line) + "Params: " + args.status().message());
-    if (!get("params").empty()) run.params["Params"] = get("params");
-    ResolveCommand(file, *args, plan_dir, options.python, run);
-    Status st = ParseDevices(get("devices"), run);
-    if (st.ok()) st = ParseCollocation(get("collocation"), run);
-    if (st.ok()) {
-      auto metrics = MetricsForListeners(get("listeners"));
-      if (metrics.ok()) {
-        run.metrics = *metrics;
-      } else {
-        st = metrics.status();
-      }
-    }
-    if (!st.ok()) return InvalidArgument(where(rec.line) + st.message());
-    if (!run.script.empty()) run.inputs.push_back(run.script);
-    run.csv_row = static_cast<int>(r - 1);
-    PlannedWorkload& w = workloads.For(run.experiment, run.workload);
-    run.key = run.experiment + "/" + run.workload + "/" + std::to_string(w.runs.size() + 1);
-    run.name = run.key;
-    w.runs.push_back(std::move(run));
-  }
-  if (plan.workloads.empty()) return InvalidArgument(path + ": the plan has no runs");
-  FP_RETURN_IF_ERROR(CheckKeysUnique(plan));
-  return plan;
-}
-
 Result<ExperimentPlan> ParseYamlPlan(const std::string& text, const std::string& path,
                                      const PlanOptions& options) {
   YAML::Node root;
@@ -548,6 +422,9 @@ Result<ExperimentPlan> ParseYamlPlan(const std::string& text, const std::string&
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     return InvalidArgument(path + ": not valid YAML: " + e.what());
+  }
+  if (root.IsMap() && root["method"] && !root["workloads"]) {
+    return experiment::ParseRadtSweep(root, text, path, options);
   }
   ExperimentPlan plan;
   plan.path = Absolute(path);

@@ -1,11 +1,17 @@
-// Internals of plan parsing shared by the parser and the CSV status writer.
+// Internals of plan parsing shared by the parsers (plan.cc: footprint's YAML; radt_plan.cc:
+// radT's CSV and YAML sweeps) and the CSV status writer.
 #ifndef FOOTPRINT_EXPERIMENT_PLAN_H_
 #define FOOTPRINT_EXPERIMENT_PLAN_H_
 
+#include <yaml-cpp/yaml.h>
+
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "footprint/experiment.h"
 #include "footprint/status.h"
 
 namespace footprint::experiment {
@@ -30,6 +36,44 @@ Result<std::vector<CsvRecord>> TokenizeCsv(std::string_view text);
 
 // A field for a CSV file: quoted when it holds a comma, quote, newline or edge blanks.
 std::string CsvQuote(std::string_view value);
+
+bool IsFile(const std::string& path);
+// `path` made absolute against the current folder.
+std::string Absolute(const std::string& path);
+
+// Sets run.command (and run.interpreter, run.script) for a plan's File with its arguments:
+// scripts run with the interpreter their extension implies, anything else is executed
+// (looked up in PATH when it has no '/'). A relative File that exists next to the plan is
+// taken from there.
+void ResolveCommand(const std::string& file, const std::vector<std::string>& args,
+                    const std::string& plan_dir, const std::string& python, PlannedRun& run);
+// Devices: '+'-separated GPU indices or UUIDs; empty or "-" for none.
+Status ParseDevices(std::string_view text, PlannedRun& run);
+// Collocation: "-" (none), "mps", "mps:PCT" (active-thread percentage), or a MIG profile.
+Status ParseCollocation(std::string_view text, PlannedRun& run);
+// InvalidArgument when two runs share a key.
+Status CheckKeysUnique(const ExperimentPlan& plan);
+
+// The plan's workloads by (experiment, workload), in order of first appearance: finding one
+// takes log time, so that expanding a plan stays linear in its size.
+class Workloads {
+ public:
+  explicit Workloads(ExperimentPlan& plan) : plan_(plan) {}
+  // The workload's entry, appended when new. Valid until the next call.
+  PlannedWorkload& For(const std::string& experiment, const std::string& workload) {
+    auto [it, added] = index_.try_emplace({experiment, workload}, plan_.workloads.size());
+    if (added) plan_.workloads.push_back({experiment, workload, {}});
+    return plan_.workloads[it->second];
+  }
+
+ private:
+  ExperimentPlan& plan_;
+  std::map<std::pair<std::string, std::string>, size_t> index_;
+};
+
+// A plan in radT's YAML sweep format (top-level `method`, `parameters`; radt_plan.cc).
+Result<ExperimentPlan> ParseRadtSweep(const YAML::Node& root, const std::string& text,
+                                      const std::string& path, const PlanOptions& options);
 
 }  // namespace footprint::experiment
 

@@ -61,6 +61,7 @@ MonitorOptions OptionsFor(const ExperimentPlan& plan, const PlannedRun& run,
   o.experiment = run.experiment;
   o.workload = run.workload;
   o.environment = run.env;
+  o.working_dir = run.working_dir;
   // The monitor measures the GPUs the command is given.
   if (auto it = run.env.find("CUDA_VISIBLE_DEVICES"); it != run.env.end()) o.gpus = it->second;
   json extra = {{"experiment", {{"plan", plan.path}, {"format", plan.format}, {"key", run.key}}}};
@@ -271,6 +272,24 @@ std::string_view PlanRunStateName(PlanRunState state) {
   return "pending";
 }
 
+// radT's Status words (MLflow's run statuses), which radT reads back to skip finished rows.
+std::string_view MlflowStatusName(PlanRunState state) {
+  switch (state) {
+    case PlanRunState::kOk:
+      return "FINISHED";
+    case PlanRunState::kFailed:
+      return "FAILED";
+    case PlanRunState::kKilled:
+    case PlanRunState::kInterrupted:
+      return "KILLED";
+    case PlanRunState::kRunning:
+      return "RUNNING";
+    case PlanRunState::kPending:
+      break;
+  }
+  return "SCHEDULED";
+}
+
 Result<std::map<std::string, PlanRunStatus>> LoadPlanStatus(Store& store,
                                                             const ExperimentPlan& plan) {
   FP_ASSIGN_OR_RETURN(auto runs, ListReconciledRuns(store));
@@ -386,7 +405,7 @@ Status WriteCsvStatus(const ExperimentPlan& plan,
         if (text.size() < raw.size()) text.append(raw.size() - text.size(), ' ');
         raw = text;
       };
-      put(status_col, st.run_id.empty() ? "" : std::string(PlanRunStateName(st.state)));
+      put(status_col, st.run_id.empty() ? "" : std::string(MlflowStatusName(st.state)));
       put(run_col, st.run_id);
     }
     for (size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + fields[i].raw;

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -81,6 +82,7 @@ struct JoinEnvironment {
   const char* run_id;
   const char* db;
   const std::map<std::string, std::string>* extra;  // MonitorOptions::environment
+  const char* working_dir;                          // nullptr: footprint's own
 };
 
 // In the child, between fork and exec. The parent forks before starting any thread, so the
@@ -100,7 +102,7 @@ struct JoinEnvironment {
   setenv("FOOTPRINT_RUN_ID", env.run_id, 1);
   setenv("FOOTPRINT_DB", env.db, 1);
   for (const auto& [name, value] : *env.extra) setenv(name.c_str(), value.c_str(), 1);
-  execvp(argv[0], argv);
+  if (!env.working_dir || ::chdir(env.working_dir) == 0) execvp(argv[0], argv);
   int error = errno;
   (void)!::write(report_fd, &error, sizeof error);
   _exit(error == ENOENT || error == ENOTDIR ? 127 : 126);
@@ -156,6 +158,13 @@ Result<PreparedRun> PrepareRun(const MonitorOptions& opt, const MetricIntervals&
   PreparedRun p;
   p.run = NewRunRecord(opt.command, opt.name, opt.description, opt.tags, opt.params, opt.record_git,
                        p.meta);
+  if (!opt.working_dir.empty()) {
+    struct stat st;
+    if (::stat(opt.working_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return InvalidArgument("the working folder " + opt.working_dir + " is not a folder");
+    }
+    p.run.cwd = opt.working_dir[0] == '/' ? opt.working_dir : p.run.cwd + "/" + opt.working_dir;
+  }
   json interval_meta = json::object();
   for (size_t m = 0; m < kMetricCount; ++m) {
     if (intervals[m] > 0) interval_meta[std::string(MetricCatalogue()[m].name)] = intervals[m];
@@ -494,7 +503,8 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   };
   std::string db_path = store.location();
   if (!db_path.empty() && db_path[0] != '/') db_path = CurrentDir() + "/" + db_path;
-  const JoinEnvironment join_env{p.run.id.c_str(), db_path.c_str(), &opt.environment};
+  const JoinEnvironment join_env{p.run.id.c_str(), db_path.c_str(), &opt.environment,
+                                 opt.working_dir.empty() ? nullptr : opt.working_dir.c_str()};
 
   // --- Start the command behind a gate. -------------------------------------------------
   SignalScope signals;

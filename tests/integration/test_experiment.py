@@ -152,7 +152,7 @@ def test_radt_csv_every_column_and_status_copy(tmp_path):
     lines = status_copy.read_text().splitlines()
     assert lines[0] == HEADER.rstrip("\n")
     cells = [[c.strip() for c in line.split(",")] for line in lines[1:]]
-    assert [c[2] for c in cells] == ["ok", "ok", "failed"]
+    assert [c[2] for c in cells] == ["FINISHED", "FINISHED", "FAILED"]  # radT's words
     assert [c[3] for c in cells] == [runs[k]["id"] for k in ("e1/w1/1", "e1/w1/2", "e1/w2/1")]
     assert lines[1].startswith("e1,   w1,  ")
     assert plan.read_text() == plan_text  # the plan itself is never written
@@ -296,13 +296,15 @@ def test_reproducibility_record_shown_and_compared(tmp_path):
 
 
 def test_docs_worked_example_runs_as_written(tmp_path):
-    """docs/experiments.md's CSV example runs (with a stand-in train.py) and its YAML plan
-    parses and expands as the page says."""
+    """docs/experiments.md's CSV example runs (with a stand-in train.py) and its YAML plans
+    (footprint's and radT's sweep) parse and expand as the page says."""
     import re
     doc = (os.path.join(os.path.dirname(__file__), "..", "..", "docs", "experiments.md"))
     text = open(doc).read()
     csv = re.search(r"^```csv\n(.*?)^```$", text, flags=re.M | re.S).group(1)
-    yaml = re.search(r"^```yaml\n(.*?)^```$", text, flags=re.M | re.S).group(1)
+    blocks = re.findall(r"^```yaml\n(.*?)^```$", text, flags=re.M | re.S)
+    [yaml] = [b for b in blocks if "workloads:" in b]
+    [radt_sweep] = [b for b in blocks if "method:" in b]
     (tmp_path / "train.py").write_text("import sys\n")
     (tmp_path / "plan.csv").write_text(csv)
     db = tmp_path / "fp.db"
@@ -318,3 +320,8 @@ def test_docs_worked_example_runs_as_written(tmp_path):
     assert proc.returncode == 0, describe(proc)
     assert "8 workload(s), 16 run(s)" in proc.stdout
     assert "sweep/bs[batch=32,lr=0.1]#1/train.2" in proc.stdout
+    # radT's sweep as the page shows it: 5 x 3 combinations, one workload each.
+    (tmp_path / "radt.yaml").write_text(radt_sweep)
+    proc = fp("experiment", "-o", db, tmp_path / "radt.yaml", "--dry-run", cwd=tmp_path)
+    assert proc.returncode == 0, describe(proc)
+    assert "15 workload(s), 15 run(s)" in proc.stdout

@@ -3,10 +3,14 @@ database."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 import pytest
 
 import footprint as fp
-from fp_python import run_python, write_script
+from footprint.umlaut import VisualizationBenchmark
+from fp_python import PYTHON, child_env, run_python, write_script
 
 # Written against UMLAUT (github hpides/End-to-end-ML-System-Benchmark): its README example,
 # trackers and supervised metrics, with UMLAUT's signatures and argument styles.
@@ -20,11 +24,11 @@ from umlaut import ConfusionMatrixTracker, HyperparameterTracker, TTATracker, Lo
 from umlaut import TimedTTATracker
 
 bm = Benchmark(sys.argv[1], description="Database for the Github sample measurements",
-               mode="w")
+               mode="w", checkpoint_frequency=2, tmp_dir="umlaut_tmp")
 
 bloat_metrics = {
-    "memory": MemoryMetric('bloat memory', interval=0.1),
-    "cpu": CPUMetric('bloat cpu', interval=0.1),
+    "memory": MemoryMetric('bloat memory', interval=0.1, checkpoint_interval=250),
+    "cpu": CPUMetric('bloat cpu', interval=0.1, checkpoint_interval=250),
     "time": TimeMetric('bloat time'),
 }
 
@@ -49,7 +53,7 @@ def infer(batch):
     throughput.track(len(batch))
 
 
-@BenchmarkSupervisor([GPUMetric('gpu util', interval=0.5)], bm)
+@BenchmarkSupervisor([GPUMetric('gpu util', interval=0.5, id=0, checkpoint_interval=250)], bm)
 def on_gpu():
     return 1
 
@@ -60,12 +64,14 @@ def main():
     infer(list(range(100)))
     on_gpu()
     LossTracker(bm).track([2.0, 1.0, 0.5], "training loss")
-    TTATracker(bm).track([0.5, 0.8, 0.9], "training accuracy")
+    TTATracker(bm).track(np.array([0.5, 0.9, 0.8]), "training accuracy")
     timed = TimedTTATracker(bm, 0.75)
     for acc in (0.5, 0.8, 0.9):
         timed.track(acc, "timed accuracy")
     # UMLAUT: axis 0 is the prediction, axis 1 the true class.
     ConfusionMatrixTracker(bm).track([[5, 1], [2, 7]], ["cat", "dog"], "test matrix")
+    # scikit-learn's matrix of the classes present, beside the whole label list.
+    ConfusionMatrixTracker(bm).track(np.array([[3]]), ["cat", "dog"], "one class")
     with HyperparameterTracker(bm, "grid search", ["lr", "batch_size"], "loss") as hp:
         hp.track({"lr": 0.1, "batch_size": 32, "loss": 0.4})
         hp.track({"lr": 0.01, "batch_size": 64, "loss": 0.2})
@@ -129,14 +135,15 @@ def test_umlaut_script_trackers(umlaut_run):
     assert list(loss["value"]) == [2.0, 1.0, 0.5] and list(loss["step"]) == [0, 1, 2]
     assert set(loss["scope"]) == {"training loss"}  # UMLAUT's description is a scope
     acc = v[(v["name"] == "accuracy") & (v["scope"] == "training accuracy")]
-    assert list(acc.sort_values("step")["value"]) == [0.5, 0.8, 0.9]
+    assert list(acc.sort_values("step")["value"]) == [0.5, 0.9, 0.9]  # UMLAUT's running max
     timed = v[(v["name"] == "accuracy") & (v["scope"] == "timed accuracy")]
     assert list(timed.sort_values("step")["value"]) == [0.5, 0.8, 0.9]
     tta = v[v["name"] == "time_to_accuracy"]
     assert len(tta) == 1 and tta.iloc[0]["step"] == 1
     assert tta.iloc[0]["data"] == {"target": 0.75, "accuracy": 0.8}
-    matrix = v[v["name"] == "confusion_matrix"].iloc[0]
-    assert matrix["scope"] == "test matrix"
+    matrices = v[v["name"] == "confusion_matrix"].set_index("scope")
+    assert matrices.loc["one class", "data"] == {"matrix": [[3]], "labels": ["cat", "dog"]}
+    matrix = matrices.loc["test matrix"]
     # Stored as footprint's matrix[true][predicted]: UMLAUT's transposed.
     assert matrix["data"]["matrix"] == [[5, 2], [1, 7]]
     assert matrix["data"]["labels"] == ["cat", "dog"]
@@ -145,3 +152,83 @@ def test_umlaut_script_trackers(umlaut_run):
     assert [d["params"] for d in hp["data"]] == [{"lr": 0.1, "batch_size": 32},
                                                 {"lr": 0.01, "batch_size": 64}]
     assert all(d["low_means_good"] for d in hp["data"])
+
+
+def umlaut_cli(*args: str, cwd) -> subprocess.CompletedProcess:
+    """UMLAUT's command line as UMLAUT's scripts call it: `umlaut-cli` found in PATH (the link
+    beside the footprint binary under test)."""
+    binary = os.environ.get("FOOTPRINT_BIN")
+    if not binary:
+        pytest.skip("FOOTPRINT_BIN is not set (umlaut-cli is a link beside it)")
+    env = child_env(PATH=os.path.dirname(os.path.abspath(binary)) + os.pathsep +
+                    os.environ["PATH"])
+    return subprocess.run(["umlaut-cli", *args], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_umlaut_cli_answers_umlauts_own_calls(umlaut_run, db, tmp_path):
+    uuid, _ = umlaut_run
+    # UMLAUT's pipelines end with: umlaut-cli DB -u UUID -t TYPES -d DESCRIPTIONS -p plotly.
+    proc = umlaut_cli(str(db), "-u", uuid, "-t", "memory", "cpu", "time", "loss", "tta",
+                      "confusion-matrix", "-d", "bloat memory", "bloat cpu", "training loss",
+                      "-p", "plotly", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    page = (tmp_path / "umlaut-plot.html").read_text()
+    # The page's data: the chosen metrics and values, the decorated function as a scope.
+    for name in ('"memory"', '"cpu"', '"loss"', '"accuracy"', '"bloat"', '"training loss"'):
+        assert name in page, name
+    # Text and CSV, as UMLAUT's other back ends.
+    proc = umlaut_cli(str(db), "-u", uuid, "-p", "text", cwd=tmp_path)
+    assert proc.returncode == 0 and "bloat" in proc.stdout and "memory" in proc.stdout, proc
+    proc = umlaut_cli(str(db), "-u", uuid[:8], "-p", "csv", "-tmp", "umlaut_tmp", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    csv_text = (tmp_path / "umlaut_output.csv").read_text()
+    assert uuid in csv_text and "memory" in csv_text
+    # Nothing matches: UMLAUT's error, footprint's exit code for "not found".
+    proc = umlaut_cli(str(db), "-u", uuid, "-t", "gpu", cwd=tmp_path)
+    assert proc.returncode == 4 and "no entries" in proc.stderr, proc
+    proc = umlaut_cli(str(db), "-p", "seaborn", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc
+
+
+def test_gpu_time_metric_leaves_pytorchs_import_out_of_the_first_call(tmp_path, db):
+    # Ground truth: what importing PyTorch costs here, in a fresh interpreter.
+    probe = subprocess.run([PYTHON, "-c", "import time; t = time.perf_counter(); import torch; "
+                            "print(time.perf_counter() - t)"], capture_output=True, text=True,
+                           timeout=120)
+    if probe.returncode != 0:
+        pytest.skip("PyTorch cannot be imported here")
+    torch_import_s = float(probe.stdout)
+    script = write_script(tmp_path, """
+        import sys, time
+        from footprint.umlaut import Benchmark, BenchmarkSupervisor, GPUTimeMetric
+        bm = Benchmark(sys.argv[1])
+
+        @BenchmarkSupervisor([GPUTimeMetric('step gpu time')], bm)
+        def step():
+            time.sleep(0.2)
+
+        step()
+        bm.close()
+        """)
+    result = run_python(script, str(db))
+    assert result.returncode == 0, result.stderr
+    (duration,) = fp.load(db).scopes["duration_s"]
+    # The call is its sleep, not PyTorch's import (imported when the function was decorated).
+    assert 0.2 <= duration < 0.2 + torch_import_s / 2, (duration, torch_import_s)
+
+
+def test_visualization_benchmark_reads_umlauts_tables(umlaut_run, db):
+    uuid, _ = umlaut_run
+    vb = VisualizationBenchmark(str(db), tmp_dir=None)
+    meta = vb.query_all_meta()
+    assert list(meta.index) == [uuid]
+    assert meta.loc[uuid, "meta_description"] == "Database for the Github sample measurements"
+    assert meta.loc[uuid, "meta_name"] == "script.py"
+    table = vb.query_all_uuid_type_desc()
+    assert {"uuid", "measurement_type", "measurement_description"} <= set(table.columns)
+    rows = set(zip(table["measurement_type"], table["measurement_description"]))
+    assert {("time", "bloat"), ("memory", ""), ("loss", "training loss"),
+            ("latency", "inference")} <= rows
+    joined = vb.join_visualization_queries(table)
+    assert (joined["meta_name"] == "script.py").all() and len(joined) == len(table)

@@ -1,0 +1,291 @@
+// radT's plans as radT 0.2.x reads them: its CSV (with or without Name) and its YAML sweeps
+// (method grid or random), each row becoming one run of footprint's plan. radT's rules kept:
+// rows of one (Experiment, Workload) start together, a script starts in its own folder, a
+// sweep's combinations run one after another.
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
+#include "experiment/plan.h"
+#include "footprint/experiment.h"
+#include "util/strings.h"
+
+namespace footprint {
+namespace {
+
+using experiment::CsvRecord;
+
+// One row of radT's table: a CSV line, or one combination of a YAML sweep.
+struct RadtRow {
+  std::string where;  // "plan.csv:12: ", for messages
+  std::string experiment, workload, name, devices, collocation, file, listeners, params;
+  std::map<std::string, std::string> swept;  // a sweep's parameters (meta.params)
+  int csv_row = -1;
+};
+
+// radT listeners footprint does not map, and why.
+const std::map<std::string, std::string, std::less<>>& IgnoredListeners() {
+  static const std::map<std::string, std::string, std::less<>> kIgnored = {
+      {"macmon", "it reads Apple Silicon's counters"},
+      {"nsys", "it wraps the script in a profiler"},
+      {"nsysraw", "it wraps the script in a profiler"},
+      {"ncu", "it wraps the script in a profiler"},
+      {"ncuraw", "it wraps the script in a profiler"},
+      {"ncuattach", "it wraps the script in a profiler"},
+  };
+  return kIgnored;
+}
+
+// Adds the run of `row` to its workload in `plan`.
+Status AddRadtRow(const RadtRow& row, const std::string& plan_dir, const PlanOptions& options,
+                  experiment::Workloads& workloads, std::set<std::string>& ignored) {
+  PlannedRun run;
+  run.experiment = row.experiment;
+  run.workload = row.workload;
+  if (run.experiment.empty() || run.workload.empty() || row.file.empty()) {
+    return InvalidArgument(row.where + "Experiment, Workload and File must not be empty");
+  }
+  auto args = ShellSplit(row.params);
+  if (!args.ok()) return InvalidArgument(row.where + "Params: " + args.status().message());
+  run.params = row.swept;
+  if (!row.params.empty() && row.swept.empty()) run.params["Params"] = row.params;
+  experiment::ResolveCommand(row.file, *args, plan_dir, options.python, run);
+  if (!run.script.empty()) {
+    // radT starts a script in its own folder: the script is named by its absolute path.
+    run.command[run.interpreter.empty() ? 0 : 1] = run.script;
+    run.working_dir = DirName(run.script);
+    run.inputs.push_back(run.script);
+  }
+  Status st = experiment::ParseDevices(row.devices, run);
+  if (st.ok()) st = experiment::ParseCollocation(row.collocation, run);
+  if (st.ok()) {
+    auto metrics = MetricsForListeners(row.listeners, &ignored);
+    if (metrics.ok()) {
+      run.metrics = *metrics;
+    } else {
+      st = metrics.status();
+    }
+  }
+  if (!st.ok()) return InvalidArgument(row.where + st.message());
+  run.csv_row = row.csv_row;
+  PlannedWorkload& w = workloads.For(run.experiment, run.workload);
+  run.key = run.experiment + "/" + run.workload + "/" + std::to_string(w.runs.size() + 1);
+  run.name = row.name.empty() ? run.key : row.name;
+  w.runs.push_back(std::move(run));
+  return Status::Ok();
+}
+
+// The plan's closing checks, and a note for the listeners it ignored.
+Result<ExperimentPlan> FinishRadtPlan(ExperimentPlan plan, const std::string& path,
+                                      const std::set<std::string>& ignored) {
+  if (plan.workloads.empty()) return InvalidArgument(path + ": the plan has no runs");
+  FP_RETURN_IF_ERROR(experiment::CheckKeysUnique(plan));
+  for (const std::string& name : ignored) {
+    plan.notes.push_back("radT listener '" + name + "' is not used (" +
+                         IgnoredListeners().find(name)->second +
+                         "); footprint measures the run without it");
+  }
+  return plan;
+}
+
+// `value` as one word for ShellSplit.
+std::string ShellQuoted(const std::string& value) {
+  std::string out = "'";
+  for (char c : value) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+const char kRadtColumns[] =
+    "Experiment, Workload, Name, Status, Run, Devices, Collocation, File, Listeners, Params";
+
+}  // namespace
+
+Result<MetricSet> MetricsForListeners(std::string_view listeners, std::set<std::string>* ignored) {
+  std::string_view t = Trim(listeners);
+  if (t.empty() || t == "-") return DefaultMetrics();
+  // radT's listeners, by what they measured; any other word is a footprint metric list entry.
+  static const std::map<std::string, std::string, std::less<>> kListeners = {
+      {"smi", "gpu,gpu.memory,gpu.memory.tree,gpu.power,gpu.energy,gpu.sm_clock,gpu.temperature"},
+      {"dcgmi", "gpu*"},
+      {"top", "cpu,memory,threads,processes"},
+      {"ps", "cpu,memory,threads"},
+      {"iostat", "io.read,io.write"},
+      {"free", "sys.memory"},
+      {"none", ""},
+  };
+  // The run's own tree is always measured: it is what every total is made of.
+  std::string list = "cpu,memory";
+  for (std::string_view word : Split(t, '+')) {
+    const std::string name = Lower(Trim(word));
+    if (IgnoredListeners().contains(name)) {
+      if (ignored) ignored->insert(name);
+      continue;
+    }
+    auto it = kListeners.find(name);
+    const std::string metrics = it != kListeners.end() ? it->second : std::string(Trim(word));
+    if (!metrics.empty()) list += "," + metrics;
+  }
+  auto set = ParseMetricList(list);
+  if (!set.ok()) {
+    return InvalidArgument("Listeners '" + std::string(t) + "': " + set.status().message() +
+                           " (radT listeners: smi, dcgmi, top, ps, iostat, free, none)");
+  }
+  return set;
+}
+
+Result<ExperimentPlan> ParseCsvPlan(const std::string& text, const std::string& path,
+                                    const PlanOptions& options) {
+  auto where = [&](int line) { return path + ":" + std::to_string(line) + ": "; };
+  auto records = experiment::TokenizeCsv(text);
+  if (!records.ok()) return InvalidArgument(path + ": " + records.status().message());
+  if (records->empty())
+    return InvalidArgument(path + ": the plan is empty; see docs/experiments.md");
+  static const std::set<std::string> kColumns = {"experiment", "workload", "name",        "status",
+                                                 "run",        "devices",  "collocation", "file",
+                                                 "listeners",  "params"};
+  std::map<std::string, size_t> column;
+  const CsvRecord& header = records->front();
+  for (size_t i = 0; i < header.fields.size(); ++i) {
+    std::string name = Lower(header.fields[i].value);
+    if (!kColumns.contains(name)) {
+      return InvalidArgument(where(header.line) + "unknown column '" + header.fields[i].value +
+                             "' (radT's columns: " + kRadtColumns + ")");
+    }
+    column[name] = i;
+  }
+  for (const char* required : {"experiment", "workload", "file"}) {
+    if (!column.contains(required)) {
+      return InvalidArgument(where(header.line) + "the column '" + required +
+                             "' is missing; radT plans start with: " + kRadtColumns);
+    }
+  }
+  if (records->size() - 1 > static_cast<size_t>(kMaxPlanRuns)) {
+    return InvalidArgument(path + ": " + std::to_string(records->size() - 1) +
+                           " rows; a plan holds at most " + std::to_string(kMaxPlanRuns) +
+                           " runs: split it into several plans");
+  }
+  ExperimentPlan plan;
+  plan.path = experiment::Absolute(path);
+  plan.format = "csv";
+  plan.source = text;
+  const std::string plan_dir = DirName(plan.path);
+  experiment::Workloads workloads(plan);
+  std::set<std::string> ignored;
+  for (size_t r = 1; r < records->size(); ++r) {
+    const CsvRecord& rec = (*records)[r];
+    if (rec.fields.size() > header.fields.size()) {
+      return InvalidArgument(where(rec.line) + "more fields (" + std::to_string(rec.fields.size()) +
+                             ") than columns (" + std::to_string(header.fields.size()) +
+                             "); quote a field that holds a comma");
+    }
+    auto get = [&](const char* name) -> std::string {
+      auto it = column.find(name);
+      return it == column.end() || it->second >= rec.fields.size() ? ""
+                                                                   : rec.fields[it->second].value;
+    };
+    RadtRow row{.where = where(rec.line),
+                .experiment = get("experiment"),
+                .workload = get("workload"),
+                .name = get("name"),
+                .devices = get("devices"),
+                .collocation = get("collocation"),
+                .file = get("file"),
+                .listeners = get("listeners"),
+                .params = get("params"),
+                .csv_row = static_cast<int>(r - 1)};
+    FP_RETURN_IF_ERROR(AddRadtRow(row, plan_dir, options, workloads, ignored));
+  }
+  return FinishRadtPlan(std::move(plan), path, ignored);
+}
+
+namespace experiment {
+
+Result<ExperimentPlan> ParseRadtSweep(const YAML::Node& root, const std::string& text,
+                                      const std::string& path, const PlanOptions& options) {
+  auto fail = [&](const std::string& what) {
+    return InvalidArgument(path + ": " + what +
+                           " (radT's sweep keys: name, experiment, "
+                           "collocation, devices, listeners, file, method, "
+                           "parameters; see docs/experiments.md)");
+  };
+  for (const char* key : {"experiment", "file", "method", "parameters"}) {
+    if (!root[key]) return fail(std::string("'") + key + "' is missing");
+  }
+  auto scalar = [&](const char* key, const char* fallback) -> std::string {
+    const YAML::Node n = root[key];
+    return n && n.IsScalar() ? n.as<std::string>() : fallback;
+  };
+  const std::string method = Lower(scalar("method", ""));
+  if (method != "grid" && method != "random") {
+    return fail("method must be grid or random, not '" + scalar("method", "") + "'");
+  }
+  if (!root["parameters"].IsMap()) return fail("'parameters' must map NAME: {values: [...]}");
+  std::vector<std::pair<std::string, std::vector<std::string>>> grid;
+  int64_t combinations = 1;
+  for (const auto& kv : root["parameters"]) {
+    const std::string name = kv.first.as<std::string>();
+    const YAML::Node values = kv.second.IsMap() ? kv.second["values"] : YAML::Node();
+    if (!values || !values.IsSequence() || values.size() == 0) {
+      return fail("parameter '" + name + "' needs values: [...]");
+    }
+    if (static_cast<int64_t>(values.size()) > kMaxPlanRuns / combinations) {
+      return fail("the sweep has more than " + std::to_string(kMaxPlanRuns) +
+                  " combinations; split it into several plans");
+    }
+    combinations *= static_cast<int64_t>(values.size());
+    auto& entry = grid.emplace_back(name, std::vector<std::string>{});
+    for (const auto& v : values) entry.second.push_back(v.as<std::string>());
+  }
+  // Every combination, in radT's order (the first parameter varies slowest).
+  std::vector<std::vector<size_t>> combos(static_cast<size_t>(combinations));
+  for (size_t c = 0; c < combos.size(); ++c) {
+    size_t rest = c;
+    combos[c].resize(grid.size());
+    for (size_t k = grid.size(); k-- > 0;) {
+      combos[c][k] = rest % grid[k].second.size();
+      rest /= grid[k].second.size();
+    }
+  }
+  if (method == "random") {
+    // radT's random order, made repeatable: `seed` (default 0); `count` keeps the first N.
+    auto seed = ParseInt(scalar("seed", "0"));
+    if (!seed) return fail("seed must be a whole number");
+    std::mt19937_64 rng(static_cast<uint64_t>(*seed));
+    std::shuffle(combos.begin(), combos.end(), rng);
+    if (root["count"]) {
+      auto count = ParseInt(scalar("count", ""));
+      if (!count || *count < 1) return fail("count must be a whole number from 1");
+      if (static_cast<size_t>(*count) < combos.size()) combos.resize(static_cast<size_t>(*count));
+    }
+  }
+  ExperimentPlan plan;
+  plan.path = Absolute(path);
+  plan.format = "yaml";
+  plan.source = text;
+  const std::string plan_dir = DirName(plan.path);
+  Workloads workloads(plan);
+  std::set<std::string> ignored;
+  const int width = std::max<int>(3, static_cast<int>(std::to_string(combos.size()).size()));
+  for (size_t c = 0; c < combos.size(); ++c) {
+    RadtRow row{.where = path + ": combination " + std::to_string(c + 1) + ": ",
+                .experiment = scalar("experiment", ""),
+                .name = scalar("name", ""),
+                .devices = scalar("devices", "-"),
+                .collocation = scalar("collocation", "-"),
+                .file = scalar("file", ""),
+                .listeners = scalar("listeners", "-")};
+    std::string number = std::to_string(c);
+    row.workload = std::string(static_cast<size_t>(width) - number.size(), '0') + number;
+    for (size_t k = 0; k < grid.size(); ++k) {
+      const std::string& value = grid[k].second[combos[c][k]];
+      row.swept[grid[k].first] = value;
+      row.params += (k ? " --" : "--") + grid[k].first + " " + ShellQuoted(value);
+    }
+    FP_RETURN_IF_ERROR(AddRadtRow(row, plan_dir, options, workloads, ignored));
+  }
+  return FinishRadtPlan(std::move(plan), path, ignored);
+}
+
+}  // namespace experiment
+}  // namespace footprint
