@@ -49,6 +49,7 @@ Action AddServe(CLI::App& app);
 Action AddCompare(CLI::App& app);
 Action AddExport(CLI::App& app);
 Action AddExperiment(CLI::App& app);
+Action AddImport(CLI::App& app);
 
 // Adds -o/--db with the default location and the help text every subcommand shares.
 void AddDbOption(CLI::App& cmd, std::string& db);

@@ -60,7 +60,8 @@ int Main(int argc, char** argv) {
   const std::pair<std::string, Action> actions[] = {
       {"run", AddRun(app, command)},      {"runs", AddRuns(app)},     {"show", AddShow(app)},
       {"compare", AddCompare(app)},       {"export", AddExport(app)}, {"plot", AddPlot(app)},
-      {"experiment", AddExperiment(app)}, {"serve", AddServe(app)},   {"doctor", AddDoctor(app)},
+      {"experiment", AddExperiment(app)}, {"import", AddImport(app)}, {"serve", AddServe(app)},
+      {"doctor", AddDoctor(app)},
   };
   try {
     app.parse(argc, argv);

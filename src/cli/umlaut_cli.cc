@@ -195,6 +195,15 @@ int UmlautCliMain(int argc, char** argv) {
     FP_ASSIGN_OR_RETURN(auto runs, ChosenRuns(*args, all, menus));
     return Translate(*args, *store, runs);
   }();
+  if (!translated.ok() &&
+      translated.status().message().find("not a footprint one") != std::string::npos) {
+    return Fail(DatabaseError(translated.status().message() +
+                              "; if it is UMLAUT's own database, import it first: footprint "
+                              "import " +
+                              args->file +
+                              " -o footprint.db, then umlaut-cli "
+                              "footprint.db ..."));
+  }
   if (!translated.ok()) return Fail(translated.status());
   std::vector<char*> footprint_argv;
   for (std::string& w : *translated) footprint_argv.push_back(w.data());
