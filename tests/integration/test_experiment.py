@@ -90,17 +90,20 @@ def test_collocated_runs_are_measured_apart(tmp_path):
         # process, as footprint reaped it) and not the neighbour's, whatever the machine's speed
         # and load. Loose by 3 % + 40 ms + what the process does after its report, which it
         # cannot measure: its exit (22 ms for the 200 MiB holder on an AMD EPYC VM, 58 ms for a
-        # busy thread under ASan, whose leak check runs at exit), measured above; the
-        # neighbours differ by 120 ms or more.
+        # busy thread under ASan, whose leak check runs at exit), measured above alone and
+        # counted twice, for an exit that shares the cores with its neighbour's (under ASan
+        # beside a build: 131 ms for the 240 MiB holder whose exit took 85 ms alone). A run
+        # credited with its neighbour's figures still fails: the pairs differ by 140-200 MiB of
+        # memory and 0.6 s of wall time, checked below.
         acct = by_key[key]["meta"]["accounting"]
         rusage = acct["rusage_user_s"] + acct["rusage_system_s"]
-        assert rusage == pytest.approx(own["cpu_s"], rel=0.03, abs=0.04 + after_report), \
-            (key, own, acct, after_report)
+        slack = 0.03 * own["cpu_s"] + 0.04 + 2 * after_report
+        assert abs(rusage - own["cpu_s"]) <= slack, (key, own, acct, after_report)
         # The run's total comes from its cgroup, which is also charged for kernel work done on
         # the process's behalf that no per-process account holds (freeing and reclaiming its
         # pages), so it may exceed the process's own figure by 10 % + 60 ms (the exit above
-        # included).
-        highest = own["cpu_s"] * 1.1 + 0.06 + after_report
+        # included, twice as above).
+        highest = own["cpu_s"] * 1.1 + 0.06 + 2 * after_report
         assert own["cpu_s"] - 0.02 <= cpu_s(by_key[key]) <= highest, (key, own, acct, after_report)
         # Its own memory: never below its high-water mark, and far from the neighbour's (under
         # ASan a process's peak carries ~75 MiB of shadow memory).
