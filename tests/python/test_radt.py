@@ -122,6 +122,14 @@ def test_radt_yaml_sweeps_grid_and_random(tmp_path, db, scripts):
     commands = [line for line in dry.stdout.splitlines() if "cifar10_context.py" in line]
     assert "--batch-size 8 --learning-rate 0.001" in commands[0]  # radT's product order
     assert "--batch-size 32 --learning-rate 0.002" in commands[5]
+    grid_db = tmp_path / "grid.db"
+    proc = run_footprint("experiment", "-o", str(grid_db), str(grid), "--python", PYTHON,
+                         cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    ran = fp.load(grid_db).runs.sort_values("started_at")
+    assert list(ran["workload"]) == ["000", "001", "002", "003", "004", "005"]
+    assert [(m["params"]["batch-size"], m["params"]["learning-rate"]) for m in ran["meta"]] == [
+        (b, lr) for b in ("8", "16", "32") for lr in ("0.001", "0.002")]
 
     shuffled = sweep.format(method="random", extra="seed: 7\n        count: 4")
     random = write_script(tmp_path, shuffled, "random.yaml")
