@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <functional>
 #include <map>
@@ -160,6 +161,7 @@ std::vector<std::pair<int64_t, double>> SeriesPoints(const Measurement& m) {
   if (!m.data.is_object()) return points;
   const json& times = m.data.value("timestamps", json::array());
   const json& values = m.data.value("measurements", json::array());
+  if (!times.is_array() || !values.is_array()) return points;
   for (size_t i = 0; i < times.size() && i < values.size(); ++i) {
     if (!times[i].is_string() || !values[i].is_number()) continue;
     if (auto t = LocalTimeNs(times[i].get<std::string>())) {
@@ -174,11 +176,17 @@ const std::string& ScopeName(const Measurement& m) {
   return !m.method.empty() ? m.method : !m.description.empty() ? m.description : m.type;
 }
 
+// A time row's seconds, when they are a duration (UMLAUT sums a function's calls).
+std::optional<double> Duration(const Measurement& m) {
+  if (m.type != "time" || !m.data.is_number()) return std::nullopt;
+  const double s = m.data.get<double>();
+  if (!std::isfinite(s) || s < 0 || s > 1e7) return std::nullopt;
+  return s;
+}
+
 // Where each row lies in time: [first, last] ns since the epoch.
 std::pair<int64_t, int64_t> Span(const Measurement& m) {
-  if (m.type == "time" && m.data.is_number()) {
-    return {m.at_ns - static_cast<int64_t>(m.data.get<double>() * 1e9), m.at_ns};
-  }
+  if (auto s = Duration(m)) return {m.at_ns - static_cast<int64_t>(*s * 1e9), m.at_ns};
   auto points = SeriesPoints(m);
   if (points.empty()) return {m.at_ns, m.at_ns};
   return {points.front().first, points.back().first};
@@ -205,9 +213,11 @@ std::optional<std::vector<std::vector<double>>> Matrix(const json& j) {
     const char c = text[i];
     if (c == '[' && i + 1 < text.size() && text[i + 1] != '[') row = &rows.emplace_back();
     if (row && (std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.')) {
-      size_t used = 0;
-      row->push_back(std::stod(text.substr(i), &used));
-      i += used - 1;
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str() + i, &end);
+      if (end == text.c_str() + i) return std::nullopt;  // "-" or "." alone: not numpy's
+      row->push_back(v);
+      i = static_cast<size_t>(end - text.c_str()) - 1;
     }
   }
   return rows;
@@ -302,7 +312,10 @@ class RunImporter {
   }
 
   Status Add(const Measurement& m) {
-    if (m.type == "time") return ScopeFor(ScopeName(m)).status();
+    if (m.type == "time") {
+      if (!Duration(m)) return Unmapped(m, "not a duration in seconds");
+      return ScopeFor(ScopeName(m)).status();
+    }
     if (auto it = SeriesTypes().find(m.type); it != SeriesTypes().end())
       return AddSeries(m, it->second);
     static const std::map<std::string, std::pair<const char*, double>> kScalars = {
@@ -390,17 +403,18 @@ class RunImporter {
     for (size_t i = 0; i < rows; ++i) {
       json params = json::object();
       for (const auto& h : names) {
-        if (h.is_string() && df.contains(h.get<std::string>()))
-          params[h.get<std::string>()] = df[h.get<std::string>()][i];
+        if (!h.is_string() || !df.contains(h.get<std::string>())) continue;
+        const json& column = df[h.get<std::string>()];
+        if (column.is_array() && i < column.size()) params[h.get<std::string>()] = column[i];
       }
       const json& v = df[target][i];
-      FP_RETURN_IF_ERROR(Value(m, "hyperparameters",
-                               v.is_number() ? std::optional(v.get<double>()) : std::nullopt,
-                               std::nullopt,
-                               json{{"kind", "hyperparameters"},
-                                    {"params", params},
-                                    {"target", target},
-                                    {"low_means_good", d.value("low_means_good", true)}}));
+      FP_RETURN_IF_ERROR(Value(
+          m, "hyperparameters", v.is_number() ? std::optional(v.get<double>()) : std::nullopt,
+          std::nullopt,
+          json{{"kind", "hyperparameters"},
+               {"params", params},
+               {"target", target},
+               {"low_means_good", !d.contains("low_means_good") || d["low_means_good"] != false}}));
     }
     return Status::Ok();
   }
@@ -435,7 +449,12 @@ Result<std::vector<ImportedRun>> ImportUmlautDatabase(const std::string& path, S
   FP_ASSIGN_OR_RETURN(std::vector<UmlautRun> runs, ReadUmlaut(path));
   std::vector<ImportedRun> out;
   for (const UmlautRun& u : runs) {
-    auto imported = RunImporter(store, u, path).Import();
+    Result<ImportedRun> imported = DatabaseError("not imported");
+    try {
+      imported = RunImporter(store, u, path).Import();
+    } catch (const json::exception& e) {  // a document of a shape UMLAUT never writes
+      imported = DatabaseError(std::string("a measurement's data is malformed (") + e.what() + ")");
+    }
     if (!imported.ok()) {
       return DatabaseError("importing UMLAUT run " + u.uuid +
                            " failed: " + imported.status().message());

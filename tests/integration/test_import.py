@@ -148,3 +148,29 @@ def test_import_refuses_what_is_not_umlauts(tmp_path):
     assert proc.returncode == 3 and "not an UMLAUT database" in proc.stderr, describe(proc)
     proc = fp("import", "-o", db, str(tmp_path / "missing.db"))
     assert proc.returncode == 3 and proc.stderr.count("\n") == 1, describe(proc)
+
+
+def test_malformed_umlaut_rows_are_listed_not_fatal(tmp_path):
+    umlaut_db, db = str(tmp_path / "odd.db"), str(tmp_path / "fp.db")
+    con = sqlite3.connect(umlaut_db)
+    con.executescript(SCHEMA)
+    con.execute("INSERT INTO benchmark_metadata VALUES (?, '', NULL, 'not a time')", (UUID,))
+    odd = [("t", "time", -5.0), ("t", "time", 1e300), ("m", "memory", twice({"timestamps": 3})),
+           ("c", "confusion-matrix", twice({"matrix": "[[5 -]]", "labels": ["a"]})),
+           ("h", "hyperparameters", json.dumps({"hyperparameters": ["lr"], "target": "loss",
+                                                "df": {"lr": [0.1], "loss": [0.4, 0.2]},
+                                                "low_means_good": "yes"})),
+           ("w", "weird", "{"), ("l", "loss", json.dumps({"not": "a list"}))]
+    for i, (desc, kind, data) in enumerate(odd, start=1):
+        con.execute("INSERT INTO measurement VALUES (?, ?, ?, ?, ?, ?, '', 'f')",
+                    (i, UUID, stamp(T0), desc, kind, data))
+    con.commit()
+    con.close()
+    proc = fp("import", "-o", db, umlaut_db)
+    assert proc.returncode == 0, describe(proc)
+    for line in ("time: 2 row(s)", "memory: 1 row(s)", "confusion-matrix: 1 row(s)",
+                 "weird: 1 row(s)", "loss: 1 row(s)"):
+        assert line in proc.stdout, (line, proc.stdout)
+    # The hyperparameter set with a missing lr value is kept with what it has.
+    s = show(db, UUID)
+    assert s["run"]["status"] == "ok"
