@@ -13,6 +13,7 @@
 #include "report/plot.h"
 #include "store/reconcile.h"
 #include "tui/terminal.h"
+#include "util/strings.h"
 
 namespace footprint::cli {
 namespace {
@@ -72,15 +73,17 @@ std::map<std::string, std::string> DescribedScopes(Store& store,
   return scopes;
 }
 
-// footprint's argv for `args`, given the runs it is about.
-Result<std::vector<std::string>> Translate(const Args& args, Store& store,
-                                           const std::vector<RunRecord>& runs) {
+// footprint's names for UMLAUT's -t and -d, among what `runs` hold.
+struct Names {
+  std::vector<std::string> metrics, scopes;
+};
+
+Result<Names> PickNames(const Args& args, Store& store, const std::vector<RunRecord>& runs) {
   FP_ASSIGN_OR_RETURN(PlotCatalog catalog, CatalogRuns(store, runs));
   std::set<std::string> held(catalog.scopes.begin(), catalog.scopes.end());
   for (const auto& m : catalog.metrics) held.insert(m.name);
   auto note = [](const std::string& what) { std::cerr << "umlaut-cli: " << what << "\n"; };
-
-  std::vector<std::string> metrics, scopes;
+  Names names;
   bool durations = false;  // a type drawn as the scopes' duration bars
   for (const std::string& type : args.types) {
     auto it = UmlautTypes().find(type);
@@ -88,9 +91,10 @@ Result<std::vector<std::string>> Translate(const Args& args, Store& store,
     if (metric.empty()) {
       durations = true;
     } else if (held.contains(metric)) {
-      metrics.push_back(metric);
+      names.metrics.push_back(metric);
     } else {
-      note("type '" + type + "' (footprint: " + metric + ") is not in these runs; left out");
+      note("type '" + Inert(type) + "' (footprint: " + Inert(metric) +
+           ") is not in these runs; left out");
     }
   }
   const auto described = DescribedScopes(store, runs);
@@ -98,18 +102,24 @@ Result<std::vector<std::string>> Translate(const Args& args, Store& store,
     auto it = described.find(d);
     const std::string scope = held.contains(d) || it == described.end() ? d : it->second;
     if (!held.contains(scope)) {
-      note("description '" + d + "' names no scope of these runs; left out");
-    } else if (std::find(scopes.begin(), scopes.end(), scope) == scopes.end()) {
-      scopes.push_back(scope);
+      note("description '" + Inert(d) + "' names no scope of these runs; left out");
+    } else if (std::find(names.scopes.begin(), names.scopes.end(), scope) == names.scopes.end()) {
+      names.scopes.push_back(scope);
     }
   }
   // UMLAUT's own answer when its filters leave nothing.
-  if ((!args.types.empty() && metrics.empty() && !durations) ||
-      (!args.descriptions.empty() && scopes.empty())) {
+  if ((!args.types.empty() && names.metrics.empty() && !durations) ||
+      (!args.descriptions.empty() && names.scopes.empty())) {
     return NotFound("there are no entries with the given uuids, types and descriptions; " +
                     args.file + "'s runs are listed by: footprint show -o " + args.file);
   }
+  return names;
+}
 
+// footprint's argv for `args`, given the runs it is about.
+Result<std::vector<std::string>> Translate(const Args& args, Store& store,
+                                           const std::vector<RunRecord>& runs) {
+  FP_ASSIGN_OR_RETURN(Names names, PickNames(args, store, runs));
   std::vector<std::string> argv = {"footprint"};
   auto add = [&](const char* flag, const std::vector<std::string>& words) {
     if (words.empty()) return;
@@ -129,8 +139,8 @@ Result<std::vector<std::string>> Translate(const Args& args, Store& store,
     argv.insert(argv.end(), {"plot", "-o", args.file, "--out",
                              args.out.empty() ? "umlaut-plot.html" : args.out});
     if (!args.uuids.empty()) add("-u", ids);
-    add("-t", metrics);
-    add("-d", scopes);
+    add("-t", names.metrics);
+    add("-d", names.scopes);
   }
   return argv;
 }
