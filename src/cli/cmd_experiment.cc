@@ -1,4 +1,5 @@
-// footprint experiment: run a plan (radT's CSV or a YAML plan) of collocated workloads.
+// footprint experiment: run a plan (radT's CSV or YAML sweep, or footprint's YAML plan) of
+// collocated workloads.
 #include <sys/stat.h>
 
 #include <iostream>
@@ -61,10 +62,11 @@ Action AddExperiment(CLI::App& app) {
     bool dry_run = false, resume = false, no_git = false;
   };
   auto args = std::make_shared<Args>();
-  CLI::App* cmd = app.add_subcommand(
-      "experiment",
-      "Run an experiment plan (radT's CSV or a YAML plan): workloads one after another, the "
-      "runs of a workload started together, each measured as a run of its own.");
+  CLI::App* cmd =
+      app.add_subcommand("experiment",
+                         "Run an experiment plan (radT's CSV or YAML sweep, or footprint's YAML "
+                         "plan): workloads one after another, the runs of a workload started "
+                         "together, each measured as a run of its own.");
   AddDbOption(*cmd, args->db);
   cmd->add_option("PLAN", args->plan, "the plan: FILE.csv (radT's columns) or FILE.yaml")
       ->required();

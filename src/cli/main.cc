@@ -45,6 +45,7 @@ int Main(int argc, char** argv) {
       "  footprint run -r 10 --warmup 1 -- ./bench && footprint show group:last\n"
       "  footprint serve                # web UI on http://127.0.0.1:8765/\n"
       "  footprint experiment plan.csv --write-status plan-status.csv\n"
+      "  footprint import umlaut.db        # UMLAUT's runs into footprint.db\n"
       "  footprint doctor\n\n"
       "Run 'footprint SUBCOMMAND --help' for the options of each subcommand.");
   // Everything after the first "--" is the command of `run`, untouched by option parsing.
