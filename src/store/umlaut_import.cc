@@ -48,7 +48,8 @@ std::optional<int64_t> LocalTimeNs(const std::string& text) {
   tm.tm_sec = static_cast<int>(seconds);
   tm.tm_isdst = -1;
   const time_t t = std::mktime(&tm);
-  if (t == static_cast<time_t>(-1)) return std::nullopt;
+  // From 1970 to 2255: ns since the epoch then fit in 64 bits.
+  if (t < 0 || t > time_t{9'000'000'000}) return std::nullopt;
   return int64_t{t} * kNsPerSec + static_cast<int64_t>(std::llround((seconds - tm.tm_sec) * 1e9));
 }
 

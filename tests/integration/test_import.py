@@ -155,6 +155,8 @@ def test_malformed_umlaut_rows_are_listed_not_fatal(tmp_path):
     con = sqlite3.connect(umlaut_db)
     con.executescript(SCHEMA)
     con.execute("INSERT INTO benchmark_metadata VALUES (?, '', NULL, 'not a time')", (UUID,))
+    # A year whose nanoseconds would not fit in 64 bits: read as no time at all.
+    con.execute("INSERT INTO benchmark_metadata VALUES ('far', '', NULL, '99999-01-01 00:00:00')")
     odd = [("t", "time", -5.0), ("t", "time", 1e300), ("m", "memory", twice({"timestamps": 3})),
            ("c", "confusion-matrix", twice({"matrix": "[[5 -]]", "labels": ["a"]})),
            ("h", "hyperparameters", json.dumps({"hyperparameters": ["lr"], "target": "loss",
