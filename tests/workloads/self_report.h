@@ -1,16 +1,19 @@
 // Ground truth from a workload itself: when FP_WORKLOAD_REPORT names a folder, the workload
 // writes its own kernel accounts there at exit (file named after its PID): its arguments, its
-// CPU time (getrusage RUSAGE_SELF, user + system), the part of it spent since `cpu_at_start`
-// and its high-water mark (ru_maxrss). Tests compare footprint's figures for the run against
-// what the processes measured of themselves.
+// CPU time (getrusage RUSAGE_SELF, user + system), the part of it spent since `cpu_at_start`,
+// its high-water mark (ru_maxrss) and how long it has been alive (since its exec or fork, from
+// its start time in /proc/self/stat, to a clock tick). Tests compare footprint's figures for the
+// run against what the processes measured of themselves.
 #ifndef FOOTPRINT_TESTS_WORKLOADS_SELF_REPORT_H_
 #define FOOTPRINT_TESTS_WORKLOADS_SELF_REPORT_H_
 
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 // This process's CPU time so far, as the kernel accounts it (user + system).
@@ -19,6 +22,29 @@ inline double SelfCpuSeconds() {
   getrusage(RUSAGE_SELF, &ru);
   return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
          ru.ru_stime.tv_usec / 1e6;
+}
+
+// Seconds since this process started (the kernel's start time, in clock ticks since boot).
+inline double SelfAliveSeconds() {
+  FILE* f = std::fopen("/proc/self/stat", "r");
+  if (f == nullptr) return -1;
+  char buf[1024] = {};
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  const char* p = std::strrchr(buf, ')');  // the command name may hold spaces
+  if (n == 0 || p == nullptr) return -1;
+  unsigned long long start_ticks = 0;
+  // Fields after the name: state is field 3, starttime field 22.
+  if (std::sscanf(p + 2,
+                  "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+                  "%*d %*d %llu",
+                  &start_ticks) != 1) {
+    return -1;
+  }
+  timespec now;
+  clock_gettime(CLOCK_BOOTTIME, &now);
+  return now.tv_sec + now.tv_nsec / 1e9 -
+         static_cast<double>(start_ticks) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 // `cpu_at_start` is SelfCpuSeconds() when main began (0 in a forked child, whose account
@@ -40,8 +66,8 @@ inline void ReportSelf(int argc, char** argv, double cpu_at_start = 0) {
   }
   std::fprintf(f,
                "{\"args\": \"%s\", \"cpu_s\": %.6f, \"cpu_since_start_s\": %.6f, "
-               "\"maxrss_bytes\": %ld}\n",
-               args.c_str(), cpu, cpu - cpu_at_start, ru.ru_maxrss * 1024L);
+               "\"maxrss_bytes\": %ld, \"alive_s\": %.3f}\n",
+               args.c_str(), cpu, cpu - cpu_at_start, ru.ru_maxrss * 1024L, SelfAliveSeconds());
   std::fclose(f);
 }
 
