@@ -129,7 +129,8 @@ def test_two_thousand_short_children_are_all_counted(tmp_path):
     """fp_short_children 2000 3: footprint's CPU total is within 2 % of what the workload's
     kernel accounts say it and its 2000 children used (getrusage SELF + CHILDREN), and within
     2 % of the kernel's account of footprint and everything it waited for, less footprint's
-    own CPU: both from the very run footprint measured, so a busy machine changes nothing."""
+    own CPU and what it spends outside its own account: both from the very run footprint
+    measured, so a busy machine changes nothing."""
     argv = [wl("short_children"), 2000, 3]
     db = tmp_path / "children.db"
     whole, rc, err = _cpu_of_child(
@@ -139,7 +140,17 @@ def test_two_thousand_short_children_are_all_counted(tmp_path):
     s = show(db)
     total = cpu_total(s)
     same_run = whole - s["totals"]["monitor_cpu_s"]
-    assert total == pytest.approx(same_run, rel=0.02), (total, same_run, s["totals"])
+    # footprint's CPU outside what it counts as its own (before its clock starts, after it
+    # stops: under ASan, LeakSanitizer's scan at exit took 0.5 s), measured on a command that
+    # does nothing and allowed twice.
+    idle_db = tmp_path / "true.db"
+    idle_whole, idle_rc, idle_err = _cpu_of_child(
+        [FOOTPRINT, "run", "-q", "--no-git", "-o", idle_db, "--", "true"], env=clean_env()
+    )
+    assert idle_rc == 0, idle_err
+    idle = show(idle_db)
+    outside = max(0.0, idle_whole - idle["totals"]["monitor_cpu_s"] - cpu_total(idle))
+    assert abs(total - same_run) <= 0.02 * same_run + 2 * outside, (total, same_run, outside)
     report = dict(line.split("=", 1) for line in err.split() if "_cpu_s=" in line)
     own = float(report["self_cpu_s"]) + float(report["children_cpu_s"])
     assert total == pytest.approx(own, rel=0.02), (total, report, s["totals"])
