@@ -619,7 +619,7 @@ Status Benchmark::Impl::Start(json meta) {
     std::vector<clockid_t> clocks = session_->ThreadCpuClocks();
     clocks.emplace_back();
     pthread_getcpuclockid(writer_.native_handle(), &clocks.back());
-    tree_->ExcludeThreadCpu(std::move(clocks));
+    tree_->ExcludeThreadCpu(clocks);
   } else {
     writer_ = std::thread([this] { WriterLoop(); });
   }

@@ -214,9 +214,10 @@ const std::vector<pid_t>& ProcessTreeProbe::MembersAt(int64_t now_ns) {
 
 int64_t ProcessTreeProbe::FootprintThreadsCpuNs() const {
   int64_t ns = ThreadCpuNs();
-  for (clockid_t c : excluded_clocks_) {
+  const size_t n = excluded_count_.load(std::memory_order_acquire);
+  for (size_t i = 0; i < n; ++i) {
     timespec ts;
-    if (clock_gettime(c, &ts) == 0) ns += NsOf(ts);
+    if (clock_gettime(excluded_clocks_[i], &ts) == 0) ns += NsOf(ts);
   }
   return ns;
 }

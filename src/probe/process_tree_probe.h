@@ -25,6 +25,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <optional>
 #include <string>
@@ -63,8 +65,14 @@ class ProcessTreeProbe final : public Probe {
   explicit ProcessTreeProbe(Options options);
 
   // CPU clocks (pthread_getcpuclockid) of footprint's other threads in this process, for
-  // include_monitor. Call before sampling starts.
-  void ExcludeThreadCpu(std::vector<clockid_t> clocks) { excluded_clocks_ = std::move(clocks); }
+  // include_monitor; at most kMaxExcludedClocks. Once, possibly while the sampler runs (its own
+  // clock exists only then): the count is published after the clocks.
+  static constexpr size_t kMaxExcludedClocks = 8;
+  void ExcludeThreadCpu(const std::vector<clockid_t>& clocks) {
+    const size_t n = std::min(clocks.size(), kMaxExcludedClocks);
+    std::copy_n(clocks.begin(), n, excluded_clocks_.begin());
+    excluded_count_.store(n, std::memory_order_release);
+  }
 
   std::string_view name() const override { return "process tree"; }
   std::vector<SeriesSpec> Series(const MetricSet& wanted) override;
@@ -142,7 +150,8 @@ class ProcessTreeProbe final : public Probe {
   KernelFile cgroup_threads_;
   std::vector<KernelFile> monitor_children_;  // children files of footprint's threads
   bool scan_ = false;                         // no children files: scan all of /proc
-  std::vector<clockid_t> excluded_clocks_;
+  std::array<clockid_t, kMaxExcludedClocks> excluded_clocks_{};
+  std::atomic<size_t> excluded_count_{0};
   std::vector<std::pair<pid_t, pid_t>> parents_;  // (pid, ppid) of the last scan
   std::string list_buf_;  // reused buffer for cgroup.procs and children files
   uint32_t generation_ = 0;
