@@ -51,6 +51,12 @@ void Writer::Flush() {
     }
     failing_ = false;
   } else {
+    // A batch that failed whole may be larger than the bound (the writer was not scheduled
+    // for a while): keep its oldest part, as above, and count the rest as lost.
+    if (pending_.size() > max_pending_) {
+      stats_.samples_dropped += pending_.size() - max_pending_;
+      pending_.resize(max_pending_);
+    }
     ++stats_.failed_flushes;
     if (stats_.first_error.empty()) stats_.first_error = st.message();
     stats_.last_error = st.message();
