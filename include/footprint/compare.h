@@ -9,7 +9,8 @@
 // - Otherwise (a single run on either side): the plain ratio, labelled "ratio", with no test
 //   and `significant` unknown.
 // A figure missing on one side compares as unknown there. relative = mean_b / mean_a - 1
-// (unknown when mean_a is 0).
+// (unknown when mean_a is 0); ratio_sd is the ratio's uncertainty from the two sample sds
+// (first-order propagation, as hyperfine gives it), when both sides have one.
 //
 // Thread-safety: pure functions over the summaries they are given.
 #ifndef FOOTPRINT_COMPARE_H_
@@ -40,6 +41,7 @@ struct CompareOptions {
 struct FigureChange {
   std::optional<double> ratio;     // mean / baseline mean
   std::optional<double> relative;  // ratio - 1
+  std::optional<double> ratio_sd;  // ratio * sqrt((sd_a / mean_a)^2 + (sd_b / mean_b)^2)
   std::string_view method;         // "welch", "mann-whitney", or "ratio" (no test)
   std::optional<TestResult> test;
   std::optional<bool> significant;  // p < alpha; unknown for a plain ratio
@@ -61,6 +63,17 @@ struct Comparison {
 
 // Compares the summaries (at least 2). InvalidArgument for fewer, or a bad alpha.
 Result<Comparison> Compare(std::vector<SetSummary> sets, const CompareOptions& options = {});
+
+// The one-line verdict on figure `f` of set `i` (>= 1) against the baseline, as hyperfine says
+// it, with the sets named as the user named them:
+//   'new' ran 1.33 ± 0.04 times faster than 'old'            (duration_s)
+//   'new' used 1.10 ± 0.02 times less cpu time than 'old'    (any other figure)
+//   duration: no significant difference between 'old' and 'new' (p=0.431)
+// Empty when no test ran (a single run on a side) or a side lacks the figure.
+std::string Verdict(const Comparison& comparison, const FigureComparison& f, size_t i);
+
+// "p<0.001" or "p=0.043".
+std::string FormatPValue(double p);
 
 // The `compare --json` object (docs/cli.md).
 std::string ComparisonJson(const Comparison& comparison, int indent = 2);

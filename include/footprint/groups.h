@@ -7,15 +7,20 @@
 //
 // What users type to name a set of runs (docs/cli.md):
 //   group:ID | group:PREFIX (4+ characters) | group:last | group:RUN   -> a group
-//   RUN (ResolveRun: id, prefix, name, last)                             -> that run alone,
+//   RUN (ResolveRun: id, prefix, last)                                   -> that run alone,
 //                                                                           or its group when
 //                                                                           `as_group` is set
+//   NAME (a run name)                                   -> the group of its latest run when
+//                                                          that run is a repetition (`run -r N
+//                                                          -n NAME`), saying so in `chosen`;
+//                                                          else that run alone, as RUN
 // Statistics of a group use its measured repetitions whose status is ok (a failed repetition
 // is listed but not counted); a run named alone counts whatever its status.
 //
 // Figures: every total in `run_totals` of the counted runs (so totals added by future probes
 // take part without code changes), plus `cpu_s` = cpu_user_s + cpu_system_s. The headline
 // figures come first: duration_s, cpu_s, peak_memory_bytes and every energy total (`*_j`).
+// A figure whose values are all non-negative (every cost) has its 95 % interval cut at 0.
 //
 // Thread-safety: free functions; the Store they are given must not be shared concurrently.
 #ifndef FOOTPRINT_GROUPS_H_
@@ -40,6 +45,9 @@ struct RunSet {
   std::string group_id;            // empty: a single run
   std::vector<RunRecord> runs;     // measured repetitions by repetition number, or the one run
   std::vector<RunRecord> warmups;  // the group's warm-ups, oldest first
+  // Set when a run name was taken to mean the group of its latest run: one sentence saying so,
+  // for the user (the CLI prints it as a note). Empty otherwise.
+  std::string chosen;
   bool is_group() const { return !group_id.empty(); }
   // "group 3f2a1b2c (name)" or "run 9c1e5d7a (name)", for people.
   std::string Label() const;
@@ -52,6 +60,8 @@ Result<RunSet> ResolveRunSet(const std::vector<RunRecord>& runs, std::string_vie
 
 // The unit of a run total, from its name's suffix: s, bytes, J, W, or count.
 std::string_view TotalUnit(std::string_view total_name);
+// "duration", "cpu time", "peak memory", "gpu energy": a run total's name for people.
+std::string FigureLabel(std::string_view total_name);
 
 // One figure over the counted runs of a set.
 struct FigureStats {

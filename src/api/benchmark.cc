@@ -68,13 +68,6 @@ class NameRegistry {
 std::atomic<Benchmark*> g_current{nullptr};
 std::atomic<uint64_t> g_next_serial{1};
 
-std::string ProgramName() {
-  auto cmdline = ReadWholeFile("/proc/self/cmdline");
-  if (!cmdline.ok() || cmdline->empty()) return "program";
-  std::string first = cmdline->substr(0, cmdline->find('\0'));
-  return first.substr(first.rfind('/') + 1);
-}
-
 std::vector<std::string> ProgramCommand() {
   std::vector<std::string> out;
   auto cmdline = ReadWholeFile("/proc/self/cmdline");
@@ -784,10 +777,9 @@ Result<std::unique_ptr<Benchmark>> Benchmark::Open(const BenchmarkOptions& optio
   auto sample_store = OpenStore(db);  // the sample writer's own connection
   if (!sample_store.ok()) return sample_store.status();
   json meta;
-  RunRecord run =
-      NewRunRecord(ProgramCommand(), options.name.empty() ? ProgramName() : options.name,
-                   options.description, options.tags, options.params,
-                   /*record_git=*/true, meta);
+  RunRecord run = NewRunRecord(ProgramCommand(), options.name, options.description, options.tags,
+                               options.params,
+                               /*record_git=*/true, meta);
   const int64_t t0 = MonotonicNs();
   run.started_at_ns = RealtimeNs();
   run.meta_json = JsonText(meta);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "footprint/groups.h"
 #include "footprint/status.h"
 #include "footprint/store.h"
 
@@ -68,6 +69,10 @@ using ReaderBody = std::function<Result<int>(Store& store, const std::vector<Run
 // runs, so bind it to the parsed option) with OpenExisting, loads its runs and calls `body`; a
 // failure at any step is one line on stderr and its exit code.
 Action ReadingAction(const std::string& db, ReaderBody body);
+// ResolveRunSet for a RUN argument of a subcommand, saying on stderr in one
+// "footprint: note:" line when a name was taken to mean its group (RunSet::chosen).
+Result<RunSet> ResolveRunSetNoted(const std::vector<RunRecord>& runs, std::string_view spec,
+                                  bool as_group = false);
 // Runs `body` and turns a non-OK result into Fail's line and exit code.
 int ExitCodeOf(const std::function<Result<int>()>& body);
 

@@ -28,7 +28,8 @@ Action AddCompare(CLI::App& app) {
   AddDbOption(*cmd, args->db);
   cmd->add_option("RUN", args->specs,
                   "two or more: run (id, prefix, name, last) or group (group:ID, "
-                  "group:PREFIX, group:last, group:RUN); the first is the baseline")
+                  "group:PREFIX, group:last, group:RUN); a name whose latest run is a "
+                  "repetition means its group; the first is the baseline")
       ->required();
   cmd->add_flag("--group", args->group, "compare the groups the RUNs belong to");
   cmd->add_option("--test", args->test,
@@ -38,9 +39,13 @@ Action AddCompare(CLI::App& app) {
   cmd->add_flag("--json", args->json, "print a JSON object (stable API)");
   AddColorOption(*cmd, args->color);
   cmd->footer(
-      "A side with a single run is compared by the plain ratio of its figures, labelled as "
-      "such. Exits 0 whatever the differences; 2, 3, 4 as the other subcommands.\n\n"
+      "Under the table, one verdict line per headline figure, as hyperfine says it ('new' ran "
+      "1.33 ± 0.04 times faster than 'old'), or 'no significant difference'. A side with a "
+      "single run is compared by the plain ratio of its figures, labelled as such, with no "
+      "verdict. Exits 0 whatever the differences; 2, 3, 4 as the other subcommands.\n\n"
       "Examples:\n"
+      "  footprint run -r 10 -n old -- ./old && footprint run -r 10 -n new -- ./new\n"
+      "  footprint compare old new          # the two groups, with a verdict\n"
       "  footprint compare group:3f2a group:9c1e\n"
       "  footprint compare --group baseline-run candidate-run --test mann-whitney\n"
       "  footprint compare old new --json");
@@ -54,7 +59,7 @@ Action AddCompare(CLI::App& app) {
         }
         std::vector<SetSummary> sets;
         for (const std::string& spec : args->specs) {
-          FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSet(runs, spec, args->group));
+          FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSetNoted(runs, spec, args->group));
           FP_ASSIGN_OR_RETURN(SetSummary summary, SummarizeSet(store, std::move(set)));
           sets.push_back(std::move(summary));
         }

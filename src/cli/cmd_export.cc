@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/cli.h"
+#include "cli/format.h"
 #include "footprint/groups.h"
 #include "report/export.h"
 
@@ -33,29 +34,34 @@ Action AddExport(CLI::App& app) {
       "  footprint export --format csv --out run.csv\n"
       "  footprint export -u group:last --format json --out - | jq '.runs | length'\n"
       "  footprint export -u train --format trace --out train.trace.json");
-  return ReadingAction(args->db,
-                       [args](Store& store, const std::vector<RunRecord>& all) -> Result<int> {
-                         FP_ASSIGN_OR_RETURN(ExportFormat format, ParseExportFormat(args->format));
-                         std::vector<RunRecord> runs;
-                         for (const std::string& spec :
-                              args->runs.empty() ? std::vector<std::string>{"last"} : args->runs) {
-                           FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSet(all, spec));
-                           runs.insert(runs.end(), set.warmups.begin(), set.warmups.end());
-                           runs.insert(runs.end(), set.runs.begin(), set.runs.end());
-                         }
-                         std::ofstream file;
-                         std::ostream* out = &std::cout;
-                         if (args->out != "-") {
-                           file.open(args->out, std::ios::binary | std::ios::trunc);
-                           if (!file) {
-                             return IoError("cannot write " + args->out +
-                                            "; check that its folder exists and is writable");
-                           }
-                           out = &file;
-                         }
-                         FP_RETURN_IF_ERROR(ExportRuns(store, runs, format, *out));
-                         return kExitOk;
-                       });
+  return ReadingAction(
+      args->db, [args](Store& store, const std::vector<RunRecord>& all) -> Result<int> {
+        FP_ASSIGN_OR_RETURN(ExportFormat format, ParseExportFormat(args->format));
+        std::vector<RunRecord> runs;
+        for (const std::string& spec :
+             args->runs.empty() ? std::vector<std::string>{"last"} : args->runs) {
+          FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSetNoted(all, spec));
+          runs.insert(runs.end(), set.warmups.begin(), set.warmups.end());
+          runs.insert(runs.end(), set.runs.begin(), set.runs.end());
+        }
+        std::ofstream file;
+        std::ostream* out = &std::cout;
+        if (args->out != "-") {
+          file.open(args->out, std::ios::binary | std::ios::trunc);
+          if (!file) {
+            return IoError("cannot write " + args->out +
+                           "; check that its folder exists and is writable");
+          }
+          out = &file;
+        }
+        FP_RETURN_IF_ERROR(ExportRuns(store, runs, format, *out));
+        if (out == &file) {  // on standard output, the data says it all
+          file.flush();
+          std::cout << "wrote " << args->out << ": " << runs.size() << " run(s) as " << args->format
+                    << ", " << FormatValue("bytes", static_cast<double>(file.tellp())) << "\n";
+        }
+        return kExitOk;
+      });
 }
 
 }  // namespace footprint::cli

@@ -72,11 +72,13 @@ Action AddPlot(CLI::App& app) {
   cmd->add_option("--points", args->points,
                   "most points drawn per series; longer series are downsampled with LTTB")
       ->check(CLI::Range(size_t{3}, size_t{1'000'000}))
-      ->default_val(4000);
+      ->default_val(4000)
+      ->option_text("N (3 to 1000000, default 4000)");
   cmd->add_option("--raw-limit", args->raw_limit,
                   "most samples embedded at full resolution for the page's CSV download "
                   "(default 200000; beyond it the CSV holds the drawn points)")
-      ->default_val(200'000);
+      ->default_val(200'000)
+      ->option_text("N");
   cmd->add_flag("--no-menu", args->no_menu, "never ask: use the defaults for what is not given");
   cmd->footer(
       "Menu keys: up/down move, space select, a all/none, enter confirm (nothing selected: the "

@@ -119,7 +119,9 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
   CLI::App* cmd = app.add_subcommand(
       "run", "Run COMMAND and measure it and every process it starts into the database.");
   AddDbOption(*cmd, args->db);
-  cmd->add_option("-n,--name", args->name, "run name (default: the command's base name)");
+  cmd->add_option("-n,--name", args->name,
+                  "run name (default: the command's base name; for an interpreter, the "
+                  "script's: python3 train.py is named train.py)");
   cmd->add_option("-d,--description", args->description, "free-text description");
   cmd->add_option("--tag", args->tags, "KEY=VALUE label, repeatable");
   cmd->add_option("--param", args->params, "KEY=VALUE parameter of the run, repeatable");
@@ -139,10 +141,12 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
   cmd->add_flag("-q,--quiet", args->quiet, "print no summary when the command ends");
   cmd->add_option("-r,--repetitions", args->repeat.repetitions,
                   "run the command N times as one group, for statistics (default 1)")
-      ->check(CLI::Range(int64_t{1}, kMaxRepetitions));
+      ->check(CLI::Range(int64_t{1}, kMaxRepetitions))
+      ->option_text("N");
   cmd->add_option("--warmup", args->repeat.warmups,
                   "runs before the repetitions, stored as warm-ups and left out of statistics")
-      ->check(CLI::Range(int64_t{0}, kMaxRepetitions));
+      ->check(CLI::Range(int64_t{0}, kMaxRepetitions))
+      ->option_text("N");
   cmd->add_flag("--keep-going", args->repeat.keep_going,
                 "with -r: run every repetition even after one fails");
   cmd->prefix_command();

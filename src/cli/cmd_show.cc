@@ -16,6 +16,7 @@
 #include "footprint/report.h"
 #include "run/run_metadata.h"
 #include "store/reconcile.h"
+#include "util/clock.h"
 #include "util/json_text.h"
 #include "util/strings.h"
 
@@ -40,6 +41,13 @@ Action ReadingAction(const std::string& db, ReaderBody body) {
       return body(*store, runs);
     });
   };
+}
+
+Result<RunSet> ResolveRunSetNoted(const std::vector<RunRecord>& runs, std::string_view spec,
+                                  bool as_group) {
+  FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSet(runs, spec, as_group));
+  if (!set.chosen.empty()) std::cerr << "footprint: note: " << set.chosen << "\n";
+  return set;
 }
 
 namespace {
@@ -314,18 +322,63 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
 
 }  // namespace
 
+namespace {
+
+struct RunsFilter {
+  std::string text;   // in the name or the command line; empty: any
+  std::string since;  // a duration back from now; empty: any time
+  size_t limit = 0;   // the latest N; 0: all
+};
+
+// The runs `filter` keeps, oldest first.
+Result<std::vector<RunRecord>> FilterRuns(const std::vector<RunRecord>& all,
+                                          const RunsFilter& filter) {
+  int64_t since_ns = 0;
+  if (!filter.since.empty()) {
+    FP_ASSIGN_OR_RETURN(int64_t back, ParseDurationNs(filter.since));
+    since_ns = RealtimeNs() - back;
+  }
+  std::vector<RunRecord> kept;
+  for (const RunRecord& r : all) {
+    if (r.started_at_ns < since_ns) continue;
+    if (!filter.text.empty() && r.name.find(filter.text) == std::string::npos &&
+        FormatCommand(r.command).find(filter.text) == std::string::npos) {
+      continue;
+    }
+    kept.push_back(r);
+  }
+  if (filter.limit > 0 && kept.size() > filter.limit) {
+    kept.erase(kept.begin(), kept.end() - static_cast<ptrdiff_t>(filter.limit));
+  }
+  return kept;
+}
+
+}  // namespace
+
 Action AddRuns(CLI::App& app) {
   struct Args {
     std::string db;
     bool json = false;
+    RunsFilter filter;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("runs", "List the runs in the database, oldest first.");
   AddDbOption(*cmd, args->db);
+  cmd->add_option("--filter", args->filter.text,
+                  "only runs whose name or command line contains TEXT");
+  cmd->add_option("--since", args->filter.since,
+                  "only runs started within this long before now (e.g. 90m, 6h, 7d)");
+  cmd->add_option("--limit", args->filter.limit, "only the latest N runs (after --filter)")
+      ->option_text("N");
   cmd->add_flag("--json", args->json, "print a JSON array (stable API)");
-  cmd->footer("Examples:\n  footprint runs\n  footprint runs -o experiments.db --json");
+  cmd->footer(
+      "The command column is quoted as a POSIX shell reads it back; on a terminal, a command "
+      "longer than 60 characters is cut, piped it is whole.\n\n"
+      "Examples:\n  footprint runs\n  footprint runs --filter train.py --since 7d --limit 20\n"
+      "  footprint runs -o experiments.db --json");
   return ReadingAction(
-      args->db, [args](Store& store, const std::vector<RunRecord>& runs) -> Result<int> {
+      args->db, [args](Store& store, const std::vector<RunRecord>& all) -> Result<int> {
+        FP_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, FilterRuns(all, args->filter));
         if (args->json) {
           json out = json::array();
           for (const RunRecord& r : runs) {
@@ -342,9 +395,14 @@ Action AddRuns(CLI::App& app) {
           std::cout << JsonText(out, 2) << "\n";
           return kExitOk;
         }
-        if (runs.empty()) {
+        if (all.empty()) {
           std::cout << "no runs in " << store.location()
                     << " yet; record one with: footprint run -- COMMAND\n";
+          return kExitOk;
+        }
+        if (runs.empty()) {
+          std::cout << "none of the " << all.size() << " runs in " << store.location()
+                    << " matches; footprint runs without options lists them all\n";
           return kExitOk;
         }
         // The group column only when some run belongs to a group.
@@ -354,10 +412,11 @@ Action AddRuns(CLI::App& app) {
                                            "DURATION", "COMMAND"};
         if (grouped) header.insert(header.begin() + 5, "GROUP");
         Table t(header, {4});
+        const bool cut_commands = ::isatty(STDOUT_FILENO);  // a terminal has a width
         for (const RunRecord& r : runs) {
           int64_t end = r.ended_at_ns.value_or(r.heartbeat_ns.value_or(r.started_at_ns));
           std::string cmdline = FormatCommand(r.command);
-          if (cmdline.size() > 60) cmdline = cmdline.substr(0, 57) + "...";
+          if (cut_commands && cmdline.size() > 60) cmdline = cmdline.substr(0, 57) + "...";
           std::vector<Cell> row = {r.id.substr(0, 8),
                                    r.name,
                                    RunStatusText(r),
@@ -417,7 +476,7 @@ Action AddShow(CLI::App& app) {
         // Every spec is resolved before anything is printed: a bad one prints only its error.
         std::vector<std::variant<RunSummary, SetSummary>> shown;
         for (const std::string& spec : specs) {
-          FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSet(runs, spec, args->group));
+          FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSetNoted(runs, spec, args->group));
           if (set.is_group()) {
             FP_ASSIGN_OR_RETURN(SetSummary summary, SummarizeSet(store, std::move(set)));
             shown.emplace_back(std::move(summary));

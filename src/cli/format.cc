@@ -110,7 +110,8 @@ void AddColorOption(CLI::App& cmd, ColorMode& mode) {
           CLI::CheckedTransformer(std::map<std::string, ColorMode>{{"auto", ColorMode::kAuto},
                                                                    {"always", ColorMode::kAlways},
                                                                    {"never", ColorMode::kNever}},
-                                  CLI::ignore_case));
+                                  CLI::ignore_case))
+      ->option_text("WHEN");
 }
 
 std::ostream& operator<<(std::ostream& out, const Painted& painted) { return out << painted.text; }
@@ -147,10 +148,19 @@ std::string FormatUtc(int64_t ns) {
 
 std::string FormatCommand(const std::vector<std::string>& words) {
   std::string out;
+  // POSIX shell quoting: a word of only these characters needs none; any other goes in
+  // single quotes, where only the quote itself needs care: '\''.
+  constexpr std::string_view kPlain =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-";
   for (const auto& p : words) {
     if (!out.empty()) out += ' ';
-    bool plain = !p.empty() && p.find_first_of(" \t\"'\\$`") == std::string::npos;
-    out += plain ? Inert(p) : "'" + Inert(p) + "'";
+    if (!p.empty() && p.find_first_not_of(kPlain) == std::string::npos) {
+      out += p;
+      continue;
+    }
+    std::string quoted = "'";
+    for (char c : p) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += Inert(quoted + "'");
   }
   return out;
 }

@@ -45,7 +45,9 @@ Painted Paint(std::string_view text, std::string_view sgr, bool on);
 std::string Sparkline(const std::vector<double>& values);
 // "2026-11-22 03:40:12" (UTC) from ns since the epoch.
 std::string FormatUtc(int64_t ns);
-// A command line as a shell would read it back (words with spaces or quotes are quoted).
+// A command line as a POSIX shell reads it back: words with any character outside
+// [A-Za-z0-9_@%+=:,./-] are single-quoted (a quote inside becomes '\''); control characters
+// are made inert (util/strings.h Inert), so such a word reads back changed.
 std::string FormatCommand(const std::vector<std::string>& words);
 // "ok", "failed (exit 5)", "killed (exit 137)".
 std::string RunStatusText(const RunRecord& run);

@@ -13,9 +13,6 @@
 
 namespace footprint::cli {
 
-// "duration", "cpu time", "peak memory", "gpu energy": a run total's name for people.
-std::string FigureLabel(std::string_view total_name);
-
 void PrintSetSummary(const SetSummary& summary, const Decoration& deco, std::ostream& out);
 void PrintComparison(const Comparison& comparison, const Decoration& deco, std::ostream& out);
 

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "util/json_text.h"
+#include "util/strings.h"
 
 namespace footprint {
 namespace {
@@ -21,6 +23,10 @@ FigureChange Change(const FigureStats& base, const FigureStats& other,
   if (base.stats.mean != 0) {
     c.ratio = other.stats.mean / base.stats.mean;
     c.relative = *c.ratio - 1;
+    if (base.stats.sd && other.stats.sd && other.stats.mean != 0) {
+      c.ratio_sd = std::abs(*c.ratio) *
+                   std::hypot(*base.stats.sd / base.stats.mean, *other.stats.sd / other.stats.mean);
+    }
   }
   c.method = "ratio";
   if (base.values.size() >= 2 && other.values.size() >= 2) {
@@ -47,6 +53,7 @@ json StatsJson(const FigureStats& f) {
 
 json ChangeJson(const FigureChange& c) {
   json out = {{"ratio", Optional(c.ratio)},
+              {"ratio_sd", Optional(c.ratio_sd)},
               {"relative", Optional(c.relative)},
               {"method", c.method},
               {"statistic", nullptr},
@@ -64,6 +71,39 @@ json ChangeJson(const FigureChange& c) {
 }
 
 }  // namespace
+
+std::string FormatPValue(double p) {
+  if (p < 0.001) return "p<0.001";
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "p=%.3f", p);
+  return buf;
+}
+
+std::string Verdict(const Comparison& comparison, const FigureComparison& f, size_t i) {
+  const std::optional<FigureChange>& ch = f.changes[i];
+  if (!ch || !ch->test || !ch->ratio || *ch->ratio <= 0) return "";
+  const std::string base = "'" + Inert(comparison.sets[0].set.spec) + "'";
+  const std::string other = "'" + Inert(comparison.sets[i].set.spec) + "'";
+  if (!*ch->significant) {
+    return FigureLabel(f.name) + ": no significant difference between " + base + " and " + other +
+           " (" + FormatPValue(ch->test->p_value) + ")";
+  }
+  // "2.00 times less" rather than "0.50 times": the factor is always >= 1.
+  const bool more = *ch->ratio >= 1;
+  const double factor = more ? *ch->ratio : 1 / *ch->ratio;
+  char amount[64];
+  if (ch->ratio_sd) {
+    std::snprintf(amount, sizeof amount, "%.2f ± %.2f", factor,
+                  factor * *ch->ratio_sd / *ch->ratio);
+  } else {
+    std::snprintf(amount, sizeof amount, "%.2f", factor);
+  }
+  if (f.name == "duration_s") {
+    return other + " ran " + amount + " times " + (more ? "slower" : "faster") + " than " + base;
+  }
+  return other + " used " + amount + " times " + (more ? "more " : "less ") + FigureLabel(f.name) +
+         " than " + base;
+}
 
 std::string_view CompareTestName(CompareTest test) {
   return test == CompareTest::kWelch ? "welch" : "mann-whitney";
@@ -142,11 +182,17 @@ std::string ComparisonJson(const Comparison& c, int indent) {
       per_set.push_back(f.sets[i] ? StatsJson(*f.sets[i]) : json(nullptr));
       changes.push_back(f.changes[i] ? ChangeJson(*f.changes[i]) : json(nullptr));
     }
+    json verdicts = json::array();
+    for (size_t i = 0; i < f.sets.size(); ++i) {
+      const std::string v = i == 0 ? "" : Verdict(c, f, i);
+      verdicts.push_back(v.empty() ? json(nullptr) : json(v));
+    }
     figures.push_back({{"name", f.name},
                        {"unit", f.unit},
                        {"headline", f.headline},
                        {"sets", per_set},
-                       {"changes", changes}});
+                       {"changes", changes},
+                       {"verdicts", verdicts}});
   }
   json out = {{"baseline", 0},
               {"test", CompareTestName(c.options.test)},

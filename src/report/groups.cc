@@ -123,7 +123,18 @@ Result<RunSet> ResolveRunSet(const std::vector<RunRecord>& runs, std::string_vie
     return ResolveGroup(runs, spec, spec.substr(kGroupPrefix.size()));
   }
   FP_ASSIGN_OR_RETURN(auto run, ResolveRun(runs, spec));
-  if (as_group && !run.group_id.empty()) return GroupOf(runs, run.group_id, spec);
+  // A name whose latest run is a repetition means its group: `compare old new` after
+  // `run -r N -n old` and `-n new` compares the groups, not their last runs.
+  const bool by_name = run.name == spec && run.id != spec;
+  if ((as_group || by_name) && !run.group_id.empty()) {
+    RunSet set = GroupOf(runs, run.group_id, spec);
+    if (by_name && !as_group) {
+      set.chosen = "'" + Inert(std::string(spec)) + "' means " + set.Label() + ", the " +
+                   std::to_string(set.runs.size()) + " repetition(s) of its latest run -r; " +
+                   "give a run's id to take one run alone";
+    }
+    return set;
+  }
   RunSet set;
   set.spec = std::string(spec);
   set.runs.push_back(std::move(run));
@@ -136,6 +147,25 @@ std::string_view TotalUnit(std::string_view name) {
   if (name.ends_with("_j")) return "J";
   if (name.ends_with("_w")) return "W";
   return "count";
+}
+
+std::string FigureLabel(std::string_view name) {
+  if (name == "duration_s") return "duration";
+  if (name == "cpu_s") return "cpu time";
+  if (name == "max_process_peak_bytes") return "largest process";
+  if (name == "monitor_cpu_s") return "footprint cpu";
+  if (name == "monitor_peak_rss_bytes") return "footprint rss";
+  for (std::string_view suffix : {"_s", "_bytes", "_j", "_w"}) {
+    if (name.size() > suffix.size() && name.ends_with(suffix)) {
+      name.remove_suffix(suffix.size());
+      break;
+    }
+  }
+  std::string label(name);
+  for (char& c : label) {
+    if (c == '_') c = ' ';
+  }
+  return label;
 }
 
 const FigureStats* SetSummary::Find(std::string_view name) const {
@@ -174,6 +204,12 @@ Result<SetSummary> SummarizeSet(Store& store, RunSet set) {
     f.unit = std::string(TotalUnit(name));
     f.headline = IsHeadline(name);
     f.stats = Describe(f.values);
+    // Every total is a cost that cannot be negative: a t-interval reaching below 0 (few,
+    // spread values) is cut there rather than shown as "-5 MiB".
+    if (f.stats.ci_low && *f.stats.ci_low < 0 &&
+        std::all_of(f.values.begin(), f.values.end(), [](double v) { return v >= 0; })) {
+      f.stats.ci_low = 0.0;
+    }
     out.figures.push_back(std::move(f));
   }
   std::stable_sort(out.figures.begin(), out.figures.end(),

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <regex>
 
 #include "util/clock.h"
 #include "util/file.h"
@@ -102,17 +103,35 @@ json MonitorIdentity() {
   return m;
 }
 
+std::string DefaultRunName(const std::vector<std::string>& command) {
+  if (command.empty()) return "program";
+  auto base = [](const std::string& path) { return path.substr(path.rfind('/') + 1); };
+  const std::string program = base(command[0]);
+  // python, python3, python3.11, pypy3, node, ruby, perl, bash, sh, Rscript, julia, lua5.4 ...
+  static const std::regex kInterpreter(
+      R"((python|pypy)[0-9.]*|node(js)?|ruby|perl|(ba|da|z)?sh|Rscript|julia|lua[0-9.]*|php)");
+  if (!std::regex_match(program, kInterpreter)) return program;
+  for (size_t i = 1; i < command.size(); ++i) {
+    const std::string& arg = command[i];
+    if (arg == "-m" && i + 1 < command.size()) return command[i + 1];
+    // Inline code (-c; -e but for shells, where it means errexit): no script to name it after.
+    if (arg == "-c" || (arg == "-e" && !program.ends_with("sh"))) break;
+    if (arg == "-W" || arg == "-X") {
+      ++i;  // an option with a value
+      continue;
+    }
+    if (arg.empty() || arg[0] != '-') return base(arg);
+  }
+  return program;
+}
+
 RunRecord NewRunRecord(const std::vector<std::string>& command, std::string name,
                        std::string description, const std::map<std::string, std::string>& tags,
                        const std::map<std::string, std::string>& params, bool record_git,
                        json& meta) {
   RunRecord run;
   run.id = NewRunId();
-  if (name.empty() && !command.empty()) {
-    size_t slash = command[0].rfind('/');
-    name = slash == std::string::npos ? command[0] : command[0].substr(slash + 1);
-  }
-  run.name = std::move(name);
+  run.name = name.empty() ? DefaultRunName(command) : std::move(name);
   run.description = std::move(description);
   run.command = command;
   run.cwd = CurrentDir();

@@ -27,8 +27,15 @@ nlohmann::json MonitorIdentity();
 // The footprint version string.
 std::string_view FootprintVersion();
 
+// The name of a run started without one: the base name of the program, or, for an
+// interpreter running a script (python3 train.py, bash run.sh, node app.js), the script's
+// base name; `python3 -m pkg.mod` gives the module and `python3 -c CODE` the interpreter.
+// The interpreter's options before the script are skipped (-W and -X with their value).
+// "program" for an empty command.
+std::string DefaultRunName(const std::vector<std::string>& command);
+
 // A new run record (status running, started now) with everything known before it starts:
-// id, name (default: the command's base name), command, cwd, host, user, and in `meta` the
+// id, name (default: DefaultRunName), command, cwd, host, user, and in `meta` the
 // tags, params, hardware, monitor identity, footprint version, and git when asked for.
 RunRecord NewRunRecord(const std::vector<std::string>& command, std::string name,
                        std::string description, const std::map<std::string, std::string>& tags,

@@ -76,6 +76,10 @@ Result<int64_t> ParseDurationNs(std::string_view text) {
     scale = 1;
   } else if (unit == "m" || unit == "min") {
     scale = 60e9;
+  } else if (unit == "h") {
+    scale = 3600e9;
+  } else if (unit == "d") {
+    scale = 86400e9;
   }
   std::optional<double> value = ParseDouble(number);
   if (scale == 0 || !value || *value < 0) {

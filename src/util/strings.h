@@ -23,7 +23,8 @@ std::string DirName(const std::string& path);
 std::optional<int64_t> ParseInt(std::string_view s);
 std::optional<double> ParseDouble(std::string_view s);
 
-// Parses a duration such as "100ms", "1.5s", "250us", "2m" or a bare number of seconds.
+// Parses a duration such as "100ms", "1.5s", "250us", "2m", "3h", "7d" or a bare number of
+// seconds.
 // Errors name the text and the accepted forms.
 Result<int64_t> ParseDurationNs(std::string_view text);
 

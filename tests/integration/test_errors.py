@@ -214,3 +214,15 @@ def test_usage_errors_of_other_subcommands_exit_2(tmp_path, args):
     assert proc.returncode == 2, describe(proc)
     single_error_line(proc)
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("subcommand", [
+    "run", "runs", "show", "compare", "export", "plot", "serve", "doctor", "experiment", "import",
+])
+def test_help_speaks_in_words_not_in_parser_internals(subcommand):
+    """No option shows the parser's internals: its transform tables and range checks
+    (`ENUM:value in {always->1,...}`, `INT:INT in [1 - 100000]`); the help says them in words."""
+    proc = fp(subcommand, "--help")
+    assert proc.returncode == 0, describe(proc)
+    for leak in ("ENUM", "->", " in [", " in {", "INT:", "TEXT:", "FLOAT:"):
+        assert leak not in proc.stdout, (leak, proc.stdout)

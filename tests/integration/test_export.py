@@ -3,6 +3,7 @@ database (the exact formats are pinned by the golden files of tests/unit/export_
 import csv
 import io
 import json
+import re
 
 import pytest
 
@@ -54,7 +55,12 @@ def test_json_and_file_output(book):
     out = book["folder"] / "all.json"
     proc = fp("export", "-o", book["db"], "-u", "group:last", "-u", book["runs"][0]["id"][:8],
               "--format", "json", "--out", out)
-    assert proc.returncode == 0 and proc.stdout == "", describe(proc)
+    assert proc.returncode == 0, describe(proc)
+    # One line says what was written (on standard output, the data alone).
+    size = out.stat().st_size
+    m = re.fullmatch(r"wrote (.+): 4 run\(s\) as json, ([\d.]+) (B|KiB|MiB)\n", proc.stdout)
+    assert m and m[1] == str(out), proc.stdout
+    assert float(m[2]) * {"B": 1, "KiB": 1024, "MiB": 1 << 20}[m[3]] == pytest.approx(size, rel=0.01)
     doc = json.loads(out.read_text())
     assert doc["format"] == "footprint-export" and doc["version"] == 1
     # A group exports all of its runs, warm-ups included, then the run asked for.

@@ -4,6 +4,7 @@ import json
 import os
 import pwd
 import re
+import shlex
 import shutil
 import socket
 import sqlite3
@@ -91,6 +92,30 @@ def test_runs_lists_every_run_oldest_first(book):
     assert len(lines) == 1 + 4  # a header, then one line per run, in the same order
     for line, r in zip(lines[1:], runs):
         assert line.startswith(r["id"][:8]) and r["name"] in line, line
+
+
+def test_runs_filter_since_and_limit(book):
+    """--filter (name or command line), --since (started that long ago at most) and --limit
+    (the latest N), in JSON and text alike; a filter that keeps nothing says so."""
+    def ids(*args):
+        proc = fp("runs", "-o", book["db"], "--json", *args)
+        assert proc.returncode == 0, describe(proc)
+        return [r["id"] for r in json.loads(proc.stdout)]
+    every = [r["id"] for r in book["runs"]]
+    assert ids("--filter", "alpha") == [every[0], every[2]]
+    assert ids("--filter", "exit_with 5") == [every[3]]  # in the command line
+    assert ids("--filter", "burn") == [every[0]]
+    assert ids("--limit", "2") == every[2:]
+    assert ids("--filter", "alpha", "--limit", "1") == [every[2]]
+    assert ids("--since", "1d") == every
+    assert ids("--since", "0s") == []
+    text = fp("runs", "-o", book["db"], "--filter", "alpha").stdout.splitlines()
+    assert len(text) == 3 and all("alpha" in line for line in text[1:]), text
+    none = fp("runs", "-o", book["db"], "--filter", "no-such-thing")
+    assert none.returncode == 0 and "none of the 4 runs" in none.stdout, describe(none)
+    bad = fp("runs", "-o", book["db"], "--since", "yesterday")
+    assert bad.returncode == 2, describe(bad)
+    assert "'yesterday' is not a duration" in single_error_line(bad)
 
 
 def unique_prefix(runs, run_id):
@@ -324,3 +349,22 @@ def test_arguments_and_names_that_are_not_utf8(tmp_path):
     assert export.returncode == 0 and "caf" in export.stdout, describe(export)
     page = tmp_path / "page.html"
     assert fp("plot", "-o", db, "--no-menu", "--out", page).returncode == 0
+
+
+def test_runs_prints_commands_a_shell_reads_back_and_names_scripts(tmp_path):
+    """`runs` quotes each command so that a POSIX shell (shlex, and sh itself) reads back the
+    very argv that ran; a script run by an interpreter is named after the script."""
+    db = tmp_path / "q.db"
+    script = tmp_path / "train.py"
+    script.write_text("import sys\n")
+    argv = ["/usr/bin/python3", str(script), "it's", 'a "b" $HOME `x`', "", "*.txt;|&", "plain-1.0"]
+    run_ok(db, argv, "--no-git")
+    proc = fp("runs", "-o", db)
+    assert proc.returncode == 0, describe(proc)
+    header, line = proc.stdout.splitlines()
+    assert line.split()[1] == "train.py", line
+    printed = line[header.index("COMMAND"):]
+    assert shlex.split(printed) == argv, printed
+    echoed = subprocess.run(["sh", "-c", "printf '%s\\n' " + printed.split(" ", 1)[1]],
+                            capture_output=True, text=True, check=True).stdout
+    assert echoed.split("\n")[:-1] == argv[1:], echoed

@@ -60,6 +60,8 @@ def check_description(fig, values):
         assert fig["sd"] == pytest.approx(v.std(ddof=1), rel=1e-9, abs=1e-15)
         if v.std() > 0:
             lo, hi = sps.t.interval(0.95, n - 1, loc=v.mean(), scale=sps.sem(v))
+            if (v >= 0).all():
+                lo = max(lo, 0.0)  # a cost cannot be negative: the interval is cut at 0
             assert fig["ci95_low"] == pytest.approx(lo, rel=1e-9)
             assert fig["ci95_high"] == pytest.approx(hi, rel=1e-9)
     else:
@@ -285,8 +287,42 @@ def test_single_runs_compare_by_labelled_ratio(fast_slow):
     assert ch["method"] == "ratio" and ch["p_value"] is None and ch["significant"] is None
     assert ch["ratio"] == pytest.approx(
         show(db, runs[-1]["id"])["totals"]["duration_s"] / np.mean(durations(db, fast_slow["fast"])))
-    text = fp("compare", "-o", db, "fast", "slow").stdout  # two single runs, by name
+    fast_run = next(r["id"] for r in runs if r["name"] == "fast")
+    text = fp("compare", "-o", db, fast_run, runs[-1]["id"]).stdout  # two single runs, by id
     assert "ratio, single run" in text and "baseline" in text and "duration" in text
+    # No test ran: no verdict, and the footer names none.
+    assert "verdict" not in text and "Welch" not in text, text
+
+
+def test_names_mean_their_groups_with_a_one_line_verdict(fast_slow):
+    """`compare fast slow` after `run -r 4 -n fast` and `-n slow` compares the groups (not
+    their last runs), says so, and gives hyperfine's verdict: the ratio of the mean durations
+    with its uncertainty from the two sample sds (numpy, ddof=1)."""
+    db, fast, slow = fast_slow["db"], fast_slow["fast"], fast_slow["slow"]
+    proc = fp("compare", "-o", db, "fast", "slow")
+    assert proc.returncode == 0, describe(proc)
+    assert proc.stderr.splitlines() == [
+        f"footprint: note: '{name}' means group {gid[:8]} ({name}), the 4 repetition(s) of its "
+        "latest run -r; give a run's id to take one run alone"
+        for name, gid in (("fast", fast), ("slow", slow))
+    ], proc.stderr
+    a, b = np.array(durations(db, fast)), np.array(durations(db, slow))
+    ratio = b.mean() / a.mean()
+    ratio_sd = ratio * np.hypot(a.std(ddof=1) / a.mean(), b.std(ddof=1) / b.mean())
+    verdict = f"'slow' ran {ratio:.2f} ± {ratio_sd:.2f} times slower than 'fast'"
+    assert "\nverdict\n  " + verdict + "\n" in proc.stdout, proc.stdout
+    c = compare(db, "fast", "slow")
+    assert [s["kind"] for s in c["sets"]] == ["group", "group"]
+    d = figure(c, "duration_s")
+    assert d["verdicts"] == [None, verdict]
+    assert d["changes"][1]["ratio_sd"] == pytest.approx(ratio_sd, rel=1e-9)
+    # A figure the test finds unchanged says so: the same group against itself.
+    same = figure(compare(db, "fast", "--group", "fast"), "cpu_s")["verdicts"][1]
+    assert same == "cpu time: no significant difference between 'fast' and 'fast' (p=1.000)"
+    # show takes the name the same way.
+    shown = fp("show", "-o", db, "--json", "slow")
+    assert json.loads(shown.stdout)["group"]["id"] == slow
+    assert "means group " + slow[:8] in shown.stderr
 
 
 def test_compare_text_names_the_sets_and_the_test(fast_slow):
@@ -351,8 +387,9 @@ def test_statistics_and_tests_match_scipy_on_known_data(tmp_path):
     groups = {
         "a": [{"duration_s": x, "gpu_energy_j": e, "new_probe_count": 7} for x, e in
               zip(a, energy_a)],
-        "b": [{"duration_s": x, "gpu_energy_j": e, "new_probe_count": 7} for x, e in
-              zip(b, energy_b)],
+        "b": [{"duration_s": x, "gpu_energy_j": e, "new_probe_count": 7,
+               "io_write_bytes": 1e6 if i == 8 else 0} for i, (x, e) in
+              enumerate(zip(b, energy_b))],
     }
     db, ids = synthetic_db(tmp_path, groups)
     ga = show_group(db, "group:" + ids["a"])
@@ -363,6 +400,10 @@ def test_statistics_and_tests_match_scipy_on_known_data(tmp_path):
     assert ga["figures"]["gpu_energy_j"]["headline"] and ga["figures"]["gpu_energy_j"]["unit"] == "J"
     assert ga["order"][:2] == ["duration_s", "gpu_energy_j"]
     assert ga["figures"]["new_probe_count"]["sd"] == 0
+    # One write of 1 MB in 9 repetitions: the t-interval reaches below 0 bytes, and is cut.
+    writes = show_group(db, "group:" + ids["b"])["figures"]["io_write_bytes"]
+    check_description(writes, [0] * 8 + [1e6])
+    assert writes["ci95_low"] == 0
 
     for test in ("welch", "mann-whitney"):
         c = compare(tmp_path / "syn.db", "group:" + ids["a"], "group:" + ids["b"],

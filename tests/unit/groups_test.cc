@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -55,6 +56,20 @@ TEST(ResolveRunSet, GroupsByIdPrefixLastAndRun) {
   // group:RUN is the group of that run.
   EXPECT_EQ(ResolveRunSet(runs, "group:aaaa0003")->group_id, kG1);
   EXPECT_EQ(ResolveRunSet(runs, "group:bench")->group_id, kG2);  // a name: its latest run
+  // A name whose latest run is a repetition means that group, and says so.
+  auto by_name = ResolveRunSet(runs, "bench");
+  ASSERT_TRUE(by_name.ok());
+  EXPECT_EQ(by_name->group_id, kG2);
+  EXPECT_EQ(by_name->runs.size(), 2u);
+  EXPECT_NE(by_name->chosen.find("'bench' means group 11112222 (bench), the 2 repetition(s)"),
+            std::string::npos)
+      << by_name->chosen;
+  EXPECT_TRUE(ResolveRunSet(runs, "group:" + kG2)->chosen.empty());
+  EXPECT_TRUE(ResolveRunSet(runs, "bench", true)->chosen.empty());  // asked for: nothing to say
+  auto alone_by_name = ResolveRunSet(runs, "alone");                // no group: the run
+  ASSERT_TRUE(alone_by_name.ok());
+  EXPECT_FALSE(alone_by_name->is_group());
+  EXPECT_TRUE(alone_by_name->chosen.empty());
   // A run alone, or its group with as_group.
   auto alone = ResolveRunSet(runs, "aaaa0002");
   ASSERT_TRUE(alone.ok());
@@ -149,6 +164,9 @@ TEST(SummarizeSet, EveryTotalWithHeadlineFirstAndFailuresLeftOut) {
   EXPECT_EQ(json["group"]["counted"], 2);
   EXPECT_EQ(json["runs"][2]["counted"], false);
   EXPECT_EQ(json["figures"]["duration_s"]["mean"], 1.5);
+  // 1 s and 2 s: the t-interval (1.5 ± 6.4 s) is cut at 0, as no duration is negative.
+  EXPECT_EQ(json["figures"]["duration_s"]["ci95_low"], 0.0);
+  EXPECT_NEAR(json["figures"]["duration_s"]["ci95_high"].get<double>(), 1.5 + 12.706 * 0.5, 1e-3);
   EXPECT_EQ(json["figures"]["duration_s"]["unit"], "s");
   EXPECT_EQ(json["order"][0], "duration_s");
 }
@@ -175,6 +193,16 @@ TEST(Compare, SignificantChangeAndPlainRatio) {
   EXPECT_NEAR(*d.changes[1]->relative, 1.0, 1e-12);
   EXPECT_EQ(d.changes[1]->method, "welch");
   EXPECT_TRUE(*d.changes[1]->significant);
+  // sd 0.02 over mean 1 and sd 0.04 over mean 2: ratio 2 ± 2 * hypot(0.02, 0.02).
+  EXPECT_NEAR(*d.changes[1]->ratio_sd, 2 * std::hypot(0.02, 0.02), 1e-12);
+  EXPECT_EQ(Verdict(*c, d, 1),
+            "'group:" + kG2 + "' ran 2.00 ± 0.06 times slower than 'group:" + kG1 + "'");
+  auto reversed = Compare({summary("group:" + kG2), summary("group:" + kG1)});
+  EXPECT_EQ(Verdict(*reversed, reversed->figures[0], 1),
+            "'group:" + kG1 + "' ran 2.00 ± 0.06 times faster than 'group:" + kG2 + "'");
+  auto c_json = nlohmann::json::parse(ComparisonJson(*c));
+  EXPECT_EQ(c_json["figures"][0]["verdicts"][1], Verdict(*c, d, 1));
+  EXPECT_TRUE(c_json["figures"][0]["verdicts"][0].is_null());
 
   // Against itself: no change at all.
   auto same = Compare({summary("group:" + kG1), summary("group:" + kG1)},
@@ -182,6 +210,9 @@ TEST(Compare, SignificantChangeAndPlainRatio) {
   ASSERT_TRUE(same.ok());
   EXPECT_EQ(same->figures[0].changes[1]->test->p_value, 1);
   EXPECT_FALSE(*same->figures[0].changes[1]->significant);
+  EXPECT_EQ(Verdict(*same, same->figures[0], 1),
+            "duration: no significant difference between 'group:" + kG1 + "' and 'group:" + kG1 +
+                "' (p=1.000)");
 
   // A single run: the plain ratio, no test.
   auto single = Compare({summary("group:" + kG1), summary(runs->back().id)});
@@ -190,6 +221,7 @@ TEST(Compare, SignificantChangeAndPlainRatio) {
   EXPECT_EQ(r.method, "ratio");
   EXPECT_FALSE(r.test);
   EXPECT_FALSE(r.significant);
+  EXPECT_EQ(Verdict(*single, single->figures[0], 1), "");  // no test, no verdict
   auto json = nlohmann::json::parse(ComparisonJson(*single));
   EXPECT_EQ(json["figures"][0]["changes"][1]["method"], "ratio");
   EXPECT_TRUE(json["figures"][0]["changes"][1]["significant"].is_null());
