@@ -12,8 +12,7 @@ TEST(DefaultRunName, TheProgramOrTheScriptAnInterpreterRuns) {
   EXPECT_EQ(DefaultRunName({"python3", "train.py", "--epochs", "3"}), "train.py");
   EXPECT_EQ(DefaultRunName({"/usr/bin/python3.11", "-u", "-W", "ignore", "src/train.py"}),
             "train.py");
-  EXPECT_EQ(DefaultRunName({"python3", "-X", "dev", "-m", "pkg.train", "--lr", "1"}),
-            "pkg.train");
+  EXPECT_EQ(DefaultRunName({"python3", "-X", "dev", "-m", "pkg.train", "--lr", "1"}), "pkg.train");
   EXPECT_EQ(DefaultRunName({"python3", "-c", "print(1)"}), "python3");
   EXPECT_EQ(DefaultRunName({"python3"}), "python3");
   EXPECT_EQ(DefaultRunName({"bash", "-e", "scripts/run.sh"}), "run.sh");  // errexit

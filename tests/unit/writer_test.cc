@@ -46,6 +46,20 @@ class WriterTest : public ::testing::Test {
     return values.ok() ? values->size() : 0;
   }
 
+  // Pushes 100-sample batches in step with the writer, however the two threads are
+  // scheduled: a batch, then its next append, until the store has seen `appends` appends
+  // (or a minute has passed, which fails the test's counts).
+  void ProduceInStep(SampleQueue& q, int appends) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (store_->appends.load() < appends && std::chrono::steady_clock::now() < deadline) {
+      const int before = store_->appends.load();
+      Produce(q, 1, 100, std::chrono::milliseconds(0));
+      while (store_->appends.load() == before && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    }
+  }
+
   TempDir dir_;
   std::unique_ptr<FaultyStore> store_;
   int64_t series_ = 0;
@@ -75,7 +89,7 @@ TEST_F(WriterTest, DiskFullKeepsABoundedBatchAndCountsEveryLoss) {
   SampleQueue queue(1 << 16);
   Writer writer(Env::Default(), *store_, queue, "run-1", 2'000'000, /*max_pending=*/500);
   writer.Start();
-  Produce(queue, 40, 100, std::chrono::milliseconds(2));
+  ProduceInStep(queue, 2 + 8);  // 8 failed appends, each with a new batch: 800 > 500
   writer.Stop();
   const Writer::Stats st = writer.stats();
   EXPECT_GT(st.failed_flushes, 0u);
@@ -84,7 +98,7 @@ TEST_F(WriterTest, DiskFullKeepsABoundedBatchAndCountsEveryLoss) {
   // Every sample is either in the store (and counted as written) or counted as lost.
   EXPECT_EQ(Stored(), st.samples_written);
   EXPECT_EQ(st.samples_written + st.samples_dropped + st.samples_unwritten + queue.dropped(),
-            4000u);
+            static_cast<uint64_t>(next_t_));
 }
 
 // The bound holds for the very first failed batch too, however much waited in the queue (in
@@ -130,7 +144,7 @@ TEST_F(WriterTest, FailuresAreSaidAtOnceThenRateLimitedAndTheRecoveryOnce) {
   std::vector<std::string> lines;  // written by the writer thread, read after Stop
   writer.set_notice([&](const std::string& line) { lines.push_back(line); });
   writer.Start();
-  Produce(queue, 40, 100, std::chrono::milliseconds(3));
+  ProduceInStep(queue, 1 + 20 + 1);  // 20 failures and a good append after them
   writer.Stop();
   const Writer::Stats st = writer.stats();
   ASSERT_EQ(st.failed_flushes, 20u);
@@ -141,8 +155,9 @@ TEST_F(WriterTest, FailuresAreSaidAtOnceThenRateLimitedAndTheRecoveryOnce) {
   EXPECT_NE(lines[0].find("the command goes on"), std::string::npos) << lines[0];
   EXPECT_EQ(lines[1], "writing to the database works again; " + std::to_string(st.samples_dropped) +
                           " samples were lost in all");
-  EXPECT_GT(st.samples_dropped, 0u);  // 20 failures x 3 ms of 100-sample batches > 300 kept
-  EXPECT_EQ(Stored() + st.samples_dropped + queue.dropped(), 4000u);
+  EXPECT_GT(st.samples_dropped, 0u);  // 20 failures, each with a new 100-sample batch > 300 kept
+  const uint64_t produced = static_cast<uint64_t>(next_t_);
+  EXPECT_EQ(Stored() + st.samples_dropped + queue.dropped(), produced);
 }
 
 }  // namespace
