@@ -82,8 +82,8 @@ std::string FormatPValue(double p) {
 std::string Verdict(const Comparison& comparison, const FigureComparison& f, size_t i) {
   const std::optional<FigureChange>& ch = f.changes[i];
   if (!ch || !ch->test || !ch->ratio || *ch->ratio <= 0) return "";
-  const std::string base = "'" + Inert(comparison.sets[0].set.spec) + "'";
-  const std::string other = "'" + Inert(comparison.sets[i].set.spec) + "'";
+  const std::string base = QuotedInert(comparison.sets[0].set.spec);
+  const std::string other = QuotedInert(comparison.sets[i].set.spec);
   if (!*ch->significant) {
     return FigureLabel(f.name) + ": no significant difference between " + base + " and " + other +
            " (" + FormatPValue(ch->test->p_value) + ")";

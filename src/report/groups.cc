@@ -129,7 +129,7 @@ Result<RunSet> ResolveRunSet(const std::vector<RunRecord>& runs, std::string_vie
   if ((as_group || by_name) && !run.group_id.empty()) {
     RunSet set = GroupOf(runs, run.group_id, spec);
     if (by_name && !as_group) {
-      set.chosen = "'" + Inert(std::string(spec)) + "' means " + set.Label() + ", the " +
+      set.chosen = QuotedInert(spec) + " means " + set.Label() + ", the " +
                    std::to_string(set.runs.size()) + " repetition(s) of its latest run -r; " +
                    "give a run's id to take one run alone";
     }

@@ -41,6 +41,8 @@ Result<std::pair<std::string, std::string>> ParseKeyValue(std::string_view text,
 // ("\e", "\n", "\x07"), so that a name can neither move the cursor, set the window title nor
 // break a table's line. Everything else, UTF-8 included, is kept.
 std::string Inert(std::string_view text);
+// 'text', inert: a name quoted in a sentence.
+std::string QuotedInert(std::string_view text);
 
 }  // namespace footprint
 
