@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -65,6 +66,20 @@ class SignalScope {
   }
   const sigset_t& set() const { return set_; }
   const sigset_t& old_mask() const { return old_mask_; }
+  // Takes the stop signals still pending and returns the first (0: none). One that came after
+  // the command ended, while the run was stored, is not the command's: it stops a group of
+  // repetitions (dropped at the scope's end, a Ctrl-C there was lost and the group went on).
+  int TakePendingStop() {
+    sigset_t stops;
+    sigemptyset(&stops);
+    for (int s : kStopSignals) sigaddset(&stops, s);
+    timespec zero = {0, 0};
+    int first = 0;
+    for (int sig; (sig = sigtimedwait(&stops, nullptr, &zero)) > 0;) {
+      if (first == 0) first = sig;
+    }
+    return first;
+  }
 
  private:
   sigset_t set_, old_mask_;
@@ -232,8 +247,11 @@ class GatedChild {
                                                   const JoinEnvironment& env) {
     std::unique_ptr<GatedChild> c(new GatedChild());
     int gate[2], report[2];
-    if (::pipe2(gate, O_CLOEXEC) != 0) {
-      return IoError(std::string("cannot create a pipe: ") + std::strerror(errno));
+    // The gate is a socket, not a pipe: a child that died at the gate (Ctrl-C reaches the
+    // whole process group) makes opening it EPIPE, where a pipe would kill footprint with
+    // SIGPIPE before it stores the run (seen with run -r under load: exit -13, not 130).
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) != 0) {
+      return IoError(std::string("cannot create a socket pair: ") + std::strerror(errno));
     }
     if (::pipe2(report, O_CLOEXEC) != 0) {
       int err = errno;
@@ -274,7 +292,7 @@ class GatedChild {
   }
   // Opens the gate, sending the run's t0; returns why exec failed ("" when it did not).
   std::string Open(int64_t t0, const std::string& program) {
-    (void)!::write(gate_fd_, &t0, sizeof t0);
+    (void)!::send(gate_fd_, &t0, sizeof t0, MSG_NOSIGNAL);
     CloseFd(gate_fd_);
     int exec_error = 0;
     ssize_t got;
@@ -547,6 +565,8 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
     out.warnings.push_back("the end of the run could not be stored (" + st.message() +
                            "); it will show as interrupted");
   }
+  const int late_stop = signals.TakePendingStop();
+  if (out.signal_received == 0) out.signal_received = late_stop;
   out.run = std::move(p.run);
   RescueIfVanished(env, store, out);
   return out;

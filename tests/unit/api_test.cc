@@ -326,6 +326,9 @@ TEST(Benchmark, ScopesBeyondAFullQueueAreDroppedWholeAndCounted) {
   ASSERT_TRUE((*bm)->Flush().ok());
   sqlite3* lock = nullptr;
   ASSERT_EQ(sqlite3_open(o.db.c_str(), &lock), SQLITE_OK);
+  // The writers commit every 10 ms: wait for the one in progress, as any other program would
+  // (without a busy timeout, BEGIN EXCLUSIVE met one under ASan in a fresh-clone run).
+  sqlite3_busy_timeout(lock, 60'000);
   ASSERT_EQ(sqlite3_exec(lock, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
   { Scope s(**bm, ScopeName("taken")); }
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the writer drains, then waits
