@@ -219,8 +219,8 @@ def test_totals_are_consistent(book, cgroup_cpu):
     t, acc = s["totals"], s["meta"]["accounting"]
     # fp_burn 1 0.5 keeps one thread busy for 0.5 s of wall time.
     assert 0.5 <= t["duration_s"] <= book["wall"]
-    # ... and at least the workload's own life, as it measured it (to a clock tick).
-    assert t["duration_s"] >= book["alive_s"] - 0.02, (t, book["alive_s"])
+    # ... and at least the workload's own life since exec, as it measured it (to 0.1 ms).
+    assert t["duration_s"] >= book["alive_s"] - 1e-4, (t, book["alive_s"])
     assert s["run"]["duration_s"] == t["duration_s"]
     assert 0.4 <= cpu_total(s) <= t["duration_s"] * 1.05
     rusage = acc["rusage_user_s"] + acc["rusage_system_s"]

@@ -61,10 +61,12 @@ def test_busy_threads_show_as_threads_times_100_percent(tmp_path, threads, cgrou
         cores = os.sysconf("SC_NPROCESSORS_ONLN")
         assert max(values[:-1]) <= 110 * cores, values
     # The run lasted as long as the workload: from before its exec to after its exit, so at
-    # least its own life (to a clock tick), and no longer than the test saw it last. What the
-    # test sees beyond that is footprint's start and end, which bench/ measures: a constant
-    # bound on it failed under ASan (0.57 s) and beside another suite (0.64 s).
-    assert report["alive_s"] - 0.02 <= duration <= wall, (report, duration, wall)
+    # least its own life since exec (to the 0.1 ms it is written with; its life since fork also
+    # holds the wait at the gate while footprint moves it into the run's cgroups, 32 ms beside
+    # another suite), and no longer than the test saw it last. What the test sees beyond that
+    # is footprint's start and end, which bench/ measures: a constant bound on it failed under
+    # ASan (0.57 s) and beside another suite (0.64 s).
+    assert report["alive_s"] - 1e-4 <= duration <= wall, (report, duration, wall)
 
 
 def test_touched_memory_is_in_both_peaks(tmp_path):
