@@ -46,6 +46,22 @@ struct Description {
 // all-zero Description.
 Description Describe(std::span<const double> values);
 
+// Robust z-scores (Iglewicz and Hoaglin): (x - median) / MAD, the median absolute deviation
+// from the median, one per value in input order. A value whose score is beyond
+// kFarOutlierScore (10 standard deviations of normal data, as hyperfine warns at) lies far
+// from the rest. MAD == 0 (half the values equal) gives ±infinity for the others, 0 for those.
+std::vector<double> ModifiedZScores(std::span<const double> values);
+inline constexpr double kFarOutlierScore = 1.4826 * 10.0;
+
+// hyperfine's checks of repeated measurements in the order they were taken, from their
+// modified z-scores: the first far above the rest (a cold cache, a first compilation), else
+// the indices of every value far from the rest (a busy machine). Nothing below 3 values.
+struct FarValues {
+  bool first_slow = false;
+  std::vector<size_t> far;  // ascending; empty when first_slow
+};
+FarValues FindFarValues(std::span<const double> values);
+
 // Linear interpolation between closest ranks of sorted data at quantile q in [0, 1].
 double SortedQuantile(std::span<const double> sorted, double q);
 // The same quantile of unsorted data, by selection (linear time); reorders `values`.

@@ -75,15 +75,44 @@ std::string RepetitionLabel(const RunRecord& run, const RepeatOptions& repeat) {
   return "[" + std::to_string(run.repetition) + "/" + std::to_string(repeat.repetitions) + "] ";
 }
 
+// hyperfine's warnings on the durations of a group's ok repetitions (in the order they ran):
+// a first one far slower than the rest, or some far from the rest.
+void WarnOfFarDurations(const std::vector<double>& durations, const std::vector<int>& repetitions,
+                        const RepeatOptions& repeat) {
+  const FarValues far = FindFarValues(durations);
+  if (far.first_slow) {
+    std::cerr << "footprint: warning: the first repetition took " << FormatDuration(durations[0])
+              << ", far longer than the rest (median " << FormatDuration(Describe(durations).median)
+              << "): caches filled by that run, perhaps; "
+              << (repeat.warmups > 0 ? "more --warmup runs, or a quieter machine, may help"
+                                     : "--warmup N runs the command N times before measuring")
+              << "\n";
+  } else if (!far.far.empty()) {
+    std::string which;
+    for (size_t i : far.far) {
+      which += (which.empty() ? "#" : ", #") + std::to_string(repetitions[i]) + " (" +
+               FormatDuration(durations[i]) + ")";
+    }
+    std::cerr << "footprint: warning: repetition(s) " << which
+              << " lie far from the rest (more than 10 robust standard deviations from the "
+                 "median): the machine was busy, perhaps; measure again on a quiet one, or "
+                 "compare with --test mann-whitney\n";
+  }
+}
+
 // The group's last words on stderr: how far it got, the mean duration, where to look.
 void PrintGroup(const GroupOutcome& group, const RepeatOptions& repeat, const std::string& db) {
   std::vector<double> durations;
+  std::vector<int> repetitions;
   int measured = 0;
   for (const MonitorOutcome& o : group.runs) {
     if (o.run.repetition < 0) continue;
     ++measured;
     auto it = o.totals.find("duration_s");
-    if (o.run.status == RunStatus::kOk && it != o.totals.end()) durations.push_back(it->second);
+    if (o.run.status == RunStatus::kOk && it != o.totals.end()) {
+      durations.push_back(it->second);
+      repetitions.push_back(o.run.repetition);
+    }
   }
   const std::string id = group.group_id.substr(0, 8);
   std::cerr << "footprint: group " << id << ": " << measured << " of " << repeat.repetitions
@@ -110,6 +139,7 @@ void PrintGroup(const GroupOutcome& group, const RepeatOptions& repeat, const st
               << " group:" << id << ")";
   }
   std::cerr << "\n";
+  WarnOfFarDurations(durations, repetitions, repeat);
 }
 
 }  // namespace

@@ -148,19 +148,9 @@ std::string FormatUtc(int64_t ns) {
 
 std::string FormatCommand(const std::vector<std::string>& words) {
   std::string out;
-  // POSIX shell quoting: a word of only these characters needs none; any other goes in
-  // single quotes, where only the quote itself needs care: '\''.
-  constexpr std::string_view kPlain =
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-";
-  for (const auto& p : words) {
+  for (const auto& word : words) {
     if (!out.empty()) out += ' ';
-    if (!p.empty() && p.find_first_not_of(kPlain) == std::string::npos) {
-      out += p;
-      continue;
-    }
-    std::string quoted = "'";
-    for (char c : p) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    out += Inert(quoted + "'");
+    out += IsPlainShellWord(word) ? word : Inert(ShellWord(word));
   }
   return out;
 }

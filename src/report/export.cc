@@ -271,12 +271,23 @@ Result<ExportFormat> ParseExportFormat(std::string_view name) {
   if (name == "csv") return ExportFormat::kCsv;
   if (name == "json") return ExportFormat::kJson;
   if (name == "trace") return ExportFormat::kTrace;
+  if (name == "markdown" || name == "md") return ExportFormat::kMarkdown;
+  if (name == "hyperfine") return ExportFormat::kHyperfine;
   return InvalidArgument("unknown export format '" + std::string(name) +
-                         "'; use --format csv, json or trace");
+                         "'; use --format csv, json, trace, markdown or hyperfine");
+}
+
+bool ExportsSets(ExportFormat format) {
+  return format == ExportFormat::kMarkdown || format == ExportFormat::kHyperfine;
 }
 
 Status ExportRuns(Store& store, std::span<const RunRecord> runs, ExportFormat format,
                   std::ostream& stream) {
+  if (ExportsSets(format)) {  // a row per run
+    std::vector<RunSet> sets;
+    for (const RunRecord& run : runs) sets.push_back({.spec = run.id, .runs = {run}});
+    return ExportSets(store, sets, format, stream);
+  }
   Sink out(stream);
   bool first_event = true;
   switch (format) {
@@ -301,6 +312,9 @@ Status ExportRuns(Store& store, std::span<const RunRecord> runs, ExportFormat fo
       out << ",\"traceEvents\":[";
       break;
     }
+    case ExportFormat::kMarkdown:
+    case ExportFormat::kHyperfine:
+      break;  // written by ExportSets, above
   }
   for (size_t i = 0; i < runs.size(); ++i) {
     FP_ASSIGN_OR_RETURN(auto parts, LoadParts(store, runs[i]));
@@ -316,6 +330,9 @@ Status ExportRuns(Store& store, std::span<const RunRecord> runs, ExportFormat fo
         FP_RETURN_IF_ERROR(
             TraceRun(store, runs[i], parts, static_cast<int>(i + 1), first_event, out));
         break;
+      case ExportFormat::kMarkdown:
+      case ExportFormat::kHyperfine:
+        break;  // written by ExportSets, above
     }
   }
   if (format == ExportFormat::kJson) out << "\n]}\n";

@@ -157,6 +157,37 @@ Description Describe(std::span<const double> values) {
   return d;
 }
 
+std::vector<double> ModifiedZScores(std::span<const double> values) {
+  std::vector<double> scores(values.begin(), values.end());
+  if (scores.empty()) return scores;
+  const double median = SortedQuantile(Sorted(values), 0.5);
+  std::vector<double> deviations;
+  deviations.reserve(values.size());
+  for (double v : values) deviations.push_back(std::abs(v - median));
+  const double mad = SelectQuantile(deviations, 0.5);
+  for (double& s : scores) {
+    const double off = s - median;
+    s = off == 0  ? 0
+        : mad > 0 ? off / mad
+                  : std::copysign(std::numeric_limits<double>::infinity(), off);
+  }
+  return scores;
+}
+
+FarValues FindFarValues(std::span<const double> values) {
+  FarValues out;
+  if (values.size() < 3) return out;
+  const std::vector<double> scores = ModifiedZScores(values);
+  if (scores[0] > kFarOutlierScore) {
+    out.first_slow = true;
+    return out;
+  }
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (std::abs(scores[i]) > kFarOutlierScore) out.far.push_back(i);
+  }
+  return out;
+}
+
 std::optional<TestResult> WelchTTest(std::span<const double> a, std::span<const double> b) {
   if (a.size() < 2 || b.size() < 2) return std::nullopt;
   const double ma = Mean(a), mb = Mean(b);

@@ -153,6 +153,35 @@ std::string QuotedInert(std::string_view text) {
   return out;
 }
 
+bool IsPlainShellWord(std::string_view word) {
+  constexpr std::string_view kPlain =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-";
+  return !word.empty() && word.find_first_not_of(kPlain) == std::string_view::npos;
+}
+
+std::string ShellWord(std::string_view word) {
+  if (IsPlainShellWord(word)) return std::string(word);
+  std::string quoted = "'";
+  for (char c : word) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  quoted += '\'';
+  return quoted;
+}
+
+std::string ShellCommandLine(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& word : words) {
+    if (!out.empty()) out += ' ';
+    out += ShellWord(word);
+  }
+  return out;
+}
+
 std::string Inert(std::string_view text) {
   std::string out;
   out.reserve(text.size());

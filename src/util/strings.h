@@ -43,6 +43,12 @@ Result<std::pair<std::string, std::string>> ParseKeyValue(std::string_view text,
 std::string Inert(std::string_view text);
 // 'text', inert: a name quoted in a sentence.
 std::string QuotedInert(std::string_view text);
+// One word of a command line as a POSIX shell reads it back: as it is when it holds only
+// [A-Za-z0-9_@%+=:,./-], else in single quotes (a quote inside becomes '\'').
+std::string ShellWord(std::string_view word);
+bool IsPlainShellWord(std::string_view word);
+// The words joined by spaces, each a ShellWord.
+std::string ShellCommandLine(const std::vector<std::string>& words);
 
 }  // namespace footprint
 

@@ -4,10 +4,21 @@ import csv
 import io
 import json
 import re
+import subprocess
 
+import numpy as np
 import pytest
 
-from fp_helpers import connect, describe, fp, run_ok, runs_json, single_error_line, wl
+from fp_helpers import (
+    HIGH_PRIORITY,
+    connect,
+    describe,
+    fp,
+    run_ok,
+    runs_json,
+    single_error_line,
+    wl,
+)
 
 
 @pytest.fixture(scope="module")
@@ -98,3 +109,79 @@ def test_export_errors(book, args, code):
     proc = fp("export", "-o", book["db"], *args)
     assert proc.returncode == code, describe(proc)
     single_error_line(proc)
+
+
+@pytest.fixture(scope="module")
+def versus_hyperfine(tmp_path_factory):
+    """The same two commands measured by hyperfine (Debian's) and by footprint, one after the
+    other: fp_burn keeps a thread busy for 0.1 s and 0.2 s of wall time."""
+    folder = tmp_path_factory.mktemp("hyperfine")
+    db = folder / "fp.db"
+    commands = [[wl("burn"), "1", "0.1"], [wl("burn"), "1", "0.2"]]
+    hf = folder / "hf.json"
+    proc = subprocess.run(["hyperfine", "-N", "-r", "3", "-w", "1", "--export-json", hf,
+                           *(" ".join(c) for c in commands)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    for n, command in zip(["short", "long"], commands):
+        run_ok(db, command, "-r", 3, "--warmup", 1, "-n", n, "--param", f"seconds={command[2]}",
+               "--no-git", **HIGH_PRIORITY)
+    mine = json.loads(export(db, "-u", "short", "-u", "long", "--format", "hyperfine"))
+    return {"db": db, "hyperfine": json.loads(hf.read_text())["results"],
+            "footprint": mine["results"], "commands": commands}
+
+
+def test_hyperfine_json_has_hyperfines_fields_and_types(versus_hyperfine):
+    theirs, mine = versus_hyperfine["hyperfine"], versus_hyperfine["footprint"]
+    assert len(mine) == len(theirs) == 2
+    for t, m, command in zip(theirs, mine, versus_hyperfine["commands"]):
+        # Every field hyperfine writes, of the same JSON type; beyond them only the one newer
+        # hyperfines add (memory_usage_byte) and `parameters`, which hyperfine writes for -P/-L.
+        assert set(t) <= set(m), (t.keys(), m.keys())
+        assert set(m) - set(t) <= {"memory_usage_byte", "parameters"}, m.keys()
+        for key in t:
+            assert type(m[key]) is type(t[key]) or {type(m[key]), type(t[key])} <= {int, float}, key
+        assert m["command"] == t["command"] == " ".join(command)
+        assert len(m["times"]) == len(m["exit_codes"]) == len(m["memory_usage_byte"]) == 3
+        assert m["exit_codes"] == [0, 0, 0]
+        assert m["parameters"] == {"seconds": command[2]}
+        times = np.array(m["times"])
+        assert m["mean"] == pytest.approx(times.mean())
+        assert m["stddev"] == pytest.approx(times.std(ddof=1))
+        assert m["median"] == pytest.approx(np.median(times))
+        assert (m["min"], m["max"]) == (times.min(), times.max())
+        # Both measure the same wall-clock life of the same command; footprint from its gate to
+        # its reaping, hyperfine from its spawn to its wait: they differ by start-up costs of a
+        # few milliseconds, and a busy machine stretches each sitting differently.
+        assert m["mean"] == pytest.approx(t["mean"], rel=0.25), (m, t)
+        assert m["user"] + m["system"] == pytest.approx(t["user"] + t["system"], rel=0.25,
+                                                        abs=0.02), (m, t)
+        # memory_usage_byte is each run's largest high-water mark, as wait4 reports it to
+        # hyperfine: fp_burn holds a few MiB.
+        assert all(1 << 20 < b < 64 << 20 for b in m["memory_usage_byte"])
+
+
+def test_markdown_table_is_hyperfines_with_footprints_figures(versus_hyperfine):
+    table = export(versus_hyperfine["db"], "-u", "short", "-u", "long", "--format", "markdown")
+    lines = table.splitlines()
+    assert lines[0] == ("| Run | Command | Runs | Mean [ms] | Min [ms] | Max [ms] | Relative | "
+                        "User [ms] | System [ms] | Peak memory [MiB] |")
+    assert lines[1] == "|:---|:---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    assert len(lines) == 4
+    short, long = ([c.strip() for c in line.strip("|").split("|")] for line in lines[2:])
+    mine = versus_hyperfine["footprint"]
+    assert short[0].startswith("group ") and short[0].endswith("(short)")
+    assert short[1] == f"`{mine[0]['command']}`" and short[2] == "3"
+    assert short[3] == f"{mine[0]['mean'] * 1e3:.1f} ± {mine[0]['stddev'] * 1e3:.1f}"
+    assert short[6] == "1.00"  # the fastest is the reference
+    ratio, sd = (float(x) for x in long[6].split(" ± "))
+    assert ratio == pytest.approx(mine[1]["mean"] / mine[0]["mean"], abs=0.005)
+    assert 0 <= sd < ratio
+
+
+def test_a_group_without_an_ok_run_is_not_exported_as_a_benchmark(tmp_path):
+    db = tmp_path / "fp.db"
+    run_ok(db, [wl("exit_with"), 3], "-r", 2, "--keep-going", "-n", "bad", "--no-git",
+           expect_rc=3)
+    proc = fp("export", "-o", db, "-u", "group:last", "--format", "hyperfine", "--out", "-")
+    assert proc.returncode == 2, describe(proc)
+    assert "has no run to count" in single_error_line(proc)

@@ -5,6 +5,7 @@ groups with known values."""
 import json
 import os
 import random
+import re
 import signal
 import sqlite3
 import subprocess
@@ -170,6 +171,19 @@ def test_failing_repetition_stops_the_group_unless_keep_going(tmp_path):
     # A failing warm-up stops the group too.
     run_ok(db, [wl("exit_with"), 4], "-r", 2, "--warmup", 1, "--no-git", expect_rc=4)
     assert runs_json(db)[-1]["repetition"] == -1
+
+
+def test_a_slow_first_repetition_is_warned_of(tmp_path):
+    """As hyperfine does, from the durations' robust z-scores: the first repetition sleeps
+    0.4 s and leaves a marker, the others find it and exit in milliseconds."""
+    marker = tmp_path / "warm"
+    proc = fp("run", "-o", tmp_path / "a.db", "--no-git", "-r", 5, "--",
+              "sh", "-c", f"test -e {marker} || {{ sleep 0.4; touch {marker}; }}")
+    assert proc.returncode == 0, describe(proc)
+    assert re.search(r"warning: the first repetition took 4\d\d(\.\d+)? ms, far longer than the rest "
+                     r"\(median [\d.]+ ms\).*--warmup N runs the command N times", proc.stderr), \
+        proc.stderr
+    assert "lie far from the rest" not in proc.stderr  # the first is all that is said
 
 
 @pytest.mark.parametrize("bad", [["-r", "0"], ["--warmup", "-1"], ["-r", "x"]])

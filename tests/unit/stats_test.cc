@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 namespace footprint {
 namespace {
@@ -66,6 +67,41 @@ TEST(Describe, TukeyOutliersByIndex) {
   EXPECT_EQ(d.outliers, (std::vector<size_t>{3, 6}));
   // Fewer than 4 values: no outlier is looked for.
   EXPECT_TRUE(Describe(std::vector<double>{1, 1, 100}).outliers.empty());
+}
+
+TEST(ModifiedZScores, MedianAbsoluteDeviationUnits) {
+  // median 1.0; absolute deviations 0, .1, .1, 0, 2: MAD 0.1.
+  const std::vector<double> scores = ModifiedZScores(std::vector<double>{1.0, 1.1, 0.9, 1.0, 3.0});
+  ASSERT_EQ(scores.size(), 5u);
+  EXPECT_DOUBLE_EQ(scores[0], 0);
+  EXPECT_NEAR(scores[1], 1, 1e-9);
+  EXPECT_NEAR(scores[2], -1, 1e-9);
+  EXPECT_NEAR(scores[4], 20, 1e-9);
+  EXPECT_GT(scores[4], kFarOutlierScore);
+  // Half the values equal: MAD 0, the others infinitely far, the equal ones not at all.
+  const std::vector<double> flat = ModifiedZScores(std::vector<double>{1, 1, 1, 2, 0.5});
+  EXPECT_EQ(flat[0], 0);
+  EXPECT_EQ(flat[3], std::numeric_limits<double>::infinity());
+  EXPECT_EQ(flat[4], -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(ModifiedZScores(std::vector<double>{}).empty());
+}
+
+TEST(FindFarValues, FirstSlowElseEveryFarOne) {
+  // The first of a group 20 MADs above the median: a slow first run, and nothing else said.
+  FarValues first = FindFarValues(std::vector<double>{3.0, 1.0, 1.1, 0.9, 1.0});
+  EXPECT_TRUE(first.first_slow);
+  EXPECT_TRUE(first.far.empty());
+  // A later one far off (either way) is listed; the first far *below* is not a slow start.
+  FarValues later = FindFarValues(std::vector<double>{1.0, 1.1, 0.9, 1.0, 3.0, -1.0});
+  EXPECT_FALSE(later.first_slow);
+  EXPECT_EQ(later.far, (std::vector<size_t>{4, 5}));
+  EXPECT_EQ(FindFarValues(std::vector<double>{-1.0, 1.1, 0.9, 1.0, 1.0}).far,
+            (std::vector<size_t>{0}));
+  // Within 14.8 MADs (here 10): nothing to say; under 3 values: nothing looked for.
+  FarValues calm = FindFarValues(std::vector<double>{1.0, 1.1, 0.9, 1.0, 2.0});
+  EXPECT_FALSE(calm.first_slow);
+  EXPECT_TRUE(calm.far.empty());
+  EXPECT_FALSE(FindFarValues(std::vector<double>{100, 1}).first_slow);
 }
 
 TEST(Describe, SmallSamplesHaveNoSpread) {

@@ -1,0 +1,178 @@
+// Sets of runs as a benchmark table (Markdown) or as hyperfine's JSON (report/export.h).
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "report/export.h"
+#include "util/json_text.h"
+#include "util/strings.h"
+
+namespace footprint {
+namespace {
+
+using json = nlohmann::json;
+
+struct SetFigures {
+  SetSummary summary;
+  const FigureStats* duration = nullptr;
+};
+
+Result<std::vector<SetFigures>> Summarize(Store& store, std::span<const RunSet> sets) {
+  std::vector<SetFigures> out;
+  for (const RunSet& set : sets) {
+    FP_ASSIGN_OR_RETURN(SetSummary summary, SummarizeSet(store, set));
+    SetFigures f{std::move(summary)};
+    f.duration = f.summary.Find("duration_s");
+    if (f.summary.counted.empty() || f.duration == nullptr || f.duration->values.empty()) {
+      return InvalidArgument(f.summary.set.Label() +
+                             " has no run to count (no repetition ended ok); export its runs "
+                             "with --format csv or json instead");
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+double MeanOf(const SetFigures& f, std::string_view name) {
+  const FigureStats* figure = f.summary.Find(name);
+  return figure == nullptr ? 0.0 : figure->stats.mean;
+}
+
+json HyperfineResult(const SetFigures& f) {
+  const Description& d = f.duration->stats;
+  const RunRecord& first = f.summary.counted.front();
+  json result = {{"command", ShellCommandLine(first.command)},
+                 {"mean", d.mean},
+                 {"stddev", d.sd ? json(*d.sd) : json(nullptr)},
+                 {"median", d.median},
+                 {"user", MeanOf(f, "cpu_user_s")},
+                 {"system", MeanOf(f, "cpu_system_s")},
+                 {"min", d.min},
+                 {"max", d.max},
+                 {"times", f.duration->values}};
+  // hyperfine's memory_usage_byte is each run's largest process high-water mark (wait4's
+  // ru_maxrss), which is footprint's max_process_peak_bytes.
+  const FigureStats* hwm = f.summary.Find("max_process_peak_bytes");
+  if (hwm != nullptr && hwm->values.size() == f.duration->values.size()) {
+    json bytes = json::array();
+    for (double v : hwm->values) bytes.push_back(static_cast<uint64_t>(v));
+    result["memory_usage_byte"] = bytes;
+  }
+  json exit_codes = json::array();
+  for (const RunRecord& run : f.summary.counted) {
+    exit_codes.push_back(run.exit_code ? json(*run.exit_code) : json(nullptr));
+  }
+  result["exit_codes"] = exit_codes;
+  const json meta = json::parse(first.meta_json, nullptr, false);
+  if (meta.is_object() && meta.contains("params") && meta["params"].is_object() &&
+      !meta["params"].empty()) {
+    result["parameters"] = meta["params"];
+  }
+  return result;
+}
+
+// "12.3" or "12.3 ± 0.4", scaled by `scale`, with `decimals`.
+std::string MeanSd(const Description& d, double scale, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, d.mean * scale);
+  std::string out = buf;
+  if (d.sd) {
+    std::snprintf(buf, sizeof buf, " ± %.*f", decimals, *d.sd * scale);
+    out += buf;
+  }
+  return out;
+}
+
+std::string Fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// A cell of stored text: '|' would end it and a line break the row.
+std::string MarkdownCell(std::string_view text) {
+  std::string out;
+  for (char c : Inert(text)) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// The mean relative to the fastest set's, with the uncertainty both standard deviations carry
+// into the ratio (first order), as hyperfine writes it; none for the fastest itself.
+std::string Relative(const Description& d, const Description& fastest) {
+  std::string out = Fixed(d.mean / fastest.mean, 2);
+  if (&d != &fastest && d.sd && fastest.sd && d.mean > 0 && fastest.mean > 0) {
+    const double ratio = d.mean / fastest.mean;
+    const double sd = ratio * std::hypot(*d.sd / d.mean, *fastest.sd / fastest.mean);
+    out += " ± " + Fixed(sd, 2);
+  }
+  return out;
+}
+
+std::string MarkdownTable(const std::vector<SetFigures>& sets) {
+  // One unit for the table, from the first set, as hyperfine chooses it.
+  const bool seconds = sets.front().duration->stats.mean >= 1.0;
+  const double scale = seconds ? 1.0 : 1e3;
+  const int decimals = seconds ? 3 : 1;
+  const std::string unit = seconds ? " [s]" : " [ms]";
+  const Description* fastest = &sets.front().duration->stats;
+  std::set<std::string> energies;  // every headline energy any set measured
+  for (const SetFigures& f : sets) {
+    if (f.duration->stats.mean < fastest->mean) fastest = &f.duration->stats;
+    for (const FigureStats& figure : f.summary.figures) {
+      if (figure.headline && figure.unit == "J") energies.insert(figure.name);
+    }
+  }
+  std::string out = "| Run | Command | Runs | Mean" + unit + " | Min" + unit + " | Max" + unit +
+                    " | Relative | User" + unit + " | System" + unit + " | Peak memory [MiB] |";
+  std::string rule = "|:---|:---|---:|---:|---:|---:|---:|---:|---:|---:|";
+  for (const std::string& name : energies) {
+    out += " " + MarkdownCell(FigureLabel(name)) + " [J] |";
+    rule += "---:|";
+  }
+  out += "\n" + rule + "\n";
+  for (const SetFigures& f : sets) {
+    const Description& d = f.duration->stats;
+    const FigureStats* user = f.summary.Find("cpu_user_s");
+    const FigureStats* system = f.summary.Find("cpu_system_s");
+    const FigureStats* memory = f.summary.Find("peak_memory_bytes");
+    out += "| " + MarkdownCell(f.summary.set.Label()) + " | `" +
+           MarkdownCell(ShellCommandLine(f.summary.counted.front().command)) + "` | " +
+           std::to_string(d.n) + " | " + MeanSd(d, scale, decimals) + " | " +
+           Fixed(d.min * scale, decimals) + " | " + Fixed(d.max * scale, decimals) + " | " +
+           Relative(d, *fastest) + " | " + (user ? MeanSd(user->stats, scale, decimals) : "—") +
+           " | " + (system ? MeanSd(system->stats, scale, decimals) : "—") + " | " +
+           (memory ? MeanSd(memory->stats, 1.0 / (1 << 20), 1) : "—") + " |";
+    for (const std::string& name : energies) {
+      const FigureStats* energy = f.summary.Find(name);
+      out += " " + (energy ? MeanSd(energy->stats, 1.0, 1) : "—") + " |";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+Status ExportSets(Store& store, std::span<const RunSet> sets, ExportFormat format,
+                  std::ostream& out) {
+  if (sets.empty()) return InvalidArgument("nothing to export: name runs or groups with -u");
+  FP_ASSIGN_OR_RETURN(std::vector<SetFigures> figures, Summarize(store, sets));
+  if (format == ExportFormat::kHyperfine) {
+    json results = json::array();
+    for (const SetFigures& f : figures) results.push_back(HyperfineResult(f));
+    out << JsonText(json{{"results", results}}, 2) << "\n";
+  } else {
+    out << MarkdownTable(figures);
+  }
+  out.flush();
+  if (!out) return IoError("cannot write the export (disk full, or the reader went away?)");
+  return Status::Ok();
+}
+
+}  // namespace footprint
