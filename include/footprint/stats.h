@@ -46,6 +46,12 @@ struct Description {
 // all-zero Description.
 Description Describe(std::span<const double> values);
 
+// The uncertainty of the ratio of two means, other.mean / base.mean, carried to first order
+// from the two sample standard deviations (as hyperfine reports "1.33 ± 0.04 times"):
+// |ratio| * sqrt((sd_base / mean_base)^2 + (sd_other / mean_other)^2). None when either has
+// no standard deviation or a mean of 0.
+std::optional<double> RatioSd(const Description& base, const Description& other);
+
 // Robust z-scores (Iglewicz and Hoaglin): (x - median) / MAD, the median absolute deviation
 // from the median, one per value in input order. A value whose score is beyond
 // kFarOutlierScore (10 standard deviations of normal data, as hyperfine warns at) lies far

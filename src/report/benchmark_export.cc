@@ -1,11 +1,12 @@
 // Sets of runs as a benchmark table (Markdown) or as hyperfine's JSON (report/export.h).
-#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "footprint/stats.h"
 #include "report/export.h"
 #include "util/json_text.h"
 #include "util/strings.h"
@@ -74,22 +75,22 @@ json HyperfineResult(const SetFigures& f) {
   return result;
 }
 
-// "12.3" or "12.3 ± 0.4", scaled by `scale`, with `decimals`.
-std::string MeanSd(const Description& d, double scale, int decimals) {
+// "12.3" or "12.3 ± 0.4", with `decimals`.
+std::string PlusMinus(double value, std::optional<double> sd, int decimals) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, d.mean * scale);
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
   std::string out = buf;
-  if (d.sd) {
-    std::snprintf(buf, sizeof buf, " ± %.*f", decimals, *d.sd * scale);
+  if (sd) {
+    std::snprintf(buf, sizeof buf, " ± %.*f", decimals, *sd);
     out += buf;
   }
   return out;
 }
 
-std::string Fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
+// Mean ± sd of a figure, scaled by `scale`.
+std::string MeanSd(const Description& d, double scale, int decimals) {
+  return PlusMinus(d.mean * scale, d.sd ? std::optional<double>(*d.sd * scale) : std::nullopt,
+                   decimals);
 }
 
 // A cell of stored text: '|' would end it and a line break the row.
@@ -102,17 +103,10 @@ std::string MarkdownCell(std::string_view text) {
   return out;
 }
 
-// The mean relative to the fastest set's, with the uncertainty both standard deviations carry
-// into the ratio (first order), as hyperfine writes it; none for the fastest itself.
+// The mean relative to the fastest set's, ± the uncertainty of that ratio, as hyperfine writes
+// it; none for the fastest itself.
 std::string Relative(const Description& d, const Description& fastest) {
-  std::string out = Fixed(d.mean / fastest.mean, 2);
-  if (&d != &fastest && d.sd && fastest.sd && d.mean > 0 && fastest.mean > 0) {
-    const double ratio = d.mean / fastest.mean;
-    const double sd = ratio * std::hypot(*d.sd / d.mean, *fastest.sd / fastest.mean);
-    out += " ± ";
-    out += Fixed(sd, 2);
-  }
-  return out;
+  return PlusMinus(d.mean / fastest.mean, &d == &fastest ? std::nullopt : RatioSd(fastest, d), 2);
 }
 
 // `text`, as Markdown code.
@@ -181,8 +175,8 @@ std::string MarkdownTable(const std::vector<SetFigures>& sets) {
         Code(MarkdownCell(ShellCommandLine(f.summary.counted.front().command))),
         std::to_string(d.n),
         MeanSd(d, scale, decimals),
-        Fixed(d.min * scale, decimals),
-        Fixed(d.max * scale, decimals),
+        PlusMinus(d.min * scale, std::nullopt, decimals),
+        PlusMinus(d.max * scale, std::nullopt, decimals),
         Relative(d, *fastest),
         mean_sd("cpu_user_s", scale, decimals),
         mean_sd("cpu_system_s", scale, decimals),

@@ -23,10 +23,7 @@ FigureChange Change(const FigureStats& base, const FigureStats& other,
   if (base.stats.mean != 0) {
     c.ratio = other.stats.mean / base.stats.mean;
     c.relative = *c.ratio - 1;
-    if (base.stats.sd && other.stats.sd && other.stats.mean != 0) {
-      c.ratio_sd = std::abs(*c.ratio) *
-                   std::hypot(*base.stats.sd / base.stats.mean, *other.stats.sd / other.stats.mean);
-    }
+    c.ratio_sd = RatioSd(base.stats, other.stats);
   }
   c.method = "ratio";
   if (base.values.size() >= 2 && other.values.size() >= 2) {

@@ -157,6 +157,12 @@ Description Describe(std::span<const double> values) {
   return d;
 }
 
+std::optional<double> RatioSd(const Description& base, const Description& other) {
+  if (!base.sd || !other.sd || base.mean == 0 || other.mean == 0) return std::nullopt;
+  return std::abs(other.mean / base.mean) *
+         std::hypot(*base.sd / base.mean, *other.sd / other.mean);
+}
+
 std::vector<double> ModifiedZScores(std::span<const double> values) {
   std::vector<double> scores(values.begin(), values.end());
   if (scores.empty()) return scores;

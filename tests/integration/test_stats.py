@@ -180,10 +180,23 @@ def test_a_slow_first_repetition_is_warned_of(tmp_path):
     proc = fp("run", "-o", tmp_path / "a.db", "--no-git", "-r", 5, "--",
               "sh", "-c", f"test -e {marker} || {{ sleep 0.4; touch {marker}; }}")
     assert proc.returncode == 0, describe(proc)
-    assert re.search(r"warning: the first repetition took 4\d\d(\.\d+)? ms, far longer than the rest "
-                     r"\(median [\d.]+ ms\).*--warmup N runs the command N times", proc.stderr), \
-        proc.stderr
+    warning = re.search(r"warning: the first repetition took (.+?), far longer than the rest "
+                        r"\(median (.+?)\).*--warmup N runs the command N times", proc.stderr)
+    assert warning, proc.stderr
     assert "lie far from the rest" not in proc.stderr  # the first is all that is said
+    # The durations it names are the group's own: the first repetition's and the median (to
+    # the two decimals they are written with).
+    durations = [(r["ended_at_ns"] - r["started_at_ns"]) / 1e9 for r in runs_json(tmp_path / "a.db")]
+    scale = {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+
+    def seconds(text):
+        number, unit = text.split()
+        return float(number) * scale[unit]
+
+    assert seconds(warning[1]) == pytest.approx(durations[0], rel=0.01), (warning[1], durations)
+    assert seconds(warning[2]) == pytest.approx(float(np.median(durations)), rel=0.01), \
+        (warning[2], durations)
+    assert durations[0] >= 0.4  # the sleep
 
 
 @pytest.mark.parametrize("bad", [["-r", "0"], ["--warmup", "-1"], ["-r", "x"]])

@@ -69,6 +69,20 @@ TEST(Describe, TukeyOutliersByIndex) {
   EXPECT_TRUE(Describe(std::vector<double>{1, 1, 100}).outliers.empty());
 }
 
+TEST(RatioSd, FirstOrderPropagationOfBothSpreads) {
+  Description base, other;
+  base.mean = 2.0;
+  base.sd = 0.1;  // 5 %
+  other.mean = 3.0;
+  other.sd = 0.36;  // 12 %
+  ASSERT_TRUE(RatioSd(base, other));
+  EXPECT_NEAR(*RatioSd(base, other), 1.5 * 0.13, 1e-12);  // sqrt(5² + 12²) = 13 %
+  other.sd.reset();
+  EXPECT_FALSE(RatioSd(base, other));  // a single run has no spread to carry
+  base.mean = 0;
+  EXPECT_FALSE(RatioSd(base, base));
+}
+
 TEST(ModifiedZScores, MedianAbsoluteDeviationUnits) {
   // median 1.0; absolute deviations 0, .1, .1, 0, 2: MAD 0.1.
   const std::vector<double> scores = ModifiedZScores(std::vector<double>{1.0, 1.1, 0.9, 1.0, 3.0});
