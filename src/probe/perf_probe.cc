@@ -227,6 +227,12 @@ void PerfProbe::AttachToCommand(pid_t command) {
   }
 }
 
+void PerfProbe::Begin(int64_t t0_ns) {
+  for (Counter& c : counters_) {
+    if (c.fd >= 0) c.rate.StartAtZero(t0_ns);  // open once attached: counting from the exec
+  }
+}
+
 std::optional<PerfReading> PerfProbe::Read(int fd) {
   uint64_t values[3];
   if (fd < 0 || ::read(fd, values, sizeof values) != static_cast<ssize_t>(sizeof values)) {
@@ -248,11 +254,7 @@ void PerfProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) {
     std::optional<double> count = ScaledCount(*r);
     if (!count) continue;  // never on the PMU since it was enabled: unknown, not 0
     // A scaled estimate can step back a little when multiplexing shifts: no rate then.
-    if (c.last_count && *count >= *c.last_count && now_ns > c.last_ns) {
-      out.Add(c.series, (*count - *c.last_count) * 1e9 / static_cast<double>(now_ns - c.last_ns));
-    }
-    c.last_count = count;
-    c.last_ns = now_ns;
+    if (auto rate = c.rate.Next(now_ns, *count, 1e9)) out.Add(c.series, *rate);
   }
 }
 

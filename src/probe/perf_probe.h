@@ -29,6 +29,7 @@
 
 #include "footprint/env.h"
 #include "footprint/status.h"
+#include "probe/counter_rate.h"
 #include "probe/probe.h"
 
 namespace footprint {
@@ -100,6 +101,7 @@ class PerfProbe final : public Probe {
   std::string_view name() const override { return "perf"; }
   std::vector<SeriesSpec> Series(const MetricSet& wanted) override;
   void AttachToCommand(pid_t command) override;
+  void Begin(int64_t t0_ns) override;
   void Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) override;
   void Finish(ProbeFindings& findings) override;
 
@@ -114,8 +116,7 @@ class PerfProbe final : public Probe {
     int fd = -1;
     bool user_only = false;
     std::string error;  // why it is not counted
-    std::optional<double> last_count;
-    int64_t last_ns = 0;
+    CounterRate rate;
     PerfReading last_reading;
     bool multiplexed = false;
     bool read_failed = false;

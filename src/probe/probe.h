@@ -72,6 +72,12 @@ class Probe {
   // the start gate and sampling has not started: for probes that follow the command's
   // processes themselves (hardware counters inherited by its children).
   virtual void AttachToCommand(pid_t /*command*/) {}
+  // Called once on the monitor's thread just before sampling starts at monotonic t0_ns (after
+  // AttachToCommand, when that was called). A probe attached to a command measures its rates
+  // from (t0, 0): the command's counters start at zero then, while the first pass, which
+  // would otherwise be the baseline, can come after the command's first work on a busy
+  // machine, and what was counted before it would be missing from the series.
+  virtual void Begin(int64_t /*t0_ns*/) {}
   // Called once after sampling stopped: totals, metadata (what was measured how, what could
   // not be and why) and warnings.
   virtual void Finish(ProbeFindings& /*findings*/) {}

@@ -178,18 +178,18 @@ ProcessTreeProbe::Entry* ProcessTreeProbe::Read(pid_t pid, ProcessFigures& f) {
   return &entries_.emplace(pid, std::move(e)).first->second;
 }
 
-void ProcessTreeProbe::EmitRate(Rate& r, int64_t now_ns, double scale, int series, SampleOut& out) {
+void ProcessTreeProbe::Begin(int64_t t0_ns) {
+  if (!attached_) return;  // the in-process API: the tree counted before, the first pass is 0
+  for (Rate* r : {&cpu_, &read_, &write_}) r->rate.StartAtZero(t0_ns);
+}
+
+void ProcessTreeProbe::EmitRate(Rate& r, int64_t value, int64_t now_ns, double scale, int series,
+                                SampleOut& out) {
+  r.current = std::max(r.current, value);
   if (series < 0) return;
-  if (r.last_ns == 0) {  // first sample: the baseline every later rate is measured from
-    r.last_value = r.current;
-    r.last_ns = now_ns;
-    return;
+  if (auto rate = r.rate.Next(now_ns, static_cast<double>(r.current), scale)) {
+    out.Add(series, *rate);
   }
-  int64_t dt = now_ns - r.last_ns;
-  if (dt <= 0) return;
-  out.Add(series, static_cast<double>(r.current - r.last_value) * scale / static_cast<double>(dt));
-  r.last_value = r.current;
-  r.last_ns = now_ns;
 }
 
 namespace {
@@ -283,8 +283,7 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
             (reaped ? reaped->cpu_ns.load(std::memory_order_relaxed) : 0);
     }
     if (options_.include_monitor) *cum -= FootprintThreadsCpuNs();
-    cpu_.current = std::max(cpu_.current, *cum);
-    EmitRate(cpu_, now_ns, 100.0, slot(MetricId::kCpu), out);
+    EmitRate(cpu_, *cum, now_ns, 100.0, slot(MetricId::kCpu), out);
   }
   last_processes_.store(processes, std::memory_order_relaxed);
   const int64_t rss_bytes = rss_pages * page_size_;
@@ -312,10 +311,12 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
       read_bytes += reaped->read_bytes.load(std::memory_order_relaxed);
       write_bytes += reaped->write_bytes.load(std::memory_order_relaxed);
     }
-    read_.current = std::max(read_.current, read_bytes);
-    write_.current = std::max(write_.current, write_bytes);
-    if (is_due(MetricId::kIoRead)) EmitRate(read_, now_ns, 1e9, slot(MetricId::kIoRead), out);
-    if (is_due(MetricId::kIoWrite)) EmitRate(write_, now_ns, 1e9, slot(MetricId::kIoWrite), out);
+    if (is_due(MetricId::kIoRead)) {
+      EmitRate(read_, read_bytes, now_ns, 1e9, slot(MetricId::kIoRead), out);
+    }
+    if (is_due(MetricId::kIoWrite)) {
+      EmitRate(write_, write_bytes, now_ns, 1e9, slot(MetricId::kIoWrite), out);
+    }
   }
 }
 

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "probe/cgroup.h"
+#include "probe/counter_rate.h"
 #include "probe/probe.h"
 #include "util/file.h"
 
@@ -77,6 +78,8 @@ class ProcessTreeProbe final : public Probe {
   std::string_view name() const override { return "process tree"; }
   std::vector<SeriesSpec> Series(const MetricSet& wanted) override;
   void Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) override;
+  void AttachToCommand(pid_t /*command*/) override { attached_ = true; }
+  void Begin(int64_t t0_ns) override;
 
   // Largest `memory` seen in any pass, bytes: what the tree holds, each page once, when the
   // run has a memory cgroup (memory_from_cgroup()); else the sum of RSS.
@@ -121,10 +124,11 @@ class ProcessTreeProbe final : public Probe {
     int64_t cpu_ticks = 0;  // own + waited-for children; without a cgroup only
     bool live = false;      // not a zombie
   };
-  struct Rate {  // a cumulative counter and when it was last turned into a rate
-    int64_t last_value = 0;
-    int64_t last_ns = 0;  // 0 until the first sample sets the baseline
-    int64_t current = 0;  // monotone: never below last_value
+  struct Rate {
+    CounterRate rate;
+    // The counter, monotone: a process that exits leaves the sum of live processes before
+    // the reaper adds its figures, and must not count twice when it does.
+    int64_t current = 0;
   };
 
   void ListMembers();
@@ -138,7 +142,8 @@ class ProcessTreeProbe final : public Probe {
   // The tree's `memory` (and page cache) from the cgroup's memory.stat; nullopt when unread.
   std::optional<std::pair<int64_t, int64_t>> CgroupMemory(int64_t largest_rss_bytes,
                                                           int64_t largest_shared_bytes) const;
-  static void EmitRate(Rate& r, int64_t now_ns, double scale, int series, SampleOut& out);
+  static void EmitRate(Rate& r, int64_t value, int64_t now_ns, double scale, int series,
+                       SampleOut& out);
 
   Options options_;
   double ns_per_tick_;
@@ -156,6 +161,7 @@ class ProcessTreeProbe final : public Probe {
   std::string list_buf_;  // reused buffer for cgroup.procs and children files
   uint32_t generation_ = 0;
   Rate cpu_, read_, write_;
+  bool attached_ = false;  // the tree is a command started by footprint: counters from 0
   std::atomic<int64_t> peak_memory_{0};
   std::atomic<int64_t> peak_rss_sum_{0};
   std::atomic<int64_t> peak_process_rss_{0};

@@ -85,6 +85,7 @@ Sampler::~Sampler() {
 void Sampler::Start(int64_t t0_ns, std::vector<int64_t> series_ids) {
   t0_ns_ = t0_ns;
   series_ids_ = std::move(series_ids);
+  for (ProbeSlot& slot : probes_) slot.probe->Begin(t0_ns);
   thread_ = std::thread([this] { Loop(); });
 }
 

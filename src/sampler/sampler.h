@@ -50,8 +50,8 @@ class Sampler {
   // The probes, for AttachToCommand before Start and Finish after Stop.
   std::vector<Probe*> probes() const;
 
-  // Starts the thread; the first pass runs at t0_ns (monotonic). `series_ids` parallels
-  // series(). Must be called once.
+  // Tells each probe (Probe::Begin) and starts the thread; the first pass runs at t0_ns
+  // (monotonic). `series_ids` parallels series(). Must be called once.
   void Start(int64_t t0_ns, std::vector<int64_t> series_ids);
   // Stops the thread after one last pass at the moment of the call, of every metric whose
   // previous sample is at least half an interval old: a rate over the last few milliseconds

@@ -208,22 +208,21 @@ TEST(PerfProbe, CountsTheWholeTreeLikeTheKernelsAccounting) {
   EXPECT_EQ(cycles->unit, "1/s");
   EXPECT_EQ(cycles->entity, "tree");
   EXPECT_GE(cycles->count, 3u);  // every 20 ms over >= 0.3 s, fewer when the sampler is starved
-  // The series integrates to no more than the kernel's total for the run. (Not a bound on
-  // each rate: an inherited counter receives a child's whole count when the child exits, so
-  // one interval can hold 4.1e9 ns/s of task-clock on 2 cores, as a fresh-clone run saw.)
+  // The series, from the run's start (the counter's zero), integrates to the count at its
+  // last pass: no more than the kernel's total for the run. (Not a bound on each rate: an
+  // inherited counter receives a child's whole count when the child exits, so one interval
+  // can hold 4.1e9 ns/s of task-clock on 2 cores, as a fresh-clone run saw.)
   auto series = (*store)->ListSeries(out.run.id);
   ASSERT_TRUE(series.ok());
   double integral = 0;
   for (const SeriesRecord& r : *series) {
     if (r.metric != "perf.cycles" || r.scope_id) continue;
-    int64_t previous_ns = -1;
+    int64_t previous_ns = 0;  // samples' times are since the run's start
     ASSERT_TRUE((*store)
                     ->ScanSamples(r.id,
                                   [&](int64_t t_ns, double rate) {
-                                    if (previous_ns >= 0) {
-                                      integral +=
-                                          rate * static_cast<double>(t_ns - previous_ns) / 1e9;
-                                    }
+                                    integral +=
+                                        rate * static_cast<double>(t_ns - previous_ns) / 1e9;
                                     previous_ns = t_ns;
                                   })
                     .ok());

@@ -55,9 +55,9 @@ struct Harness {
     std::vector<SeriesSpec> specs = probe.Series(DefaultMetrics());
     for (size_t i = 0; i < specs.size(); ++i) index[specs[i].metric] = static_cast<int>(i);
   }
-  std::map<MetricId, double> Sample() {
+  std::map<MetricId, double> Sample(int64_t now_ns = MonotonicNs()) {
     Collect out;
-    probe.Sample(MonotonicNs(), DefaultMetrics(), out);
+    probe.Sample(now_ns, DefaultMetrics(), out);
     std::map<MetricId, double> v;
     for (auto [m, i] : index) {
       if (out.values.count(i)) v[m] = out.values[i];
@@ -161,6 +161,64 @@ TEST_P(ProcessTreeProbeTest, EmptyTreeIsZeroNotAnError) {
   auto v = h.Sample();
   EXPECT_EQ(v[MetricId::kProcesses], 0);
   EXPECT_EQ(v[MetricId::kMemory], 0);
+}
+
+// A command's counters are 0 when it starts. Once the probe is attached and begun at t0, the
+// rate at its second pass runs from t0 and holds all the CPU time the command used before,
+// however late the first pass came (here: after 0.2 s of work). Unattached, as in the
+// in-process API, the first pass is the baseline and what came before it is not in a rate.
+TEST_P(ProcessTreeProbeTest, AttachedTreeRatesRunFromTheStart) {
+  Harness attached(GetParam()), unattached(GetParam());
+  attached.probe.AttachToCommand(0);
+  const int64_t t0 = MonotonicNs();
+  attached.probe.Begin(t0);
+  unattached.probe.Begin(t0);
+  pid_t pid = Spawn({Workload("burn"), "1", "600"});  // killed at 0.3 s of CPU, however slow
+  const double tick_s = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  auto cpu_s = [&] {
+    auto st = ParseProcStat(*ReadWholeFile("/proc/" + std::to_string(pid) + "/stat"));
+    return static_cast<double>(st->utime + st->stime) * tick_s;
+  };
+  auto burn_until = [&](double s) {
+    while (cpu_s() < s) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  };
+  burn_until(0.2);
+  const int64_t first_pass = MonotonicNs();
+  EXPECT_EQ(attached.Sample(first_pass).count(MetricId::kCpu), 0u);    // held for the next pass
+  EXPECT_EQ(unattached.Sample(first_pass).count(MetricId::kCpu), 0u);  // the baseline
+  burn_until(0.3);
+  const double before_s = cpu_s();
+  const int64_t t1 = MonotonicNs();
+  auto from_start = attached.Sample(t1);
+  auto from_first_pass = unattached.Sample(t1);
+  const double after_s = cpu_s();
+  KillTree(pid);
+  ASSERT_EQ(from_start.count(MetricId::kCpu), 1u);
+  auto seconds_since = [&](int64_t ns) { return static_cast<double>(t1 - ns) / 1e9; };
+  const double counted_s = from_start[MetricId::kCpu] / 100.0 * seconds_since(t0);
+  // The kernel's own account brackets the rate's, give or take a tick.
+  EXPECT_GE(counted_s, before_s - tick_s) << "after " << after_s;
+  EXPECT_LE(counted_s, after_s + tick_s) << "before " << before_s;
+  // From the first pass, the first 0.2 s are missing.
+  EXPECT_LE(from_first_pass[MetricId::kCpu] / 100.0 * seconds_since(first_pass),
+            after_s - 0.2 + 2 * tick_s);
+}
+
+TEST(CounterRate, FirstCallIsTheBaseline) {
+  CounterRate r;
+  EXPECT_FALSE(r.Next(1'000, 5, 1e9));
+  EXPECT_DOUBLE_EQ(*r.Next(3'000, 9, 1e9), 4 * 1e9 / 2'000);
+  EXPECT_FALSE(r.Next(3'000, 12, 1e9));  // no time passed
+  EXPECT_FALSE(r.Next(4'000, 2, 1e9));   // stepped back: the baseline moves there
+  EXPECT_DOUBLE_EQ(*r.Next(5'000, 3, 1.0), 1.0 / 1'000);
+}
+
+TEST(CounterRate, StartedAtZeroHoldsTheFirstPassAndCountsFromTheStart) {
+  CounterRate r;
+  r.StartAtZero(1'000);
+  EXPECT_FALSE(r.Next(1'010, 7, 1.0));  // ten nanoseconds after the start: held
+  EXPECT_DOUBLE_EQ(*r.Next(2'000, 10, 1.0), 10.0 / 1'000);
+  EXPECT_DOUBLE_EQ(*r.Next(3'000, 12, 1.0), 2.0 / 1'000);
 }
 
 INSTANTIATE_TEST_SUITE_P(WalkAndScan, ProcessTreeProbeTest, ::testing::Values(false, true),
