@@ -102,11 +102,6 @@ Result<ExperimentPlan> ParseYamlPlan(const std::string& text, const std::string&
 // read; InvalidArgument for anything else wrong with it.
 Result<ExperimentPlan> LoadPlan(const std::string& path, const PlanOptions& options = {});
 
-// Splits `text` into words as a POSIX shell would without expansions: blanks separate words,
-// '...' is literal, "..." keeps blanks and honours \" \\ \$ \`, a backslash outside quotes
-// escapes the next character. InvalidArgument for an unterminated quote.
-Result<std::vector<std::string>> ShellSplit(std::string_view text);
-
 // Maps radT listeners ("smi+top+dcgmi+iostat+free", "ps", "none") or metric names joined by
 // '+' onto footprint's metrics. Empty or "-" selects the default metrics. radT's listeners that
 // footprint does not use (macmon, nsys*, ncu*) are skipped and added to `ignored`.

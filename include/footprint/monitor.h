@@ -56,6 +56,9 @@ struct MonitorOptions {
   std::map<std::string, std::string> environment;
   // The folder the command starts in, stored as the run's cwd; empty: footprint's own.
   std::string working_dir;
+  // Where the command's stdout and stderr go: empty, footprint's own; else this file,
+  // appended to (created when missing; "/dev/null" discards them, as hyperfine does).
+  std::string output;
   // A JSON object whose members are added to the run's meta (e.g. "experiment", "repro").
   std::string extra_meta_json;
   // Called once the run is stored and the command waits at the start gate, just before the
@@ -104,15 +107,29 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& options)
 // Most repetitions (and warm-ups) of one group.
 inline constexpr int64_t kMaxRepetitions = 100'000;
 
+// Commands run around the measured runs and not measured, as hyperfine's options of the same
+// names. Each is a command line, run by `shell -c LINE`, or split into words (shell-style
+// quotes) and run directly when `shell` is empty (hyperfine's -N); with the runs'
+// environment, working folder and output (MonitorOptions::environment, working_dir, output),
+// and footprint's stdin. Empty: none.
+struct RunHooks {
+  std::string setup;     // once, before the first run (warm-ups included)
+  std::string prepare;   // before each run
+  std::string conclude;  // after each run
+  std::string cleanup;   // once after the last run, also after a group stopped early
+  std::string shell = "sh";
+};
+
 struct RepeatOptions {
   int repetitions = 1;      // measured runs, 1 to kMaxRepetitions
   int warmups = 0;          // runs before them (0 to kMaxRepetitions), stored as warm-ups and
                             // kept out of statistics
   bool keep_going = false;  // go on after a repetition that fails
+  RunHooks hooks;
 };
 
 struct GroupOutcome {
-  std::string group_id;
+  std::string group_id;  // empty for one run (1 repetition, no warm-up): stored on its own
   std::vector<MonitorOutcome> runs;  // in the order they ran, warm-ups first
   // 0 when every run exited 0; otherwise the status of the first that did not (the command's
   // status, 128+N, 127, 126 as for one run), or 128+N when signal N stopped the group
@@ -120,11 +137,16 @@ struct GroupOutcome {
   int exit_status = 0;
   int signal_received = 0;  // the signal that stopped the group early, 0 if none
   bool complete = false;    // all W + N runs ran
+  // Why a hook stopped the group ("--prepare exited with status 1 before run 3 of 5"), empty
+  // if none did; exit_status is then the hook's status unless a run had failed before.
+  std::string hook_failure;
 };
 
-// Runs `options.command` W + N times, one run each (RunMonitored), sharing a new group id;
-// `on_run` (may be empty) is called after each. Stops after the first run that fails, unless
-// keep_going, and after any run during which footprint received SIGINT, SIGTERM, SIGHUP or
+// Runs `options.command` W + N times, one run each (RunMonitored), sharing a new group id
+// (none for a single run), with the hooks around them; `on_run` (may be empty) is called
+// after each. Stops after the first run that fails, unless keep_going, after a hook that
+// fails (setup, prepare or conclude: the cleanup still runs once the setup succeeded), and
+// after any run or hook during which footprint received SIGINT, SIGTERM, SIGHUP or
 // SIGQUIT (Ctrl-C stops the group cleanly: every run so far is stored complete). Between runs,
 // those signals are caught (a handler is installed for the call's duration) and stop the group
 // before the next run. A non-OK result means footprint itself failed; the runs stored before

@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/format.h"
+#include "cli/progress.h"
 #include "footprint/experiment.h"
 
 namespace footprint::cli {
@@ -117,11 +118,24 @@ Action AddExperiment(CLI::App& app) {
     o.resume = args->resume;
     o.record_git = !args->no_git;
     Status write_error;
+    int to_run = 0;  // the plan's runs this invocation starts (--resume skips the ok ones)
+    for (const PlannedWorkload& w : plan->workloads) {
+      for (const PlannedRun& r : w.runs) {
+        auto it = status.find(r.key);
+        to_run += !(args->resume && it != status.end() && it->second.state == PlanRunState::kOk);
+      }
+    }
+    Progress progress(to_run, /*live=*/false);  // the commands' output shares the terminal
     o.on_workload = [&](const PlannedWorkload& w, const std::vector<const PlannedRun*>& runs) {
       std::cerr << "footprint: experiment " << w.experiment << ", workload " << w.workload
-                << ": starting " << runs.size() << " run(s) together\n";
+                << ": starting " << runs.size() << " run(s) together";
+      if (std::string eta = progress.Eta(); !eta.empty()) {
+        std::cerr << " (" << progress.done() << " of " << to_run << " runs done, " << eta << ")";
+      }
+      std::cerr << "\n";
     };
     o.on_run = [&](const PlannedRun& r, const PlanRunStatus& st, int exit_status) {
+      progress.Done();
       std::cerr << "footprint: " << r.key << " " << PlanRunStateName(st.state);
       if (exit_status != 0) std::cerr << " (exit " << exit_status << ")";
       if (!st.run_id.empty()) std::cerr << ", run " << st.run_id.substr(0, 8);

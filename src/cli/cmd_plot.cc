@@ -61,8 +61,9 @@ Action AddPlot(CLI::App& app) {
       "Write one self-contained HTML file of interactive charts (opens offline in a browser).");
   AddDbOption(*cmd, args->db);
   cmd->add_option("-u,--run", args->runs,
-                  "runs: id, unique id prefix, name or 'last' (default: asked in a menu on a "
-                  "terminal, otherwise the last run)");
+                  "runs: id, unique id prefix, name or 'last'; group:ID, or the name of a run "
+                  "-r group, for its repetitions (default: asked in a menu on a terminal, "
+                  "otherwise the last run)");
   cmd->add_option("-t,--metric", args->metrics,
                   "metrics: sampled (cpu, memory, ...) or valued (loss, accuracy, confusion "
                   "matrices, hyperparameters) (default: asked, otherwise all)");
@@ -100,10 +101,13 @@ Action AddPlot(CLI::App& app) {
         } else {
           for (const std::string& spec :
                args->runs.empty() ? std::vector<std::string>{"last"} : args->runs) {
-            FP_ASSIGN_OR_RETURN(RunRecord run, ResolveRun(all, spec));
-            bool seen = false;
-            for (const RunRecord& r : runs) seen |= r.id == run.id;
-            if (!seen) runs.push_back(std::move(run));
+            // A name whose latest run is a repetition means its group's measured runs.
+            FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSetNoted(all, spec));
+            for (RunRecord& run : set.runs) {
+              bool seen = false;
+              for (const RunRecord& r : runs) seen |= r.id == run.id;
+              if (!seen) runs.push_back(std::move(run));
+            }
           }
         }
 

@@ -1,11 +1,19 @@
-// footprint run: measure a command into the database.
+// footprint run: measure a command into the database, once, as a group of repetitions, or
+// over a parameter scan.
+#include <unistd.h>
+
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "cli/cli.h"
 #include "cli/format.h"
+#include "cli/progress.h"
+#include "footprint/compare.h"
 #include "footprint/monitor.h"
+#include "footprint/scan.h"
 #include "footprint/stats.h"
+#include "run/run_metadata.h"
 #include "util/strings.h"
 
 namespace footprint::cli {
@@ -13,10 +21,14 @@ namespace {
 
 struct RunArgs {
   std::string db;
-  std::string name, description, metrics, gpus;
+  std::string name, description, metrics, gpus, output;
   std::vector<std::string> tags, params, intervals;
   bool no_cgroup = false, no_git = false, quiet = false;
   RepeatOptions repeat;
+  std::string shell;  // --shell: the command too runs in it
+  bool no_shell = false;
+  std::vector<std::string> ranges, lists;  // -P NAME MIN MAX, -L NAME VALUES, flattened
+  std::string step = "1";
 };
 
 // -i/--interval takes INTERVAL (the default for every metric) or METRIC=INTERVAL.
@@ -47,61 +59,161 @@ Status ApplyKeyValues(const std::vector<std::string>& items, std::string_view fl
   return Status::Ok();
 }
 
+// The options of every run, from the command line; `words` is the command.
+Result<MonitorOptions> RunOptions(const RunArgs& args, const CLI::App& cmd,
+                                  std::vector<std::string> words) {
+  if (args.ranges.size() % 3 != 0 || args.lists.size() % 2 != 0) {  // they took its words
+    return InvalidArgument(
+        "-P takes NAME MIN MAX and -L NAME VALUES, and the command comes after --: "
+        "footprint run -P n 1 4 -- CMD {n}");
+  }
+  MonitorOptions o;
+  o.command = std::move(words);
+  if (!o.command.empty() && o.command[0].size() > 1 && o.command[0][0] == '-') {
+    // Option parsing stops at the first word it does not know: a misspelt option lands
+    // here and must not be run as a command.
+    return InvalidArgument("unknown option '" + o.command[0] +
+                           "' (put the command after --); see footprint run --help");
+  }
+  o.name = args.name;
+  if (!args.shell.empty() && !o.command.empty()) {  // hyperfine's way: one line for the shell
+    std::string line;
+    for (const std::string& w : o.command) line += (line.empty() ? "" : " ") + w;
+    o.command = {args.shell, "-c", line};
+    // Named after its first program ("sort big.txt | uniq" is sort), not after the shell.
+    auto programs = SplitShellWords(line);
+    if (o.name.empty() && programs.ok() && !programs->empty()) o.name = DefaultRunName(*programs);
+  }
+  o.description = args.description;
+  o.output = args.output;
+  o.use_cgroup = !args.no_cgroup;
+  o.record_git = !args.no_git;
+  if (cmd.count("--gpus") > 0) o.gpus = args.gpus;
+  FP_RETURN_IF_ERROR(ApplyKeyValues(args.tags, "--tag", o.tags));
+  FP_RETURN_IF_ERROR(ApplyKeyValues(args.params, "--param", o.params));
+  FP_RETURN_IF_ERROR(ApplyIntervals(args.intervals, o));
+  if (cmd.count("--metrics") > 0) {
+    FP_ASSIGN_OR_RETURN(o.metrics, ParseMetricList(args.metrics));
+  }
+  FP_RETURN_IF_ERROR(ValidateMonitorOptions(o));
+  return o;
+}
+
+// The scan's combinations of parameter values (one empty combination without -P or -L), the
+// parameters in the order given, each checked to appear as {NAME} in what the runs use.
+Result<std::vector<std::map<std::string, std::string>>> Scan(const RunArgs& args,
+                                                             const CLI::App& cmd,
+                                                             const MonitorOptions& o) {
+  std::vector<ScanParameter> parameters;
+  size_t range = 0, list = 0;  // the next -P's values in args.ranges, the next -L's in lists
+  for (const CLI::Option* option : cmd.parse_order()) {
+    if (option->check_name("-P") && range + 2 < args.ranges.size()) {
+      FP_ASSIGN_OR_RETURN(ScanParameter p,
+                          RangeParameter(args.ranges[range], args.ranges[range + 1],
+                                         args.ranges[range + 2], args.step));
+      parameters.push_back(std::move(p));
+      range += 3;
+    } else if (option->check_name("-L") && list + 1 < args.lists.size()) {
+      FP_ASSIGN_OR_RETURN(ScanParameter p, ListParameter(args.lists[list], args.lists[list + 1]));
+      parameters.push_back(std::move(p));
+      list += 2;
+    }
+  }
+  const RunHooks& h = args.repeat.hooks;
+  std::string used = o.name + "\n" + h.setup + "\n" + h.prepare + "\n" + h.conclude + "\n" +
+                     h.cleanup + "\n" + o.output;
+  for (const std::string& word : o.command) used += "\n" + word;
+  for (const ScanParameter& p : parameters) {
+    if (used.find("{" + p.name + "}") == std::string::npos) {
+      return InvalidArgument("parameter " + p.name + ": {" + p.name +
+                             "} appears neither in the command nor in -n, --output or a hook");
+    }
+  }
+  return ScanCombinations(parameters);
+}
+
+// "threads=4 size=1M": a combination for people, empty for none.
+std::string CombinationText(const std::map<std::string, std::string>& values) {
+  std::string text;
+  for (const auto& [name, value] : values) text += (text.empty() ? "" : " ") + name + "=" + value;
+  return text;
+}
+
+// The options and hooks of one combination: {NAME} replaced, the values stored as params.
+std::pair<MonitorOptions, RepeatOptions> Substituted(
+    const MonitorOptions& o, const RepeatOptions& r,
+    const std::map<std::string, std::string>& values) {
+  std::pair<MonitorOptions, RepeatOptions> out{o, r};
+  auto& [mo, ro] = out;
+  for (std::string* text : {&mo.name, &mo.output, &ro.hooks.setup, &ro.hooks.prepare,
+                            &ro.hooks.conclude, &ro.hooks.cleanup}) {
+    *text = SubstituteParameters(*text, values);
+  }
+  for (std::string& word : mo.command) word = SubstituteParameters(word, values);
+  for (const auto& [name, value] : values) mo.params[name] = value;
+  return out;
+}
+
 // `label` tells which run of a group it was ("[2/5] ", "[warm-up 1/1] "), empty otherwise.
-void PrintOutcome(const MonitorOutcome& out, const std::string& db, const std::string& label) {
+void PrintOutcome(const MonitorOutcome& out, const std::string& db, const std::string& label,
+                  std::ostream& err) {
   auto total = [&](const char* name) {
     auto it = out.totals.find(name);
     return it == out.totals.end() ? 0.0 : it->second;
   };
   const std::string status = RunStatusText(out.run);
-  std::cerr << "footprint: " << label << Inert(out.run.name) << " " << status << " in "
-            << FormatDuration(total("duration_s")) << ": cpu "
-            << FormatDuration(total("cpu_user_s")) << " user + "
-            << FormatDuration(total("cpu_system_s")) << " system, peak memory "
-            << FormatBytes(total("peak_memory_bytes")) << ", io "
-            << FormatBytes(total("io_read_bytes")) << " read / "
-            << FormatBytes(total("io_write_bytes")) << " written\n";
-  if (label.empty() && !out.database_vanished) {  // else the warnings said where it went
-    std::cerr << "footprint: run " << out.run.id.substr(0, 8) << " stored in " << db
-              << " (footprint show " << out.run.id.substr(0, 8) << ")\n";
+  err << "footprint: " << label << Inert(out.run.name) << " " << status << " in "
+      << FormatDuration(total("duration_s")) << ": cpu " << FormatDuration(total("cpu_user_s"))
+      << " user + " << FormatDuration(total("cpu_system_s")) << " system, peak memory "
+      << FormatBytes(total("peak_memory_bytes")) << ", io " << FormatBytes(total("io_read_bytes"))
+      << " read / " << FormatBytes(total("io_write_bytes")) << " written\n";
+  if (out.run.group_id.empty() && !out.database_vanished) {  // else the warnings said where
+    err << "footprint: run " << out.run.id.substr(0, 8) << " stored in " << db
+        << " (footprint show " << out.run.id.substr(0, 8) << ")\n";
   }
 }
 
-std::string RepetitionLabel(const RunRecord& run, const RepeatOptions& repeat) {
+// "[threads=4] [2/5] ": where a run stands in the scan and in its group.
+std::string RunLabel(const RunRecord& run, const RepeatOptions& repeat,
+                     const std::string& combination) {
+  std::string label = combination.empty() ? "" : "[" + combination + "] ";
+  if (run.group_id.empty()) return label;
   if (run.repetition < 0) {
-    return "[warm-up " + std::to_string(run.repetition + repeat.warmups + 1) + "/" +
+    return label + "[warm-up " + std::to_string(run.repetition + repeat.warmups + 1) + "/" +
            std::to_string(repeat.warmups) + "] ";
   }
-  return "[" + std::to_string(run.repetition) + "/" + std::to_string(repeat.repetitions) + "] ";
+  return label + "[" + std::to_string(run.repetition) + "/" + std::to_string(repeat.repetitions) +
+         "] ";
 }
 
 // hyperfine's warnings on the durations of a group's ok repetitions (in the order they ran):
 // a first one far slower than the rest, or some far from the rest.
 void WarnOfFarDurations(const std::vector<double>& durations, const std::vector<int>& repetitions,
-                        const RepeatOptions& repeat) {
+                        const RepeatOptions& repeat, std::ostream& err) {
   const FarValues far = FindFarValues(durations);
   if (far.first_slow) {
-    std::cerr << "footprint: warning: the first repetition took " << FormatDuration(durations[0])
-              << ", far longer than the rest (median " << FormatDuration(Describe(durations).median)
-              << "): caches filled by that run, perhaps; "
-              << (repeat.warmups > 0 ? "more --warmup runs, or a quieter machine, may help"
-                                     : "--warmup N runs the command N times before measuring")
-              << "\n";
+    err << "footprint: warning: the first repetition took " << FormatDuration(durations[0])
+        << ", far longer than the rest (median " << FormatDuration(Describe(durations).median)
+        << "): caches filled by that run, perhaps; "
+        << (repeat.warmups > 0 ? "more --warmup runs, or a quieter machine, may help"
+                               : "--warmup N runs the command N times before measuring")
+        << "\n";
   } else if (!far.far.empty()) {
     std::string which;
     for (size_t i : far.far) {
       which += (which.empty() ? "#" : ", #") + std::to_string(repetitions[i]) + " (" +
                FormatDuration(durations[i]) + ")";
     }
-    std::cerr << "footprint: warning: repetition(s) " << which
-              << " lie far from the rest (more than 10 robust standard deviations from the "
-                 "median): the machine was busy, perhaps; measure again on a quiet one, or "
-                 "compare with --test mann-whitney\n";
+    err << "footprint: warning: repetition(s) " << which
+        << " lie far from the rest (more than 10 robust standard deviations from the "
+           "median): the machine was busy, perhaps; measure again on a quiet one, or "
+           "compare with --test mann-whitney\n";
   }
 }
 
-// The group's last words on stderr: how far it got, the mean duration, where to look.
-void PrintGroup(const GroupOutcome& group, const RepeatOptions& repeat, const std::string& db) {
+// The group's last words: how far it got, the mean duration, where to look.
+void PrintGroup(const GroupOutcome& group, const RepeatOptions& repeat, const std::string& db,
+                std::ostream& err) {
   std::vector<double> durations;
   std::vector<int> repetitions;
   int measured = 0;
@@ -115,31 +227,167 @@ void PrintGroup(const GroupOutcome& group, const RepeatOptions& repeat, const st
     }
   }
   const std::string id = group.group_id.substr(0, 8);
-  std::cerr << "footprint: group " << id << ": " << measured << " of " << repeat.repetitions
-            << " repetitions";
-  if (repeat.warmups > 0) std::cerr << " (after " << repeat.warmups << " warm-up(s))";
+  err << "footprint: group " << id << ": " << measured << " of " << repeat.repetitions
+      << " repetitions";
+  if (repeat.warmups > 0) err << " (after " << repeat.warmups << " warm-up(s))";
   if (!durations.empty()) {
     Description d = Describe(durations);
-    std::cerr << ", duration " << FormatDuration(d.mean);
-    if (d.sd) std::cerr << " ± " << FormatDuration(*d.sd);
-    std::cerr << " over " << d.n << " ok";
+    err << ", duration " << FormatDuration(d.mean);
+    if (d.sd) err << " ± " << FormatDuration(*d.sd);
+    err << " over " << d.n << " ok";
   }
   const MonitorOutcome* last = group.runs.empty() ? nullptr : &group.runs.back();
   if (group.signal_received != 0) {
-    std::cerr << "; stopped by signal " << group.signal_received;
+    err << "; stopped by signal " << group.signal_received;
   } else if (last != nullptr && last->database_vanished) {
-    std::cerr << "; stopped: the database vanished";
+    err << "; stopped: the database vanished";
+  } else if (!group.hook_failure.empty()) {
+    err << "; stopped: a hook failed";
   } else if (!group.complete) {
-    std::cerr << "; stopped after a failing run (--keep-going runs them all)";
+    err << "; stopped after a failing run (--keep-going runs them all)";
   }
   if (last == nullptr || !last->database_vanished) {
-    std::cerr << "; stored in " << db << " (footprint show group:" << id << ")";
+    err << "; stored in " << db << " (footprint show group:" << id << ")";
   } else if (!last->saved_to.empty()) {
-    std::cerr << "; saved to " << last->saved_to << " (footprint show -o " << last->saved_to
-              << " group:" << id << ")";
+    err << "; saved to " << last->saved_to << " (footprint show -o " << last->saved_to
+        << " group:" << id << ")";
   }
-  std::cerr << "\n";
-  WarnOfFarDurations(durations, repetitions, repeat);
+  err << "\n";
+  WarnOfFarDurations(durations, repetitions, repeat, err);
+}
+
+// After a scan: each combination against the fastest, hyperfine's way ("'threads=1' ran 2.91 ±
+// 0.08 times slower than 'threads=4'"), and how to compare them in full.
+Status PrintScanSummary(Store& store, const std::vector<std::string>& combinations,
+                        const std::vector<GroupOutcome>& groups, std::ostream& err) {
+  FP_ASSIGN_OR_RETURN(auto runs, LoadRuns(store));
+  std::vector<SetSummary> sets;
+  std::string specs;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (groups[i].runs.empty()) continue;
+    const RunRecord& last = groups[i].runs.back().run;
+    const std::string spec = last.group_id.empty() ? last.id : "group:" + last.group_id;
+    FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSet(runs, spec));
+    set.spec = combinations[i];
+    FP_ASSIGN_OR_RETURN(SetSummary summary, SummarizeSet(store, std::move(set)));
+    if (summary.Find("duration_s") == nullptr) continue;  // no run ended well
+    sets.push_back(std::move(summary));
+    specs +=
+        last.group_id.empty() ? " " + last.id.substr(0, 8) : " group:" + last.group_id.substr(0, 8);
+  }
+  if (sets.size() < 2) return Status::Ok();
+  std::stable_sort(sets.begin(), sets.end(), [](const SetSummary& a, const SetSummary& b) {
+    return a.Find("duration_s")->stats.mean < b.Find("duration_s")->stats.mean;
+  });
+  FP_ASSIGN_OR_RETURN(Comparison c, Compare(std::move(sets)));
+  const FigureComparison& duration = *std::find_if(
+      c.figures.begin(), c.figures.end(), [](const auto& f) { return f.name == "duration_s"; });
+  err << "footprint: fastest: " << QuotedInert(c.sets[0].set.spec) << ", "
+      << FormatDuration(c.sets[0].Find("duration_s")->stats.mean) << "\n";
+  for (size_t i = 1; i < c.sets.size(); ++i) {
+    std::string verdict = Verdict(c, duration, i);
+    if (verdict.empty() && duration.changes[i] && duration.changes[i]->ratio) {
+      char ratio[32];
+      std::snprintf(ratio, sizeof ratio, "%.2f", *duration.changes[i]->ratio);
+      verdict = QuotedInert(c.sets[i].set.spec) + " took " + ratio + " times as long as " +
+                QuotedInert(c.sets[0].set.spec) + " (one run each: -r N to test it)";
+    }
+    if (!verdict.empty()) err << "footprint:   " << verdict << "\n";
+  }
+  err << "footprint: in full: footprint compare" << specs << "\n";
+  return Status::Ok();
+}
+
+// Runs every combination of the scan (one without -P/-L), each once or as a group; the exit
+// status of the first that failed, else 0.
+Result<int> RunScan(Store& store, const RunArgs& args, const MonitorOptions& o,
+                    const std::vector<std::map<std::string, std::string>>& scan) {
+  const int runs_each = args.repeat.warmups + args.repeat.repetitions;
+  const bool live = !args.quiet && !o.output.empty() && ::isatty(STDERR_FILENO) == 1;
+  Progress progress(static_cast<int>(scan.size()) * runs_each, live);
+  const std::string& db = store.location();
+  std::vector<GroupOutcome> groups;
+  std::vector<std::string> combinations;
+  int status = 0;
+  for (const auto& values : scan) {
+    auto [mo, ro] = Substituted(o, args.repeat, values);
+    combinations.push_back(CombinationText(values));
+    auto on_run = [&](const MonitorOutcome& out) {
+      progress.Done();
+      std::ostringstream err;
+      if (!out.launch_error.empty()) err << "footprint: " << out.launch_error << "\n";
+      for (const std::string& w : out.warnings) err << "footprint: warning: " << w << "\n";
+      if (!args.quiet) {
+        std::string label = RunLabel(out.run, ro, combinations.back());
+        const std::string eta = live ? "" : progress.Eta();
+        if (!eta.empty() && !label.empty()) label.insert(label.size() - 2, ", " + eta);
+        PrintOutcome(out, db, label, err);
+      }
+      progress.Print(err.str());
+    };
+    FP_ASSIGN_OR_RETURN(GroupOutcome group, RunRepeated(store, mo, ro, on_run));
+    std::ostringstream err;
+    if (!group.hook_failure.empty()) err << "footprint: " << group.hook_failure << "\n";
+    if (!group.group_id.empty() && (!args.quiet || !group.complete)) {
+      PrintGroup(group, ro, db, err);
+    }
+    progress.Print(err.str());
+    const MonitorOutcome* last = group.runs.empty() ? nullptr : &group.runs.back();
+    // A run stored nowhere is footprint's failure, whatever the command did.
+    if (last && last->database_vanished && last->saved_to.empty()) return kExitRunFailed;
+    if (status == 0) status = group.exit_status;
+    const bool stop = group.signal_received != 0 || (last && last->database_vanished) ||
+                      (group.exit_status != 0 && !args.repeat.keep_going);
+    groups.push_back(std::move(group));
+    if (stop) break;
+  }
+  if (scan.size() > 1 && !args.quiet) {
+    std::ostringstream err;
+    FP_RETURN_IF_ERROR(PrintScanSummary(store, combinations, groups, err));
+    progress.Print(err.str());
+  }
+  return status;
+}
+
+void AddScanAndHookOptions(CLI::App& cmd, RunArgs& args) {
+  cmd.add_option("-P,--parameter-scan", args.ranges,
+                 "run once (or -r N times) per value of NAME from MIN to MAX, written {NAME} in "
+                 "the command, -n, --output or a hook; repeatable, with -L too: every "
+                 "combination runs, the first parameter varying slowest")
+      ->type_size(-3)
+      ->option_text("NAME MIN MAX");
+  cmd.add_option("-D,--parameter-step-size", args.step,
+                 "the step of every -P range (default 1; decimals allowed)")
+      ->option_text("STEP");
+  cmd.add_option("-L,--parameter-list", args.lists,
+                 "like -P, over the comma-separated VALUES (e.g. -L compiler gcc,clang)")
+      ->type_size(-2)
+      ->option_text("NAME VALUES");
+  const std::pair<const char*, std::string RunHooks::*> hooks[] = {
+      {"--setup", &RunHooks::setup},
+      {"--prepare", &RunHooks::prepare},
+      {"--conclude", &RunHooks::conclude},
+      {"--cleanup", &RunHooks::cleanup}};
+  const char* what[] = {"once before the first run (warm-ups included)", "before each run",
+                        "after each run", "once after the last run, also after a failure"};
+  for (size_t i = 0; i < std::size(hooks); ++i) {
+    cmd.add_option(hooks[i].first, args.repeat.hooks.*hooks[i].second,
+                   std::string("a command line to run ") + what[i] +
+                       ", not measured; a failure stops the runs")
+        ->option_text("CMD");
+  }
+  auto* shell = cmd.add_option("--shell", args.shell,
+                               "run the hooks and the command by SHELL -c (default: the hooks "
+                               "by sh, the command without a shell)")
+                    ->option_text("SHELL");
+  cmd.add_flag("-N,--no-shell", args.no_shell,
+               "run the hooks without a shell too (their words split as a shell would)")
+      ->excludes(shell);
+  cmd.add_option("--output", args.output,
+                 "where the command's stdout and stderr go: a file (appended to; /dev/null to "
+                 "discard them, as hyperfine does; default: footprint's own). With -r on a "
+                 "terminal, a progress bar is drawn then")
+      ->option_text("FILE");
 }
 
 }  // namespace
@@ -178,7 +426,8 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
       ->check(CLI::Range(int64_t{0}, kMaxRepetitions))
       ->option_text("N");
   cmd->add_flag("--keep-going", args->repeat.keep_going,
-                "with -r: run every repetition even after one fails");
+                "with -r or a scan: run every repetition and combination even after one fails");
+  AddScanAndHookOptions(*cmd, *args);
   cmd->prefix_command();
   cmd->footer(
       "COMMAND is everything after --: footprint run [OPTIONS] -- COMMAND [ARGS...]\n\n"
@@ -187,75 +436,32 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
       "stdin, stdout and stderr are the command's; footprint's summary goes to stderr.\n\n"
       "With -r N (and --warmup W), the runs form a group (footprint show group:ID); footprint "
       "stops after the first run that fails (unless --keep-going) and exits with its status, "
-      "or 0 when all succeeded; Ctrl-C stops the group after storing the run it interrupted.\n\n"
+      "or 0 when all succeeded; Ctrl-C stops the group after storing the run it interrupted. "
+      "A hook that fails stops the runs too, and footprint exits with its status.\n\n"
+      "With -P or -L, each combination of values is a group of its own (or a run, without "
+      "-r), its values stored as --param NAME=VALUE; at the end, each is compared with the "
+      "fastest.\n\n"
       "Examples:\n"
       "  footprint run -- python3 train.py --epochs 3\n"
       "  footprint run -n sort -i 10ms --interval memory=1ms -- sort data.txt -o /dev/null\n"
-      "  footprint run -r 10 --warmup 2 -- ./bench --size 1M");
+      "  footprint run -r 10 --warmup 2 -- ./bench --size 1M\n"
+      "  footprint run -r 5 -P threads 1 4 --prepare 'sync' -- ./bench --threads {threads}\n"
+      "  footprint run -r 5 -L compiler gcc,clang --shell bash -- '{compiler} -O2 x.c'");
 
   return [args, cmd, &command]() -> int {
-    MonitorOptions o;
-    o.command = cmd->remaining();  // a command given without "--" starts at the first word
-    if (!o.command.empty() && o.command[0].size() > 1 && o.command[0][0] == '-') {
-      // Option parsing stops at the first word it does not know: a misspelt option lands
-      // here and must not be run as a command.
-      Fail(InvalidArgument("unknown option '" + o.command[0] +
-                           "' (put the command after --); see footprint run --help"));
-      return kExitRunFailed;
-    }
-    o.command.insert(o.command.end(), command.begin(), command.end());
-    o.name = args->name;
-    o.description = args->description;
-    o.use_cgroup = !args->no_cgroup;
-    o.record_git = !args->no_git;
-    if (cmd->count("--gpus") > 0) o.gpus = args->gpus;
-    Status st = ApplyKeyValues(args->tags, "--tag", o.tags);
-    if (st.ok()) st = ApplyKeyValues(args->params, "--param", o.params);
-    if (st.ok()) st = ApplyIntervals(args->intervals, o);
-    if (st.ok() && cmd->count("--metrics") > 0) {
-      auto set = ParseMetricList(args->metrics);
-      if (set.ok()) {
-        o.metrics = *set;
-      } else {
-        st = set.status();
-      }
-    }
-    if (st.ok()) st = ValidateMonitorOptions(o);
-    if (!st.ok()) {
-      Fail(st);
-      return kExitRunFailed;
-    }
-    auto store = OpenStore(args->db);
-    if (!store.ok()) {
-      Fail(store.status());
-      return kExitRunFailed;
-    }
-    const std::string& db = (*store)->location();
-    auto report = [&](const MonitorOutcome& out, const std::string& label) {
-      if (!out.launch_error.empty()) std::cerr << "footprint: " << out.launch_error << "\n";
-      for (const std::string& w : out.warnings) std::cerr << "footprint: warning: " << w << "\n";
-      if (!args->quiet) PrintOutcome(out, db, label);
-    };
-    if (args->repeat.repetitions == 1 && args->repeat.warmups == 0) {
-      auto outcome = RunMonitored(**store, o);
-      if (!outcome.ok()) {
-        Fail(outcome.status());
-        return kExitRunFailed;
-      }
-      report(*outcome, "");
-      // A run stored nowhere is footprint's failure, whatever the command did.
-      if (outcome->database_vanished && outcome->saved_to.empty()) return kExitRunFailed;
-      return outcome->exit_status;
-    }
-    auto group = RunRepeated(**store, o, args->repeat, [&](const MonitorOutcome& out) {
-      report(out, RepetitionLabel(out.run, args->repeat));
-    });
-    if (!group.ok()) {
-      Fail(group.status());
-      return kExitRunFailed;
-    }
-    if (!args->quiet || !group->complete) PrintGroup(*group, args->repeat, db);
-    return group->exit_status;
+    Result<int> status = [&]() -> Result<int> {
+      std::vector<std::string> words = cmd->remaining();  // without "--": from the first word
+      words.insert(words.end(), command.begin(), command.end());
+      if (args->no_shell) args->repeat.hooks.shell.clear();
+      if (!args->shell.empty()) args->repeat.hooks.shell = args->shell;
+      FP_ASSIGN_OR_RETURN(MonitorOptions o, RunOptions(*args, *cmd, std::move(words)));
+      FP_ASSIGN_OR_RETURN(auto scan, Scan(*args, *cmd, o));
+      FP_ASSIGN_OR_RETURN(auto store, OpenStore(args->db));
+      return RunScan(*store, *args, o, scan);
+    }();
+    if (status.ok()) return *status;
+    Fail(status.status());  // footprint's own failure: 125, whatever its kind (see --help)
+    return kExitRunFailed;
   };
 }
 

@@ -373,48 +373,6 @@ size_t ExperimentPlan::run_count() const {
   return n;
 }
 
-Result<std::vector<std::string>> ShellSplit(std::string_view text) {
-  std::vector<std::string> words;
-  std::string word;
-  bool in_word = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == ' ' || c == '\t' || c == '\n') {
-      if (in_word) words.push_back(std::move(word));
-      word.clear();
-      in_word = false;
-      continue;
-    }
-    in_word = true;
-    if (c == '\\') {
-      if (i + 1 < text.size()) word += text[++i];
-    } else if (c == '\'') {
-      size_t close = text.find('\'', i + 1);
-      if (close == std::string_view::npos) {
-        return InvalidArgument("unterminated ' in '" + std::string(text) + "'");
-      }
-      word.append(text.substr(i + 1, close - i - 1));
-      i = close;
-    } else if (c == '"') {
-      size_t j = i + 1;
-      for (; j < text.size() && text[j] != '"'; ++j) {
-        if (text[j] == '\\' && j + 1 < text.size() &&
-            std::string_view("\"\\$`").find(text[j + 1]) != std::string_view::npos) {
-          ++j;
-        }
-        word += text[j];
-      }
-      if (j >= text.size())
-        return InvalidArgument("unterminated \" in '" + std::string(text) + "'");
-      i = j;
-    } else {
-      word += c;
-    }
-  }
-  if (in_word) words.push_back(std::move(word));
-  return words;
-}
-
 Result<ExperimentPlan> ParseYamlPlan(const std::string& text, const std::string& path,
                                      const PlanOptions& options) {
   YAML::Node root;
@@ -532,7 +490,7 @@ Result<ExperimentPlan> ParseYamlPlan(const std::string& text, const std::string&
               if (!list.ok()) return fail(list.status());
               words = *list;
             } else {
-              auto split = ShellSplit(cn.as<std::string>());
+              auto split = SplitShellWords(cn.as<std::string>());
               if (!split.ok()) return fail(YamlError(cn, split.status().message()));
               words = *split;
             }
@@ -544,7 +502,7 @@ Result<ExperimentPlan> ParseYamlPlan(const std::string& text, const std::string&
                 if (!list.ok()) return fail(list.status());
                 extra = *list;
               } else {
-                auto split = ShellSplit(rn["args"].as<std::string>());
+                auto split = SplitShellWords(rn["args"].as<std::string>());
                 if (!split.ok()) return fail(YamlError(rn["args"], split.status().message()));
                 extra = *split;
               }

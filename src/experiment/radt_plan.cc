@@ -46,7 +46,7 @@ Status AddRadtRow(const RadtRow& row, const std::string& plan_dir, const PlanOpt
   if (run.experiment.empty() || run.workload.empty() || row.file.empty()) {
     return InvalidArgument(row.where + "Experiment, Workload and File must not be empty");
   }
-  auto args = ShellSplit(row.params);
+  auto args = SplitShellWords(row.params);
   if (!args.ok()) return InvalidArgument(row.where + "Params: " + args.status().message());
   run.params = row.swept;
   if (!row.params.empty() && row.swept.empty()) run.params["Params"] = row.params;
@@ -87,13 +87,6 @@ Result<ExperimentPlan> FinishRadtPlan(ExperimentPlan plan, const std::string& pa
                          "); footprint measures the run without it");
   }
   return plan;
-}
-
-// `value` as one word for ShellSplit.
-std::string ShellQuoted(const std::string& value) {
-  std::string out = "'";
-  for (char c : value) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 const char kRadtColumns[] =
@@ -280,7 +273,7 @@ Result<ExperimentPlan> ParseRadtSweep(const YAML::Node& root, const std::string&
     for (size_t k = 0; k < grid.size(); ++k) {
       const std::string& value = grid[k].second[combos[c][k]];
       row.swept[grid[k].first] = value;
-      row.params += (k ? " --" : "--") + grid[k].first + " " + ShellQuoted(value);
+      row.params += (k ? " --" : "--") + grid[k].first + " " + ShellWord(value);
     }
     FP_RETURN_IF_ERROR(AddRadtRow(row, plan_dir, options, workloads, ignored));
   }

@@ -1,6 +1,7 @@
 // RunMonitored: start a command behind a gate, measure it, reap it, store the totals.
 #include "footprint/monitor.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "probe/cgroup.h"
 #include "probe/gpu_backends.h"
@@ -92,16 +94,20 @@ void CloseFd(int& fd) {
   fd = -1;
 }
 
-// What a program using the API needs to join the run (include/footprint/api.h).
+// What the child sets up before exec: what a program using the API needs to join the run
+// (include/footprint/api.h), and the command's own variables, folder and output.
 struct JoinEnvironment {
   const char* run_id;
   const char* db;
   const std::map<std::string, std::string>* extra;  // MonitorOptions::environment
   const char* working_dir;                          // nullptr: footprint's own
+  int output_fd;                                    // for stdout and stderr; -1: footprint's
 };
 
-// In the child, between fork and exec. The parent forks before starting any thread, so the
-// child may allocate (setenv); nothing here touches footprint's own state.
+// In the child, between fork and exec. The child may allocate (setenv): glibc's fork() takes
+// malloc's locks across the fork, so the heap is whole in the child even when another thread
+// was allocating (the progress bar's, a Python host's). The session's threads start after
+// the fork. Nothing here touches footprint's own state.
 // If exec fails, the child sends its errno through the close-on-exec `report_fd`.
 [[noreturn]] void ChildExec(char* const* argv, const sigset_t& mask, const JoinEnvironment& env,
                             int gate_fd, int report_fd) {
@@ -117,6 +123,10 @@ struct JoinEnvironment {
   setenv("FOOTPRINT_RUN_ID", env.run_id, 1);
   setenv("FOOTPRINT_DB", env.db, 1);
   for (const auto& [name, value] : *env.extra) setenv(name.c_str(), value.c_str(), 1);
+  if (env.output_fd >= 0) {
+    ::dup2(env.output_fd, STDOUT_FILENO);
+    ::dup2(env.output_fd, STDERR_FILENO);
+  }
   if (!env.working_dir || ::chdir(env.working_dir) == 0) execvp(argv[0], argv);
   int error = errno;
   (void)!::write(report_fd, &error, sizeof error);
@@ -488,6 +498,30 @@ void RescueIfVanished(Env& env, Store& store, MonitorOutcome& out) {
                          "): it is lost");
 }
 
+// The file MonitorOptions::output names, open for the child to write (close-on-exec: the
+// child's dup2 copies are what the command keeps); -1 for none. A relative path is
+// footprint's, not the working folder's, as the hooks' (RunAndWait) is.
+class OutputFile {
+ public:
+  static Result<OutputFile> Open(const std::string& path) {
+    OutputFile f;
+    if (path.empty()) return f;
+    f.fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (f.fd_ < 0) {
+      return InvalidArgument("cannot open the command's output file " + path + ": " +
+                             std::strerror(errno));
+    }
+    return f;
+  }
+  OutputFile(OutputFile&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  ~OutputFile() { CloseFd(fd_); }
+  int fd() const { return fd_; }
+
+ private:
+  OutputFile() = default;
+  int fd_ = -1;
+};
+
 }  // namespace
 
 Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
@@ -495,6 +529,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   Env& env = *opt.env;
   const MetricIntervals intervals = ResolveIntervals(opt);
   FP_ASSIGN_OR_RETURN(PerfProbe::Options perf, PerfProbe::Options::FromEnv(env));
+  FP_ASSIGN_OR_RETURN(OutputFile output, OutputFile::Open(opt.output));
   // --- Everything slow or fallible happens before the command exists. -----------------
   FP_ASSIGN_OR_RETURN(PreparedRun p, PrepareRun(opt, intervals));
   ReapedTotals reaped;
@@ -522,7 +557,8 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   std::string db_path = store.location();
   if (!db_path.empty() && db_path[0] != '/') db_path = CurrentDir() + "/" + db_path;
   const JoinEnvironment join_env{p.run.id.c_str(), db_path.c_str(), &opt.environment,
-                                 opt.working_dir.empty() ? nullptr : opt.working_dir.c_str()};
+                                 opt.working_dir.empty() ? nullptr : opt.working_dir.c_str(),
+                                 output.fd()};
 
   // --- Start the command behind a gate. -------------------------------------------------
   SignalScope signals;
@@ -570,77 +606,6 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   out.run = std::move(p.run);
   RescueIfVanished(env, store, out);
   return out;
-}
-
-namespace {
-
-// Set by the handler StopSignalCatcher installs: a stop signal that arrived between two runs.
-volatile sig_atomic_t g_stop_signal = 0;
-
-}  // namespace
-
-StopSignalCatcher::StopSignalCatcher() {
-  g_stop_signal = 0;
-  struct sigaction sa = {};
-  sa.sa_handler = [](int sig) {
-    if (g_stop_signal == 0) g_stop_signal = sig;
-  };
-  sa.sa_flags = SA_RESTART;
-  for (size_t i = 0; i < std::size(kStopSignals); ++i) {
-    sigaction(kStopSignals[i], &sa, &old_[i]);
-  }
-}
-
-StopSignalCatcher::~StopSignalCatcher() {
-  for (size_t i = 0; i < std::size(kStopSignals); ++i) {
-    sigaction(kStopSignals[i], &old_[i], nullptr);
-  }
-}
-
-int StopSignalCatcher::received() const { return g_stop_signal; }
-
-Result<GroupOutcome> RunRepeated(Store& store, MonitorOptions options, const RepeatOptions& repeat,
-                                 const std::function<void(const MonitorOutcome&)>& on_run) {
-  if (repeat.repetitions < 1 || repeat.repetitions > kMaxRepetitions) {
-    return InvalidArgument("-r/--repetitions must be from 1 to " + std::to_string(kMaxRepetitions) +
-                           " (got " + std::to_string(repeat.repetitions) + ")");
-  }
-  if (repeat.warmups < 0 || repeat.warmups > kMaxRepetitions) {
-    return InvalidArgument("--warmup must be from 0 to " + std::to_string(kMaxRepetitions) +
-                           " (got " + std::to_string(repeat.warmups) + ")");
-  }
-  FP_RETURN_IF_ERROR(ValidateMonitorOptions(options));
-  GroupOutcome group;
-  group.group_id = NewRunId();
-  options.group_id = group.group_id;
-  options.planned_repetitions = repeat.repetitions;
-  options.planned_warmups = repeat.warmups;
-  StopSignalCatcher catcher;
-  const int total = repeat.warmups + repeat.repetitions;
-  for (int i = 0; i < total; ++i) {
-    if (int sig = catcher.received(); sig != 0) {
-      group.signal_received = sig;
-      if (group.exit_status == 0) group.exit_status = 128 + sig;
-      return group;
-    }
-    // Warm-ups are numbered -W..-1, measured repetitions 1..N.
-    options.repetition = i < repeat.warmups ? i - repeat.warmups : i - repeat.warmups + 1;
-    FP_ASSIGN_OR_RETURN(auto outcome, RunMonitored(store, options));
-    if (on_run) on_run(outcome);
-    group.runs.push_back(std::move(outcome));
-    const MonitorOutcome& last = group.runs.back();
-    if (last.exit_status != 0 && group.exit_status == 0) group.exit_status = last.exit_status;
-    if (last.signal_received != 0) {
-      group.signal_received = last.signal_received;
-      if (group.exit_status == 0) group.exit_status = 128 + last.signal_received;
-      return group;
-    }
-    if (last.exit_status != 0 && !repeat.keep_going) return group;
-    if (last.database_vanished) return group;  // further runs would be written nowhere
-  }
-  group.signal_received = catcher.received();
-  group.complete = true;
-  return group;
 }
 
 }  // namespace footprint

@@ -8,6 +8,8 @@
 
 #include <signal.h>
 
+#include <iterator>
+
 namespace footprint {
 
 inline constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};

@@ -182,6 +182,51 @@ std::string ShellCommandLine(const std::vector<std::string>& words) {
   return out;
 }
 
+Result<std::vector<std::string>> SplitShellWords(std::string_view line) {
+  auto unterminated = [&](char quote) {
+    return InvalidArgument(std::string("unterminated ") + quote + " in " + QuotedInert(line));
+  };
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+      continue;
+    }
+    in_word = true;
+    if (c == '\\') {  // keeps the next character; a backslash-newline joins lines
+      if (i + 1 == line.size()) {
+        word += c;  // nothing to escape: sh -c 'echo a\' prints a backslash too
+      } else if (line[++i] != '\n') {
+        word += line[i];
+      }
+    } else if (c == '\'') {
+      const size_t close = line.find('\'', i + 1);
+      if (close == std::string_view::npos) return unterminated(c);
+      word += line.substr(i + 1, close - i - 1);
+      i = close;
+    } else if (c == '"') {
+      for (++i;; ++i) {  // only \" \\ \$ \` and a backslash-newline are escapes here
+        if (i == line.size()) return unterminated(c);
+        if (line[i] == '"') break;
+        if (line[i] == '\\' && i + 1 < line.size() &&
+            std::string_view("\"\\$`\n").find(line[i + 1]) != std::string_view::npos) {
+          if (line[++i] == '\n') continue;
+        }
+        word += line[i];
+      }
+    } else {
+      word += c;
+    }
+  }
+  if (in_word) words.push_back(std::move(word));
+  return words;
+}
+
 std::string Inert(std::string_view text) {
   std::string out;
   out.reserve(text.size());

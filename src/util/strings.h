@@ -49,6 +49,12 @@ std::string ShellWord(std::string_view word);
 bool IsPlainShellWord(std::string_view word);
 // The words joined by spaces, each a ShellWord.
 std::string ShellCommandLine(const std::vector<std::string>& words);
+// A command line split into words as a POSIX shell splits it, without expanding anything:
+// blanks separate words; '...' keeps what it holds as it is; "..." too, except that \ \"
+// \$ \` and a backslash-newline are escapes; outside quotes a backslash keeps the next
+// character (a trailing one is kept). InvalidArgument, quoting `line`, for an unterminated
+// quote.
+Result<std::vector<std::string>> SplitShellWords(std::string_view line);
 
 }  // namespace footprint
 

@@ -11,6 +11,35 @@
 extern char** environ;
 
 namespace footprint {
+namespace {
+
+// footprint's environment with `env` on top, as "KEY=VALUE" entries.
+std::vector<std::string> EnvironmentWith(const std::map<std::string, std::string>& env) {
+  std::vector<std::string> entries;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    if (!env.contains(std::string(entry.substr(0, entry.find('='))))) entries.emplace_back(entry);
+  }
+  for (const auto& [k, v] : env) entries.push_back(k + "=" + v);
+  return entries;
+}
+
+// Null-terminated pointers into `strings`, for exec.
+std::vector<char*> CStrings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (std::string& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+int WaitStatus(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+}  // namespace
 
 std::optional<std::string> Capture(const std::vector<std::string>& args,
                                    const std::map<std::string, std::string>& env,
@@ -31,19 +60,8 @@ std::optional<std::string> Capture(const std::vector<std::string>& args,
   } else {
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   }
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  // footprint's environment with `env` on top.
-  std::vector<std::string> entries;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string_view entry(*e);
-    if (!env.contains(std::string(entry.substr(0, entry.find('='))))) entries.emplace_back(entry);
-  }
-  for (const auto& [k, v] : env) entries.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& e : entries) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  std::vector<std::string> words = args, entries = EnvironmentWith(env);
+  std::vector<char*> argv = CStrings(words), envp = CStrings(entries);
   pid_t pid;
   int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
@@ -62,11 +80,28 @@ std::optional<std::string> Capture(const std::vector<std::string>& args,
   ssize_t n;
   while ((n = ::read(out[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
   ::close(out[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  if (WaitStatus(pid) != 0) return std::nullopt;
   return text;
+}
+
+int RunAndWait(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
+               const std::string& working_dir, const std::string& output) {
+  if (args.empty()) return 127;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (!output.empty()) {  // opened before the chdir: a relative path is footprint's
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, output.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+  }
+  if (!working_dir.empty()) posix_spawn_file_actions_addchdir_np(&fa, working_dir.c_str());
+  std::vector<std::string> words = args, entries = EnvironmentWith(env);
+  std::vector<char*> argv = CStrings(words), envp = CStrings(entries);
+  pid_t pid;
+  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return rc == ENOENT || rc == ENOTDIR ? 127 : 126;
+  return WaitStatus(pid);
 }
 
 }  // namespace footprint

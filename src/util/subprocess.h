@@ -17,6 +17,15 @@ std::optional<std::string> Capture(const std::vector<std::string>& args,
                                    const std::map<std::string, std::string>& env = {},
                                    std::string_view input = {});
 
+// Runs argv (looked up in PATH) with footprint's stdin, stdout and stderr (or both into
+// `output`, appended to, when given), footprint's environment with `env` on top, in
+// `working_dir` (empty: footprint's own), and waits for it. Its status as a shell gives it:
+// the exit code, 128+N when signal N killed it, 127 when the program was not found, 126 when
+// it could not be run (or `output` not opened).
+int RunAndWait(const std::vector<std::string>& args,
+               const std::map<std::string, std::string>& env = {},
+               const std::string& working_dir = {}, const std::string& output = {});
+
 }  // namespace footprint
 
 #endif  // FOOTPRINT_UTIL_SUBPROCESS_H_

@@ -8,6 +8,7 @@ holds fp_burn, fp_touch_memory, fp_spawn_tree, fp_short_children, fp_escapee and
 import glob
 import json
 import os
+import pty
 import signal
 import sqlite3
 import subprocess
@@ -204,3 +205,23 @@ def plot_data(html_path):
     start_tag = '<script type="application/json" id="fp-data">'
     start = page.index(start_tag) + len(start_tag)
     return json.loads(page[start:page.index("</script>", start)])
+
+
+def on_pty(args, **env):
+    """Runs footprint with stdout and stderr on a pseudo-terminal; returns (status, output)."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([FOOTPRINT, *map(str, args)], stdin=subprocess.DEVNULL,
+                            stdout=follower, stderr=follower, env=clean_env(**env))
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # EIO: the other side closed
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    status = proc.wait(timeout=60)
+    return status, b"".join(chunks).decode("utf-8").replace("\r\n", "\n")

@@ -2,6 +2,7 @@
 in its own tree; status write-back; resume after SIGKILL."""
 import json
 import os
+import re
 import signal
 import subprocess
 import textwrap
@@ -151,6 +152,9 @@ def test_radt_csv_every_column_and_status_copy(tmp_path):
                                           "--name", "my run", "--lr", "0.1"]
     assert runs["e1/w1/2"]["command"][0] == "bash"
     assert runs["e1/w2/1"]["status"] == "failed"
+    # Progress: the second workload starts after 2 of the 3 runs, with the time left.
+    assert re.search(r"workload w2: starting 1 run\(s\) together \(2 of 3 runs done, ETA \d",
+                     proc.stderr), proc.stderr
     # The copy: the same plan with Status and Run filled in, the padding kept.
     lines = status_copy.read_text().splitlines()
     assert lines[0] == HEADER.rstrip("\n")

@@ -109,6 +109,19 @@ def test_without_a_terminal_the_last_run_and_everything_in_it(db, tmp_path):
     assert [s["name"] for s in data["scopes"]] == ["load", "transform", "train epoch"]
 
 
+def test_a_group_name_plots_its_repetitions(tmp_path):
+    """-u NAME of a group (run -r) means its measured runs, warm-ups left out, as in show,
+    compare and export; a note says so."""
+    db = tmp_path / "group.db"
+    run_ok(db, [wl("burn"), "1", "0.1"], "-n", "grp", "-r", 3, "--warmup", 1, "-i", "20ms")
+    out = tmp_path / "p.html"
+    proc = fp("plot", "-o", db, "-u", "grp", "-t", "cpu", "--out", out, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, describe(proc)
+    assert "footprint: note: 'grp' means group" in proc.stderr, proc.stderr
+    measured = [r["id"] for r in fp_helpers.runs_json(db) if r["repetition"] > 0]
+    assert [r["id"] for r in plot_data(out)["runs"]] == measured and len(measured) == 3
+
+
 @pytest.mark.parametrize("args,code,mentions", [
     (["-u", "nosuchrun"], 4, "no run 'nosuchrun'"),
     (["-t", "nosuchmetric"], 2, "no metric 'nosuchmetric'"),

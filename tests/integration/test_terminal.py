@@ -2,13 +2,10 @@
 colour only on a terminal and never with NO_COLOR (https://no-color.org), --json clean.
 A pseudo-terminal stands in for a real one."""
 import json
-import os
-import pty
-import subprocess
 
 import pytest
 
-from fp_helpers import FOOTPRINT, clean_env, describe, fp, run_ok, wl
+from fp_helpers import clean_env, describe, fp, on_pty, run_ok, wl
 
 BARS = set("▁▂▃▄▅▆▇█")
 
@@ -19,26 +16,6 @@ def db(tmp_path_factory):
     run_ok(db, [wl("touch_memory"), 64, 0.5], "-i", "20ms", "--no-git")
     run_ok(db, ["true"], "-r", 3, "--no-git")
     return db
-
-
-def on_pty(args, **env):
-    """Runs footprint with stdout and stderr on a pseudo-terminal; returns (status, output)."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen([FOOTPRINT, *map(str, args)], stdin=subprocess.DEVNULL,
-                            stdout=follower, stderr=follower, env=clean_env(**env))
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:  # EIO: the other side closed
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(leader)
-    status = proc.wait(timeout=60)
-    return status, b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
 
 
 def test_sparklines_and_colour_on_a_utf8_terminal(db):

@@ -13,30 +13,6 @@ namespace {
 
 using Words = std::vector<std::string>;
 
-TEST(ShellSplit, QuotingRules) {
-  struct Case {
-    std::string text;
-    Words words;
-  };
-  const Case cases[] = {
-      {"", {}},
-      {"  --batch-size   128 ", {"--batch-size", "128"}},
-      {"--name 'my run' --lr 0.1", {"--name", "my run", "--lr", "0.1"}},
-      {R"(--msg "say \"hi\" \$HOME" x)", {"--msg", R"(say "hi" $HOME)", "x"}},
-      {R"(a\ b 'c"d' "e'f")", {"a b", "c\"d", "e'f"}},
-      {R"(--path="/tmp/a b"/c)", {"--path=/tmp/a b/c"}},
-      {"''", {""}},
-      {R"("a\nb")", {R"(a\nb)"}},  // only \" \\ \$ \` are escapes inside double quotes
-  };
-  for (const Case& c : cases) {
-    auto got = ShellSplit(c.text);
-    ASSERT_TRUE(got.ok()) << c.text << ": " << got.status().message();
-    EXPECT_EQ(*got, c.words) << c.text;
-  }
-  EXPECT_FALSE(ShellSplit("--name 'open").ok());
-  EXPECT_FALSE(ShellSplit("--name \"open").ok());
-}
-
 TEST(TokenizeCsv, PaddingQuotesCommentsAndNewlinesInQuotes) {
   auto recs = experiment::TokenizeCsv(
       "# a comment\n"

@@ -176,7 +176,7 @@ TEST(Fuzz, Arguments) {
     }
     if (auto m = ParseMetricList(text); !m.ok()) ExpectOneInertLine(m.status(), text);
     if (auto kv = ParseKeyValue(text, "--tag"); !kv.ok()) ExpectOneInertLine(kv.status(), text);
-    if (auto w = ShellSplit(text); !w.ok()) ExpectOneInertLine(w.status(), text);
+    if (auto w = SplitShellWords(text); !w.ok()) ExpectOneInertLine(w.status(), text);
     if (::testing::Test::HasFatalFailure()) return;
   }
 }

@@ -10,6 +10,7 @@
 #include "faulty_store.h"
 #include "footprint/report.h"
 #include "test_util.h"
+#include "util/file.h"
 
 namespace footprint {
 namespace {
@@ -238,6 +239,108 @@ TEST(RunRepeated, StopsAtTheFirstFailureUnlessKeepGoing) {
   EXPECT_NE(all->group_id, stopped->group_id);
   EXPECT_EQ(RunRepeated(**store, o, {.repetitions = 0}, nullptr).status().code(),
             StatusCode::kInvalidArgument);
+}
+
+// Runs whose command, like the hooks around them, appends to a log in their folder: the log
+// is the ground truth of what ran, in which order.
+class RunRepeatedHooks : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = OpenStore(dir.File("fp.db"));
+    ASSERT_TRUE(opened.ok());
+    store = std::move(opened).value();
+    logging.command = {"sh", "-c", "echo run >> log"};
+    logging.record_git = false;
+    logging.working_dir = dir.path();
+  }
+  std::string Log() const { return ReadWholeFile(dir.File("log")).value_or(""); }
+
+  TempDir dir;
+  std::unique_ptr<Store> store;
+  MonitorOptions logging;
+};
+
+// The hooks in hyperfine's order, with the runs' environment and folder.
+TEST_F(RunRepeatedHooks, RunAroundTheRunsInOrder) {
+  MonitorOptions o = logging;
+  o.environment["WHO"] = "hook";
+  RepeatOptions r{.repetitions = 2, .warmups = 1};
+  r.hooks = {.setup = "echo setup $WHO >> log",
+             .prepare = "echo prepare >> log",
+             .conclude = "echo conclude >> log",
+             .cleanup = "echo cleanup >> log"};
+  auto group = RunRepeated(*store, o, r, nullptr);
+  ASSERT_TRUE(group.ok()) << group.status().message();
+  EXPECT_TRUE(group->complete);
+  EXPECT_EQ(group->exit_status, 0);
+  EXPECT_EQ(group->hook_failure, "");
+  std::string round = "prepare\nrun\nconclude\n";
+  EXPECT_EQ(Log(), "setup hook\n" + round + round + round + "cleanup\n");
+}
+
+// Without a shell (-N), a hook's line is split into words and run as it is: '>>' is a word.
+TEST_F(RunRepeatedHooks, WithoutAShellAreSplitIntoWords) {
+  RepeatOptions r;
+  r.hooks = {.setup = "touch 'a b' c", .shell = ""};
+  auto group = RunRepeated(*store, logging, r, nullptr);
+  ASSERT_TRUE(group.ok()) << group.status().message();
+  EXPECT_TRUE(std::filesystem::exists(dir.File("a b")));
+  EXPECT_TRUE(std::filesystem::exists(dir.File("c")));
+  r.hooks.setup = "touch 'unterminated";
+  EXPECT_NE(
+      RunRepeated(*store, logging, r, nullptr).status().message().find("--setup: unterminated"),
+      std::string::npos);
+}
+
+// A failing --prepare stops the runs (--keep-going is for the command's failures), the
+// cleanup still runs, and the group exits with the hook's status, saying which and when.
+TEST_F(RunRepeatedHooks, AFailingOneStopsTheRunsAndTheCleanupStillRuns) {
+  RepeatOptions r{.repetitions = 3, .keep_going = true};
+  r.hooks = {.prepare = "test $(cat log 2>/dev/null | wc -l) -lt 2 || exit 7",  // 2 runs
+             .cleanup = "echo cleanup >> log"};
+  auto group = RunRepeated(*store, logging, r, nullptr);
+  ASSERT_TRUE(group.ok()) << group.status().message();
+  EXPECT_EQ(group->runs.size(), 2u);
+  EXPECT_FALSE(group->complete);
+  EXPECT_EQ(group->exit_status, 7);
+  EXPECT_EQ(group->hook_failure, "--prepare exited with status 7 before run 3 of 3");
+  EXPECT_EQ(Log(), "run\nrun\ncleanup\n");
+  // A failed setup: no run, and no cleanup of what was never set up.
+  r.hooks = {.setup = "exit 3", .cleanup = "echo cleanup >> log"};
+  auto no_setup = RunRepeated(*store, logging, r, nullptr);
+  ASSERT_TRUE(no_setup.ok());
+  EXPECT_TRUE(no_setup->runs.empty());
+  EXPECT_EQ(no_setup->exit_status, 3);
+  EXPECT_EQ(Log(), "run\nrun\ncleanup\n");
+}
+
+// One run (no repetitions, no warm-up) is a run on its own.
+TEST_F(RunRepeatedHooks, OneRunIsNoGroup) {
+  auto one = RunRepeated(*store, logging, {}, nullptr);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->group_id, "");
+  ASSERT_EQ(one->runs.size(), 1u);
+  EXPECT_EQ(one->runs[0].run.group_id, "");
+  EXPECT_EQ(one->runs[0].run.repetition, 0);
+  EXPECT_TRUE(one->complete);
+}
+
+// The command's stdout and stderr go to the output file, appended, footprint's stay its own.
+TEST(RunMonitored, OutputGoesToTheFileAskedFor) {
+  TempDir dir;
+  auto store = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(store.ok());
+  MonitorOptions o;
+  o.command = {"sh", "-c", "echo out; echo err >&2"};
+  o.record_git = false;
+  o.output = dir.File("output.txt");
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(RunMonitored(**store, o).ok());
+  EXPECT_EQ(*ReadWholeFile(o.output), "out\nerr\nout\nerr\n");
+  o.output = dir.File("no/such/folder/output.txt");
+  auto refused = RunMonitored(**store, o);
+  EXPECT_NE(refused.status().message().find("cannot open the command's output file"),
+            std::string::npos);
+  EXPECT_EQ((*store)->ListRuns()->size(), 2u);  // refused before the run was created
 }
 
 TEST(ValidateMonitorOptions, RejectsWhatCannotRun) {

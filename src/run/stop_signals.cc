@@ -1,0 +1,31 @@
+#include "run/stop_signals.h"
+
+namespace footprint {
+namespace {
+
+// Set by the handler StopSignalCatcher installs: a stop signal that arrived between two runs.
+volatile sig_atomic_t g_stop_signal = 0;
+
+}  // namespace
+
+StopSignalCatcher::StopSignalCatcher() {
+  g_stop_signal = 0;
+  struct sigaction sa = {};
+  sa.sa_handler = [](int sig) {
+    if (g_stop_signal == 0) g_stop_signal = sig;
+  };
+  sa.sa_flags = SA_RESTART;
+  for (size_t i = 0; i < std::size(kStopSignals); ++i) {
+    sigaction(kStopSignals[i], &sa, &old_[i]);
+  }
+}
+
+StopSignalCatcher::~StopSignalCatcher() {
+  for (size_t i = 0; i < std::size(kStopSignals); ++i) {
+    sigaction(kStopSignals[i], &old_[i], nullptr);
+  }
+}
+
+int StopSignalCatcher::received() const { return g_stop_signal; }
+
+}  // namespace footprint
