@@ -40,6 +40,28 @@
       default: return (Math.round(v * 1e4) / 1e4) + ' ' + unit;
     }
   }
+  // The labels of a whole axis in one scale, the one its largest value calls for, so that its
+  // ticks read alike: "0.50 s, 1.00 s, 1.50 s" rather than "500.0 ms, 1.00 s, 1.50 s".
+  function axisFormatter(unit, values) {
+    let max = 0;
+    values.forEach(function (v) { if (Number.isFinite(v)) max = Math.max(max, Math.abs(v)); });
+    let scales = null;  // [divisor, name], smallest first
+    if (unit === 's') scales = [[1e-6, 'µs'], [1e-3, 'ms'], [1, 's']];
+    if (unit === 'bytes' || unit === 'bytes/s') {
+      const suffix = unit === 'bytes' ? '' : '/s';
+      scales = ['B', 'KiB', 'MiB', 'GiB', 'TiB'].map(function (n, k) {
+        return [Math.pow(1024, k), n + suffix];
+      });
+    }
+    if (!scales) return function (v) { return format(unit, v); };
+    let pick = scales[0];
+    scales.forEach(function (s) { if (max >= s[0]) pick = s; });
+    const top = max / pick[0];
+    const decimals = top >= 100 ? 0 : top >= 10 ? 1 : 2;
+    return function (v) {
+      return v === 0 ? '0 ' + pick[1] : (v / pick[0]).toFixed(decimals) + ' ' + pick[1];
+    };
+  }
   function colorOf(run) { return palette[run % palette.length]; }
   // A run's status as people read it: samples lost to the database make it incomplete.
   function statusText(run) {
@@ -174,6 +196,13 @@
       charts.push(entry);
       return entry;
     }
+    // The labels of a value axis's ticks as drawn (none for a category axis).
+    function axisLabels(chart, which) {
+      const axis = chart.getModel().getComponent(which, 0);
+      if (!axis || axis.get('type') !== 'value') return [];
+      return axis.axis.getViewLabels().map(function (l) { return l.formattedLabel; });
+    }
+
     function describe() {
       return charts.map(function (c) {
         const option = c.chart.getOption();
@@ -183,6 +212,7 @@
             return {name: s.name, type: s.type, points: (s.data || []).length,
                     bands: s.markArea && s.markArea.data ? s.markArea.data.length : 0};
           }),
+          axisLabels: {x: axisLabels(c.chart, 'xAxis'), y: axisLabels(c.chart, 'yAxis')},
         };
       });
     }
@@ -246,9 +276,10 @@
         dataZoom: [{type: 'inside', filterMode: 'none'}, {type: 'slider', filterMode: 'none',
                                                            bottom: 12}],
         xAxis: {type: 'value', name: 'time since run start', nameLocation: 'middle',
-                nameGap: 26, min: 0, axisLabel: {formatter: function (v) { return format('s', v); }}},
-        yAxis: {type: 'value', scale: false,
-                axisLabel: {formatter: function (v) { return format(m.unit, v); }}},
+                nameGap: 26, min: 0, axisLabel: {formatter: axisFormatter('s', [].concat.apply(
+                    [], m.series.map(function (s) { return s.t; })))}},
+        yAxis: {type: 'value', scale: false, axisLabel: {formatter: axisFormatter(m.unit, [].concat
+                    .apply([], m.series.map(function (s) { return s.v; })))}},
         series: series,
       }, 420, function () {
         download(fileStem(m.name) + '.csv', 'text/csv', metricsCsv([m]));
@@ -258,6 +289,10 @@
     }
 
     function byRunBars(kind, title, categories, unit, valueOf, tooltipOf) {
+      const values = [];
+      runs.forEach(function (r, i) {
+        categories.forEach(function (c, j) { values.push(valueOf(i, j)); });
+      });
       addChart(kind, title, {
         tooltip: {
           trigger: 'item',
@@ -270,7 +305,7 @@
         legend: {type: 'scroll', top: 32, left: 10, right: 160},
         grid: {left: 80, right: 30, top: 70, bottom: 60, containLabel: true},
         xAxis: {type: 'category', data: categories, axisLabel: {interval: 0, rotate: categories.length > 6 ? 30 : 0}},
-        yAxis: {type: 'value', axisLabel: {formatter: function (v) { return format(unit, v); }}},
+        yAxis: {type: 'value', axisLabel: {formatter: axisFormatter(unit, values)}},
         series: runs.map(function (r, i) {
           return {
             name: r.label, type: 'bar', color: colorOf(i), emphasis: {focus: 'series'},

@@ -75,6 +75,18 @@ def test_every_sampled_metric_is_drawn_for_both_runs(page):
         assert [s["bands"] for s in chart["series"]] == [7, 7], title
 
 
+def test_each_axis_reads_in_one_unit(page):
+    """The tick labels of a time, byte or other value axis share one unit, the one its largest
+    value calls for ("0.50 s, 1.00 s", not "500.0 ms" beside "1.00 s"), as ECharts draws them."""
+    time_axes = 0
+    for c in page["result"]["charts"]:
+        for axis, labels in c["axisLabels"].items():
+            units = {label.split(" ", 1)[1] for label in labels if " " in label}
+            assert len(units) <= 1, (c["title"], axis, labels)
+            time_axes += c["kind"] == "timeseries" and axis == "x" and len(labels) >= 3
+    assert time_axes > 0, page["result"]["charts"]
+
+
 def test_loss_and_accuracy_curves_by_step(page):
     curves = {c["title"]: c for c in charts(page, "curve")}
     assert {"loss by step", "accuracy by step"} <= set(curves)

@@ -253,7 +253,10 @@ class RunRepeatedHooks : public ::testing::Test {
     logging.record_git = false;
     logging.working_dir = dir.path();
   }
-  std::string Log() const { return ReadWholeFile(dir.File("log")).value_or(""); }
+  std::string Log() const {
+    auto log = ReadWholeFile(dir.File("log"));
+    return log.ok() ? *log : "";
+  }
 
   TempDir dir;
   std::unique_ptr<Store> store;
