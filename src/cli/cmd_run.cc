@@ -62,6 +62,9 @@ Status ApplyKeyValues(const std::vector<std::string>& items, std::string_view fl
 // The options of every run, from the command line; `words` is the command.
 Result<MonitorOptions> RunOptions(const RunArgs& args, const CLI::App& cmd,
                                   std::vector<std::string> words) {
+  if (!args.shell.empty() && args.no_shell) {
+    return InvalidArgument("--shell SHELL and -N (no shell) exclude each other");
+  }
   if (args.ranges.size() % 3 != 0 || args.lists.size() % 2 != 0) {  // they took its words
     return InvalidArgument(
         "-P takes NAME MIN MAX and -L NAME VALUES, and the command comes after --: "
@@ -376,13 +379,12 @@ void AddScanAndHookOptions(CLI::App& cmd, RunArgs& args) {
                        ", not measured; a failure stops the runs")
         ->option_text("CMD");
   }
-  auto* shell = cmd.add_option("--shell", args.shell,
-                               "run the hooks and the command by SHELL -c (default: the hooks "
-                               "by sh, the command without a shell)")
-                    ->option_text("SHELL");
+  cmd.add_option("--shell", args.shell,
+                 "run the hooks and the command by SHELL -c (default: the hooks by sh, the "
+                 "command without a shell)")
+      ->option_text("SHELL");
   cmd.add_flag("-N,--no-shell", args.no_shell,
-               "run the hooks without a shell too (their words split as a shell would)")
-      ->excludes(shell);
+               "run the hooks without a shell too (their words split as a shell would)");
   cmd.add_option("--output", args.output,
                  "where the command's stdout and stderr go: a file (appended to; /dev/null to "
                  "discard them, as hyperfine does; default: footprint's own). With -r on a "

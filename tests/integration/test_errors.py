@@ -224,5 +224,6 @@ def test_help_speaks_in_words_not_in_parser_internals(subcommand):
     (`ENUM:value in {always->1,...}`, `INT:INT in [1 - 100000]`); the help says them in words."""
     proc = fp(subcommand, "--help")
     assert proc.returncode == 0, describe(proc)
-    for leak in ("ENUM", "->", " in [", " in {", "INT:", "TEXT:", "FLOAT:"):
+    for leak in ("ENUM", "->", " in [", " in {", "INT:", "TEXT:", "FLOAT:", "Excludes:",
+                 "Needs:"):
         assert leak not in proc.stdout, (leak, proc.stdout)

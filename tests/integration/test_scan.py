@@ -63,7 +63,7 @@ def test_bad_scans_are_refused_in_one_line_before_anything_runs(tmp_path):
         ("-L", "x", "a,b", "--", "true"): "{x} appears neither in the command",
         ("-L", "n", "1", "-L", "n", "2", "--", "echo", "{n}"): "parameter 'n' is scanned twice",
         ("-L", "2n", "1", "--", "echo", "{2n}"): "must be letters, digits and _",
-        ("--shell", "bash", "-N", "--", "true"): "excludes",
+        ("--shell", "bash", "-N", "--", "true"): "--shell SHELL and -N (no shell) exclude",
         ("-N", "--setup", "echo 'open", "--", "true"): "--setup: unterminated '",
         ("-P", "n", "1", "3", "echo", "{n}"): "the command comes after --",
     }
