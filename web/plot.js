@@ -38,6 +38,7 @@
           td.firstChild.style.background = colorOf(i);
         } else {
           td.textContent = text;
+          td.title = text;  // the whole text, where the cell cuts it
         }
         tr.appendChild(td);
       });

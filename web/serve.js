@@ -201,7 +201,9 @@
       [r.label + ' (' + r.id + ')', fc.statusText(r),
        new Date(r.started_ms).toISOString().replace('T', ' ').slice(0, 19),
        format('s', r.duration_s), r.command].forEach(function (text) {
-        tr.appendChild(el('td', text));
+        const td = el('td', text);
+        td.title = text;  // the whole text, where the cell cuts it
+        tr.appendChild(td);
       });
       tr.dataset.status = r.status;
       table.appendChild(tr);

@@ -57,6 +57,20 @@ async function main() {
     out.compare_rows = await page.evaluate(() => document.querySelectorAll('.fp-compare tr').length);
     out.url = page.url();
     await page.screenshot({path: path.join(config.out, 'selection.png')});
+    // A 1366 px wide screen (a common laptop's): nothing may reach past its right edge.
+    await page.setViewportSize({width: 1366, height: 768});
+    await page.waitForTimeout(300);  // the charts follow the window's size
+    out.at_1366 = await page.evaluate(() => ({
+      page: document.documentElement.scrollWidth,
+      window: document.documentElement.clientWidth,
+      widest: Array.from(document.querySelectorAll('main *')).reduce(
+          (m, e) => Math.max(m, e.getBoundingClientRect().right), 0),
+      culprits: Array.from(document.querySelectorAll('body *')).filter(
+          (e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
+          .slice(0, 6).map((e) => e.tagName + '.' + e.className + '#' + e.id + ' ' +
+                           Math.round(e.getBoundingClientRect().right)),
+    }));
+    await page.setViewportSize({width: 1400, height: 1000});
 
     // The URL restores the view.
     const again = await context.newPage();

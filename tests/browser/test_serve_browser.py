@@ -103,6 +103,14 @@ def test_two_runs_of_an_experiment_in_every_chart(seen):
     assert "run=" + ids["train-a"] in r["url"] and "run=" + ids["train-b"] in r["url"]
 
 
+def test_fits_a_1366_pixel_window(seen):
+    """With two runs' charts and their comparison, nothing reaches past the right edge of a
+    1366 px window: no sideways scrolling."""
+    width = seen["result"]["at_1366"]
+    assert width["page"] <= width["window"] <= 1366, width
+    assert width["widest"] <= width["window"] + 0.5, width
+
+
 def test_the_url_restores_the_view(seen):
     r = seen["result"]
     restored = r["restored"]
