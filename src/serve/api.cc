@@ -126,14 +126,21 @@ Result<std::vector<RunRecord>> SelectedRuns(const std::vector<RunRecord>& all, c
   FP_ASSIGN_OR_RETURN(auto specs, ListParam(params, name, kMaxSelectedRuns));
   if (specs.empty()) {
     return InvalidArgument(name +
-                           "= must name at least one run (id, unique id prefix, name "
-                           "or 'last'), comma-separated");
+                           "= must name at least one run (id, unique id prefix, name, 'last' "
+                           "or group:ID), comma-separated");
   }
   std::vector<RunRecord> out;
   std::set<std::string> seen;
   for (const std::string& spec : specs) {
-    FP_ASSIGN_OR_RETURN(auto run, ResolveRun(all, spec));
-    if (seen.insert(run.id).second) out.push_back(std::move(run));
+    // A group, or a name whose latest run is a repetition, means the group's measured runs.
+    FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSet(all, spec));
+    for (RunRecord& run : set.runs) {
+      if (seen.insert(run.id).second) out.push_back(std::move(run));
+    }
+  }
+  if (out.size() > kMaxSelectedRuns) {
+    return InvalidArgument(name + "= means " + std::to_string(out.size()) + " runs; at most " +
+                           std::to_string(kMaxSelectedRuns) + " are shown at once");
   }
   return out;
 }

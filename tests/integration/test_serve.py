@@ -202,6 +202,22 @@ def test_plot_downsamples_a_large_run(server):
     assert sorted(s["run"] for s in cpu2["series"]) == [0, 1]
 
 
+def test_a_group_name_selects_its_repetitions(tmp_path):
+    """runs=NAME of a `run -r` group means its measured runs (warm-ups left out), as in the
+    CLI's plot, show, compare and export."""
+    db = str(tmp_path / "group.db")
+    run_ok(db, ["true"], "-n", "grp", "-r", 2, "--warmup", 1)
+    s = Served(db)
+    try:
+        data = s.get("/api/plot", runs="grp", points=100)
+    finally:
+        rc, _, err = s.stop()
+        assert rc == 0, err
+    proc = fp("runs", "-o", db, "--json")
+    measured = [r["id"] for r in json.loads(proc.stdout) if r["repetition"] > 0]
+    assert [r["id"] for r in data["runs"]] == measured and len(measured) == 2
+
+
 def test_series_since_returns_only_newer_samples(server):
     all_ = server.get("/api/series", run=LARGE_ID, points=100_000)
     assert all_["metrics"][0]["series"][0]["count"] == LARGE_SAMPLES
