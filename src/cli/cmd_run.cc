@@ -176,17 +176,24 @@ void PrintOutcome(const MonitorOutcome& out, const std::string& db, const std::s
   }
 }
 
-// "[threads=4] [2/5] ": where a run stands in the scan and in its group.
+// "[threads=4] [2/5, ETA 3.1 s] ": where a run stands in the scan and in its group, and how
+// long the rest will take (`eta`, may be empty).
 std::string RunLabel(const RunRecord& run, const RepeatOptions& repeat,
-                     const std::string& combination) {
-  std::string label = combination.empty() ? "" : "[" + combination + "] ";
-  if (run.group_id.empty()) return label;
-  if (run.repetition < 0) {
-    return label + "[warm-up " + std::to_string(run.repetition + repeat.warmups + 1) + "/" +
-           std::to_string(repeat.warmups) + "] ";
+                     const std::string& combination, const std::string& eta) {
+  std::vector<std::string> parts;
+  if (!combination.empty()) parts.push_back(combination);
+  if (!run.group_id.empty()) {  // a single run has no place in a group
+    parts.push_back(run.repetition < 0
+                        ? "warm-up " + std::to_string(run.repetition + repeat.warmups + 1) + "/" +
+                              std::to_string(repeat.warmups)
+                        : std::to_string(run.repetition) + "/" +
+                              std::to_string(repeat.repetitions));
   }
-  return label + "[" + std::to_string(run.repetition) + "/" + std::to_string(repeat.repetitions) +
-         "] ";
+  if (parts.empty()) return "";
+  if (!eta.empty()) parts.back() += ", " + eta;
+  std::string label;
+  for (const std::string& part : parts) label += "[" + part + "] ";
+  return label;
 }
 
 // hyperfine's warnings on the durations of a group's ok repetitions (in the order they ran):
@@ -321,10 +328,8 @@ Result<int> RunScan(Store& store, const RunArgs& args, const MonitorOptions& o,
       if (!out.launch_error.empty()) err << "footprint: " << out.launch_error << "\n";
       for (const std::string& w : out.warnings) err << "footprint: warning: " << w << "\n";
       if (!args.quiet) {
-        std::string label = RunLabel(out.run, ro, combinations.back());
-        const std::string eta = live ? "" : progress.Eta();
-        if (!eta.empty() && !label.empty()) label.insert(label.size() - 2, ", " + eta);
-        PrintOutcome(out, db, label, err);
+        PrintOutcome(out, db,
+                     RunLabel(out.run, ro, combinations.back(), live ? "" : progress.Eta()), err);
       }
       progress.Print(err.str());
     };

@@ -34,6 +34,7 @@
 #include "util/json_text.h"
 #include "util/proc_parse.h"
 #include "util/strings.h"
+#include "util/subprocess.h"
 
 namespace footprint {
 namespace {
@@ -447,13 +448,10 @@ TotalsInputs KernelAccounts(int64_t duration_ns, const ReapedUsage& usage, const
 // The run's status and exit code from how the command ended, its totals and metadata.
 void Conclude(const WaitResult& w, const TotalsInputs& accounts, MonitorSession& session,
               PreparedRun& p, MonitorOutcome& out) {
-  if (WIFSIGNALED(w.wait_status)) {
-    out.exit_status = 128 + WTERMSIG(w.wait_status);
-    p.run.status = RunStatus::kKilled;
-  } else {
-    out.exit_status = WEXITSTATUS(w.wait_status);
-    p.run.status = out.exit_status == 0 ? RunStatus::kOk : RunStatus::kFailed;
-  }
+  out.exit_status = ShellStatus(w.wait_status);
+  p.run.status = WIFSIGNALED(w.wait_status) ? RunStatus::kKilled
+                 : out.exit_status == 0     ? RunStatus::kOk
+                                            : RunStatus::kFailed;
   p.run.exit_code = out.exit_status;
   RunTotals totals = ComputeRunTotals(accounts);
   out.totals = std::move(totals.totals);

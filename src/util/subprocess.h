@@ -17,6 +17,10 @@ std::optional<std::string> Capture(const std::vector<std::string>& args,
                                    const std::map<std::string, std::string>& env = {},
                                    std::string_view input = {});
 
+// The status a shell gives a process that ended with waitpid's `wait_status`: its exit code,
+// or 128+N when signal N killed it.
+int ShellStatus(int wait_status);
+
 // Runs argv (looked up in PATH) with footprint's stdin, stdout and stderr (or both into
 // `output`, appended to, when given), footprint's environment with `env` on top, in
 // `working_dir` (empty: footprint's own), and waits for it. Its status as a shell gives it:
