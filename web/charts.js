@@ -4,9 +4,11 @@
 // the same charts. Plain JavaScript, no build step.
 //
 // FootprintCharts.createView(data, main) draws into the element `main` and returns the view:
-// {data, charts, render(), describe(), save(id, kind), metricsCsv(metrics), appendLive(live,
-// run), dispose()}. describe() reads back from each live chart the series it draws and how many
-// points each has (for tests and scripts). Every string from the data reaches the page as text:
+// {data, charts, render(), unfold(), describe(), save(id, kind), metricsCsv(metrics),
+// appendLive(live, run), dispose()}. render() draws the program's values, scopes and metrics
+// first; footprint's own (monitor.*) and the machine's (sys.*) series go into a fold, drawn
+// when it is first opened (or by unfold()). describe() reads back from each live chart the
+// series it draws and how many points each has (for tests and scripts). Every string from the data reaches the page as text:
 // ECharts draws titles, legends and labels on a canvas, and the tooltip formatters below escape
 // what they put into HTML.
 (function () {
@@ -98,10 +100,17 @@
     png: 'path://M3,5H21V19H3Z M3,16L9,10L13,14L16,11L21,16 M15,8.5A1.5,1.5,0,1,0,15.01,8.5',
     svg: 'path://M5,2H14L19,7V22H5Z M14,2V7H19 M8,12H16 M8,16H16',
     csv: 'path://M3,4H21V20H3Z M3,9H21 M3,14H21 M9,4V20 M15,4V20',
+    json: 'path://M9,3C5,3 7,11 3,12C7,13 5,21 9,21 M15,3C19,3 17,11 21,12C17,13 19,21 15,21',
   };
+  // footprint's own figures and the machine's: drawn last, in a fold closed by default, so
+  // that the program's values, scopes and metrics come first.
+  function isOwnMetric(name) { return /^(monitor|sys)\./.test(name); }
   function createView(data, main) {
     const runs = data.runs;
     const charts = [];
+    let into = main;     // where addChart puts the next chart
+    let foldBody = null;  // the fold's content, and its charts not drawn yet
+    let folded = [];
 
     // CSV of sampled metrics: full resolution where the page holds it (docs/plot.md).
     function metricsCsv(metrics) {
@@ -125,8 +134,8 @@
       return rows.join('\n') + '\n';
     }
 
-    // Toolbox buttons every chart has: zoom, restore, PNG, SVG, and CSV where there are samples.
-    // The same saving functions are view.save(id, 'png' | 'svg' | 'csv').
+    // Toolbox buttons every chart has: zoom, restore, PNG, SVG, CSV where there are samples, and
+    // JSON. The same saving functions are view.save(id, 'png' | 'svg' | 'csv' | 'json').
     function savePng(entry) {
       const url = entry.chart.getDataURL({type: 'png', pixelRatio: 2, backgroundColor: '#fff',
                                           excludeComponents: ['toolbox', 'dataZoom']});
@@ -150,11 +159,28 @@
       download(fileStem(entry.title) + '.svg', 'image/svg+xml', svg.renderToSVGString());
       svg.dispose();
     }
+    // The chart's data as it draws it: each series' name and points, the categories of a
+    // category axis, and the runs.
+    function saveJson(entry) {
+      const option = entry.chart.getOption();
+      const axis = (option.xAxis || [])[0];
+      const doc = {
+        title: entry.title, kind: entry.kind,
+        runs: runs.map(function (r) { return {id: r.id, label: r.label}; }),
+        categories: axis && axis.type === 'category' ? axis.data : null,
+        unit: entry.metric ? entry.metric.unit : null,
+        series: (option.series || []).map(function (s) {
+          return {name: s.name, type: s.type, data: s.data};
+        }),
+      };
+      download(fileStem(entry.title) + '.json', 'application/json', JSON.stringify(doc, null, 1));
+    }
     function save(id, kind) {
       const entry = charts.find(function (c) { return c.id === id; });
       if (!entry) throw new Error('no chart ' + id);
       if (kind === 'png') return savePng(entry);
       if (kind === 'svg') return saveSvg(entry);
+      if (kind === 'json') return saveJson(entry);
       if (kind === 'csv' && entry.csv) return entry.csv();
       throw new Error('chart ' + id + ' cannot be saved as ' + kind);
     }
@@ -170,6 +196,8 @@
         feature.myCsv = {show: true, title: 'download CSV', icon: icons.csv,
                          onclick: function () { entry.csv(); }};
       }
+      feature.myJson = {show: true, title: 'download JSON', icon: icons.json,
+                        onclick: function () { saveJson(entry); }};
       return {right: 10, top: 6, feature: feature};
     }
 
@@ -184,7 +212,7 @@
       element.id = 'chart-' + charts.length;
       element.style.height = (height || 420) + 'px';
       box.appendChild(element);
-      main.appendChild(box);
+      into.appendChild(box);
       const chart = echarts.init(element, null, {renderer: 'canvas'});
       const entry = {id: element.id, kind: kind, title: title, chart: chart, element: element,
                      csv: csv || null};
@@ -432,12 +460,38 @@
     }
 
     function render() {
-      data.metrics.forEach(timeSeriesChart);
       data.curves.forEach(curveChart);
       scopeBars();
+      data.metrics.forEach(function (m) { if (!isOwnMetric(m.name)) timeSeriesChart(m); });
       totalBars();
       data.confusion.forEach(confusionChart);
       data.hyperparameters.forEach(hyperparameterChart);
+      folded = data.metrics.filter(function (m) { return isOwnMetric(m.name); });
+      if (folded.length) foldOwnMetrics();
+    }
+
+    function foldOwnMetrics() {
+      const details = document.createElement('details');
+      details.className = 'fp-fold';
+      const summary = document.createElement('summary');
+      summary.textContent = "footprint's own and the machine's series (" + folded.length +
+          ' chart' + (folded.length > 1 ? 's' : '') + '): ' +
+          folded.map(function (m) { return m.name; }).join(', ');
+      details.appendChild(summary);
+      foldBody = document.createElement('div');
+      details.appendChild(foldBody);
+      details.addEventListener('toggle', function () { if (details.open) unfold(); });
+      main.appendChild(details);
+    }
+    // Draws the fold's charts (once) and opens it.
+    function unfold() {
+      if (!foldBody) return;
+      foldBody.parentElement.open = true;
+      into = foldBody;
+      folded.forEach(timeSeriesChart);
+      into = main;
+      folded = [];
+      foldBody = null;
     }
 
     // Appends the new samples of a live run (the JSON of /api/live: metrics with series of the
@@ -448,16 +502,16 @@
       let complete = true;
       const touched = new Set();
       for (const lm of live.metrics) {
-        const entry = charts.find(function (c) {
-          return c.kind === 'timeseries' && c.metric.name === lm.name;
-        });
+        // A metric in the closed fold has no chart yet: its data grows, drawn when unfolded.
+        const m = data.metrics.find(function (x) { return x.name === lm.name; });
+        const entry = charts.find(function (c) { return c.kind === 'timeseries' && c.metric === m; });
         for (const ls of lm.series) {
           if (!ls.count) continue;
-          const i = entry ? entry.metric.series.findIndex(function (s) {
+          const i = m ? m.series.findIndex(function (s) {
             return s.run === run && s.entity === ls.entity;
           }) : -1;
           if (i < 0) { complete = false; continue; }
-          const s = entry.metric.series[i];
+          const s = m.series[i];
           if (s.raw !== true || ls.raw !== true) s.raw = false;  // points, not every sample
           s.end_ns = ls.end_ns;
           const last = s.t.length ? s.t[s.t.length - 1] : -Infinity;
@@ -465,10 +519,10 @@
             if (ls.t[k] <= last) continue;  // drawn already
             s.t.push(ls.t[k]);
             s.v.push(ls.v[k]);
-            entry.points[i].push([ls.t[k], ls.v[k]]);
+            if (entry) entry.points[i].push([ls.t[k], ls.v[k]]);
             s.count++;
           }
-          touched.add(entry);
+          if (entry) touched.add(entry);
         }
       }
       touched.forEach(function (entry) {
@@ -482,7 +536,8 @@
       charts.length = 0;
     }
 
-    return {data: data, charts: charts, render: render, describe: describe, save: save,
+    return {data: data, charts: charts, render: render, unfold: unfold, describe: describe,
+            save: save,
             metricsCsv: metricsCsv, appendLive: appendLive, dispose: dispose,
             resize: function () { charts.forEach(function (c) { c.chart.resize(); }); }};
   }

@@ -4,7 +4,7 @@
 //
 // For tests and scripts, window.footprintPlot holds the data, the charts, describe(), which
 // reads back from each live chart the series it draws and how many points each has, and
-// save(id, 'png' | 'svg' | 'csv').
+// save(id, 'png' | 'svg' | 'csv' | 'json') and unfold() (draws the folded monitor.*/sys.* charts).
 (function () {
   'use strict';
 
@@ -18,7 +18,8 @@
   const colorOf = fc.colorOf;
   const view = fc.createView(data, main);
   const charts = view.charts;
-  window.footprintPlot = {data: data, charts: charts, describe: view.describe, save: view.save};
+  window.footprintPlot = {data: data, charts: charts, describe: view.describe, save: view.save,
+                        unfold: view.unfold};
 
   // ---- the page -----------------------------------------------------------------------
   function header() {

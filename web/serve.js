@@ -1,12 +1,13 @@
-// footprint serve: the web UI (docs/serve.md). Browses experiments -> workloads -> runs through
-// the JSON API, keeps the selection and the filters in the URL's hash (so a view reloads and can
-// be shared), draws the selected runs with the same charts as footprint plot (web/charts.js),
-// the comparison of footprint compare, and appends the new samples of running runs every
-// second. Every string from the database goes into the page as text (textContent), never as
-// HTML.
+// footprint serve: the web UI (docs/serve.md). Browses experiments -> workloads -> groups of
+// repetitions -> runs through the JSON API (the tree is asked again every 2 s, so new runs
+// appear and ended runs change state), keeps the selection and the filters in the URL's hash (so
+// a view reloads and can be shared), draws the selected runs with the same charts as footprint
+// plot (web/charts.js), compares the selected groups and runs as footprint compare does, and
+// appends the new samples of running runs every second. Every string from the database goes
+// into the page as text (textContent), never as HTML.
 //
-// For tests: window.footprintServe holds {ready, view, selected(), describe(), counts}, where
-// counts tells how many plot and series requests were made.
+// For tests: window.footprintServe holds {ready, view, selected(), compared(), describe(),
+// unfold(), counts}, where counts tells how many plot, series and tree requests were made.
 (function () {
   'use strict';
 
@@ -16,9 +17,11 @@
   const LIVE_PERIOD_MS = 1000;
   const POINTS = 2000;
   const MAX_RUNS = 64;
+  const TREE_PERIOD_MS = 2000;
 
   const state = {
     runs: [],        // selected run ids, in selection order
+    groups: [],      // selected group ids (their measured runs, compared as one set each)
     workloads: [],   // selected [experiment, workload] pairs
     filters: {q: '', status: '', tag: '', from: '', to: ''},
   };
@@ -28,9 +31,12 @@
   const app = window.footprintServe = {
     ready: false, view: null, counts: {plot: 0, series: 0, tree: 0},
     selected: function () { return currentIds; },
+    compared: function () { return currentSets; },
     describe: function () { return view ? view.describe() : []; },
+    unfold: function () { if (view) view.unfold(); },
   };
   let currentIds = [];
+  let currentSets = [];  // the sets= of the comparison shown
 
   // ---- the API ------------------------------------------------------------------------
   function api(path, params) {
@@ -62,6 +68,7 @@
   function readHash() {
     const p = new URLSearchParams(location.hash.slice(1));
     state.runs = p.getAll('run');
+    state.groups = p.getAll('group');
     state.workloads = p.getAll('workload').map(function (w) {
       try {
         const pair = JSON.parse(w);
@@ -78,6 +85,7 @@
       if (state.filters[k]) p.set(k, state.filters[k]);
     });
     state.workloads.forEach(function (w) { p.append('workload', JSON.stringify(w)); });
+    state.groups.forEach(function (id) { p.append('group', id); });
     state.runs.forEach(function (id) { p.append('run', id); });
     const hash = '#' + p.toString();
     if (location.hash !== hash) history.replaceState(null, '', location.pathname + hash);
@@ -92,72 +100,168 @@
   function workloadSelected(e, w) {
     return state.workloads.some(function (x) { return sameWorkload(x, [e, w]); });
   }
-
-  function loadTree() {
-    app.counts.tree++;
-    return api('tree', filterParams()).then(function (tree) {
-      const box = $('fp-tree');
-      box.textContent = '';
-      $('fp-count').textContent = tree.total + ' run' + (tree.total === 1 ? '' : 's') +
-          (tree.truncated ? ' (the newest ' + tree.listed + ' listed; narrow the search)' : '');
-      tree.experiments.forEach(function (exp) {
-        const details = el('details', null, 'fp-exp');
-        details.open = true;
-        const count = exp.workloads.reduce(function (n, w) { return n + w.runs.length; }, 0);
-        const summary = el('summary');
-        summary.appendChild(el('span', exp.name || '(no experiment)', 'fp-exp-name'));
-        summary.appendChild(el('span', ' ' + count, 'fp-count'));
-        details.appendChild(summary);
-        exp.workloads.forEach(function (wl) {
-          const group = el('div', null, 'fp-wl');
-          const label = el('label', null, 'fp-wl-name');
-          const box2 = document.createElement('input');
-          box2.type = 'checkbox';
-          box2.className = 'fp-wl-check';
-          box2.dataset.experiment = exp.name;
-          box2.dataset.workload = wl.name;
-          box2.checked = workloadSelected(exp.name, wl.name);
-          box2.addEventListener('change', function () {
-            const pair = [exp.name, wl.name];
-            state.workloads = state.workloads.filter(function (x) { return !sameWorkload(x, pair); });
-            if (box2.checked) state.workloads.push(pair);
-            selectionChanged();
-          });
-          label.appendChild(box2);
-          label.appendChild(el('span', wl.name || '(no workload)'));
-          label.appendChild(el('span', ' ' + wl.runs.length, 'fp-count'));
-          group.appendChild(label);
-          const list = el('ul', null, 'fp-run-list');
-          wl.runs.forEach(function (r) {
-            const li = el('li');
-            const rl = el('label');
-            const check = document.createElement('input');
-            check.type = 'checkbox';
-            check.className = 'fp-run-check';
-            check.value = r.id;
-            check.checked = state.runs.indexOf(r.id) >= 0;
-            check.addEventListener('change', function () {
-              state.runs = state.runs.filter(function (id) { return id !== r.id; });
-              if (check.checked) state.runs.push(r.id);
-              selectionChanged();
-            });
-            rl.appendChild(check);
-            rl.appendChild(el('span', r.name || r.id.slice(0, 8), 'fp-run-name'));
-            rl.appendChild(el('span', ' ' + r.id.slice(0, 8) + ' · ' + fc.statusText(r) + ' · ' +
-                              format('s', r.duration_s), 'fp-run-meta'));
-            rl.title = r.id + ' started ' + new Date(r.started_at_ns / 1e6).toISOString();
-            li.appendChild(rl);
-            list.appendChild(li);
-          });
-          group.appendChild(list);
-          details.appendChild(group);
-        });
-        box.appendChild(details);
-      });
-    }).catch(function (e) { message('Cannot list the runs: ' + e.message); });
+  function toggle(list, item, on) {
+    const rest = list.filter(function (x) { return x !== item; });
+    if (on) rest.push(item);
+    return rest;
   }
 
-  // The selected runs: single runs, then those of the selected workloads (newest first).
+  // Which folds of the tree are open, kept across its refreshes: experiments start open,
+  // groups closed unless one of their runs is selected.
+  const folds = {};
+  function fold(key, openByDefault, summary) {
+    const details = el('details');
+    details.open = key in folds ? folds[key] : openByDefault;
+    details.addEventListener('toggle', function () { folds[key] = details.open; });
+    details.appendChild(summary);
+    return details;
+  }
+
+  function checkbox(className, checked, onChange) {
+    const box = document.createElement('input');
+    box.type = 'checkbox';
+    box.className = className;
+    box.checked = checked;
+    box.addEventListener('change', function () { onChange(box.checked); });
+    return box;
+  }
+
+  function runItem(r) {
+    const li = el('li');
+    li.dataset.run = r.id;
+    li.dataset.status = r.status;
+    const rl = el('label');
+    const check = checkbox('fp-run-check', state.runs.indexOf(r.id) >= 0, function (on) {
+      state.runs = toggle(state.runs, r.id, on);
+      selectionChanged();
+    });
+    check.value = r.id;
+    rl.appendChild(check);
+    const what = r.repetition > 0 ? '#' + r.repetition
+        : r.repetition < 0 ? 'warm-up ' + -r.repetition : (r.name || r.id.slice(0, 8));
+    rl.appendChild(el('span', what, 'fp-run-name' + (r.repetition < 0 ? ' fp-warmup' : '')));
+    rl.appendChild(el('span', ' ' + r.id.slice(0, 8) + ' · ' + fc.statusText(r) + ' · ' +
+                      format('s', r.duration_s), 'fp-run-meta'));
+    rl.title = r.id + ' started ' + new Date(r.started_at_ns / 1e6).toISOString() +
+        (r.repetition < 0 ? ' (a warm-up: never in statistics)' : '');
+    li.appendChild(rl);
+    return li;
+  }
+
+  // The runs of one `run -r` group: a fold whose box selects the group as one set (its
+  // measured repetitions; warm-ups are listed, labelled, and left out).
+  function groupItem(id, runs) {
+    const measured = runs.filter(function (r) { return r.repetition > 0; });
+    const warmups = runs.length - measured.length;
+    const summary = el('summary', null, 'fp-group-name');
+    const label = el('label');
+    const box = checkbox('fp-group-check', state.groups.indexOf(id) >= 0, function (on) {
+      state.groups = toggle(state.groups, id, on);
+      selectionChanged();
+    });
+    box.value = id;
+    label.appendChild(box);
+    label.appendChild(el('span', runs[0].name || id.slice(0, 8)));
+    label.appendChild(el('span', ' group ' + id.slice(0, 8) + ' · ' + measured.length + ' runs' +
+                         (warmups ? ' + ' + warmups + ' warm-up' + (warmups > 1 ? 's' : '') : '') +
+                         (runs.some(function (r) { return r.status === 'running'; })
+                             ? ' · running' : ''), 'fp-run-meta'));
+    label.title = 'group ' + id + ': tick to compare its ' + measured.length +
+        ' repetitions as one set (mean, spread, p-values)';
+    summary.appendChild(label);
+    const anySelected = runs.some(function (r) { return state.runs.indexOf(r.id) >= 0; });
+    const details = fold('group:' + id, anySelected, summary);
+    details.className = 'fp-group';
+    details.dataset.group = id;
+    const list = el('ul', null, 'fp-run-list');
+    runs.slice().sort(function (a, b) { return a.repetition - b.repetition; })
+        .forEach(function (r) { list.appendChild(runItem(r)); });
+    details.appendChild(list);
+    return details;
+  }
+
+  // A workload's runs, newest first; the runs of a group together, where its newest run is.
+  function workloadItems(runs) {
+    const items = [];
+    const groups = {};
+    runs.forEach(function (r) {
+      if (!r.group_id) { items.push({run: r}); return; }
+      if (!groups[r.group_id]) items.push(groups[r.group_id] = {group: r.group_id, runs: []});
+      groups[r.group_id].runs.push(r);
+    });
+    return items;
+  }
+
+  function workloadBox(exp, wl) {
+    const group = el('div', null, 'fp-wl');
+    const label = el('label', null, 'fp-wl-name');
+    const box = checkbox('fp-wl-check', workloadSelected(exp.name, wl.name), function (on) {
+      const pair = [exp.name, wl.name];
+      state.workloads = state.workloads.filter(function (x) { return !sameWorkload(x, pair); });
+      if (on) state.workloads.push(pair);
+      selectionChanged();
+    });
+    box.dataset.experiment = exp.name;
+    box.dataset.workload = wl.name;
+    label.appendChild(box);
+    label.appendChild(el('span', wl.name || '(no workload)'));
+    label.appendChild(el('span', ' ' + wl.runs.length, 'fp-count'));
+    group.appendChild(label);
+    const list = el('ul', null, 'fp-run-list');
+    workloadItems(wl.runs).forEach(function (item) {
+      if (item.run) { list.appendChild(runItem(item.run)); return; }
+      const li = el('li', null, 'fp-group-item');
+      li.appendChild(groupItem(item.group, item.runs));
+      list.appendChild(li);
+    });
+    group.appendChild(list);
+    return group;
+  }
+
+  // The tree is drawn again when what the server lists changed (new runs, a run that ended),
+  // keeping the folds as they were and the list where it was scrolled.
+  let lastTree = null;
+  function showTree(tree) {
+    const text = JSON.stringify(tree);
+    if (text === lastTree) return;
+    lastTree = text;
+    const box = $('fp-tree');
+    box.textContent = '';
+    $('fp-count').textContent = tree.total + ' run' + (tree.total === 1 ? '' : 's') +
+        (tree.truncated ? ' (the newest ' + tree.listed + ' listed; narrow the search)' : '');
+    tree.experiments.forEach(function (exp) {
+      const count = exp.workloads.reduce(function (n, w) { return n + w.runs.length; }, 0);
+      const summary = el('summary');
+      summary.appendChild(el('span', exp.name || '(no experiment)', 'fp-exp-name'));
+      summary.appendChild(el('span', ' ' + count, 'fp-count'));
+      const details = fold('exp:' + exp.name, true, summary);
+      details.className = 'fp-exp';
+      exp.workloads.forEach(function (wl) { details.appendChild(workloadBox(exp, wl)); });
+      box.appendChild(details);
+    });
+  }
+
+  let treeTimer = null;
+  let treeGeneration = 0;  // as generation: only the newest answer is shown and re-armed
+  function loadTree() {
+    const mine = ++treeGeneration;
+    app.counts.tree++;
+    clearTimeout(treeTimer);
+    return api('tree', filterParams())
+        .then(function (tree) { if (mine === treeGeneration) showTree(tree); })
+        .catch(function (e) { message('Cannot list the runs: ' + e.message); })
+        .then(function () {
+          if (mine === treeGeneration) treeTimer = setTimeout(refreshTree, TREE_PERIOD_MS);
+        });
+  }
+  // Every TREE_PERIOD_MS while the page is visible.
+  function refreshTree() {
+    if (document.hidden) { treeTimer = setTimeout(refreshTree, TREE_PERIOD_MS); return; }
+    loadTree();
+  }
+
+  // What the plot draws: the selected groups (their measured runs), the single runs, then the
+  // runs of the selected workloads (newest first).
   function resolveSelection() {
     const jobs = state.workloads.map(function (w) {
       return api('runs', {experiment: w[0], workload: w[1], limit: MAX_RUNS}).then(function (page) {
@@ -165,12 +269,29 @@
       });
     });
     return Promise.all(jobs).then(function (lists) {
-      const ids = [];
+      const specs = state.groups.map(function (g) { return 'group:' + g; });
       state.runs.concat.apply(state.runs.slice(), lists).forEach(function (id) {
-        if (ids.indexOf(id) < 0) ids.push(id);
+        if (specs.indexOf(id) < 0) specs.push(id);
       });
-      return ids.slice(0, MAX_RUNS);
+      return specs;
     });
+  }
+
+  // The sets compared: each selected group; the runs picked from one group (its repetitions)
+  // as one set RUN+RUN; every other run alone. Short ids keep the verdicts readable.
+  function compareSets(runs) {
+    const sets = [];
+    const buckets = {};
+    state.groups.forEach(function (g) {
+      if (runs.some(function (r) { return r.group_id === g; })) sets.push('group:' + g.slice(0, 8));
+    });
+    runs.forEach(function (r) {
+      if (r.repetition > 0 && state.groups.indexOf(r.group_id) >= 0) return;  // in its group
+      const key = r.repetition > 0 ? 'g' + r.group_id : 'r' + r.id;
+      if (!buckets[key]) sets.push(buckets[key] = []);
+      buckets[key].push(r.id.slice(0, 8));
+    });
+    return sets.map(function (s) { return Array.isArray(s) ? s.join('+') : s; });
   }
 
   // ---- the selection ------------------------------------------------------------------
@@ -241,24 +362,42 @@
     return (v >= 0 ? '+' : '') + (v * 100).toFixed(1) + ' %';
   }
 
+  // The verdicts of the headline figures ("'group:3f2a1b2c' ran 1.33 ± 0.04 times faster than
+  // ..."), each set's spec replaced by its label.
+  function verdictList(c) {
+    const list = el('ul', null, 'fp-verdicts');
+    c.figures.forEach(function (f) {
+      if (!f.headline) return;
+      f.verdicts.forEach(function (v) {
+        if (!v) return;
+        c.sets.forEach(function (s) { v = v.split("'" + s.spec + "'").join(s.label); });
+        list.appendChild(el('li', v));
+      });
+    });
+    return list;
+  }
+
   function compareTable(c) {
     const box = $('fp-compare');
     box.textContent = '';
     box.appendChild(el('h2', 'Comparison with ' + c.sets[0].label + ' (' +
                        (c.test === 'welch' ? "Welch's t-test" : c.test) + ', alpha ' + c.alpha +
                        '; a single run on a side: the plain ratio)'));
+    box.appendChild(verdictList(c));
     const table = el('table', null, 'fp-runs fp-compare');
     const head = el('tr');
     head.appendChild(el('th', 'figure'));
     c.sets.forEach(function (s, i) {
-      head.appendChild(el('th', s.label + (s.n > 1 ? ' (n=' + s.n + ')' : '')));
+      const th = el('th', s.label + (s.n > 1 ? ' (n=' + s.n + ')' : ''));
+      th.title = s.spec;
+      head.appendChild(th);
       if (i > 0) head.appendChild(el('th', 'change'));
     });
     table.appendChild(head);
     c.figures.forEach(function (f) {
       const tr = el('tr');
       if (f.headline) tr.className = 'fp-headline';
-      tr.appendChild(el('td', f.name));
+      tr.appendChild(el('td', f.label));
       f.sets.forEach(function (s, i) {
         tr.appendChild(el('td', s ? format(f.unit, s.mean) : '-'));
         if (i === 0) return;
@@ -277,9 +416,10 @@
   function draw() {
     const mine = ++generation;
     stopLive();
-    return resolveSelection().then(function (ids) {
+    return resolveSelection().then(function (specs) {
       if (mine !== generation) return;
-      currentIds = ids;
+      currentIds = [];
+      currentSets = [];
       const chartsBox = $('fp-charts');
       if (view) view.dispose();
       view = app.view = null;
@@ -287,18 +427,19 @@
       $('fp-selection').textContent = '';
       $('fp-compare').textContent = '';
       exportButtons([], null);
-      if (!ids.length) {
-        message('Select runs, or whole workloads, on the left.');
+      if (!specs.length) {
+        message('Select runs, groups of repetitions, or whole workloads, on the left.');
         app.ready = true;
         return;
       }
-      message('Loading ' + ids.length + ' run' + (ids.length === 1 ? '' : 's') + '…');
+      message('Loading…');
       app.counts.plot++;
-      const plot = api('plot', {runs: ids.join(','), points: POINTS});
-      const compare = ids.length >= 2 ? api('compare', {sets: ids.join(',')}) : null;
-      return plot.then(function (data) {
+      return api('plot', {runs: specs.join(','), points: POINTS}).then(function (data) {
         if (mine !== generation) return;
         message('');
+        const ids = currentIds = data.runs.map(function (r) { return r.id; });
+        const sets = currentSets = compareSets(data.runs);
+        const compare = sets.length >= 2 ? api('compare', {sets: sets.join(',')}) : null;
         $('fp-selection').appendChild(runTable(data));
         exportButtons(ids, data);
         view = app.view = fc.createView(data, chartsBox);

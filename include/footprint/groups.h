@@ -7,6 +7,10 @@
 //
 // What users type to name a set of runs (docs/cli.md):
 //   group:ID | group:PREFIX (4+ characters) | group:last | group:RUN   -> a group
+//   RUN+RUN+... (each as ResolveRun; for what names no run)              -> those runs as one
+//                                                                           set (the web UI's
+//                                                                           hand-picked
+//                                                                           repetitions)
 //   RUN (ResolveRun: id, prefix, last)                                   -> that run alone,
 //                                                                           or its group when
 //                                                                           `as_group` is set
@@ -15,7 +19,8 @@
 //                                                          -n NAME`), saying so in `chosen`;
 //                                                          else that run alone, as RUN
 // Statistics of a group use its measured repetitions whose status is ok (a failed repetition
-// is listed but not counted); a run named alone counts whatever its status.
+// is listed but not counted), and so do the runs of RUN+RUN; a run named alone counts whatever
+// its status.
 //
 // Figures: every total in `run_totals` of the counted runs (so totals added by future probes
 // take part without code changes), plus `cpu_s` = cpu_user_s + cpu_system_s. The headline
@@ -49,6 +54,8 @@ struct RunSet {
   // for the user (the CLI prints it as a note). Empty otherwise.
   std::string chosen;
   bool is_group() const { return !group_id.empty(); }
+  // "group", "runs" (RUN+RUN) or "run": the `kind` of compare --json.
+  std::string_view kind() const { return is_group() ? "group" : runs.size() > 1 ? "runs" : "run"; }
   // "group 3f2a1b2c (name)" or "run 9c1e5d7a (name)", for people.
   std::string Label() const;
 };

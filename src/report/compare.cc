@@ -162,7 +162,7 @@ std::string ComparisonJson(const Comparison& c, int indent) {
     for (const RunRecord& r : s.counted) run_ids.push_back(r.id);
     const RunRecord* first = s.set.runs.empty() ? nullptr : &s.set.runs.front();
     sets.push_back({{"spec", s.set.spec},
-                    {"kind", s.set.is_group() ? "group" : "run"},
+                    {"kind", s.set.kind()},
                     {"id", s.set.is_group() ? s.set.group_id
                            : first          ? first->id
                                             : ""},
@@ -185,6 +185,7 @@ std::string ComparisonJson(const Comparison& c, int indent) {
       verdicts.push_back(v.empty() ? json(nullptr) : json(v));
     }
     figures.push_back({{"name", f.name},
+                       {"label", FigureLabel(f.name)},
                        {"unit", f.unit},
                        {"headline", f.headline},
                        {"sets", per_set},

@@ -114,7 +114,21 @@ std::string RunSet::Label() const {
                                               : nullptr;
   std::string name = first ? Inert(first->name) : "";
   if (is_group()) return "group " + group_id.substr(0, 8) + " (" + name + ")";
+  if (runs.size() > 1) return std::to_string(runs.size()) + " runs (" + name + ")";
   return "run " + (first ? first->id.substr(0, 8) : std::string("?")) + " (" + name + ")";
+}
+
+// RUN+RUN+...: those runs, each as ResolveRun names it, as one set (duplicates once).
+Result<RunSet> ResolveRunList(const std::vector<RunRecord>& runs, std::string_view spec) {
+  RunSet set;
+  set.spec = std::string(spec);
+  for (std::string_view part : Split(spec, '+')) {
+    FP_ASSIGN_OR_RETURN(auto run, ResolveRun(runs, Trim(part)));
+    const bool seen = std::any_of(set.runs.begin(), set.runs.end(),
+                                  [&](const RunRecord& r) { return r.id == run.id; });
+    if (!seen) set.runs.push_back(std::move(run));
+  }
+  return set;
 }
 
 Result<RunSet> ResolveRunSet(const std::vector<RunRecord>& runs, std::string_view spec,
@@ -122,7 +136,13 @@ Result<RunSet> ResolveRunSet(const std::vector<RunRecord>& runs, std::string_vie
   if (spec.substr(0, kGroupPrefix.size()) == kGroupPrefix) {
     return ResolveGroup(runs, spec, spec.substr(kGroupPrefix.size()));
   }
-  FP_ASSIGN_OR_RETURN(auto run, ResolveRun(runs, spec));
+  auto found = ResolveRun(runs, spec);
+  // A name may hold a '+' ("c++"): only what names no run is read as a list.
+  if (!found.ok() && found.status().code() == StatusCode::kNotFound &&
+      spec.find('+') != std::string_view::npos) {
+    return ResolveRunList(runs, spec);
+  }
+  FP_ASSIGN_OR_RETURN(auto run, std::move(found));
   // A name whose latest run is a repetition means its group: `compare old new` after
   // `run -r N -n old` and `-n new` compares the groups, not their last runs.
   const bool by_name = run.name == spec && run.id != spec;
@@ -184,7 +204,9 @@ Result<SetSummary> SummarizeSet(Store& store, RunSet set) {
       if (auto d = totals.find("duration_s"); d != totals.end()) {
         out.durations[r.id] = d->second;
       }
-      const bool counted = list == &set.runs && (!set.is_group() || r.status == RunStatus::kOk);
+      // One run named alone counts whatever its status; of several, the ok ones, as a group's.
+      const bool alone = !set.is_group() && set.runs.size() == 1;
+      const bool counted = list == &set.runs && (alone || r.status == RunStatus::kOk);
       if (!counted) continue;
       out.counted.push_back(r);
       auto user = totals.find("cpu_user_s"), system = totals.find("cpu_system_s");

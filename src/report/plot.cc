@@ -14,6 +14,7 @@
 #include "report/plot_assets.h"
 #include "run/run_metadata.h"
 #include "util/clock.h"
+#include "util/strings.h"
 
 namespace footprint {
 namespace {
@@ -57,9 +58,14 @@ std::string HtmlEscape(std::string_view text) {
   return out;
 }
 
+// "train #3 · 9c1e5d7a": the repetition of a group, or "warm-up 1", tells apart the runs of one
+// name in legends and tables.
 std::string RunLabel(const RunRecord& r) {
   std::string id = r.id.substr(0, 8);
-  return r.name.empty() ? id : r.name + " · " + id;
+  std::string name = r.name;
+  if (r.repetition > 0) name += " #" + std::to_string(r.repetition);
+  if (r.repetition < 0) name += " warm-up " + std::to_string(-r.repetition);
+  return name.empty() ? id : name + " · " + id;
 }
 
 template <typename T>
@@ -311,10 +317,9 @@ Result<std::string> PlotDataJson(Store& store, const std::vector<RunRecord>& run
   for (const RunData& d : data) {
     const RunRecord& r = d.run;
     ends.push_back(RunDuration(r, d.totals));
-    std::string command;
-    for (const std::string& word : r.command) command += (command.empty() ? "" : " ") + word;
     j.Open('{').Key("id").Str(r.id).Key("name").Str(r.name).Key("label").Str(RunLabel(r));
-    j.Key("status").Str(RunStatusName(r.status)).Key("command").Str(command);
+    j.Key("status").Str(RunStatusName(r.status)).Key("command").Str(ShellCommandLine(r.command));
+    j.Key("group_id").Str(r.group_id).Key("repetition").Int(r.repetition);
     if (auto lost = IncompleteReason(r)) j.Key("incomplete").Str(*lost);
     j.Key("started_ms").Int(r.started_at_ns / kNsPerMs).Key("duration_s").Num(ends.back());
     j.Close('}');

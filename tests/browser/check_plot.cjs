@@ -2,7 +2,8 @@
 // browser is downloaded) and prints, as JSON on stdout, what the page drew:
 //   node check_plot.cjs PAGE.html OUT_DIR
 // {charts: window.footprintPlot.describe(), console: [...], requests: [...],
-//  downloads: {png, svg, csv: {file, size}}}; a screenshot is saved as OUT_DIR/page.png.
+//  folded: {before: [chart titles before the fold is opened], fold: its summary},
+//  downloads: {png, svg, json, csv: {file, size}}}; a screenshot is saved as OUT_DIR/page.png.
 // Environment: CHROMIUM (default /usr/bin/chromium); NODE_PATH must reach playwright-core
 // (the build's web/node_modules). Used by test_plot_browser.py.
 'use strict';
@@ -34,14 +35,21 @@ async function main() {
                            {timeout: 60000}),
       new Promise((resolve, reject) => page.on('pageerror', (e) => reject(e))),
     ]);
+    // footprint's own and the machine's charts are folded: drawn when opened.
+    const folded = await page.evaluate(() => ({
+      before: window.footprintPlot.describe().map((c) => c.title),
+      fold: document.querySelector('.fp-fold > summary') &&
+          document.querySelector('.fp-fold > summary').textContent,
+    }));
+    await page.click('.fp-fold > summary');
     const charts = await page.evaluate(() => window.footprintPlot.describe());
     await page.screenshot({path: path.join(outDir, 'page.png')});
 
-    // Saving: PNG and SVG of the first chart, CSV of the first time series.
+    // Saving: PNG, SVG and JSON of the first chart, CSV of the first time series.
     const downloads = {};
     const timeseries = charts.find((c) => c.kind === 'timeseries');
     const jobs = [['png', charts[0] && charts[0].id], ['svg', charts[0] && charts[0].id],
-                  ['csv', timeseries && timeseries.id]];
+                  ['json', charts[0] && charts[0].id], ['csv', timeseries && timeseries.id]];
     for (const [kind, id] of jobs) {
       if (!id) continue;
       const [download] = await Promise.all([
@@ -78,8 +86,8 @@ async function main() {
       }
     }
     const injected = await page.evaluate(() => window.__injected === true);
-    process.stdout.write(JSON.stringify({charts, console: consoleMessages, requests, downloads,
-                                         legend, tooltips, injected}) + '\n');
+    process.stdout.write(JSON.stringify({charts, folded, console: consoleMessages, requests,
+                                         downloads, legend, tooltips, injected}) + '\n');
   } finally {
     await browser.close();
   }

@@ -1,14 +1,19 @@
 // Drives footprint serve's web UI in headless Chromium (Debian's, through playwright-core; no
 // browser is downloaded) and prints, as JSON on stdout, what it saw:
 //   node check_serve.cjs CONFIG.json
-// CONFIG: {url, pick: [run ids to tick], xss: run id, live: run id or null, out: folder}.
+// CONFIG: {url, pick: [run ids to tick], xss: run id, live: run id or null, groups: [two group
+// ids], spawn: [argv of a short footprint run named fresh], out: folder}.
 // Steps: open the UI, tick the runs of `pick` in the tree, read back the charts; open the
 // resulting URL in a second page (the view must come back); select the XSS run and read its
-// name as the page shows it; select the live run and count its points twice, 3 s apart.
-// Screenshots: OUT/selection.png, OUT/live.png. Used by test_serve_browser.py.
+// name as the page shows it; select the live run and count its points twice, 3 s apart; tick
+// the two groups in the tree and read the comparison, open the folded monitor/sys charts and
+// save a chart as PNG and JSON; start `spawn` and watch its run appear in the tree, running,
+// then ok, without a reload. Screenshots: OUT/selection.png, OUT/live.png, OUT/groups.png.
+// Used by test_serve_browser.py.
 'use strict';
 const fs = require('fs');
 const path = require('path');
+const {spawn} = require('child_process');
 const {chromium} = require('playwright-core');
 
 const ready = (page) => page.waitForFunction(
@@ -36,7 +41,8 @@ async function main() {
   const log = {console: [], dialogs: [], requests: []};
   const out = {};
   try {
-    const context = await browser.newContext({viewport: {width: 1400, height: 1000}});
+    const context = await browser.newContext({viewport: {width: 1400, height: 1000},
+                                              acceptDownloads: true});
     const page = await context.newPage();
     watch(page, log);
     await page.goto(config.url);
@@ -115,6 +121,82 @@ async function main() {
       out.live.marker = await page.evaluate(() => window.fpMarker);
       await page.screenshot({path: path.join(config.out, 'live.png')});
     }
+
+    // Two groups of repetitions, ticked as two items of the tree.
+    await page.evaluate(() => { location.hash = ''; });
+    await page.waitForFunction(() => window.footprintServe.ready &&
+        window.footprintServe.selected().length === 0, null, {timeout: 60000});
+    for (const id of config.groups) {
+      await page.evaluate(() => { window.footprintServe.ready = false; });
+      await page.check('input.fp-group-check[value="' + id + '"]');
+      await settle(page);
+    }
+    await page.waitForFunction(() => document.querySelectorAll('.fp-verdicts li').length > 0,
+                               null, {timeout: 60000});
+    const timeseriesTitles = () => page.evaluate(() => window.footprintServe.describe()
+        .filter((c) => c.kind === 'timeseries').map((c) => c.title));
+    out.groups = await page.evaluate((ids) => ({
+      compared: window.footprintServe.compared(),
+      selected: window.footprintServe.selected(),
+      runLabels: Array.from(document.querySelectorAll('.fp-runs:not(.fp-compare) td:nth-child(2)'))
+          .map((td) => td.textContent),
+      header: Array.from(document.querySelectorAll('.fp-compare tr:first-child th'))
+          .map((th) => th.textContent),
+      rows: Array.from(document.querySelectorAll('.fp-compare tr')).slice(1).map(
+          (tr) => Array.from(tr.querySelectorAll('td')).map((td) => td.textContent)),
+      verdicts: Array.from(document.querySelectorAll('.fp-verdicts li')).map((li) => li.textContent),
+      tree: ids.map((id) => {
+        const g = document.querySelector('.fp-group[data-group="' + id + '"]');
+        return {runs: Array.from(g.querySelectorAll('.fp-run-name')).map((n) => n.textContent),
+                warmups: g.querySelectorAll('.fp-warmup').length,
+                summary: g.querySelector('summary').textContent};
+      }),
+      fold: document.querySelector('.fp-fold > summary') &&
+          document.querySelector('.fp-fold > summary').textContent,
+    }), config.groups);
+    out.groups.before_unfold = await timeseriesTitles();
+    await page.click('.fp-fold > summary');
+    await page.waitForFunction(() => window.footprintServe.describe().some(
+        (c) => c.title.startsWith('sys.')), null, {timeout: 30000});
+    out.groups.after_unfold = await timeseriesTitles();
+    await page.screenshot({path: path.join(config.out, 'groups.png')});
+    // Saving the first chart, as its toolbox buttons do.
+    out.saved = {};
+    const first = (await page.evaluate(() => window.footprintServe.describe()))[0];
+    for (const kind of ['png', 'json']) {
+      const [download] = await Promise.all([
+        page.waitForEvent('download', {timeout: 30000}),
+        page.evaluate(([i, k]) => window.footprintServe.view.save(i, k), [first.id, kind]),
+      ]);
+      const file = path.join(config.out, 'saved.' + kind);
+      await download.saveAs(file);
+      out.saved[kind] = {file: file, name: download.suggestedFilename(), title: first.title};
+    }
+
+    // A run started now appears in the tree, running, then ok: no reload, no click.
+    await page.evaluate(() => { window.fpMarker = 'tree page'; });
+    const treeCount = () => page.evaluate(() => window.footprintServe.counts.tree);
+    const statusOfFresh = () => page.evaluate(() => {
+      const li = Array.from(document.querySelectorAll('.fp-run-list li')).find(
+          (l) => l.querySelector('.fp-run-name') &&
+                 l.querySelector('.fp-run-name').textContent === 'fresh');
+      return li ? li.dataset.status : null;
+    });
+    out.refresh = {tree_before: await treeCount(), seen: []};
+    const child = spawn(config.spawn[0], config.spawn.slice(1), {stdio: 'ignore'});
+    const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+    const deadline = Date.now() + 60000;
+    let exitCode = null;
+    exited.then((code) => { exitCode = code; });
+    while (Date.now() < deadline) {
+      const status = await statusOfFresh();
+      if (out.refresh.seen[out.refresh.seen.length - 1] !== status) out.refresh.seen.push(status);
+      if (status === 'ok' && exitCode !== null) break;
+      await page.waitForTimeout(100);
+    }
+    out.refresh.exit_code = await exited;
+    out.refresh.tree_after = await treeCount();
+    out.refresh.marker = await page.evaluate(() => window.fpMarker);
   } finally {
     await browser.close();
   }

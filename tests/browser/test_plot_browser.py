@@ -18,7 +18,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import fp_helpers  # noqa: E402
-from fp_helpers import describe, fp, plot_data, run_ok, wl  # noqa: E402
+from fp_helpers import describe, fp, plot_data, run_ok, saved_chart, wl  # noqa: E402
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 NODE = shutil.which("node")
@@ -75,6 +75,22 @@ def test_every_sampled_metric_is_drawn_for_both_runs(page):
         assert [s["bands"] for s in chart["series"]] == [7, 7], title
 
 
+def test_own_and_machine_series_are_folded_last(page):
+    """The program's charts come first; monitor.* and sys.* wait in a fold, drawn when it is
+    opened (check_plot.cjs opens it before reading every chart)."""
+    folded = page["result"]["folded"]
+    own = ("monitor.", "sys.")
+    assert folded["before"] and not [t for t in folded["before"] if t.startswith(own)]
+    titles = [c["title"] for c in page["result"]["charts"]]
+    assert titles[:len(folded["before"])] == folded["before"]
+    later = titles[len(folded["before"]):]
+    assert later and all(t.startswith(own) for t in later)
+    assert all(t.split(" (")[0] in folded["fold"] for t in later)
+    # The program's values and scopes before its sampled metrics.
+    kinds = [c["kind"] for c in page["result"]["charts"]]
+    assert kinds.index("curve") < kinds.index("scopes") < kinds.index("timeseries")
+
+
 def test_each_axis_reads_in_one_unit(page):
     """The tick labels of a time, byte or other value axis share one unit, the one its largest
     value calls for ("0.50 s, 1.00 s", not "500.0 ms" beside "1.00 s"), as ECharts draws them."""
@@ -123,10 +139,13 @@ def test_legend_filtering_hides_a_series(page):
     assert selected[first] is False and selected.get(second, True) is True
 
 
-def test_charts_save_as_png_svg_and_full_resolution_csv(page):
+def test_charts_save_as_png_svg_json_and_full_resolution_csv(page):
     downloads = page["result"]["downloads"]
-    with open(downloads["png"]["file"], "rb") as f:
-        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    doc = saved_chart(downloads["png"]["file"], downloads["json"]["file"])
+    first = page["result"]["charts"][0]
+    assert doc["title"] == first["title"]
+    assert [(s["name"], len(s["data"])) for s in doc["series"]] == \
+        [(s["name"], s["points"]) for s in first["series"]]
     with open(downloads["svg"]["file"], encoding="utf-8") as f:
         svg = f.read()
     assert svg.startswith("<svg") and "<path" in svg

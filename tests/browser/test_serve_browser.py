@@ -2,8 +2,11 @@
 driven by playwright-core from the build's npm install). Ticks two runs of an experiment and
 sees both in every chart; the URL brings the same view back; a run named
 <script>alert(1)</script> shows as text and runs nothing; a running run's chart grows while the
-page polls for new samples only; no console errors; nothing fetched from elsewhere; the
-screenshots have content.
+page polls for new samples only; two groups of repetitions ticked as two items are compared
+as sets (Welch's p-values, a verdict matching the stored durations), warm-ups labelled and left
+out; footprint's own and the machine's charts are folded until opened; a chart saves as PNG
+and JSON; a run started while the page is open appears in the tree, running, then ok; no
+console errors; nothing fetched from elsewhere; the screenshots have content.
 
 Environment (set by CTest, tests/CMakeLists.txt): FOOTPRINT_BIN, FP_WORKLOADS, NODE_PATH,
 CHROMIUM.
@@ -21,7 +24,8 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from fp_helpers import FOOTPRINT, clean_env, describe, run_ok, wait_for, wl  # noqa: E402
+from fp_helpers import (FOOTPRINT, clean_env, describe, run_ok, saved_chart, wait_for,  # noqa: E402
+                        wl)
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 NODE = shutil.which("node")
@@ -38,10 +42,13 @@ def seen(tmp_path_factory):
     db = str(d / "fp.db")
     for name in ("train-a", "train-b", XSS):
         run_ok(db, [wl("burn"), "1", "0.3"], "-n", name, "-i", "20ms")
+    for name, seconds in (("fast", "0.05"), ("slow", "0.25")):
+        run_ok(db, ["/bin/sleep", seconds], "-n", name, "-r", "4", "--warmup", "1", "-i", "20ms")
     with sqlite3.connect(db) as con:
         con.execute("UPDATE runs SET experiment = 'resnet', workload = 'train' "
                     "WHERE name LIKE 'train-%'")
         ids = dict(con.execute("SELECT name, id FROM runs"))
+        groups = dict(con.execute("SELECT name, group_id FROM runs WHERE group_id != ''"))
     con.close()
     env = clean_env()
     live = subprocess.Popen([FOOTPRINT, "run", "-o", db, "-q", "-n", "live", "-i", "100ms", "--",
@@ -64,8 +71,12 @@ def seen(tmp_path_factory):
         shots = d / "shots"
         shots.mkdir()
         config = d / "config.json"
+        fresh = [FOOTPRINT, "run", "-o", db, "-q", "-n", "fresh", "-i", "100ms", "--",
+                 wl("burn"), "1", "4"]
         config.write_text(json.dumps({"url": url, "pick": [ids["train-a"], ids["train-b"]],
-                                      "xss": ids[XSS], "live": ids["live"], "out": str(shots)}))
+                                      "xss": ids[XSS], "live": ids["live"],
+                                      "groups": [groups["fast"], groups["slow"]],
+                                      "spawn": fresh, "out": str(shots)}))
         check = subprocess.run([NODE, os.path.join(HERE, "check_serve.cjs"), str(config)],
                                capture_output=True, text=True, timeout=240)
         assert check.returncode == 0, describe(check)
@@ -76,7 +87,7 @@ def seen(tmp_path_factory):
         server.terminate()
         server.wait(timeout=30)
     return {"result": json.loads(check.stdout), "ids": ids, "shots": shots, "url": url,
-            "still_running": still_running}
+            "still_running": still_running, "db": db, "groups": groups}
 
 
 def timeseries(charts):
@@ -143,7 +154,75 @@ def test_no_console_errors_and_nothing_fetched_elsewhere(seen):
     assert all(u.startswith((seen["url"].split("?")[0], "data:", "blob:")) for u in r["requests"])
 
 
-@pytest.mark.parametrize("name", ["selection.png", "live.png"])
+def group_runs(db, group):
+    """The group's runs as (id, repetition, duration_s), by repetition (warm-ups first)."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        rows = con.execute("SELECT runs.id, repetition, value FROM runs JOIN run_totals ON "
+                           "run_totals.run_id = runs.id AND run_totals.name = 'duration_s' "
+                           "WHERE group_id = ? ORDER BY repetition", (group,)).fetchall()
+    con.close()
+    return rows
+
+
+def test_groups_are_ticked_as_sets_and_compared_with_p_values(seen):
+    g = seen["result"]["groups"]
+    fast, slow = seen["groups"]["fast"], seen["groups"]["slow"]
+    assert g["compared"] == ["group:" + fast[:8], "group:" + slow[:8]]
+    measured = {name: [r for r in group_runs(seen["db"], gid) if r[1] > 0]
+                for name, gid in seen["groups"].items()}
+    # The measured runs, warm-ups left out, labelled with their repetition.
+    assert g["selected"] == [r[0] for r in measured["fast"] + measured["slow"]]
+    assert [label.split(" · ")[0] for label in g["runLabels"]] == \
+        [f"{name} #{k}" for name in ("fast", "slow") for k in range(1, 5)]
+    assert g["header"][1:] == [f"group {fast[:8]} (fast) (n=4)", f"group {slow[:8]} (slow) (n=4)",
+                               "change"]
+    (duration,) = [row for row in g["rows"] if row[0] == "duration"]
+    p_value = float(re.search(r"\(p=([0-9.e-]+)\)", duration[3]).group(1))
+    assert p_value < 0.05, duration  # 0.25 s against 0.05 s of sleep, 4 runs each
+    # The verdict, its factor from the stored durations.
+    mean = {name: sum(r[2] for r in rows) / len(rows) for name, rows in measured.items()}
+    (verdict,) = [v for v in g["verdicts"] if " ran " in v]
+    factor = float(re.search(r"ran ([0-9.]+) ± ", verdict).group(1))
+    assert verdict.startswith(f"group {slow[:8]} (slow) ran ")
+    assert verdict.endswith(f"times slower than group {fast[:8]} (fast)")
+    assert factor == pytest.approx(mean["slow"] / mean["fast"], abs=0.006), (verdict, mean)
+
+
+def test_tree_shows_groups_with_warmups_labelled(seen):
+    for tree in seen["result"]["groups"]["tree"]:
+        assert tree["runs"] == ["warm-up 1", "#1", "#2", "#3", "#4"]
+        assert tree["warmups"] == 1
+        assert "4 runs + 1 warm-up" in tree["summary"]
+
+
+def test_own_and_machine_charts_are_folded_until_opened(seen):
+    g = seen["result"]["groups"]
+    own = ("monitor.", "sys.")
+    assert g["before_unfold"] and not [t for t in g["before_unfold"] if t.startswith(own)]
+    opened = [t for t in g["after_unfold"] if t.startswith(own)]
+    assert opened and g["after_unfold"][:len(g["before_unfold"])] == g["before_unfold"]
+    for title in opened:
+        assert title.split(" (")[0] in g["fold"]
+
+
+def test_a_chart_saves_as_png_and_json(seen):
+    saved = seen["result"]["saved"]
+    doc = saved_chart(saved["png"]["file"], saved["json"]["file"])
+    assert doc["title"] == saved["json"]["title"] and saved["json"]["name"].endswith(".json")
+    assert doc["series"] and all(s["data"] for s in doc["series"])
+    assert {r["id"] for r in doc["runs"]} == set(seen["result"]["groups"]["selected"])
+
+
+def test_tree_refreshes_live(seen):
+    refresh = seen["result"]["refresh"]
+    assert refresh["exit_code"] == 0
+    assert refresh["marker"] == "tree page"  # no reload
+    states = [s for s in refresh["seen"] if s is not None]
+    assert states == ["running", "ok"], refresh  # appeared while running, then ended
+    assert refresh["tree_after"] > refresh["tree_before"]
+
+
+@pytest.mark.parametrize("name", ["selection.png", "live.png", "groups.png"])
 def test_screenshots_have_content(seen, name):
     from PIL import Image
 

@@ -225,3 +225,11 @@ def on_pty(args, **env):
     os.close(leader)
     status = proc.wait(timeout=60)
     return status, b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+
+
+def saved_chart(png_path, json_path):
+    """A chart saved by the pages' toolbox: asserts the PNG is one; returns the parsed JSON."""
+    with open(png_path, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n", png_path
+    with open(json_path, encoding="utf-8") as f:
+        return json.load(f)

@@ -79,6 +79,27 @@ TEST(ResolveRunSet, GroupsByIdPrefixLastAndRun) {
   EXPECT_FALSE(ResolveRunSet(runs, "bbbb", true)->is_group());  // no group: stays alone
 }
 
+TEST(ResolveRunSet, RunsJoinedByPlusAreOneSet) {
+  auto runs = Runs();
+  runs.push_back(MakeRun("eeee0001-0000-4000-8000-000000000000", "c++", "", 0));
+  auto picked = ResolveRunSet(runs, "aaaa0002+cccc0002 + aaaa0002");
+  ASSERT_TRUE(picked.ok()) << picked.status().message();
+  EXPECT_FALSE(picked->is_group());
+  ASSERT_EQ(picked->runs.size(), 2u);  // the repeated run once
+  EXPECT_EQ(picked->runs[0].id.substr(0, 8), "aaaa0002");
+  EXPECT_EQ(picked->runs[1].id.substr(0, 8), "cccc0002");
+  EXPECT_EQ(picked->Label(), "2 runs (bench)");
+  // A name with a '+' is still that run; a part that names nothing is the error.
+  auto named = ResolveRunSet(runs, "c++");
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(named->runs.size(), 1u);
+  EXPECT_EQ(named->runs[0].name, "c++");
+  auto missing = ResolveRunSet(runs, "aaaa0002+zzzz");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("zzzz"), std::string::npos);
+}
+
 TEST(ResolveRunSet, Errors) {
   auto runs = Runs();
   auto ambiguous = ResolveRunSet(runs, "group:1111");
@@ -169,6 +190,15 @@ TEST(SummarizeSet, EveryTotalWithHeadlineFirstAndFailuresLeftOut) {
   EXPECT_NEAR(json["figures"]["duration_s"]["ci95_high"].get<double>(), 1.5 + 12.706 * 0.5, 1e-3);
   EXPECT_EQ(json["figures"]["duration_s"]["unit"], "s");
   EXPECT_EQ(json["order"][0], "duration_s");
+
+  // Picked by hand (RUN+RUN), the same runs count as the group's: the ok ones; the failed
+  // run named alone counts.
+  auto picked = ResolveRunSet(*runs, (*runs)[0].id + "+" + (*runs)[1].id + "+" + (*runs)[2].id);
+  ASSERT_TRUE(picked.ok());
+  EXPECT_EQ(SummarizeSet(**store, *picked)->counted.size(), 2u);
+  auto failed = ResolveRunSet(*runs, (*runs)[2].id);
+  ASSERT_TRUE(failed.ok());
+  EXPECT_EQ(SummarizeSet(**store, *failed)->counted.size(), 1u);
 }
 
 TEST(Compare, SignificantChangeAndPlainRatio) {
