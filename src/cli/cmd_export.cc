@@ -1,10 +1,13 @@
 // footprint export: runs out of the database as CSV, JSON or a trace for Perfetto.
+#include <unistd.h>
+
 #include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "cli/cli.h"
 #include "cli/format.h"
+#include "cli/progress.h"
 #include "footprint/groups.h"
 #include "report/export.h"
 
@@ -63,8 +66,14 @@ Action AddExport(CLI::App& app) {
           out = &file;
         }
         const bool by_set = ExportsSets(format);
-        FP_RETURN_IF_ERROR(by_set ? ExportSets(store, sets, format, *out)
-                                  : ExportRuns(store, runs, format, *out));
+        // A bar on a terminal, unless the data goes to that terminal too.
+        const bool live =
+            ::isatty(STDERR_FILENO) == 1 && (out == &file || !::isatty(STDOUT_FILENO));
+        std::unique_ptr<Progress> bar;
+        FP_RETURN_IF_ERROR(
+            by_set ? ExportSets(store, sets, format, *out)
+                   : ExportRuns(store, runs, format, *out, FollowWith(bar, "series", live)));
+        bar.reset();
         if (out == &file) {  // on standard output, the data says it all
           file.flush();
           std::cout << "wrote " << args->out << ": "

@@ -1,8 +1,11 @@
 // footprint import: another tool's database brought into footprint's (UMLAUT's, for now).
+#include <unistd.h>
+
 #include <iostream>
 #include <memory>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "store/umlaut_import.h"
 #include "util/strings.h"
 
@@ -31,9 +34,13 @@ Action AddImport(CLI::App& app) {
         return InvalidArgument("import " + args->file + " into another database (-o)");
       }
       FP_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(args->db));
-      FP_ASSIGN_OR_RETURN(auto runs, ImportUmlautDatabase(args->file, *store));
+      std::unique_ptr<Progress> bar;
+      auto runs = ImportUmlautDatabase(args->file, *store,
+                                       FollowWith(bar, "runs", ::isatty(STDERR_FILENO) == 1));
+      bar.reset();
+      if (!runs.ok()) return runs.status();
       size_t added = 0;
-      for (const ImportedRun& r : runs) {
+      for (const ImportedRun& r : *runs) {
         std::cout << r.id.substr(0, 8) << "  " << Inert(r.name) << "  ";
         if (r.already_there) {
           std::cout << "already in " << args->db << ", skipped\n";
@@ -45,7 +52,7 @@ Action AddImport(CLI::App& app) {
         for (const std::string& u : r.unmapped)
           std::cout << "    not imported: " << Inert(u) << "\n";
       }
-      std::cerr << "footprint: " << added << " of " << runs.size()
+      std::cerr << "footprint: " << added << " of " << runs->size()
                 << " UMLAUT run(s) imported into " << args->db << "\n";
       return kExitOk;
     });

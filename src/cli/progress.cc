@@ -14,8 +14,12 @@ constexpr int kBarWidth = 24;
 
 }  // namespace
 
-Progress::Progress(int total, bool live)
-    : total_(total), start_ns_(MonotonicNs()), last_done_ns_(start_ns_) {
+Progress::Progress(int total, bool live, std::string unit, int first_draw_ms)
+    : total_(total),
+      unit_(std::move(unit)),
+      first_draw_ms_(first_draw_ms),
+      start_ns_(MonotonicNs()),
+      last_done_ns_(start_ns_) {
   if (live && total > 0) thread_ = std::thread([this] { Redraw(); });
 }
 
@@ -27,7 +31,7 @@ Progress::~Progress() {
   }
   wake_.notify_all();
   thread_.join();
-  std::cerr << kErase << std::flush;
+  if (drawn_) std::cerr << kErase << std::flush;
 }
 
 void Progress::Done() {
@@ -43,9 +47,9 @@ int Progress::done() const {
 
 void Progress::Print(std::string_view lines) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (thread_.joinable()) std::cerr << kErase;
+  if (drawn_) std::cerr << kErase;
   std::cerr << lines;
-  if (thread_.joinable()) std::cerr << BarLocked();
+  if (drawn_) std::cerr << BarLocked();
   std::cerr << std::flush;
 }
 
@@ -66,17 +70,30 @@ std::string Progress::BarLocked() const {
   std::string bar = "footprint: [";
   bar.append(static_cast<size_t>(filled), '#');
   bar.append(static_cast<size_t>(kBarWidth - filled), '-');
-  bar += "] " + std::to_string(done_) + "/" + std::to_string(total_) + " runs";
+  bar += "] " + std::to_string(done_) + "/" + std::to_string(total_) + " " + unit_;
   if (std::string eta = EtaLocked(); !eta.empty()) bar += ", " + eta;
   return bar;
 }
 
 void Progress::Redraw() {
   std::unique_lock<std::mutex> lock(mu_);
+  wake_.wait_for(lock, std::chrono::milliseconds(first_draw_ms_), [this] { return stop_; });
   while (!stop_) {
     std::cerr << kErase << BarLocked() << std::flush;
+    drawn_ = true;
     wake_.wait_for(lock, std::chrono::milliseconds(200));
   }
+}
+
+ProgressFn FollowWith(std::unique_ptr<Progress>& bar, std::string unit, bool live) {
+  if (!live) return {};
+  return [&bar, unit = std::move(unit)](size_t done, size_t total) {
+    if (done == 0) {
+      bar = std::make_unique<Progress>(static_cast<int>(total), true, unit, 500);
+    } else if (bar) {
+      bar->Done();
+    }
+  };
 }
 
 }  // namespace footprint::cli

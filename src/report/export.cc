@@ -59,6 +59,16 @@ class Sink {
     return *this << std::string_view(frac, 4);
   }
   Sink& Json(const json& j) { return *this << JsonText(j); }
+  // Reports each series written to `progress` (the bulk of a long run's export), out of
+  // `total`.
+  void Follow(ProgressFn progress, size_t total) {
+    progress_ = std::move(progress);
+    total_ = total;
+    if (progress_) progress_(0, total_);
+  }
+  void SeriesDone() {
+    if (progress_) progress_(++series_done_, total_);
+  }
   Status Finish() {
     Flush();
     out_.flush();
@@ -74,6 +84,8 @@ class Sink {
   }
   std::ostream& out_;
   std::string buf_;
+  ProgressFn progress_;
+  size_t series_done_ = 0, total_ = 0;
 };
 
 // One CSV field (RFC 4180): quoted when it holds a comma or a quote. Control characters of
@@ -143,6 +155,7 @@ Status CsvRun(Store& store, const RunRecord& run, const RunParts& p, Sink& out) 
       out.Int(t) << ",,";
       out.Real(value, "") << ",\n";
     }));
+    out.SeriesDone();
   }
   return Status::Ok();
 }
@@ -191,6 +204,7 @@ Status JsonRun(Store& store, const RunRecord& run, const RunParts& p, Sink& out)
       out.Real(value, "null") << ']';
     }));
     out << "]}";
+    out.SeriesDone();
   }
   out << "]}";
   return Status::Ok();
@@ -261,6 +275,7 @@ Status TraceRun(Store& store, const RunRecord& run, const RunParts& p, int pid, 
       out.Micros(t) << arg;
       out.Real(value, "null") << "}}";
     }));
+    out.SeriesDone();
   }
   return Status::Ok();
 }
@@ -282,13 +297,21 @@ bool ExportsSets(ExportFormat format) {
 }
 
 Status ExportRuns(Store& store, std::span<const RunRecord> runs, ExportFormat format,
-                  std::ostream& stream) {
+                  std::ostream& stream, ProgressFn progress) {
   if (ExportsSets(format)) {  // a row per run
     std::vector<RunSet> sets;
     for (const RunRecord& run : runs) sets.push_back({.spec = run.id, .runs = {run}});
     return ExportSets(store, sets, format, stream);
   }
   Sink out(stream);
+  if (progress) {
+    size_t series = 0;
+    for (const RunRecord& run : runs) {
+      FP_ASSIGN_OR_RETURN(auto list, store.ListSeries(run.id));
+      series += list.size();
+    }
+    out.Follow(std::move(progress), series);
+  }
   bool first_event = true;
   switch (format) {
     case ExportFormat::kCsv:

@@ -27,6 +27,7 @@
 #include <string_view>
 
 #include "footprint/groups.h"
+#include "footprint/progress.h"
 #include "footprint/status.h"
 #include "footprint/store.h"
 
@@ -40,9 +41,10 @@ Result<ExportFormat> ParseExportFormat(std::string_view name);
 bool ExportsSets(ExportFormat format);
 
 // Writes `runs` in `format` to `out`. IoError when the output fails (e.g. the disk is full),
-// the store's error when reading fails; what was written so far stays written.
+// the store's error when reading fails; what was written so far stays written. `progress`
+// hears of each sampled series written (csv, json, trace), out of all the runs' series.
 Status ExportRuns(Store& store, std::span<const RunRecord> runs, ExportFormat format,
-                  std::ostream& out);
+                  std::ostream& out, ProgressFn progress = {});
 // Writes one row or result per set in `format` (markdown or hyperfine), as ExportRuns.
 // InvalidArgument when a set has no run to count (a group whose repetitions all failed).
 Status ExportSets(Store& store, std::span<const RunSet> sets, ExportFormat format,

@@ -446,8 +446,10 @@ class RunImporter {
 
 }  // namespace
 
-Result<std::vector<ImportedRun>> ImportUmlautDatabase(const std::string& path, Store& store) {
+Result<std::vector<ImportedRun>> ImportUmlautDatabase(const std::string& path, Store& store,
+                                                      const ProgressFn& progress) {
   FP_ASSIGN_OR_RETURN(std::vector<UmlautRun> runs, ReadUmlaut(path));
+  if (progress) progress(0, runs.size());
   std::vector<ImportedRun> out;
   for (const UmlautRun& u : runs) {
     Result<ImportedRun> imported = DatabaseError("not imported");
@@ -461,6 +463,7 @@ Result<std::vector<ImportedRun>> ImportUmlautDatabase(const std::string& path, S
                            " failed: " + imported.status().message());
     }
     out.push_back(std::move(imported).value());
+    if (progress) progress(out.size(), runs.size());
   }
   return out;
 }

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "footprint/progress.h"
 #include "footprint/status.h"
 #include "footprint/store.h"
 
@@ -38,8 +39,9 @@ struct ImportedRun {
 
 // Imports every run of the UMLAUT database at `path` (opened read-only, left untouched) into
 // `store`. kDatabase when `path` is not an UMLAUT database; a run that fails half-way stays
-// in the store as interrupted and the error says which.
-Result<std::vector<ImportedRun>> ImportUmlautDatabase(const std::string& path, Store& store);
+// in the store as interrupted and the error says which. `progress` hears of each run imported.
+Result<std::vector<ImportedRun>> ImportUmlautDatabase(const std::string& path, Store& store,
+                                                      const ProgressFn& progress = {});
 
 }  // namespace footprint
 

@@ -3,8 +3,11 @@ database (the exact formats are pinned by the golden files of tests/unit/export_
 import csv
 import io
 import json
+import os
 import re
+import sqlite3
 import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -15,6 +18,7 @@ from fp_helpers import (
     connect,
     describe,
     fp,
+    on_pty,
     run_ok,
     runs_json,
     single_error_line,
@@ -200,3 +204,39 @@ def test_a_group_without_an_ok_run_is_not_exported_as_a_benchmark(tmp_path):
     proc = fp("export", "-o", db, "-u", "group:last", "--format", "hyperfine", "--out", "-")
     assert proc.returncode == 2, describe(proc)
     assert "has no run to count" in single_error_line(proc)
+
+
+def test_a_long_export_shows_progress_on_a_terminal_and_a_quick_one_none(tmp_path):
+    """On a terminal, an export that lasts shows a bar of the series written (from 0.5 s on,
+    erased at the end, before the success line); a quick one shows none. Ground truth: the
+    export's own duration, measured here."""
+    db = tmp_path / "big.db"
+    run_ok(db, ["true"], "-n", "big", "--no-git")
+    with sqlite3.connect(db) as con:
+        (run_id,) = con.execute("SELECT id FROM runs").fetchone()
+        for k in range(20):  # 20 series of 250,000 samples, written by SQLite itself
+            series = con.execute("INSERT INTO series(run_id, metric, unit, entity) "
+                                 "VALUES (?, ?, '', '')", (run_id, f"big.{k}")).lastrowid
+            con.execute("INSERT INTO samples(series_id, t_ns, value) WITH RECURSIVE c(i) AS "
+                        "(SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < 249999) "
+                        "SELECT ?, i * 1000000, i * 0.5 FROM c", (series,))
+        (total,) = con.execute("SELECT count(*) FROM series WHERE run_id = ?",
+                               (run_id,)).fetchone()
+    con.close()
+    for attempt in range(2):  # the second from the page cache: quicker
+        start = time.monotonic()
+        status, out = on_pty(["export", "-o", db, "-u", "big", "--format", "csv",
+                              "--out", os.devnull])
+        took = time.monotonic() - start
+        assert status == 0, out
+        bar = re.search(rf"\r\x1b\[Kfootprint: \[[#-]+\] \d+/{total} series", out)
+        if took > 0.8:
+            assert bar, (attempt, took, out[-400:])
+            # Erased at the end, and the success line after it.
+            assert out.split("\x1b[K")[-1].startswith("wrote /dev/null: 1 run(s) as csv"), out
+        if took < 0.3:
+            assert "\x1b[K" not in out, (attempt, took, out)
+    small = tmp_path / "small.db"
+    run_ok(small, ["true"], "--no-git")
+    status, out = on_pty(["export", "-o", small, "--format", "csv", "--out", os.devnull])
+    assert status == 0 and "\x1b[K" not in out, out  # done long before 0.5 s: no bar at all

@@ -101,13 +101,14 @@ std::vector<RunRecord> WriteSyntheticRuns(Store& store) {
   return {a, b};
 }
 
-std::string Export(ExportFormat format) {
+// The export of the synthetic runs; `progress` (when given) hears of it.
+std::string Export(ExportFormat format, ProgressFn progress = {}) {
   TempDir dir;
   auto store = OpenStore(dir.File("fp.db"));
   EXPECT_TRUE(store.ok());
   std::vector<RunRecord> runs = WriteSyntheticRuns(**store);
   std::ostringstream out;
-  Status st = ExportRuns(**store, runs, format, out);
+  Status st = ExportRuns(**store, runs, format, out, std::move(progress));
   EXPECT_TRUE(st.ok()) << st.message();
   return out.str();
 }
@@ -186,6 +187,17 @@ TEST(ExportGolden, TraceEventFormat) {
   EXPECT_EQ(spans, 3u);
   EXPECT_EQ(counters, 10u + 3);  // samples + scalar values
   EXPECT_EQ(names, 3u + 2 + 3);  // per run: process name, labels, sort index; thread names
+}
+
+TEST(ExportProgress, EverySeriesOfEveryRunIsReportedOnceInEveryFormat) {
+  for (ExportFormat format : {ExportFormat::kCsv, ExportFormat::kJson, ExportFormat::kTrace}) {
+    std::vector<std::pair<size_t, size_t>> calls;
+    const std::string text =
+        Export(format, [&](size_t done, size_t total) { calls.emplace_back(done, total); });
+    // Run a has two series (cpu, memory), run b none: (0, 2) first, then one call per series.
+    EXPECT_EQ(calls, (std::vector<std::pair<size_t, size_t>>{{0, 2}, {1, 2}, {2, 2}}));
+    EXPECT_EQ(text, Export(format));  // the same bytes as without progress
+  }
 }
 
 }  // namespace
