@@ -161,7 +161,7 @@ void PrintComparison(const Comparison& c, const Decoration& deco, std::ostream& 
     out << "ratio: a side with a single run has no spread to test; repeat it with "
            "footprint run -r N\n";
   }
-  if (outliers && c.options.test == CompareTest::kWelch) {
+  if (outliers && any_test && c.options.test == CompareTest::kWelch) {  // no test: no advice
     out << "outliers: some repetitions lie beyond 1.5 IQR; --test mann-whitney does not assume "
            "normal data\n";
   }

@@ -3,12 +3,12 @@
 //
 // To regenerate the golden files after an intended format change (and review the diff):
 //   FP_UPDATE_GOLDEN=1 build/tests/footprint_unit_tests --gtest_filter='Export*'
+// (ExpectGolden, test_util.h).
 #include "report/export.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -18,6 +18,7 @@ namespace footprint {
 namespace {
 
 using json = nlohmann::json;
+using testing::ExpectGolden;
 using testing::TempDir;
 
 constexpr int64_t kStart = 1'700'000'000'000'000'000;
@@ -111,20 +112,6 @@ std::string Export(ExportFormat format, ProgressFn progress = {}) {
   Status st = ExportRuns(**store, runs, format, out, std::move(progress));
   EXPECT_TRUE(st.ok()) << st.message();
   return out.str();
-}
-
-void ExpectGolden(const std::string& actual, const std::string& name) {
-  const std::string path = std::string(FP_GOLDEN) + "/" + name;
-  if (const char* update = std::getenv("FP_UPDATE_GOLDEN"); update && *update == '1') {
-    std::ofstream(path, std::ios::binary) << actual;
-    GTEST_SKIP() << "rewrote " << path;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing golden file " << path
-                  << " (FP_UPDATE_GOLDEN=1 writes it; see this file's header)";
-  std::stringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << "export differs from " << path;
 }
 
 TEST(ExportGolden, Csv) {

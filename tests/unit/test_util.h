@@ -4,7 +4,12 @@
 
 #include <stdlib.h>
 
+#include <gtest/gtest.h>
+
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace footprint::testing {
@@ -27,6 +32,22 @@ class TempDir {
 // Path of a workload program built by the test suite (tests/workloads).
 inline std::string Workload(const std::string& name) {
   return std::string(FP_WORKLOADS) + "/fp_" + name;
+}
+
+// Compares `actual` byte for byte with tests/golden/NAME; with FP_UPDATE_GOLDEN=1 in the
+// environment, writes it there instead (review the diff before committing it).
+inline void ExpectGolden(const std::string& actual, const std::string& name) {
+  const std::string path = std::string(FP_GOLDEN) + "/" + name;
+  if (const char* update = std::getenv("FP_UPDATE_GOLDEN"); update && *update == '1') {
+    std::ofstream(path, std::ios::binary) << actual;
+    GTEST_SKIP() << "rewrote " << path;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << "missing golden file " << path
+                  << " (FP_UPDATE_GOLDEN=1 writes it; see this file's header)";
+  std::stringstream expected;
+  expected << in.rdbuf();
+  EXPECT_EQ(actual, expected.str()) << "differs from " << path;
 }
 
 }  // namespace footprint::testing
