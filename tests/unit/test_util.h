@@ -2,9 +2,8 @@
 #ifndef FOOTPRINT_TESTS_UNIT_TEST_UTIL_H_
 #define FOOTPRINT_TESTS_UNIT_TEST_UTIL_H_
 
-#include <stdlib.h>
-
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <cstdlib>
 #include <filesystem>
