@@ -29,7 +29,7 @@
         '<th>duration</th><th>command</th></tr>';
     runs.forEach(function (r, i) {
       const tr = document.createElement('tr');
-      const cells = ['', r.label + ' (' + r.id + ')', fc.statusText(r),
+      const cells = ['', r.label, fc.statusText(r),
                      new Date(r.started_ms).toISOString().replace('T', ' ').slice(0, 19),
                      format('s', r.duration_s), r.command];
       cells.forEach(function (text, j) {
@@ -39,7 +39,7 @@
           td.firstChild.style.background = colorOf(i);
         } else {
           td.textContent = text;
-          td.title = text;  // the whole text, where the cell cuts it
+          td.title = j === 1 ? text + ' (' + r.id + ')' : text;  // the whole text, and the id
         }
         tr.appendChild(td);
       });

@@ -219,7 +219,8 @@
   }
 
   // The tree is drawn again when what the server lists changed (new runs, a run that ended),
-  // keeping the folds as they were and the list where it was scrolled.
+  // keeping the folds as they were and the list where it was scrolled. Its boxes follow the
+  // clicks themselves; a URL with another selection draws it anew (lastTree = null).
   let lastTree = null;
   function showTree(tree) {
     const text = JSON.stringify(tree);
@@ -319,11 +320,11 @@
       s.style.background = fc.colorOf(i);
       swatch.appendChild(s);
       tr.appendChild(swatch);
-      [r.label + ' (' + r.id + ')', fc.statusText(r),
+      [r.label, fc.statusText(r),
        new Date(r.started_ms).toISOString().replace('T', ' ').slice(0, 19),
        format('s', r.duration_s), r.command].forEach(function (text) {
         const td = el('td', text);
-        td.title = text;  // the whole text, where the cell cuts it
+        td.title = text === r.label ? text + ' (' + r.id + ')' : text;  // the whole text
         tr.appendChild(td);
       });
       tr.dataset.status = r.status;
@@ -533,6 +534,7 @@
   window.addEventListener('hashchange', function () {
     readHash();
     showFilters();
+    lastTree = null;
     loadTree();
     draw();
   });

@@ -123,9 +123,19 @@ async function main() {
     }
 
     // Two groups of repetitions, ticked as two items of the tree.
-    await page.evaluate(() => { location.hash = ''; });
+    // The tree follows the URL's selection, also when the runs it lists stay the same (only
+    // ended runs: nothing in the tree changes meanwhile).
+    await page.evaluate((id) => { location.hash = 'status=ok&run=' + id; }, config.pick[0]);
+    await page.waitForFunction((id) => window.footprintServe.ready &&
+        window.footprintServe.selected().join() === id &&
+        document.querySelector('input.fp-run-check[value="' + id + '"]:checked'), config.pick[0],
+        {timeout: 60000});
+    await page.evaluate(() => { location.hash = 'status=ok'; });
     await page.waitForFunction(() => window.footprintServe.ready &&
         window.footprintServe.selected().length === 0, null, {timeout: 60000});
+    await page.waitForTimeout(500);
+    out.cleared_checked = await page.evaluate(
+        () => document.querySelectorAll('#fp-tree input:checked').length);
     for (const id of config.groups) {
       await page.evaluate(() => { window.footprintServe.ready = false; });
       await page.check('input.fp-group-check[value="' + id + '"]');
@@ -174,6 +184,7 @@ async function main() {
     }
 
     // A run started now appears in the tree, running, then ok: no reload, no click.
+    await page.evaluate(() => { location.hash = ''; });  // every status again
     await page.evaluate(() => { window.fpMarker = 'tree page'; });
     const treeCount = () => page.evaluate(() => window.footprintServe.counts.tree);
     const statusOfFresh = () => page.evaluate(() => {

@@ -188,6 +188,12 @@ def test_groups_are_ticked_as_sets_and_compared_with_p_values(seen):
     assert factor == pytest.approx(mean["slow"] / mean["fast"], abs=0.006), (verdict, mean)
 
 
+def test_tree_follows_the_url_selection(seen):
+    """A URL without a selection leaves nothing ticked in the tree (it is drawn anew although
+    the runs it lists did not change)."""
+    assert seen["result"]["cleared_checked"] == 0
+
+
 def test_tree_shows_groups_with_warmups_labelled(seen):
     for tree in seen["result"]["groups"]["tree"]:
         assert tree["runs"] == ["warm-up 1", "#1", "#2", "#3", "#4"]
