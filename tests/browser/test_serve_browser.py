@@ -72,7 +72,7 @@ def seen(tmp_path_factory):
         shots.mkdir()
         config = d / "config.json"
         fresh = [FOOTPRINT, "run", "-o", db, "-q", "-n", "fresh", "-i", "100ms", "--",
-                 wl("burn"), "1", "4"]
+                 wl("burn"), "1", "6"]
         config.write_text(json.dumps({"url": url, "pick": [ids["train-a"], ids["train-b"]],
                                       "xss": ids[XSS], "live": ids["live"],
                                       "groups": [groups["fast"], groups["slow"]],

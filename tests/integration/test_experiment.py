@@ -113,12 +113,15 @@ def test_collocated_runs_are_measured_apart(tmp_path):
     # the holders differ by 140-200 MiB, the busy threads by 0.6 s of wall time.
     assert by_key["lab/1/2"]["totals"]["peak_memory_bytes"] >= 200 * mib
     assert by_key["lab/3/2"]["totals"]["peak_memory_bytes"] >= 240 * mib
-    # The runs of a workload start together (the barrier) and overlap; workloads follow each
-    # other without overlapping.
+    # The runs of a workload start together (the barrier) and so overlap for most of the
+    # shorter one, whatever delays a busy machine adds to a start; workloads follow each other
+    # without overlapping.
     for w in "123":
         a, b = by_key[f"lab/{w}/1"], by_key[f"lab/{w}/2"]
-        assert abs(a["started_at_ns"] - b["started_at_ns"]) < 100e6, (a, b)
-        assert max(a["started_at_ns"], b["started_at_ns"]) < min(a["ended_at_ns"], b["ended_at_ns"])
+        together = min(a["ended_at_ns"], b["ended_at_ns"]) - max(a["started_at_ns"],
+                                                                  b["started_at_ns"])
+        shorter = min(r["ended_at_ns"] - r["started_at_ns"] for r in (a, b))
+        assert together >= 0.5 * shorter, (a, b)
     for w, nxt in (("1", "2"), ("2", "3")):
         end = max(by_key[f"lab/{w}/{i}"]["ended_at_ns"] for i in "12")
         start = min(by_key[f"lab/{nxt}/{i}"]["started_at_ns"] for i in "12")

@@ -133,10 +133,13 @@ def test_eight_concurrent_runs_share_one_database(tmp_path):
         passes = mon["sampler"]["passes"]
         duration = s["totals"]["duration_s"]
         assert 1.0 <= duration < 3.0
-        # Deadlines t0 + k * 20 ms up to the end, plus one last pass at the end: the sampler
-        # kept up with them (8 monitors on 2 cores may be late now and then).
+        # Deadlines t0 + k * 20 ms up to the end, plus one last pass at the end. Every deadline
+        # is a pass or a missed deadline, in the sampler's own count (8 monitors on 2 cores,
+        # beside whatever else the machine runs, miss some); most are passes.
         deadlines = duration / interval_s + 1
-        assert 0.8 * deadlines <= passes - 1 <= deadlines + 1, (passes, mon, duration)
+        missed = mon["sampler"]["missed_deadlines"]
+        assert deadlines - 2 <= passes - 1 + missed <= deadlines + 1, (passes, mon, duration)
+        assert passes - 1 >= deadlines / 4, (passes, mon, duration)
         # One sample per pass; a rate has none at the first pass (its baseline). The last pass,
         # at the end, samples the byte rates always, the rest only when the pass before it is
         # at least half an interval old.

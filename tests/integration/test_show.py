@@ -273,8 +273,11 @@ def test_per_metric_interval_overrides_the_default(tmp_path):
     mem = [t for t, _ in raw_samples(db, run_id, "memory")]
     cpu = [t for t, _ in raw_samples(db, run_id, "cpu")]
     duration = s["totals"]["duration_s"]
-    assert len(mem) >= 0.9 * duration / 0.010
-    assert 8 <= len(mem) / len(cpu) <= 12, (len(mem), len(cpu))
+    # Every 10 ms deadline is a memory sample or one the sampler counted as missed (a busy
+    # machine delays some passes); cpu has one deadline in ten.
+    missed = s["meta"]["monitor"]["sampler"]["missed_deadlines"]
+    assert len(mem) + missed >= 0.95 * duration / 0.010 - 2, (len(mem), missed, duration)
+    assert 8 <= (len(mem) + missed) / len(cpu) <= 12.5, (len(mem), missed, len(cpu))
     # Absolute deadlines: the typical step is the interval itself.
     steps = lambda ts: sorted(b - a for a, b in zip(ts, ts[1:]))
     assert steps(mem)[len(mem) // 2] == pytest.approx(10e6, abs=1e6)

@@ -86,8 +86,21 @@ def test_interpreter_exit_closes_open_benchmarks(tmp_path, db):
 
 
 CRASHING = """
-    import os, sys, time, footprint as fp
+    import os, sqlite3, sys, time, footprint as fp
     bm = fp.Benchmark({db!r}, name="crashing", flush_interval=0.05)
+
+    def flushed(path):  # what check_crashed reads is in the database
+        con = sqlite3.connect("file:" + path + "?mode=ro", uri=True, timeout=30)
+        try:
+            values = con.execute("SELECT count(*) FROM run_values "
+                                 "WHERE name IN ('before', 'inside')").fetchone()[0]
+            scopes = con.execute("SELECT count(*) FROM scopes WHERE name = 'open' "
+                                 "OR (name = 'done' AND end_ns IS NOT NULL)").fetchone()[0]
+            memory = con.execute("SELECT count(*) FROM samples JOIN series ON series.id = "
+                                 "samples.series_id WHERE metric = 'memory'").fetchone()[0]
+        finally:
+            con.close()
+        return values == 2 and scopes == 2 and memory >= 3
 
     @fp.supervise([fp.Time()], bm, name="done")
     def done():
@@ -97,7 +110,9 @@ CRASHING = """
     bm.log("before", 1.0, step=0)
     with bm.scope("open"):
         bm.log("inside", 2.0)
-        time.sleep(0.5)  # several flushes: all of the above is in the database now
+        deadline = time.monotonic() + 30  # flushes every 50 ms, however busy the machine
+        while not flushed({db!r}) and time.monotonic() < deadline:
+            time.sleep(0.01)
         print("ready", flush=True)
         if sys.argv[1] == "exit":
             os._exit(7)

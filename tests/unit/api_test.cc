@@ -245,8 +245,21 @@ TEST(Benchmark, CrashKeepsWhatWasFlushed) {
     { Scope s(*bm, kDone); }
     bm->BeginScope(kOpen);
     bm->Log("loss", 0.5, 1);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // > several flushes
-    _exit(0);                                                     // no Close(): a crash
+    // Until the flushes (every 20 ms) have stored both scopes and the value, however busy the
+    // machine; then a crash, without Close().
+    const std::string run_id = bm->run_id();
+    auto stored = [&] {
+      auto reader = OpenStore(db, {.read_only = true});
+      if (!reader.ok()) return false;
+      auto scopes = (*reader)->ListScopes(run_id);
+      auto values = (*reader)->ListValues(run_id);
+      return scopes.ok() && values.ok() && scopes->size() == 2 && values->size() == 1;
+    };
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!stored() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    _exit(0);
   }
   int status = 0;
   waitpid(child, &status, 0);

@@ -268,9 +268,25 @@ TEST(RaplProbe, ProgramsMeasuringThemselvesGetEnergyWhenTheyAskForIt) {
   o.metrics = DefaultMetrics() | Energy();
   auto bm = Benchmark::Open(o);
   ASSERT_TRUE(bm.ok()) << bm.status().message();
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  fake.SetEnergy("intel-rapl:0", 251'000);
   const std::string run_id = (*bm)->run_id();
+  // The first pass reads the energy baseline; a sample of that pass in the database says it
+  // happened, however busy the machine.
+  auto first_pass_stored = [&] {
+    if (!(*bm)->Flush().ok()) return false;
+    auto reader = OpenStore(dir.File("fp.db"), {.read_only = true});
+    if (!reader.ok()) return false;
+    auto series = (*reader)->ListSeries(run_id);
+    size_t samples = 0;
+    for (const SeriesRecord& s : series.ok() ? *series : std::vector<SeriesRecord>{}) {
+      (void)(*reader)->ScanSamples(s.id, [&](int64_t, double) { ++samples; });
+    }
+    return samples > 0;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!first_pass_stored() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  fake.SetEnergy("intel-rapl:0", 251'000);
   ASSERT_TRUE((*bm)->Close().ok());
   auto store = OpenStore(dir.File("fp.db"), {.read_only = true});
   ASSERT_TRUE(store.ok());
