@@ -51,8 +51,9 @@ def seen(tmp_path_factory):
         groups = dict(con.execute("SELECT name, group_id FROM runs WHERE group_id != ''"))
     con.close()
     env = clean_env()
+    # The live run outlives the whole check however slow the machine (it is stopped below).
     live = subprocess.Popen([FOOTPRINT, "run", "-o", db, "-q", "-n", "live", "-i", "100ms", "--",
-                             wl("burn"), "1", "40"], env=env, stdout=subprocess.DEVNULL,
+                             wl("burn"), "1", "300"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     server = subprocess.Popen([FOOTPRINT, "serve", "-o", db, "--port", "0"], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
