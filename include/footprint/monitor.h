@@ -13,6 +13,8 @@
 #ifndef FOOTPRINT_MONITOR_H_
 #define FOOTPRINT_MONITOR_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -26,6 +28,36 @@
 #include "footprint/store.h"
 
 namespace footprint {
+
+// What a CommandDriver is given when the clock starts.
+struct DriverStart {
+  int to_command = -1;    // the command's stdin (the driver owns it and closes it when done)
+  int from_command = -1;  // the command's stdout (the driver owns it)
+  pid_t command = 0;      // to stop a command that hangs
+  int64_t t0_ns = 0;      // the run's start, CLOCK_MONOTONIC: times are kept from here
+};
+
+// What a driver adds to the run once the command has ended.
+struct DriverResult {
+  std::map<std::string, double> totals;  // run totals (docs/metrics.md)
+  std::string meta_key;                  // its member of the run's meta ...
+  std::string meta_json;                 // ... a JSON value; empty: none
+  std::vector<std::string> warnings;
+};
+
+// Drives the command through its standard input and output while it runs (footprint load,
+// include/footprint/load.h): with MonitorOptions::driver set, the command's stdin and stdout
+// are pipes to the driver instead of footprint's own.
+class CommandDriver {
+ public:
+  virtual ~CommandDriver() = default;
+  // The clock has started and the command is being released: drive it on a thread of the
+  // driver's own and return at once. An error stops the command (the run fails with it).
+  virtual Status Start(const DriverStart& start) = 0;
+  // The command has ended: wait for the driver's thread, store what it measured (values of
+  // run `run_id` in `store`) and say what it adds to the run.
+  virtual Status Finish(Store& store, const std::string& run_id, DriverResult& result) = 0;
+};
 
 struct MonitorOptions {
   std::vector<std::string> command;  // argv; argv[0] is looked up in PATH
@@ -65,6 +97,9 @@ struct MonitorOptions {
   // clock starts (experiments release collocated runs together here). A non-OK status
   // abandons the run: it is stored as failed with that reason and the command never runs.
   std::function<Status()> before_start;
+  // Drives the command's stdin and stdout (footprint load); null: they are footprint's own.
+  // Not with `output`. Must outlive the call.
+  CommandDriver* driver = nullptr;
   // Every outside effect (clocks, /proc and /sys, vendor libraries, variables) goes through
   // it; tests pass a fake. Must outlive the call.
   Env* env = &Env::Default();

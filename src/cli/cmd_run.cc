@@ -8,8 +8,10 @@
 
 #include "cli/cli.h"
 #include "cli/format.h"
+#include "cli/load_view.h"
 #include "cli/progress.h"
 #include "footprint/compare.h"
+#include "footprint/load.h"
 #include "footprint/monitor.h"
 #include "footprint/scan.h"
 #include "footprint/stats.h"
@@ -397,12 +399,8 @@ void AddScanAndHookOptions(CLI::App& cmd, RunArgs& args) {
       ->option_text("FILE");
 }
 
-}  // namespace
-
-Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
-  auto args = std::make_shared<RunArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "run", "Run COMMAND and measure it and every process it starts into the database.");
+// The options of a measured run that `run` and `load` share.
+void AddMeasureOptions(CLI::App* cmd, RunArgs* args) {
   AddDbOption(*cmd, args->db);
   cmd->add_option("-n,--name", args->name,
                   "run name (default: the command's base name; for an interpreter, the "
@@ -424,6 +422,25 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
                 "do not put the command in a cgroup of its own (totals then come from wait4)");
   cmd->add_flag("--no-git", args->no_git, "do not record the git commit of the current folder");
   cmd->add_flag("-q,--quiet", args->quiet, "print no summary when the command ends");
+}
+
+// The command after `--` (or the first word CLI11 did not know), checked into options.
+Result<MonitorOptions> CommandOptions(RunArgs& args, CLI::App& cmd,
+                                      const std::vector<std::string>& command) {
+  std::vector<std::string> words = cmd.remaining();  // without "--": from the first word
+  words.insert(words.end(), command.begin(), command.end());
+  if (args.no_shell) args.repeat.hooks.shell.clear();
+  if (!args.shell.empty()) args.repeat.hooks.shell = args.shell;
+  return RunOptions(args, cmd, std::move(words));
+}
+
+}  // namespace
+
+Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Run COMMAND and measure it and every process it starts into the database.");
+  AddMeasureOptions(cmd, args.get());
   cmd->add_option("-r,--repetitions", args->repeat.repetitions,
                   "run the command N times as one group, for statistics (default 1)")
       ->check(CLI::Range(int64_t{1}, kMaxRepetitions))
@@ -457,17 +474,107 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
 
   return [args, cmd, &command]() -> int {
     Result<int> status = [&]() -> Result<int> {
-      std::vector<std::string> words = cmd->remaining();  // without "--": from the first word
-      words.insert(words.end(), command.begin(), command.end());
-      if (args->no_shell) args->repeat.hooks.shell.clear();
-      if (!args->shell.empty()) args->repeat.hooks.shell = args->shell;
-      FP_ASSIGN_OR_RETURN(MonitorOptions o, RunOptions(*args, *cmd, std::move(words)));
+      FP_ASSIGN_OR_RETURN(MonitorOptions o, CommandOptions(*args, *cmd, command));
       FP_ASSIGN_OR_RETURN(auto scan, Scan(*args, *cmd, o));
       FP_ASSIGN_OR_RETURN(auto store, OpenStore(args->db));
       return RunScan(*store, *args, o, scan);
     }();
     if (status.ok()) return *status;
     Fail(status.status());  // footprint's own failure: 125, whatever its kind (see --help)
+    return kExitRunFailed;
+  };
+}
+
+Action AddLoad(CLI::App& app, const std::vector<std::string>& command) {
+  struct LoadArgs {
+    RunArgs run;
+    std::string scenario = "single", duration = "10s", latency_bound, timeout = "60s";
+    LoadOptions load;
+  };
+  auto args = std::make_shared<LoadArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "load",
+      "Drive COMMAND, a system under test, with an MLPerf-style load scenario through its "
+      "stdin and stdout, and measure it: each query's latency from its scheduled time, the "
+      "percentiles, and everything footprint run measures.");
+  AddMeasureOptions(cmd, &args->run);
+  cmd->add_option("--scenario", args->scenario,
+                  "single (one query at a time; p90), multi (N samples per query, one at a "
+                  "time; p99), server (Poisson arrivals at --qps; p99) or offline (all queries "
+                  "at once; samples/s)")
+      ->option_text("NAME");
+  cmd->add_option("--qps", args->load.qps, "server: the target rate, queries per second")
+      ->option_text("R");
+  cmd->add_option("--samples-per-query", args->load.samples_per_query,
+                  "multi: samples in each query (default 8)")
+      ->option_text("N");
+  cmd->add_option("--duration", args->duration,
+                  "issue queries at least this long (default 10s; MLPerf's rules: 600s)")
+      ->option_text("D");
+  cmd->add_option("--min-queries", args->load.min_queries,
+                  "and at least this many (default 100; offline: exactly this many)")
+      ->option_text("K");
+  cmd->add_option("--latency-bound", args->latency_bound,
+                  "the latency the scenario's percentile must stay within (e.g. 50ms)")
+      ->option_text("L");
+  cmd->add_option("--seed", args->load.seed, "seed of the server's arrivals (default 1)")
+      ->option_text("S");
+  cmd->add_option("--query-timeout", args->timeout,
+                  "a query unanswered this long ends the load (default 60s)")
+      ->option_text("T");
+  cmd->prefix_command();
+  cmd->footer(
+      "COMMAND is everything after --. It first writes a line 'ready' on its stdout once it "
+      "can take queries (the load starts then). footprint writes one query per line to its "
+      "stdin, "
+      "ID<TAB>PAYLOAD (PAYLOAD: the query's sample indices, comma-separated), and reads one "
+      "line per answered query from its stdout, ID<TAB>RESULT, in any order. When the load is "
+      "done footprint closes COMMAND's stdin: it should then exit. Latency runs from each "
+      "query's scheduled time, so a lagging issuer is charged. See docs/evaluation.md.\n\n"
+      "footprint exits with the command's status, and with 125 when footprint itself fails "
+      "(2 for bad options).\n\n"
+      "Examples:\n"
+      "  footprint load --scenario single --duration 30s -- python3 sut.py\n"
+      "  footprint load --scenario server --qps 50 --latency-bound 100ms -- ./server\n"
+      "  footprint load --scenario offline --min-queries 2048 -- python3 sut.py --batch 64");
+  return [args, cmd, &command]() -> int {
+    Result<int> status = [&]() -> Result<int> {
+      LoadOptions& load = args->load;
+      FP_ASSIGN_OR_RETURN(load.scenario, ParseScenario(args->scenario));
+      auto duration = [](const char* option, const std::string& text) -> Result<int64_t> {
+        auto ns = ParseDurationNs(text);
+        if (!ns.ok()) return InvalidArgument(std::string(option) + ": " + ns.status().message());
+        return ns;
+      };
+      FP_ASSIGN_OR_RETURN(load.min_duration_ns, duration("--duration", args->duration));
+      FP_ASSIGN_OR_RETURN(load.query_timeout_ns, duration("--query-timeout", args->timeout));
+      if (!args->latency_bound.empty()) {
+        FP_ASSIGN_OR_RETURN(int64_t bound_ns, duration("--latency-bound", args->latency_bound));
+        load.latency_bound_s = static_cast<double>(bound_ns) / 1e9;
+      }
+      FP_RETURN_IF_ERROR(ValidateLoadOptions(load));
+      FP_ASSIGN_OR_RETURN(MonitorOptions o, CommandOptions(args->run, *cmd, command));
+      LoadDriver driver(load);
+      o.driver = &driver;
+      FP_ASSIGN_OR_RETURN(auto store, OpenStore(args->run.db));
+      FP_ASSIGN_OR_RETURN(MonitorOutcome out, RunMonitored(*store, o));
+      std::ostringstream err;
+      if (!out.launch_error.empty()) err << "footprint: " << out.launch_error << "\n";
+      for (const std::string& w : out.warnings) err << "footprint: warning: " << w << "\n";
+      if (!args->run.quiet) {
+        PrintOutcome(out, store->location(), "", err);
+        PrintLoadSummary(nlohmann::json::parse(LoadSummaryJson(driver.summary())), out.totals,
+                         "footprint: load ", err);
+      }
+      std::cerr << err.str();
+      return out.exit_status;
+    }();
+    if (status.ok()) return *status;
+    if (status.status().code() == StatusCode::kInvalidArgument) {
+      Fail(status.status());
+      return kExitUsage;
+    }
+    Fail(status.status());
     return kExitRunFailed;
   };
 }

@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/format.h"
+#include "cli/load_view.h"
 #include "cli/stats_view.h"
 #include "footprint/gpu_report.h"
 #include "footprint/groups.h"
@@ -82,6 +83,8 @@ void PrintValues(const RunSummary& s, const Decoration& deco, std::ostream& out)
     } else if (last.name == "time_to_accuracy" && data.is_object()) {
       note = "seconds until accuracy " + num(data.value("target", 0.0)) +
              (last.step ? " (step " + std::to_string(*last.step) + ")" : "");
+    } else if (last.name == "load.latency") {
+      note = "per query, from its scheduled time (footprint load); by query id";
     } else if (data.is_object() && data.contains("unavailable")) {
       note = "not measured: " + data.value("unavailable", std::string());
     } else if (!last.data_json.empty()) {
@@ -268,6 +271,10 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
     out << "  " << Paint("note", "33", deco.color) << ": " << *note << "\n";
   }
   PrintGpuNotes(s, deco, out);
+  if (meta.contains("load") && meta["load"].is_object()) {
+    out << "\n" << Paint("load", "1", deco.color) << "\n";
+    PrintLoadSummary(meta["load"], s.totals, "  ", out);
+  }
 
   if (!s.metrics.empty()) {
     // The scope column only when the run has scopes.

@@ -43,6 +43,7 @@ int Main(int argc, char** argv) {
       "  footprint show last\n"
       "  footprint plot -u last -t cpu memory --out run.html\n"
       "  footprint run -r 10 --warmup 1 -- ./bench && footprint show group:last\n"
+      "  footprint load --scenario server --qps 50 -- python3 sut.py\n"
       "  footprint serve                # web UI on http://127.0.0.1:8765/\n"
       "  footprint experiment plan.csv --write-status plan-status.csv\n"
       "  footprint import umlaut.db        # UMLAUT's runs into footprint.db\n"
@@ -59,10 +60,10 @@ int Main(int argc, char** argv) {
   }
   // Subcommands in the order --help lists them.
   const std::pair<std::string, Action> actions[] = {
-      {"run", AddRun(app, command)},      {"runs", AddRuns(app)},     {"show", AddShow(app)},
-      {"compare", AddCompare(app)},       {"export", AddExport(app)}, {"plot", AddPlot(app)},
-      {"experiment", AddExperiment(app)}, {"import", AddImport(app)}, {"serve", AddServe(app)},
-      {"doctor", AddDoctor(app)},
+      {"run", AddRun(app, command)}, {"load", AddLoad(app, command)},    {"runs", AddRuns(app)},
+      {"show", AddShow(app)},        {"compare", AddCompare(app)},       {"export", AddExport(app)},
+      {"plot", AddPlot(app)},        {"experiment", AddExperiment(app)}, {"import", AddImport(app)},
+      {"serve", AddServe(app)},      {"doctor", AddDoctor(app)},
   };
   try {
     app.parse(argc, argv);

@@ -252,6 +252,9 @@ std::string SummaryJson(const RunSummary& s, int indent) {
   json totals = json::object();
   for (std::string_view name : kTotals) totals[std::string(name)] = Nullable(s.totals, name);
   if (!s.totals.count("duration_s")) totals["duration_s"] = s.duration_s;
+  for (const auto& [name, value] : s.totals) {  // the others the run has (load_*, ...)
+    if (!totals.contains(name)) totals[name] = value;
+  }
   json metrics = json::array();
   for (const MetricSummary& m : s.metrics) {
     metrics.push_back({{"metric", m.metric},
@@ -301,6 +304,8 @@ std::string SummaryJson(const RunSummary& s, int indent) {
               {"values", values},
               {"artifacts", artifacts},
               {"meta", meta}};
+  // A load's summary (footprint load, include/footprint/load.h), where the run had one.
+  if (meta.is_object() && meta.contains("load")) out["load"] = meta["load"];
   return JsonText(out, indent);
 }
 

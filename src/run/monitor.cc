@@ -103,6 +103,8 @@ struct JoinEnvironment {
   const std::map<std::string, std::string>* extra;  // MonitorOptions::environment
   const char* working_dir;                          // nullptr: footprint's own
   int output_fd;                                    // for stdout and stderr; -1: footprint's
+  int stdin_fd = -1;   // the command's stdin (a driver's pipe); -1: footprint's
+  int stdout_fd = -1;  // the command's stdout (a driver's pipe); -1: as output_fd
 };
 
 // In the child, between fork and exec. The child may allocate (setenv): glibc's fork() takes
@@ -128,6 +130,8 @@ struct JoinEnvironment {
     ::dup2(env.output_fd, STDOUT_FILENO);
     ::dup2(env.output_fd, STDERR_FILENO);
   }
+  if (env.stdin_fd >= 0) ::dup2(env.stdin_fd, STDIN_FILENO);
+  if (env.stdout_fd >= 0) ::dup2(env.stdout_fd, STDOUT_FILENO);
   if (!env.working_dir || ::chdir(env.working_dir) == 0) execvp(argv[0], argv);
   int error = errno;
   (void)!::write(report_fd, &error, sizeof error);
@@ -167,6 +171,9 @@ Status ValidateMonitorOptions(const MonitorOptions& o) {
     return InvalidArgument("the flush interval must be between 0 and 1s");
   }
   if (o.metrics.none()) return InvalidArgument("no metric selected");
+  if (o.driver && !o.output.empty()) {
+    return InvalidArgument("a driven command's stdout is its driver's; drop --output");
+  }
   return Status::Ok();
 }
 
@@ -466,6 +473,21 @@ void Conclude(const WaitResult& w, const TotalsInputs& accounts, MonitorSession&
   p.run.meta_json = JsonText(p.meta);
 }
 
+// What the driver measured joins the run (before it is stored as ended).
+void AddDriverResult(CommandDriver& driver, Store& store, PreparedRun& p, MonitorOutcome& out) {
+  DriverResult result;
+  if (Status st = driver.Finish(store, p.run.id, result); !st.ok()) {
+    out.warnings.push_back("the command's driver could not store what it measured: " +
+                           st.message());
+  }
+  out.totals.insert(result.totals.begin(), result.totals.end());
+  if (!result.meta_key.empty()) {
+    p.meta[result.meta_key] = json::parse(result.meta_json, nullptr, false);
+  }
+  out.warnings.insert(out.warnings.end(), result.warnings.begin(), result.warnings.end());
+  p.run.meta_json = JsonText(p.meta);
+}
+
 }  // namespace
 
 namespace {
@@ -499,6 +521,46 @@ void RescueIfVanished(Env& env, Store& store, MonitorOutcome& out) {
 // The file MonitorOptions::output names, open for the child to write (close-on-exec: the
 // child's dup2 copies are what the command keeps); -1 for none. A relative path is
 // footprint's, not the working folder's, as the hooks' (RunAndWait) is.
+// The pipes between a CommandDriver and the command: the command's ends are dup'ed onto its
+// stdin and stdout in the child; footprint's ends go to the driver. All close-on-exec, so the
+// command holds no copy of footprint's ends (it would never read end-of-file).
+struct DriverPipes {
+  int command_in = -1, to_command = -1;     // the command's stdin: read end, write end
+  int from_command = -1, command_out = -1;  // the command's stdout: read end, write end
+  static Result<DriverPipes> Open(bool wanted) {
+    DriverPipes p;
+    if (!wanted) return p;
+    int in[2], out[2];
+    if (::pipe2(in, O_CLOEXEC) != 0)
+      return IoError(std::string("cannot create a pipe: ") + std::strerror(errno));
+    if (::pipe2(out, O_CLOEXEC) != 0) {
+      int err = errno;
+      ::close(in[0]);
+      ::close(in[1]);
+      return IoError(std::string("cannot create a pipe: ") + std::strerror(err));
+    }
+    p.command_in = in[0];
+    p.to_command = in[1];
+    p.from_command = out[0];
+    p.command_out = out[1];
+    return p;
+  }
+  DriverPipes() = default;
+  DriverPipes(DriverPipes&& o) noexcept
+      : command_in(std::exchange(o.command_in, -1)),
+        to_command(std::exchange(o.to_command, -1)),
+        from_command(std::exchange(o.from_command, -1)),
+        command_out(std::exchange(o.command_out, -1)) {}
+  ~DriverPipes() {
+    for (int* fd : {&command_in, &to_command, &from_command, &command_out}) CloseFd(*fd);
+  }
+  // After the fork: the command's ends are the child's alone.
+  void CloseCommandEnds() {
+    CloseFd(command_in);
+    CloseFd(command_out);
+  }
+};
+
 class OutputFile {
  public:
   static Result<OutputFile> Open(const std::string& path) {
@@ -554,14 +616,18 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   };
   std::string db_path = store.location();
   if (!db_path.empty() && db_path[0] != '/') db_path = CurrentDir() + "/" + db_path;
-  const JoinEnvironment join_env{p.run.id.c_str(), db_path.c_str(), &opt.environment,
-                                 opt.working_dir.empty() ? nullptr : opt.working_dir.c_str(),
-                                 output.fd()};
+  FP_ASSIGN_OR_RETURN(DriverPipes pipes, DriverPipes::Open(opt.driver != nullptr));
+  const JoinEnvironment join_env{
+      p.run.id.c_str(), db_path.c_str(),
+      &opt.environment, opt.working_dir.empty() ? nullptr : opt.working_dir.c_str(),
+      output.fd(),      pipes.command_in,
+      pipes.command_out};
 
   // --- Start the command behind a gate. -------------------------------------------------
   SignalScope signals;
   auto child = GatedChild::Fork(opt.command, signals.old_mask(), join_env);
   if (!child.ok()) return abandon(child.status());
+  pipes.CloseCommandEnds();
   // Into the cgroup before the clock starts, so that the first sample already sees it (the
   // child waits at the gate meanwhile; moving it can take tens of milliseconds).
   if (p.cgroup) {
@@ -576,6 +642,15 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   if (Status st = session.Start(t0); !st.ok()) return abandon(st);
   MonitorOutcome out;
   out.launch_error = (*child)->Open(t0, opt.command[0]);
+  if (opt.driver) {
+    // The driver owns its ends from here on, even when it fails to start.
+    const DriverStart start{std::exchange(pipes.to_command, -1),
+                            std::exchange(pipes.from_command, -1), (*child)->pid(), t0};
+    if (Status st = opt.driver->Start(start); !st.ok()) {
+      out.warnings.push_back("the command's driver failed: " + st.message());
+      ::kill((*child)->pid(), SIGTERM);
+    }
+  }
 
   // --- Wait: reap everything, forward signals. ----------------------------------------
   ReapedUsage usage;
@@ -588,6 +663,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   ReapEnded(-1, usage, reaped, unused);  // orphans that ended meanwhile
   p.meta["tree_membership"] = tree->uses_cgroup() ? "cgroup" : "proc walk (subreaper)";
   Conclude(w, KernelAccounts(t_end - t0, usage, p.cgroup.get(), *tree), session, p, out);
+  if (opt.driver) AddDriverResult(*opt.driver, store, p, out);
   unavailable_gpu.Warn(out.warnings);
   if (int64_t left = tree->CountLiveProcesses(); left > 0) {
     out.warnings.push_back(std::to_string(left) +

@@ -224,7 +224,8 @@ def test_usage_errors_of_other_subcommands_exit_2(tmp_path, args):
 
 
 @pytest.mark.parametrize("subcommand", [
-    "run", "runs", "show", "compare", "export", "plot", "serve", "doctor", "experiment", "import",
+    "run", "load", "runs", "show", "compare", "export", "plot", "serve", "doctor", "experiment",
+    "import",
 ])
 def test_help_speaks_in_words_not_in_parser_internals(subcommand):
     """No option shows the parser's internals: its transform tables and range checks

@@ -1,0 +1,191 @@
+"""footprint load: MLPerf-style scenarios driven through the line protocol, against fp_sut, a
+system under test with known service times that logs, on the run's timeline, when it received
+and answered each query (the ground truth). Checked: every query's times are ordered as they
+happened (scheduled <= issued <= received <= answered <= completed); the reported percentiles
+are those of the stored latencies and lie within 2 % of the service times' plus the driver's
+measured overhead; Server arrivals pass a Kolmogorov-Smirnov test against the exponential;
+an overloaded server charges the queueing to the queries; answers out of order; a SUT that
+crashes, answers garbage or hangs gets one clear line and the run keeps what was measured;
+bad options are refused before anything runs."""
+import json
+import math
+import sqlite3
+
+import pytest
+
+from fp_helpers import connect, describe, fp, show, single_error_line, wl
+
+
+def load(db, tmp_path, scenario, mode, ms, threads, *options, expect_rc=0):
+    log = tmp_path / f"sut-{scenario}-{mode}.log"
+    proc = fp("load", "-o", db, "--no-git", "-q", "--scenario", scenario, *options, "--",
+              wl("sut"), mode, ms, threads, log)
+    assert proc.returncode == expect_rc, describe(proc)
+    truth = {}
+    for line in log.read_text().splitlines():
+        qid, samples, received, sent = map(int, line.split())
+        truth[qid] = {"samples": samples, "received_ns": received, "sent_ns": sent}
+    s = show(db)
+    queries = {}
+    with connect(db) as con:
+        for step, value, data in con.execute(
+                "SELECT step, value, data FROM run_values WHERE run_id = ? AND name = "
+                "'load.latency' ORDER BY step", (s["run"]["id"],)):
+            queries[step] = dict(json.loads(data), latency_s=value)
+    con.close()
+    return {"show": s, "truth": truth, "queries": queries, "proc": proc}
+
+
+def nearest_rank(values, p):
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p * len(ordered)) - 1)]
+
+
+def check_timeline(result):
+    """Each answered query: scheduled <= issued <= received <= answered <= completed, and its
+    latency is completed - scheduled. Returns the driver's overhead per query, s."""
+    overhead = []
+    for qid, t in result["truth"].items():
+        q = result["queries"][qid]
+        assert q["scheduled_ns"] <= q["issued_ns"] <= t["received_ns"] <= t["sent_ns"] <= \
+            q["completed_ns"], (qid, q, t)
+        assert q["latency_s"] == pytest.approx((q["completed_ns"] - q["scheduled_ns"]) / 1e9,
+                                               abs=1e-9)
+        overhead.append((q["latency_s"] * 1e9 - (t["sent_ns"] - t["received_ns"])) / 1e9)
+    return overhead
+
+
+def test_single_stream_percentiles_match_the_service_times(tmp_path):
+    db = tmp_path / "single.db"
+    r = load(db, tmp_path, "single", "bimodal", 4, 1, "--duration", "1s", "--min-queries", 80)
+    summary = r["show"]["load"]
+    assert summary["scenario"] == "single" and summary["percentile"] == 0.9
+    assert summary["queries"] == summary["issued"] == len(r["truth"]) >= 80
+    overhead = check_timeline(r)
+    latencies = [q["latency_s"] for q in r["queries"].values()]
+    service = [(t["sent_ns"] - t["received_ns"]) / 1e9 for t in r["truth"].values()]
+    for name, p in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99)):
+        reported = summary["latency_s"][name]
+        assert reported == pytest.approx(nearest_rank(latencies, p), abs=1e-9)
+        truth = nearest_rank(service, p)
+        assert truth * 0.98 <= reported <= truth * 1.02 + max(overhead), (name, truth, reported)
+    # One at a time: each query issued once the one before was answered.
+    ordered = [r["queries"][i] for i in sorted(r["queries"])]
+    for before, after in zip(ordered, ordered[1:]):
+        assert after["scheduled_ns"] >= before["completed_ns"]
+    totals = r["show"]["totals"]
+    assert totals["load_queries"] == summary["queries"]
+    assert totals["load_latency_p90_s"] == summary["latency_s"]["p90"]
+    assert "64" in summary["early_stopping"] and "enough" in summary["early_stopping"]
+    text = fp("show", "-o", db).stdout
+    assert "load\n  single: " in text and "latency from the scheduled time: p50" in text
+
+
+def test_server_arrivals_are_poisson_and_a_late_answer_is_charged_from_its_schedule(tmp_path):
+    db = tmp_path / "server.db"
+    qps = 400
+    r = load(db, tmp_path, "server", "exp", 1, 4, "--qps", qps, "--seed", 11, "--duration", "5s",
+             "--min-queries", 2000, "--latency-bound", "200ms")
+    summary = r["show"]["load"]
+    assert summary["queries"] >= 2000 and summary["validity"] == "valid"
+    check_timeline(r)
+    scheduled = sorted(q["scheduled_ns"] for q in r["queries"].values())
+    gaps = sorted((b - a) / 1e9 for a, b in zip(scheduled, scheduled[1:]))
+    n = len(gaps)
+    # Kolmogorov-Smirnov against Exp(qps): D below the 1 % critical value.
+    d = max(max(abs((i + 1) / n - (1 - math.exp(-qps * g))), abs(i / n - (1 - math.exp(-qps * g))))
+            for i, g in enumerate(gaps))
+    assert d < 1.63 / math.sqrt(n), (d, n)
+    # Four workers and exponential service times: answers come out of order, and each is
+    # matched to its query all the same (check_timeline).
+    answered = sorted(r["truth"], key=lambda qid: r["truth"][qid]["sent_ns"])
+    assert answered != sorted(answered)
+
+
+def test_an_overloaded_server_is_charged_its_queueing(tmp_path):
+    """One worker of 10 ms against 200 queries/s: queries wait in the SUT's queue, and their
+    latency (from the scheduled time) holds that wait; the bound of 50 ms is missed."""
+    db = tmp_path / "overload.db"
+    r = load(db, tmp_path, "server", "fixed", 10, 1, "--qps", 200, "--duration", "1s",
+             "--min-queries", 100, "--latency-bound", "50ms")
+    summary = r["show"]["load"]
+    assert summary["validity"] == "invalid"
+    check_timeline(r)
+    # Time in the SUT, its own queue included: the backlog grew past 100 ms.
+    inside = [(t["sent_ns"] - t["received_ns"]) / 1e9 for t in r["truth"].values()]
+    assert max(inside) > 0.1
+    assert summary["latency_s"]["max"] >= max(inside)
+
+
+def test_multi_stream_and_offline_count_samples(tmp_path):
+    db = tmp_path / "mo.db"
+    multi = load(db, tmp_path, "multi", "fixed", 2, 1, "--samples-per-query", 4, "--duration",
+                 "0.5s", "--min-queries", 20)
+    assert all(t["samples"] == 4 for t in multi["truth"].values())
+    assert multi["show"]["load"]["samples"] == 4 * multi["show"]["load"]["queries"]
+    offline = load(db, tmp_path, "offline", "fixed", 1, 4, "--min-queries", 200)
+    summary = offline["show"]["load"]
+    assert summary["issued"] == summary["queries"] == 200
+    assert len({q["scheduled_ns"] for q in offline["queries"].values()}) == 1  # all at once
+    check_timeline(offline)
+    # 200 queries of 1 ms on 4 workers take at least 50 ms.
+    assert summary["samples_per_s"] <= 4 / 0.001 and summary["duration_s"] >= 0.050
+
+
+def test_a_sut_that_crashes_keeps_what_was_measured(tmp_path):
+    db = tmp_path / "crash.db"
+    r = load(db, tmp_path, "single", "crash", 1, 1, "--duration", "5s", expect_rc=3)
+    s = r["show"]
+    assert s["run"]["status"] == "failed" and s["run"]["exit_code"] == 3
+    assert s["load"]["queries"] == 20 == len(r["truth"])
+    assert "the command closed its output after answering 20 of 21 queries" in \
+        s["load"]["ended_because"]
+    assert "footprint: warning: the load ended early: the command closed its output" in \
+        fp("load", "-o", db, "--no-git", "--scenario", "single", "--duration", "5s", "--",
+           wl("sut"), "crash", 1, 1, tmp_path / "again.log").stderr
+
+
+def test_garbage_lines_are_counted_and_shown_once(tmp_path):
+    db = tmp_path / "garbage.db"
+    r = load(db, tmp_path, "single", "garbage", 1, 1, "--duration", "0.3s", "--min-queries", 10)
+    s = r["show"]["load"]
+    assert s["queries"] == s["issued"] and s["unknown_answers"] == s["queries"]
+    proc = fp("load", "-o", db, "--no-git", "--scenario", "single", "--duration", "0.2s", "--",
+              wl("sut"), "garbage", 1, 1, tmp_path / "g.log")
+    warnings = [l for l in proc.stderr.splitlines() if "not ID<TAB>RESULT" in l]
+    assert len(warnings) == 1 and "'this is no answer'" in warnings[0], proc.stderr
+
+
+def test_a_hung_sut_ends_the_load_and_is_stopped(tmp_path):
+    db = tmp_path / "hang.db"
+    r = load(db, tmp_path, "single", "hang", 1, 1, "--duration", "30s", "--query-timeout", "1s",
+             expect_rc=143)
+    s = r["show"]
+    assert s["load"]["queries"] == 5 and s["load"]["issued"] == 6
+    assert s["load"]["ended_because"].startswith("query 5 got no answer within 1.000 s")
+    assert s["run"]["status"] == "killed"
+    assert [q for q in r["queries"].values() if q["latency_s"] is None] == [r["queries"][5]]
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--scenario", "bogus"], "unknown scenario 'bogus'"),
+    (["--scenario", "server"], "needs --qps"),
+    (["--latency-bound", "-5ms"], "--latency-bound"),
+    (["--duration", "soon"], "soon"),
+])
+def test_bad_options_are_one_line_and_nothing_runs(tmp_path, options, message):
+    db = tmp_path / "bad.db"
+    proc = fp("load", "-o", db, *options, "--", "true")
+    assert proc.returncode == 2, describe(proc)
+    assert message in single_error_line(proc)
+    assert not db.exists()
+
+
+def test_a_command_that_does_not_say_ready_gets_no_query(tmp_path):
+    db = tmp_path / "notready.db"
+    proc = fp("load", "-o", db, "--no-git", "--scenario", "single", "--", "sh", "-c",
+              "echo hello; cat > /dev/null")
+    assert proc.returncode == 0, describe(proc)
+    assert "the command's first line was 'hello', not 'ready'" in proc.stderr
+    s = show(db)
+    assert s["load"]["issued"] == 0 and s["load"]["ended_because"].startswith("the command's")
