@@ -485,10 +485,54 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
   };
 }
 
+// One load run: its exit status and what it measured, said on stderr unless `quiet`.
+Result<std::pair<int, LoadSummary>> RunLoad(Store& store, MonitorOptions o, const LoadOptions& load,
+                                            bool quiet) {
+  LoadDriver driver(load);
+  o.driver = &driver;
+  FP_ASSIGN_OR_RETURN(MonitorOutcome out, RunMonitored(store, o));
+  std::ostringstream err;
+  if (!out.launch_error.empty()) err << "footprint: " << out.launch_error << "\n";
+  for (const std::string& w : out.warnings) err << "footprint: warning: " << w << "\n";
+  if (!quiet) {
+    PrintOutcome(out, store.location(), "", err);
+    PrintLoadSummary(nlohmann::json::parse(LoadSummaryJson(driver.summary())), out.totals,
+                     "footprint: load ", err);
+  }
+  std::cerr << err.str();
+  return std::make_pair(out.exit_status, driver.summary());
+}
+
+// --qps R[,R...]: the rates of a sweep, in the order given.
+Result<std::vector<std::pair<std::string, double>>> QpsValues(const std::string& text) {
+  std::vector<std::pair<std::string, double>> out;
+  for (std::string_view word : Split(text, ',')) {
+    word = Trim(word);
+    auto value = ParseDouble(word);
+    if (!value || !(*value > 0)) {
+      return InvalidArgument("--qps takes rates above 0, comma-separated (e.g. 10,20,40), not '" +
+                             std::string(word) + "'");
+    }
+    out.emplace_back(std::string(word), *value);
+  }
+  return out;
+}
+
+// The throughput-latency table of a sweep, one line per rate.
+void PrintSweep(const std::vector<std::pair<std::string, LoadSummary>>& sweep, std::ostream& err) {
+  err << "footprint: sweep (target qps: achieved qps, p99 latency, validity):\n";
+  for (const auto& [qps, s] : sweep) {
+    auto p99 = s.latency_s.find("p99");
+    err << "footprint:   " << qps << ": " << FormatValue("count", s.qps) << " qps, p99 "
+        << (p99 == s.latency_s.end() ? "-" : FormatDuration(p99->second))
+        << (s.validity.empty() ? "" : ", " + s.validity) << "\n";
+  }
+}
+
 Action AddLoad(CLI::App& app, const std::vector<std::string>& command) {
   struct LoadArgs {
     RunArgs run;
-    std::string scenario = "single", duration = "10s", latency_bound, timeout = "60s";
+    std::string scenario = "single", duration = "10s", latency_bound, timeout = "60s", qps;
     LoadOptions load;
   };
   auto args = std::make_shared<LoadArgs>();
@@ -503,8 +547,11 @@ Action AddLoad(CLI::App& app, const std::vector<std::string>& command) {
                   "time; p99), server (Poisson arrivals at --qps; p99) or offline (all queries "
                   "at once; samples/s)")
       ->option_text("NAME");
-  cmd->add_option("--qps", args->load.qps, "server: the target rate, queries per second")
-      ->option_text("R");
+  cmd->add_option("--qps", args->qps,
+                  "server: the target rate, queries per second; several, comma-separated, "
+                  "make a sweep: one run each (with --param qps=R) and a throughput-latency "
+                  "table at the end")
+      ->option_text("R[,R...]");
   cmd->add_option("--samples-per-query", args->load.samples_per_query,
                   "multi: samples in each query (default 8)")
       ->option_text("N");
@@ -552,22 +599,26 @@ Action AddLoad(CLI::App& app, const std::vector<std::string>& command) {
         FP_ASSIGN_OR_RETURN(int64_t bound_ns, duration("--latency-bound", args->latency_bound));
         load.latency_bound_s = static_cast<double>(bound_ns) / 1e9;
       }
+      std::vector<std::pair<std::string, double>> rates = {{"", 0.0}};
+      if (!args->qps.empty()) {
+        FP_ASSIGN_OR_RETURN(rates, QpsValues(args->qps));
+      }
+      load.qps = rates.front().second;
       FP_RETURN_IF_ERROR(ValidateLoadOptions(load));
       FP_ASSIGN_OR_RETURN(MonitorOptions o, CommandOptions(args->run, *cmd, command));
-      LoadDriver driver(load);
-      o.driver = &driver;
       FP_ASSIGN_OR_RETURN(auto store, OpenStore(args->run.db));
-      FP_ASSIGN_OR_RETURN(MonitorOutcome out, RunMonitored(*store, o));
-      std::ostringstream err;
-      if (!out.launch_error.empty()) err << "footprint: " << out.launch_error << "\n";
-      for (const std::string& w : out.warnings) err << "footprint: warning: " << w << "\n";
-      if (!args->run.quiet) {
-        PrintOutcome(out, store->location(), "", err);
-        PrintLoadSummary(nlohmann::json::parse(LoadSummaryJson(driver.summary())), out.totals,
-                         "footprint: load ", err);
+      int first_failure = 0;
+      std::vector<std::pair<std::string, LoadSummary>> sweep;
+      for (const auto& [text, qps] : rates) {
+        load.qps = qps;
+        MonitorOptions each = o;
+        if (rates.size() > 1) each.params["qps"] = text;
+        FP_ASSIGN_OR_RETURN(auto outcome, RunLoad(*store, each, load, args->run.quiet));
+        if (first_failure == 0) first_failure = outcome.first;
+        sweep.emplace_back(text, std::move(outcome.second));
       }
-      std::cerr << err.str();
-      return out.exit_status;
+      if (sweep.size() > 1 && !args->run.quiet) PrintSweep(sweep, std::cerr);
+      return first_failure;
     }();
     if (status.ok()) return *status;
     if (status.status().code() == StatusCode::kInvalidArgument) {

@@ -189,3 +189,21 @@ def test_a_command_that_does_not_say_ready_gets_no_query(tmp_path):
     assert "the command's first line was 'hello', not 'ready'" in proc.stderr
     s = show(db)
     assert s["load"]["issued"] == 0 and s["load"]["ended_because"].startswith("the command's")
+
+
+def test_a_qps_sweep_is_one_run_per_rate_and_a_table(tmp_path):
+    db = tmp_path / "sweep.db"
+    proc = fp("load", "-o", db, "--no-git", "--scenario", "server", "--qps", "50, 150",
+              "--duration", "0.5s", "--min-queries", 20, "--", wl("sut"), "fixed", 1, 2,
+              tmp_path / "sweep.log")
+    assert proc.returncode == 0, describe(proc)
+    con = sqlite3.connect(db)
+    runs = sorted((json.loads(meta)["params"]["qps"], json.loads(meta)["load"])
+                  for (meta,) in con.execute("SELECT meta FROM runs"))
+    con.close()
+    assert [qps for qps, _ in runs] == ["150", "50"]
+    assert [load["options"]["qps"] for _, load in runs] == [150.0, 50.0]
+    table = proc.stderr[proc.stderr.index("footprint: sweep"):].splitlines()
+    assert table[1].startswith("footprint:   50: ") and table[2].startswith("footprint:   150: ")
+    bad = fp("load", "-o", db, "--scenario", "server", "--qps", "10,zero", "--", "true")
+    assert bad.returncode == 2 and "not 'zero'" in single_error_line(bad)
