@@ -132,6 +132,7 @@ class LoadDriver final : public CommandDriver {
   std::string first_unknown_;
   std::string ended_because_;
   std::string exit_note_;  // how the command was stopped, when it had to be
+  int pidfd_ = -1;         // the command, to stop it safely (-1 on kernels before 5.3)
   LoadSummary summary_;
 };
 

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -263,9 +264,12 @@ LoadDriver::LoadDriver(LoadOptions options) : options_(std::move(options)) {}
 
 LoadDriver::~LoadDriver() {
   if (thread_.joinable()) thread_.join();
+  if (pidfd_ >= 0) ::close(pidfd_);
 }
 
 Status LoadDriver::Start(const DriverStart& start) {
+  // The command is not reaped before Finish, so its pid is still its own here.
+  pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, start.command, 0));
   thread_ = std::thread([this, start] { Drive(start); });
   return Status::Ok();
 }
@@ -390,10 +394,14 @@ void LoadDriver::Drive(DriverStart start) {
     open = channel.Read([&](std::string_view line, int64_t at) { answer(line, at - start.t0_ns); });
   }
   if (open) {
-    ::kill(start.command, SIGTERM);
-    exit_note_ = "the command did not exit within " +
+    // Through the pidfd taken at the start: once reaped, the pid may name another process.
+    const bool stopped =
+        pidfd_ >= 0 ? ::syscall(SYS_pidfd_send_signal, pidfd_, SIGTERM, nullptr, 0) == 0 : false;
+    exit_note_ = "the command's output was still open " +
                  FormatDuration(static_cast<double>(kExitGraceNs) / 1e9) +
-                 " of its stdin's end: stopped with SIGTERM";
+                 " after the end of its stdin: " +
+                 (stopped ? "stopped with SIGTERM"
+                          : "the command had exited; a process it started may hold it");
   }
   timespec zero{};
   while (sigtimedwait(&pipe_signal, nullptr, &zero) > 0) {

@@ -164,6 +164,7 @@ def test_a_hung_sut_ends_the_load_and_is_stopped(tmp_path):
     assert s["load"]["queries"] == 5 and s["load"]["issued"] == 6
     assert s["load"]["ended_because"].startswith("query 5 got no answer within 1.000 s")
     assert s["run"]["status"] == "killed"
+    assert "after the end of its stdin: stopped with SIGTERM" in r["proc"].stderr
     assert [q for q in r["queries"].values() if q["latency_s"] is None] == [r["queries"][5]]
 
 
