@@ -381,7 +381,11 @@
         dataZoom: [{type: 'inside', filterMode: 'none'}, {type: 'slider', filterMode: 'none', bottom: 12}],
         xAxis: {type: 'value', name: c.x === 'step' ? 'step' : 'time since run start (s)',
                 nameLocation: 'middle', nameGap: 26, minInterval: c.x === 'step' ? 1 : 0},
-        yAxis: {type: 'value', scale: true},
+        // Values carry no unit, but a load's latencies are seconds.
+        yAxis: c.name === 'load.latency'
+            ? {type: 'value', axisLabel: {formatter: axisFormatter('s', [].concat.apply(
+                  [], c.series.map(function (s) { return s.y; })))}}
+            : {type: 'value', scale: true},
         series: c.series.map(function (s) {
           return {
             name: runs[s.run].label, type: 'line', color: colorOf(s.run), symbolSize: 5,
@@ -389,6 +393,40 @@
             data: s.x.map(function (x, i) { return [x, s.y[i]]; }),
           };
         }),
+      });
+    }
+
+    // A load's latencies by percentile (footprint load's per-query values), on an axis where
+    // each nine takes the same room, as HdrHistogram draws it: x = -log10(1 - p), so p90 is
+    // at 1, p99 at 2, p99.9 at 3. The i-th smallest of n latencies holds from p = i/n on.
+    function percentileChart(c) {
+      let top = 1;
+      const all = [];
+      const series = c.series.map(function (s) {
+        const sorted = s.y.filter(Number.isFinite).sort(function (a, b) { return a - b; });
+        const points = sorted.map(function (v, i) {
+          const x = -Math.log10(1 - i / sorted.length);
+          top = Math.max(top, x);
+          all.push(v);
+          return [x, v];
+        });
+        return {name: runs[s.run].label, type: 'line', step: 'end', showSymbol: false,
+                color: colorOf(s.run), emphasis: {focus: 'series'}, data: points};
+      });
+      const percentile = function (x) {
+        return 'p' + Math.round(1e4 * (1 - Math.pow(10, -x))) / 100;
+      };
+      addChart('percentiles', c.name + ' by percentile', {
+        tooltip: {trigger: 'axis', valueFormatter: function (v) { return format('s', v); },
+                  axisPointer: {label: {formatter: function (p) {
+                    return p.axisDimension === 'x' ? percentile(p.value) : format('s', p.value);
+                  }}}},
+        legend: {type: 'scroll', top: 32, left: 10, right: 160},
+        grid: {left: 80, right: 30, top: 70, bottom: 60},
+        xAxis: {type: 'value', min: 0, max: Math.ceil(top), interval: 1, name: 'percentile',
+                nameLocation: 'middle', nameGap: 26, axisLabel: {formatter: percentile}},
+        yAxis: {type: 'value', axisLabel: {formatter: axisFormatter('s', all)}},
+        series: series,
       });
     }
 
@@ -460,7 +498,10 @@
     }
 
     function render() {
-      data.curves.forEach(curveChart);
+      data.curves.forEach(function (c) {
+        curveChart(c);
+        if (c.name === 'load.latency') percentileChart(c);
+      });
       scopeBars();
       data.metrics.forEach(function (m) { if (!isOwnMetric(m.name)) timeSeriesChart(m); });
       totalBars();

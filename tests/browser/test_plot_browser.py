@@ -177,3 +177,27 @@ def test_names_in_tooltips_stay_text(page):
     shown = "".join(result["tooltips"])
     assert "<img" not in shown
     assert "train-b&lt;img" in shown  # the name is there, as text
+
+
+def test_a_load_is_drawn_by_percentile(tmp_path):
+    """A `footprint load` run gets a latency-by-percentile chart: every answered query once,
+    on an axis where each nine takes the same room (p90, p99, p99.9), in seconds."""
+    db = tmp_path / "load.db"
+    proc = fp("load", "-o", db, "--no-git", "-q", "--scenario", "server", "--qps", 300,
+              "--duration", "1s", "--min-queries", 200, "--", wl("sut"), "exp", 2, 2,
+              tmp_path / "sut.log")
+    assert proc.returncode == 0, describe(proc)
+    queries = len((tmp_path / "sut.log").read_text().splitlines())
+    out = tmp_path / "load.html"
+    assert fp("plot", "-o", db, "--out", out, stdin=subprocess.DEVNULL).returncode == 0
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    check = subprocess.run([NODE, os.path.join(HERE, "check_plot.cjs"), str(out), str(shots)],
+                           capture_output=True, text=True, timeout=180)
+    assert check.returncode == 0, describe(check)
+    charts = json.loads(check.stdout)["charts"]
+    (chart,) = [c for c in charts if c["kind"] == "percentiles"]
+    assert chart["title"] == "load.latency by percentile"
+    assert [s["points"] for s in chart["series"]] == [queries]
+    assert chart["axisLabels"]["x"][:3] == ["p0", "p90", "p99"]
+    assert all(label.endswith(" ms") for label in chart["axisLabels"]["y"]), chart
