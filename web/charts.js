@@ -73,6 +73,38 @@
     const n = parseInt(hex.slice(1), 16);
     return 'rgba(' + (n >> 16) + ',' + ((n >> 8) & 255) + ',' + (n & 255) + ',' + alpha + ')';
   }
+  // The table of the runs drawn, one row each: colour, label (its id in the tooltip), status,
+  // start, duration, command (cut by the page's CSS; the whole text is the cell's tooltip).
+  // Shared by the plot page and the web UI. Text only, never markup.
+  function runsTable(runs) {
+    const table = document.createElement('table');
+    table.className = 'fp-runs';
+    const cell = function (tr, tag, text) {
+      const c = document.createElement(tag);
+      if (text !== null) c.textContent = text;
+      tr.appendChild(c);
+      return c;
+    };
+    const head = document.createElement('tr');
+    ['', 'run', 'status', 'started (UTC)', 'duration', 'command'].forEach(function (h) {
+      cell(head, 'th', h);
+    });
+    table.appendChild(head);
+    runs.forEach(function (r, i) {
+      const tr = document.createElement('tr');
+      const swatch = document.createElement('span');
+      swatch.className = 'fp-swatch';
+      swatch.style.background = colorOf(i);
+      cell(tr, 'td', null).appendChild(swatch);
+      [r.label, statusText(r), new Date(r.started_ms).toISOString().replace('T', ' ').slice(0, 19),
+       format('s', r.duration_s), r.command].forEach(function (text) {
+        cell(tr, 'td', text).title = text === r.label ? text + ' (' + r.id + ')' : text;
+      });
+      tr.dataset.status = r.status;
+      table.appendChild(tr);
+    });
+    return table;
+  }
   function fileStem(text) { return text.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80); }
 
   // ---- downloads ----------------------------------------------------------------------
@@ -585,5 +617,5 @@
 
   window.FootprintCharts = {createView: createView, format: format, escapeHtml: escapeHtml,
                             download: download, csvField: csvField, colorOf: colorOf,
-                            fileStem: fileStem, statusText: statusText};
+                            fileStem: fileStem, statusText: statusText, runsTable: runsTable};
 })();

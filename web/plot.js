@@ -13,9 +13,7 @@
   const actions = document.getElementById('fp-actions');
   const runs = data.runs;
   const fc = window.FootprintCharts;
-  const format = fc.format;
   const download = fc.download;
-  const colorOf = fc.colorOf;
   const view = fc.createView(data, main);
   const charts = view.charts;
   window.footprintPlot = {data: data, charts: charts, describe: view.describe, save: view.save,
@@ -23,29 +21,7 @@
 
   // ---- the page -----------------------------------------------------------------------
   function header() {
-    const table = document.createElement('table');
-    table.className = 'fp-runs';
-    table.innerHTML = '<tr><th></th><th>run</th><th>status</th><th>started (UTC)</th>' +
-        '<th>duration</th><th>command</th></tr>';
-    runs.forEach(function (r, i) {
-      const tr = document.createElement('tr');
-      const cells = ['', r.label, fc.statusText(r),
-                     new Date(r.started_ms).toISOString().replace('T', ' ').slice(0, 19),
-                     format('s', r.duration_s), r.command];
-      cells.forEach(function (text, j) {
-        const td = document.createElement('td');
-        if (j === 0) {
-          td.innerHTML = '<span class="fp-swatch"></span>';
-          td.firstChild.style.background = colorOf(i);
-        } else {
-          td.textContent = text;
-          td.title = j === 1 ? text + ' (' + r.id + ')' : text;  // the whole text, and the id
-        }
-        tr.appendChild(td);
-      });
-      table.appendChild(tr);
-    });
-    main.appendChild(table);
+    main.appendChild(fc.runsTable(runs));
     if (data.metrics.length) {
       const button = document.createElement('button');
       button.textContent = 'CSV of all samples';

@@ -306,32 +306,7 @@
     draw();
   }
 
-  function runTable(data) {
-    const table = el('table', null, 'fp-runs');
-    const head = el('tr');
-    ['', 'run', 'status', 'started (UTC)', 'duration', 'command'].forEach(function (h) {
-      head.appendChild(el('th', h));
-    });
-    table.appendChild(head);
-    data.runs.forEach(function (r, i) {
-      const tr = el('tr');
-      const swatch = el('td');
-      const s = el('span', null, 'fp-swatch');
-      s.style.background = fc.colorOf(i);
-      swatch.appendChild(s);
-      tr.appendChild(swatch);
-      [r.label, fc.statusText(r),
-       new Date(r.started_ms).toISOString().replace('T', ' ').slice(0, 19),
-       format('s', r.duration_s), r.command].forEach(function (text) {
-        const td = el('td', text);
-        td.title = text === r.label ? text + ' (' + r.id + ')' : text;  // the whole text
-        tr.appendChild(td);
-      });
-      tr.dataset.status = r.status;
-      table.appendChild(tr);
-    });
-    return table;
-  }
+
 
   function exportButtons(ids, data) {
     const nav = $('fp-actions');
@@ -441,7 +416,7 @@
         const ids = currentIds = data.runs.map(function (r) { return r.id; });
         const sets = currentSets = compareSets(data.runs);
         const compare = sets.length >= 2 ? api('compare', {sets: sets.join(',')}) : null;
-        $('fp-selection').appendChild(runTable(data));
+        $('fp-selection').appendChild(fc.runsTable(data.runs));
         exportButtons(ids, data);
         view = app.view = fc.createView(data, chartsBox);
         view.render();
