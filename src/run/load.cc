@@ -14,7 +14,6 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <unordered_map>
 
 #include "util/clock.h"
 #include "util/json_text.h"
@@ -288,7 +287,9 @@ void LoadDriver::Drive(DriverStart start) {
   std::mt19937_64 rng(o.seed);
   std::exponential_distribution<double> gap_s(o.scenario == Scenario::kServer ? o.qps : 1.0);
   int64_t next_arrival_ns = 0;
-  std::unordered_map<int64_t, size_t> outstanding;  // query id -> index in queries_
+  // A query's id is its index in queries_. The unanswered ones: their count, and the oldest
+  // (a cursor that only moves forward), so that no step scans them all.
+  size_t outstanding = 0, oldest = 0;
   int64_t next_sample = 0;
   auto issue = [&](int64_t scheduled_ns) {
     QueryRecord q;
@@ -299,7 +300,7 @@ void LoadDriver::Drive(DriverStart start) {
     std::string line = std::to_string(q.id) + "\t";
     for (int k = 0; k < per_query; ++k) line += (k ? "," : "") + std::to_string(next_sample++);
     channel.Queue(line + "\n");
-    outstanding[q.id] = queries_.size();
+    ++outstanding;
     queries_.push_back(q);
   };
   int64_t start_ns = 0;  // when the command said it was ready
@@ -313,15 +314,17 @@ void LoadDriver::Drive(DriverStart start) {
     int64_t id = -1;
     const std::string_view head = line.substr(0, tab);
     auto [end, ec] = std::from_chars(head.data(), head.data() + head.size(), id);
-    auto it = ec == std::errc() && end == head.data() + head.size() && tab != std::string_view::npos
-                  ? outstanding.find(id)
-                  : outstanding.end();
-    if (it == outstanding.end()) {
+    const bool known = ec == std::errc() && end == head.data() + head.size() &&
+                       tab != std::string_view::npos && id >= 0 &&
+                       id < static_cast<int64_t>(queries_.size()) &&
+                       !queries_[static_cast<size_t>(id)].completed_ns;
+    if (!known) {
       if (unknown_answers_++ == 0) first_unknown_ = Inert(line.substr(0, 120));
       return;
     }
-    queries_[it->second].completed_ns = at_ns;
-    outstanding.erase(it);
+    queries_[static_cast<size_t>(id)].completed_ns = at_ns;
+    --outstanding;
+    while (oldest < queries_.size() && queries_[oldest].completed_ns) ++oldest;
   };
   // The command says `ready` once it can take queries (its model loaded): the load starts
   // then, and nothing before it is charged to a query.
@@ -337,7 +340,7 @@ void LoadDriver::Drive(DriverStart start) {
         case Scenario::kMultiStream:
           if (enough(t)) {
             issuing = false;
-          } else if (outstanding.empty()) {
+          } else if (outstanding == 0) {
             issue(t);
           }
           break;
@@ -354,33 +357,26 @@ void LoadDriver::Drive(DriverStart start) {
           break;
       }
     }
-    if (!issuing && outstanding.empty()) {
+    if (!issuing && outstanding == 0) {
       ended_because_ = "done";
       break;
     }
-    if (!outstanding.empty()) {
-      const QueryRecord& oldest = queries_[std::min_element(outstanding.begin(), outstanding.end(),
-                                                            [](const auto& a, const auto& b) {
-                                                              return a.second < b.second;
-                                                            })
-                                               ->second];
-      if (t - oldest.issued_ns > o.query_timeout_ns) {
-        ended_because_ = "query " + std::to_string(oldest.id) + " got no answer within " +
-                         FormatDuration(static_cast<double>(o.query_timeout_ns) / 1e9) +
-                         "; the command seems hung";
-        break;
-      }
+    if (outstanding > 0 && t - queries_[oldest].issued_ns > o.query_timeout_ns) {
+      ended_because_ = "query " + std::to_string(oldest) + " got no answer within " +
+                       FormatDuration(static_cast<double>(o.query_timeout_ns) / 1e9) +
+                       "; the command seems hung";
+      break;
     }
     const int64_t wake =
         o.scenario == Scenario::kServer && issuing ? next_arrival_ns - t : o.query_timeout_ns;
     if (!channel.Wait(wake)) {
       ended_because_ = "the command stopped reading its queries after " +
-                       std::to_string(queries_.size() - outstanding.size()) + " answers";
+                       std::to_string(queries_.size() - outstanding) + " answers";
       break;
     }
     if (!channel.Read([&](std::string_view line, int64_t at) { answer(line, at - start.t0_ns); })) {
       ended_because_ = "the command closed its output after answering " +
-                       std::to_string(queries_.size() - outstanding.size()) + " of " +
+                       std::to_string(queries_.size() - outstanding) + " of " +
                        std::to_string(queries_.size()) + " queries";
       break;
     }
