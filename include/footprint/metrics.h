@@ -39,6 +39,18 @@ enum class MetricId : uint8_t {
   kGpuEnergyTree,   // J since run start attributed to the tree by its SM share (estimate)
   kGpuSmClock,      // MHz
   kGpuTemperature,  // °C
+  // GPU activity from the profiling counters (NVML GPM, else DCGM), per device and MIG instance.
+  kGpuSmActive,      // % of SMs with a warp resident, averaged over the interval
+  kGpuSmOccupancy,   // % of the SMs' warp slots in use
+  kGpuTensorActive,  // % of cycles a tensor pipe was busy
+  kGpuDramActive,    // % of peak device-memory bandwidth used
+  kGpuFp64Active,    // % of cycles the FP64 pipe was busy
+  kGpuFp32Active,    // % FP32
+  kGpuFp16Active,    // % FP16
+  kGpuPcieTx,        // bytes/s sent over PCIe
+  kGpuPcieRx,        // bytes/s received over PCIe
+  kGpuNvlinkTx,      // bytes/s sent over NVLink
+  kGpuNvlinkRx,      // bytes/s received over NVLink
   // Opt-in: the machine-wide RAPL counters and the tree's hardware counters.
   kEnergyCpu,         // J since run start, RAPL package domains
   kEnergyDram,        // J since run start, RAPL DRAM domains

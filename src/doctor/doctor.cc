@@ -8,6 +8,7 @@
 
 #include "footprint/store.h"
 #include "probe/cgroup.h"
+#include "probe/gpu_activity.h"
 #include "probe/gpu_devices.h"
 #include "probe/nvml.h"
 #include "probe/perf_probe.h"
@@ -44,6 +45,7 @@ void AddGpuChecks(std::vector<DoctorCheck>& checks) {
     return;
   }
   c.ok = true;
+  GpuActivitySources activity = OpenActivitySources(Env::Default(), *lib);
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   GpuSelection sel =
       SelectGpus(*gpus, visible ? std::optional<std::string>(visible) : std::nullopt);
@@ -77,6 +79,9 @@ void AddGpuChecks(std::vector<DoctorCheck>& checks) {
       d.detail += ", MIG " + g.mig_mode;
     }
     GpuCapabilities caps = ProbeGpuCapabilities(nvml, g, /*have_tree=*/true);
+    std::array<int, kGpuActivityCount> chosen;
+    ChooseActivitySources(
+        activity, g, g.is_mig() ? &(*gpus)[static_cast<size_t>(g.parent)] : nullptr, caps, chosen);
     for (size_t k = 0; k < kGpuMetrics.size(); ++k) {
       d.ok = d.ok || caps[k].ok;
       d.lines.push_back(std::string(InfoOf(kGpuMetrics[k]).name) + ": " +

@@ -22,11 +22,18 @@
 
 namespace footprint {
 
-// The per-device metrics, in catalogue order.
-inline constexpr std::array<MetricId, 9> kGpuMetrics = {
-    MetricId::kGpu,           MetricId::kGpuTree,    MetricId::kGpuMemory,
-    MetricId::kGpuMemoryTree, MetricId::kGpuPower,   MetricId::kGpuEnergy,
-    MetricId::kGpuEnergyTree, MetricId::kGpuSmClock, MetricId::kGpuTemperature};
+// The per-device metrics, in catalogue order: NVML's device queries, then the activity
+// metrics a GpuActivitySource serves (probe/gpu_activity.h), from kFirstGpuActivitySlot on.
+inline constexpr std::array<MetricId, 20> kGpuMetrics = {
+    MetricId::kGpu,           MetricId::kGpuTree,        MetricId::kGpuMemory,
+    MetricId::kGpuMemoryTree, MetricId::kGpuPower,       MetricId::kGpuEnergy,
+    MetricId::kGpuEnergyTree, MetricId::kGpuSmClock,     MetricId::kGpuTemperature,
+    MetricId::kGpuSmActive,   MetricId::kGpuSmOccupancy, MetricId::kGpuTensorActive,
+    MetricId::kGpuDramActive, MetricId::kGpuFp64Active,  MetricId::kGpuFp32Active,
+    MetricId::kGpuFp16Active, MetricId::kGpuPcieTx,      MetricId::kGpuPcieRx,
+    MetricId::kGpuNvlinkTx,   MetricId::kGpuNvlinkRx};
+inline constexpr size_t kFirstGpuActivitySlot = 9;
+inline constexpr size_t kGpuActivityCount = kGpuMetrics.size() - kFirstGpuActivitySlot;
 
 // A whole GPU or one MIG device.
 struct GpuEntity {
@@ -74,6 +81,7 @@ int GpuMetricSlot(MetricId metric);
 
 // Calls each NVML function once on `gpu` (capabilities are probed once, never retried while
 // sampling). `have_tree`: whether the tree's PIDs are known (gpu.tree and the .tree metrics).
+// The activity metrics are left unsupported: ChooseActivitySources (gpu_activity.h) fills them.
 GpuCapabilities ProbeGpuCapabilities(nvml::Library& nvml, const GpuEntity& gpu, bool have_tree);
 
 }  // namespace footprint

@@ -1,6 +1,7 @@
 #include "probe/gpu_probe.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "probe/gpu_energy.h"
@@ -15,6 +16,18 @@ using nvml::Library;
 // NVML keeps per-process samples only for processes with SM activity, a few per second: after
 // a second without any, no process on the device used its SMs.
 constexpr int64_t kProcessSamplesStaleNs = kNsPerSec;
+
+// The order of a device's series, which reports keep: utilisation, then what the SMs and pipes
+// really did (the activity metrics), then the rest.
+constexpr auto kSeriesOrder = [] {
+  std::array<size_t, kGpuMetrics.size()> order{};
+  size_t n = 0;
+  order[n++] = 0;  // gpu
+  for (size_t k = kFirstGpuActivitySlot; k < kGpuMetrics.size(); ++k) order[n++] = k;
+  for (size_t k = 1; k < kFirstGpuActivitySlot; ++k) order[n++] = k;
+  return order;
+}();
+static_assert(kGpuMetrics[0] == MetricId::kGpu);
 
 constexpr MetricId kTreeMetrics[] = {MetricId::kGpuTree, MetricId::kGpuMemoryTree,
                                      MetricId::kGpuEnergyTree};
@@ -62,8 +75,11 @@ struct GpuProbe::Unit {
   size_t position = 0;  // in the inventory
   GpuEntity info;
   GpuCapabilities caps;
-  std::array<int, kGpuMetrics.size()> series;  // -1: not emitted
-  std::vector<nvml::Device> migs;              // every MIG device of a whole GPU
+  std::array<int, kGpuMetrics.size()> series;          // -1: not emitted
+  std::vector<nvml::Device> migs;                      // every MIG device of a whole GPU
+  const GpuEntity* whole = nullptr;                    // a MIG device's GPU (in inventory_)
+  std::array<int, kGpuActivityCount> activity_source;  // index in options_.activity, or -1
+  std::vector<int> activity_slot;                      // per source: its Watch slot, or -1
   bool lost = false;
   double lost_at_s = 0;
   std::string lost_reason;
@@ -119,6 +135,7 @@ std::unique_ptr<GpuProbe> GpuProbe::Open(Env& env, const MetricSet& wanted, Proc
     o.visible = *visible;
     o.visible_from = "CUDA_VISIBLE_DEVICES";
   }
+  o.activity = OpenActivitySources(env, o.nvml);
   auto probe = std::make_unique<GpuProbe>(std::move(o));
   meta["gpu"] = probe->Meta();
   if (!probe->problem().empty()) return refuse(probe->problem());
@@ -132,7 +149,8 @@ GpuProbe::GpuProbe(Options options) : options_(std::move(options)) {
     problem_ = inventory.status().message();
     return;
   }
-  GpuSelection sel = SelectGpus(*inventory, options_.visible);
+  inventory_ = std::move(inventory).value();
+  GpuSelection sel = SelectGpus(inventory_, options_.visible);
   ignored_ = sel.ignored;
   if (sel.entities.empty()) {
     problem_ = options_.visible
@@ -144,10 +162,13 @@ GpuProbe::GpuProbe(Options options) : options_(std::move(options)) {
   for (size_t pos : sel.entities) {
     auto u = std::make_unique<Unit>();
     u->position = pos;
-    u->info = (*inventory)[pos];
+    u->info = inventory_[pos];
     u->caps = ProbeGpuCapabilities(lib, u->info, options_.tree != nullptr);
+    if (u->info.is_mig()) u->whole = &inventory_[static_cast<size_t>(u->info.parent)];
+    ChooseActivitySources(options_.activity, u->info, u->whole, u->caps, u->activity_source);
+    u->activity_slot.assign(options_.activity.size(), -1);
     u->series.fill(-1);
-    for (const GpuEntity& e : *inventory) {
+    for (const GpuEntity& e : inventory_) {
       if (e.parent == static_cast<int>(pos)) u->migs.push_back(e.handle);
     }
     u->energy = DeviceEnergy(u->caps[SlotOf(MetricId::kGpuEnergy)].how == "counter");
@@ -161,7 +182,8 @@ std::vector<SeriesSpec> GpuProbe::Series(const MetricSet& wanted) {
   series_declared_ = true;
   std::vector<SeriesSpec> specs;
   for (auto& u : units_) {
-    for (size_t k = 0; k < kGpuMetrics.size(); ++k) {
+    WatchActivity(*u, wanted);
+    for (size_t k : kSeriesOrder) {
       if (!Has(wanted, kGpuMetrics[k]) || !u->caps[k].ok) continue;
       u->series[k] = static_cast<int>(specs.size());
       specs.push_back({kGpuMetrics[k], u->info.entity});
@@ -174,10 +196,61 @@ bool GpuProbe::InTree(pid_t pid) const {
   return std::binary_search(tree_pids_.begin(), tree_pids_.end(), pid);
 }
 
-void GpuProbe::MarkLost(Unit& u, int rc, Library::Fn fn, int64_t now_ns) {
+void GpuProbe::WatchActivity(Unit& u, const MetricSet& wanted) {
+  for (size_t s = 0; s < options_.activity.size(); ++s) {
+    GpuActivitySet metrics;
+    for (size_t i = 0; i < kGpuActivityCount; ++i) {
+      metrics.set(i, u.activity_source[i] == static_cast<int>(s) &&
+                         Has(wanted, kGpuMetrics[kFirstGpuActivitySlot + i]));
+    }
+    if (metrics.none()) continue;
+    std::string why;
+    u.activity_slot[s] = options_.activity[s]->Watch(u.info, u.whole, metrics, &why);
+    if (u.activity_slot[s] >= 0) continue;
+    for (size_t i = 0; i < kGpuActivityCount; ++i) {
+      if (metrics.test(i)) u.caps[kFirstGpuActivitySlot + i] = {false, "", why};
+    }
+  }
+}
+
+void GpuProbe::ReadActivity(Unit& u, int64_t now_ns, const MetricSet& due, SampleOut& out) {
+  for (size_t s = 0; s < u.activity_slot.size(); ++s) {
+    if (u.activity_slot[s] < 0) continue;
+    auto served = [&](size_t i) {
+      const Slot k = kFirstGpuActivitySlot + i;
+      return u.activity_source[i] == static_cast<int>(s) && u.series[k] >= 0 &&
+             Has(due, kGpuMetrics[k]);
+    };
+    bool any = false;
+    for (size_t i = 0; i < kGpuActivityCount; ++i) any = any || served(i);
+    if (!any) continue;
+    GpuActivity values;
+    std::string why;
+    const auto status = options_.activity[s]->Read(u.activity_slot[s], now_ns, values, &why);
+    if (status == GpuActivitySource::ReadStatus::kTooSoon) continue;
+    if (status == GpuActivitySource::ReadStatus::kLost) {
+      MarkLost(u, why, now_ns);
+      return;
+    }
+    for (size_t i = 0; i < kGpuActivityCount; ++i) {
+      if (!served(i)) continue;
+      const Slot k = kFirstGpuActivitySlot + i;
+      if (status == GpuActivitySource::ReadStatus::kValues && !std::isnan(values[i])) {
+        out.Add(u.series[k], values[i]);
+        continue;
+      }
+      ++u.errors[k];
+      if (status == GpuActivitySource::ReadStatus::kFailed) {
+        u.last_error[k] = why;
+      } else {
+        u.last_error[k] = std::string(options_.activity[s]->name()) + " gave no value";
+      }
+    }
+  }
+}
+
+void GpuProbe::MarkLost(Unit& u, const std::string& why, int64_t now_ns) {
   const double at_s = static_cast<double>(now_ns - first_ns_) / 1e9;
-  const std::string why =
-      options_.nvml->Describe(rc, fn) + " from " + std::string(Library::NameOf(fn));
   for (auto& other : units_) {
     // A lost GPU takes its MIG devices with it.
     if (other.get() == &u ||
@@ -192,12 +265,12 @@ void GpuProbe::MarkLost(Unit& u, int rc, Library::Fn fn, int64_t now_ns) {
 
 bool GpuProbe::Check(Unit& u, Slot slot, int rc, Library::Fn fn, int64_t now_ns) {
   if (rc == nvml::kSuccess) return true;
-  if (nvml::IsDeviceLost(rc)) {
-    MarkLost(u, rc, fn, now_ns);
-    return false;
-  }
   const std::string why =
       options_.nvml->Describe(rc, fn) + " from " + std::string(Library::NameOf(fn));
+  if (nvml::IsDeviceLost(rc)) {
+    MarkLost(u, why, now_ns);
+    return false;
+  }
   if (rc == nvml::kNotSupported || rc == nvml::kNoPermission || rc == nvml::kFunctionNotFound) {
     // Refused for good: never asked again.
     u.caps[slot].ok = false;
@@ -416,6 +489,7 @@ void GpuProbe::SampleUnit(Unit& u, int64_t now_ns, const MetricSet& due, SampleO
     }
     emit(MetricId::kGpuTree, sm);
   }
+  if (!u.lost) ReadActivity(u, now_ns, due, out);
   // Both energies rest on the device's energy reading: none once it was refused for good.
   if ((wanted(MetricId::kGpuEnergy) || wanted(MetricId::kGpuEnergyTree)) &&
       u.caps[SlotOf(MetricId::kGpuEnergy)].ok) {
@@ -460,6 +534,11 @@ json GpuProbe::Meta() const {
       d["mig_mode"] = u->info.mig_mode;
     }
     u->energy.Describe(u->caps[SlotOf(MetricId::kGpuEnergy)].ok, d);
+    json activity = json::object();
+    for (size_t k = kFirstGpuActivitySlot; k < kGpuMetrics.size(); ++k) {
+      if (u->series[k] >= 0) activity[std::string(InfoOf(kGpuMetrics[k]).name)] = u->caps[k].how;
+    }
+    if (!activity.empty()) d["activity"] = activity;
     if (u->tree_energy.started()) d["energy_tree_j"] = u->tree_energy.joules();
     if (!u->tree_energy.unknown().empty()) d["energy_tree_unknown"] = u->tree_energy.unknown();
     if (u->lost) {

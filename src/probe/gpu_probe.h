@@ -1,6 +1,8 @@
 // The GPU probe: gpu, gpu.tree, gpu.memory, gpu.memory.tree, gpu.power, gpu.energy,
 // gpu.energy.tree, gpu.sm_clock and gpu.temperature of every GPU ('gpu:N') and MIG device
-// ('gpu:N/mig:M') the run may use, from NVML (probe/nvml.h).
+// ('gpu:N/mig:M') the run may use, from NVML (probe/nvml.h), and their activity (gpu.sm_active,
+// gpu.tensor_active, ...) from the first GpuActivitySource that has each (probe/gpu_activity.h);
+// meta.gpu.devices[entity].activity names the source of each.
 //
 // What each device supports is probed once, at construction; a metric a device does not
 // support gets no series, and the run's meta says why (meta.gpu.unsupported["metric@entity"]).
@@ -25,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "probe/gpu_activity.h"
 #include "probe/gpu_devices.h"
 #include "probe/nvml.h"
 #include "probe/probe.h"
@@ -39,6 +42,7 @@ class GpuProbe final : public Probe {
     ProcessTreeProbe* tree = nullptr;     // the tree's PIDs; without it no .tree metrics
     std::optional<std::string> visible;   // CUDA_VISIBLE_DEVICES-style list; nullopt: all
     std::string visible_from;             // where the list came from, for meta
+    GpuActivitySources activity;          // in order of preference; may be empty
   };
 
   // The probe a run needs, or nullptr when no GPU metric is wanted (NVML is then not even
@@ -71,7 +75,10 @@ class GpuProbe final : public Probe {
   void SampleUnit(Unit& u, int64_t now_ns, const MetricSet& due, SampleOut& out);
   // False when the device was lost (and is now marked so) or the call failed.
   bool Check(Unit& u, Slot slot, int rc, nvml::Library::Fn fn, int64_t now_ns);
-  void MarkLost(Unit& u, int rc, nvml::Library::Fn fn, int64_t now_ns);
+  void MarkLost(Unit& u, const std::string& why, int64_t now_ns);
+  // Watches the wanted activity metrics of `u` in each source that serves some.
+  void WatchActivity(Unit& u, const MetricSet& wanted);
+  void ReadActivity(Unit& u, int64_t now_ns, const MetricSet& due, SampleOut& out);
   bool ReadProcesses(Unit& u, int64_t now_ns);
   bool ReadProcessUtilization(Unit& u, int64_t now_ns);
   // The tree's share of the device over the last interval; none (with why) when it cannot be
@@ -83,6 +90,7 @@ class GpuProbe final : public Probe {
   Options options_;
   std::string problem_;
   std::string ignored_;  // part of the device list that named no device
+  std::vector<GpuEntity> inventory_;
   std::vector<std::unique_ptr<Unit>> units_;
   MetricSet wanted_;  // as given to Series()
   bool series_declared_ = false;

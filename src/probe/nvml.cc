@@ -29,7 +29,50 @@ using ProcessUtilizationFn = int (*)(Device, ProcessUtilizationSample*, unsigned
 using MigModeFn = int (*)(Device, unsigned int*, unsigned int*);
 using MigHandleFn = int (*)(Device, unsigned int, Device*);
 
+// GPM's structs, as nvml.h declares them (NVML_GPM_SUPPORT_VERSION and
+// NVML_GPM_METRICS_GET_VERSION are 1).
+struct GpmSupport {
+  unsigned int version;
+  unsigned int is_supported_device;
+};
+struct GpmMetric {
+  unsigned int metric_id;
+  int nvml_return;
+  double value;
+  const char* short_name;
+  const char* long_name;
+  const char* unit;
+};
+// NVML_GPM_METRIC_MAX in the driver 580 header: the library may touch the whole array.
+constexpr size_t kGpmMetricMax = 333;
+struct GpmMetricsGet {
+  unsigned int version;
+  unsigned int num_metrics;
+  GpmSample sample1;
+  GpmSample sample2;
+  GpmMetric metrics[kGpmMetricMax];
+};
+static_assert(sizeof(GpmMetric) == 40, "nvmlGpmMetric_t ABI");
+static_assert(offsetof(GpmMetricsGet, metrics) == 24, "nvmlGpmMetricsGet_t ABI");
+using GpmSupportFn = int (*)(Device, GpmSupport*);
+using GpmAllocFn = int (*)(GpmSample*);
+using GpmFreeFn = int (*)(GpmSample);
+using GpmSampleFn = int (*)(Device, GpmSample);
+using GpmMigSampleFn = int (*)(Device, unsigned int, GpmSample);
+using GpmMetricsFn = int (*)(GpmMetricsGet*);
+
 static_assert(sizeof(Memory) == 24, "nvmlMemory_t is three unsigned long long");
+// nvmlMemory_v2_t; its version is NVML_STRUCT_VERSION(Memory, 2).
+struct MemoryV2 {
+  unsigned int version;
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
+};
+static_assert(sizeof(MemoryV2) == 40, "nvmlMemory_v2_t ABI");
+constexpr unsigned int kMemoryV2Version = sizeof(MemoryV2) | (2u << 24);
+using MemoryV2Fn = int (*)(Device, MemoryV2*);
 static_assert(sizeof(Utilization) == 8, "nvmlUtilization_t is two unsigned int");
 static_assert(sizeof(ProcessUtilizationSample) == 32, "nvmlProcessUtilizationSample_t ABI");
 static_assert(offsetof(ProcessUtilizationSample, sm_util) == 16, "nvmlProcessUtilizationSample_t");
@@ -66,8 +109,8 @@ constexpr FnSpec kSpecs[] = {
     {Library::kDeviceGetUuid, true, {"nvmlDeviceGetUUID", nullptr, nullptr}, {1, 0, 0}},
     {Library::kDeviceGetMemoryInfo,
      false,
-     {"nvmlDeviceGetMemoryInfo", nullptr, nullptr},
-     {1, 0, 0}},
+     {"nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetMemoryInfo", nullptr},
+     {2, 1, 0}},
     {Library::kDeviceGetUtilizationRates,
      false,
      {"nvmlDeviceGetUtilizationRates", nullptr, nullptr},
@@ -116,6 +159,15 @@ constexpr FnSpec kSpecs[] = {
      false,
      {"nvmlDeviceGetComputeInstanceId", nullptr, nullptr},
      {1, 0, 0}},
+    {Library::kGpmQueryDeviceSupport,
+     false,
+     {"nvmlGpmQueryDeviceSupport", nullptr, nullptr},
+     {1, 0, 0}},
+    {Library::kGpmSampleAlloc, false, {"nvmlGpmSampleAlloc", nullptr, nullptr}, {1, 0, 0}},
+    {Library::kGpmSampleFree, false, {"nvmlGpmSampleFree", nullptr, nullptr}, {1, 0, 0}},
+    {Library::kGpmSampleGet, false, {"nvmlGpmSampleGet", nullptr, nullptr}, {1, 0, 0}},
+    {Library::kGpmMigSampleGet, false, {"nvmlGpmMigSampleGet", nullptr, nullptr}, {1, 0, 0}},
+    {Library::kGpmMetricsGet, false, {"nvmlGpmMetricsGet", nullptr, nullptr}, {1, 0, 0}},
 };
 constexpr bool SpecsFollowTheEnum() {
   for (size_t i = 0; i < std::size(kSpecs); ++i) {
@@ -327,6 +379,15 @@ int Library::Uuid(Device device, std::string* uuid) const {
 }
 
 int Library::MemoryInfo(Device device, Memory* memory) const {
+  if (fns_[kDeviceGetMemoryInfo] != nullptr &&
+      kSpecs[kDeviceGetMemoryInfo].versions[static_cast<size_t>(chosen_[kDeviceGetMemoryInfo])] ==
+          2) {
+    MemoryV2 v2{};
+    v2.version = kMemoryV2Version;
+    int rc = Get<MemoryV2Fn>(kDeviceGetMemoryInfo)(device, &v2);
+    if (rc == kSuccess) *memory = {v2.total, v2.free, v2.used};
+    return rc;
+  }
   return Call<MemoryFn>(kDeviceGetMemoryInfo, device, memory);
 }
 
@@ -368,6 +429,45 @@ int Library::GpuInstanceId(Device device, unsigned int* id) const {
 
 int Library::ComputeInstanceId(Device device, unsigned int* id) const {
   return Call<UintFn>(kDeviceGetComputeInstanceId, device, id);
+}
+
+int Library::GpmSupported(Device device, bool* supported) const {
+  GpmSupport support{1, 0};
+  int rc = Call<GpmSupportFn>(kGpmQueryDeviceSupport, device, &support);
+  *supported = rc == kSuccess && support.is_supported_device != 0;
+  return rc;
+}
+
+int Library::GpmSampleAlloc(GpmSample* sample) const {
+  return Call<GpmAllocFn>(kGpmSampleAlloc, sample);
+}
+
+int Library::GpmSampleFree(GpmSample sample) const {
+  return Call<GpmFreeFn>(kGpmSampleFree, sample);
+}
+
+int Library::GpmSampleGet(Device gpu, GpmSample sample) const {
+  return Call<GpmSampleFn>(kGpmSampleGet, gpu, sample);
+}
+
+int Library::GpmMigSampleGet(Device gpu, unsigned int gpu_instance_id, GpmSample sample) const {
+  return Call<GpmMigSampleFn>(kGpmMigSampleGet, gpu, gpu_instance_id, sample);
+}
+
+int Library::GpmMetrics(GpmSample first, GpmSample second, const unsigned int* ids, size_t count,
+                        GpmResult* out) const {
+  if (count > kGpmMaxMetrics) return kInvalidArgument;
+  GpmMetricsGet get{};  // 13 kB on the sampler thread's stack: no allocation while sampling
+  get.version = 1;
+  get.num_metrics = static_cast<unsigned int>(count);
+  get.sample1 = first;
+  get.sample2 = second;
+  for (size_t i = 0; i < count; ++i) get.metrics[i].metric_id = ids[i];
+  int rc = Call<GpmMetricsFn>(kGpmMetricsGet, &get);
+  for (size_t i = 0; i < count; ++i) {
+    out[i] = {rc == kSuccess ? get.metrics[i].nvml_return : rc, get.metrics[i].value};
+  }
+  return rc;
 }
 
 int Library::ComputeProcesses(Device device, std::vector<ProcessMemory>& out) {

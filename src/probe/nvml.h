@@ -57,7 +57,9 @@ bool IsDeviceLost(int code);
 // nvmlDevice_t: an opaque handle, of a whole GPU or of a MIG device.
 using Device = struct DeviceOpaque*;
 
-// nvmlMemory_t (bytes).
+// Device memory (bytes). `used` leaves out the memory the driver reserves for itself where
+// NVML can tell (nvmlDeviceGetMemoryInfo_v2, as nvidia-smi shows it); the unversioned call
+// counts it as used (~480 MiB on an idle H100).
 struct Memory {
   unsigned long long total;
   unsigned long long free;
@@ -92,6 +94,29 @@ inline constexpr unsigned int kClockSm = 1;         // NVML_CLOCK_SM
 inline constexpr unsigned int kTemperatureGpu = 0;  // NVML_TEMPERATURE_GPU
 inline constexpr unsigned int kMigModeEnabled = 1;  // NVML_DEVICE_MIG_ENABLE
 
+// GPM (GPU performance monitoring, Hopper and later, drivers >= 520): counters read into sample
+// buffers; a metric is computed from two samples taken > 100 ms apart (nvmlGpmMetricsGet).
+using GpmSample = struct GpmSampleOpaque*;
+// nvmlGpmMetricId_t values footprint reads.
+enum GpmMetric : unsigned int {
+  kGpmSmUtil = 2,                // % of SMs busy (DCGM's SM active)
+  kGpmSmOccupancy = 3,           // % of the SMs' warp slots resident
+  kGpmAnyTensorUtil = 5,         // % of time any tensor pipe was busy
+  kGpmDramBwUtil = 10,           // % of peak DRAM bandwidth
+  kGpmFp64Util = 11,             // % of time the FP64 pipe was busy (non-tensor)
+  kGpmFp32Util = 12,             // % FP32
+  kGpmFp16Util = 13,             // % FP16
+  kGpmPcieTxPerSec = 20,         // MiB/s
+  kGpmPcieRxPerSec = 21,         // MiB/s
+  kGpmNvlinkTotalRxPerSec = 60,  // MiB/s
+  kGpmNvlinkTotalTxPerSec = 61,  // MiB/s
+};
+// One metric's result from nvmlGpmMetricsGet.
+struct GpmResult {
+  int rc = kUnknown;  // NVML's per-metric code
+  double value = 0;
+};
+
 // Size of one nvmlProcessInfo_t element written by nvmlDevice*RunningProcesses{,_v2,_v3}.
 // `symbol_version` is 1 for the unversioned symbol. The _v3 symbols of drivers 535.43 to
 // 535.86 wrote a 32-byte struct (with usedGpuCcProtectedMemory) without a version bump; every
@@ -125,6 +150,12 @@ class Library {
     kDeviceGetMigDeviceHandleByIndex,
     kDeviceGetGpuInstanceId,
     kDeviceGetComputeInstanceId,
+    kGpmQueryDeviceSupport,
+    kGpmSampleAlloc,
+    kGpmSampleFree,
+    kGpmSampleGet,
+    kGpmMigSampleGet,
+    kGpmMetricsGet,
     kFnCount,
   };
 
@@ -175,6 +206,19 @@ class Library {
   int MigDeviceByIndex(Device device, unsigned int index, Device* mig) const;
   int GpuInstanceId(Device device, unsigned int* id) const;
   int ComputeInstanceId(Device device, unsigned int* id) const;
+  // GPM. `supported` is nvmlGpmSupport_t.isSupportedDevice.
+  int GpmSupported(Device device, bool* supported) const;
+  int GpmSampleAlloc(GpmSample* sample) const;
+  int GpmSampleFree(GpmSample sample) const;
+  // Reads the counters of a whole GPU, or of one GPU instance of a MIG-enabled GPU (`gpu` is
+  // the whole GPU's handle).
+  int GpmSampleGet(Device gpu, GpmSample sample) const;
+  int GpmMigSampleGet(Device gpu, unsigned int gpu_instance_id, GpmSample sample) const;
+  // The metrics `ids` between two samples, into `out` (as many as `ids`, at most
+  // kGpmMaxMetrics). The call's code; each metric has its own in `out`.
+  static constexpr size_t kGpmMaxMetrics = 16;
+  int GpmMetrics(GpmSample first, GpmSample second, const unsigned int* ids, size_t count,
+                 GpmResult* out) const;
 
  private:
   // Resolves the symbols of an opened library (`handle`, null when dlopen failed with `why`)

@@ -1,6 +1,8 @@
 #include "footprint/gpu_report.h"
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "util/strings.h"
 
@@ -12,10 +14,46 @@ using json = nlohmann::json;
 // At most this many scope names are named in notes; the rest are counted.
 constexpr size_t kMaxScopesNamed = 5;
 
+// Utilisation this high with SM activity under this share of it is the misleading case: a kernel
+// was running most of the time, on few of the SMs.
+constexpr double kBusyUtilisation = 50;
+constexpr double kFewSmsShare = 0.5;
+
+const MetricSummary* WholeRun(const RunSummary& s, std::string_view metric,
+                              const std::string& entity) {
+  for (const MetricSummary& m : s.metrics) {
+    if (m.metric == metric && m.entity == entity && m.scope.empty() && m.count > 0) return &m;
+  }
+  return nullptr;
+}
+
+// "88 %", "0.7 %"
+std::string Percent(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, v < 10 ? "%.1f %%" : "%.0f %%", v);
+  return buf;
+}
+
+// "gpu:0 was busy 88 % of the time (NVML's utilisation) but only 0.7 % of its SMs were active".
+void NoteFewSms(const RunSummary& s, std::vector<std::string>& notes) {
+  for (const MetricSummary& util : s.metrics) {
+    if (util.metric != "gpu" || !util.scope.empty() || util.count == 0) continue;
+    const MetricSummary* sm = WholeRun(s, "gpu.sm_active", util.entity);
+    if (sm == nullptr || util.mean < kBusyUtilisation || sm->mean >= kFewSmsShare * util.mean) {
+      continue;
+    }
+    notes.push_back(util.entity + " was busy " + Percent(util.mean) +
+                    " of the time by NVML's utilisation, but only " + Percent(sm->mean) +
+                    " of its SMs were active on average: utilisation counts the time any kernel "
+                    "ran, however few SMs it used; gpu.sm_active is the figure to tune against");
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> GpuNotes(const RunSummary& s) {
   std::vector<std::string> notes;
+  NoteFewSms(s, notes);
   json meta = json::parse(s.run.meta_json, nullptr, false);
   if (!meta.is_object() || !meta.contains("gpu") || !meta["gpu"].is_object()) return notes;
   const json& gpu = meta["gpu"];

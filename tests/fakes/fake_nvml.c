@@ -20,11 +20,13 @@
  *   pids_file PATH                  pid=tree below means every PID listed in PATH (read at
  *                                   every call: the workload writes it after it starts)
  *   putil_period_ms 50              how often per-process utilisation samples are taken
- *   gpu name=".." uuid=GPU-.. memory_total=B memory_used=B util=% power_mw=mW
+ *   gpu name=".." uuid=GPU-.. memory_total=B memory_used=B memory_reserved=B util=% power_mw=mW
  *       energy_period_ms=100 energy_start_mj=mJ sm_clock=MHz temperature=C mig=1
  *       lost_after_ms=T unsupported=util,memory,power,energy,clock,temperature,processes,
  *       graphics,putil
- *                                   a GPU (index = order of the gpu lines); its energy
+ *                                   a GPU (index = order of the gpu lines); memory the
+ *                                   driver reserves counts as used for the unversioned
+ *                                   nvmlDeviceGetMemoryInfo, not for _v2 (as drivers do); its energy
  *                                   counter advances by power x energy_period_ms at every
  *                                   period; from lost_after_ms on, every call on it and its MIG
  *                                   devices answers NVML_ERROR_GPU_IS_LOST
@@ -32,8 +34,17 @@
  *                                   from T (until T, if given) the FIELDS (names as for
  *                                   unsupported) answer C (default 999, NVML_ERROR_UNKNOWN: a
  *                                   passing error; 3 models a field refused mid-run)
+ *       gpm=1 sm_active=% sm_occupancy=% tensor=% dram=% fp64=% fp32=% fp16=% pcie_tx=MiB/s
+ *       pcie_rx=MiB/s nvlink_tx=MiB/s nvlink_rx=MiB/s gpm_unsupported=NAMES
+ *                                   GPM (full variant only): the device supports it (gpm=0, the
+ *                                   default: nvmlGpmQueryDeviceSupport says no); each metric
+ *                                   reads the value given between two samples taken apart in
+ *                                   time (0 for two samples at once, NaN for dram, as drivers
+ *                                   do); the metrics named in gpm_unsupported answer
+ *                                   NVML_ERROR_NOT_SUPPORTED; fail=gpm makes the samples fail
  *   mig gpu=N name=.. uuid=MIG-.. memory_total=B memory_used=B gi=G ci=C unsupported=..
- *                                   a MIG device of GPU N (which needs mig=1)
+ *       sm_active=% ...             a MIG device of GPU N (which needs mig=1); its GPM values
+ *                                   are read through nvmlGpmMigSampleGet(GPU N, gi)
  *   process gpu=N [mig=M] kind=compute|graphics pid=tree|PID memory=B|na
  *   putil gpu=N [mig=M] pid=tree|PID sm=%
  */
@@ -66,7 +77,17 @@ enum {
   kNoProcesses = 1 << 6,
   kNoGraphics = 1 << 7,
   kNoProcessUtil = 1 << 8,
+  kNoGpm = 1 << 9,
 };
+
+/* The GPM metrics the fake computes: NVML's metric ids and the script's names for them. */
+static const struct {
+  unsigned id;
+  const char* name;
+} kGpmMetrics[] = {{2, "sm_active"},  {3, "sm_occupancy"}, {5, "tensor"},     {10, "dram"},
+                   {11, "fp64"},      {12, "fp32"},        {13, "fp16"},      {20, "pcie_tx"},
+                   {21, "pcie_rx"},   {60, "nvlink_rx"},   {61, "nvlink_tx"}};
+#define kGpmCount (int)(sizeof kGpmMetrics / sizeof kGpmMetrics[0])
 
 #define kMaxDevices 32
 #define kMaxMigs 8
@@ -78,7 +99,7 @@ typedef struct Device {
   int parent; /* for MIG devices */
   char name[96];
   char uuid[96];
-  unsigned long long memory_total, memory_used;
+  unsigned long long memory_total, memory_used, memory_reserved;
   unsigned util, power_mw, sm_clock, temperature;
   long long energy_period_ms;
   unsigned long long energy_start_mj;
@@ -91,6 +112,9 @@ typedef struct Device {
   int migs[kMaxMigs];
   int mig_count;
   unsigned gi, ci;
+  int gpm;
+  double gpm_value[16];
+  unsigned gpm_unsupported; /* bit i: kGpmMetrics[i] */
 } Device;
 
 typedef struct Entry {
@@ -176,7 +200,8 @@ static unsigned Unsupported(const char* list) {
   } kNames[] = {
       {"util", kNoUtil},           {"memory", kNoMemory},     {"power", kNoPower},
       {"energy", kNoEnergy},       {"clock", kNoClock},       {"temperature", kNoTemperature},
-      {"processes", kNoProcesses}, {"graphics", kNoGraphics}, {"putil", kNoProcessUtil}};
+      {"processes", kNoProcesses}, {"graphics", kNoGraphics}, {"putil", kNoProcessUtil},
+      {"gpm", kNoGpm}};
   unsigned bits = 0;
   if (!list) return 0;
   for (size_t i = 0; i < sizeof kNames / sizeof kNames[0]; ++i) {
@@ -271,6 +296,7 @@ static int LoadScript(void) {
       snprintf(d->uuid, sizeof d->uuid, "%s", uuid ? uuid : "GPU-00000000-fake");
       d->memory_total = Number(words, n, "memory_total", 1ULL << 34);
       d->memory_used = Number(words, n, "memory_used", 0);
+      d->memory_reserved = Number(words, n, "memory_reserved", 0);
       d->util = (unsigned)Number(words, n, "util", 0);
       d->power_mw = (unsigned)Number(words, n, "power_mw", 100000);
       d->energy_period_ms = (long long)Number(words, n, "energy_period_ms", 100);
@@ -289,6 +315,15 @@ static int LoadScript(void) {
       d->mig_enabled = Number(words, n, "mig", 0) != 0;
       d->gi = (unsigned)Number(words, n, "gi", 0);
       d->ci = (unsigned)Number(words, n, "ci", 0);
+      d->gpm = Number(words, n, "gpm", d->is_mig ? g.devices[d->parent].gpm : 0) != 0;
+      const char* gpm_unsupported = Value(words, n, "gpm_unsupported");
+      for (int i = 0; i < kGpmCount; ++i) {
+        const char* v = Value(words, n, kGpmMetrics[i].name);
+        d->gpm_value[i] = v ? strtod(v, NULL) : 0;
+        if (gpm_unsupported && strstr(gpm_unsupported, kGpmMetrics[i].name)) {
+          d->gpm_unsupported |= 1u << i;
+        }
+      }
       if (!bad) ++g.device_count;
     } else if (strcmp(what, "process") == 0 && g.process_count < kMaxEntries) {
       bad = ParseEntry(words, n, &g.processes[g.process_count], "memory") != 0;
@@ -437,8 +472,8 @@ FAKE_EXPORT int nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t* memory) {
   int rc = Check(d, kNoMemory);
   if (rc != kSuccess) return rc;
   memory->total = d->memory_total;
-  memory->used = d->memory_used;
-  memory->free = d->memory_total - d->memory_used;
+  memory->used = d->memory_used + d->memory_reserved;
+  memory->free = d->memory_total - memory->used;
   return kSuccess;
 }
 
@@ -510,6 +545,22 @@ FAKE_EXPORT int nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t d, unsigned* 
 #if !defined(FAKE_NVML_MINIMAL)
 
 FAKE_EXPORT int nvmlInit_v2(void) { return Init(); }
+
+typedef struct {
+  unsigned version;
+  unsigned long long total, reserved, free, used;
+} nvmlMemory_v2_t;
+
+FAKE_EXPORT int nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t* memory) {
+  int rc = Check(d, kNoMemory);
+  if (rc != kSuccess) return rc;
+  if (memory->version != (sizeof *memory | 2u << 24)) return 25; /* ARGUMENT_VERSION_MISMATCH */
+  memory->total = d->memory_total;
+  memory->reserved = d->memory_reserved;
+  memory->used = d->memory_used;
+  memory->free = d->memory_total - d->memory_used - d->memory_reserved;
+  return kSuccess;
+}
 
 FAKE_EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned index, nvmlDevice_t* device) {
   return HandleByIndex(index, device);
@@ -610,6 +661,102 @@ FAKE_EXPORT int nvmlDeviceGetComputeInstanceId(nvmlDevice_t d, unsigned* id) {
   int rc = Check(d, 0);
   if (rc == kSuccess) *id = d->ci;
   return rc;
+}
+
+/* ---- GPM ---- */
+
+typedef struct {
+  unsigned version;
+  unsigned is_supported_device;
+} nvmlGpmSupport_t;
+
+typedef struct GpmSample {
+  int device; /* -1: never filled */
+  long long at_ms;
+} GpmSample;
+
+typedef struct {
+  unsigned metric_id;
+  int nvml_return;
+  double value;
+  const char *short_name, *long_name, *unit;
+} nvmlGpmMetric_t;
+
+typedef struct {
+  unsigned version;
+  unsigned num_metrics;
+  GpmSample *sample1, *sample2;
+  nvmlGpmMetric_t metrics[333];
+} nvmlGpmMetricsGet_t;
+
+FAKE_EXPORT int nvmlGpmQueryDeviceSupport(nvmlDevice_t d, nvmlGpmSupport_t* support) {
+  int rc = Check(d, 0);
+  if (rc != kSuccess) return rc;
+  if (support == NULL || support->version != 1) return kInvalidArgument;
+  support->is_supported_device = (unsigned)d->gpm;
+  return kSuccess;
+}
+
+FAKE_EXPORT int nvmlGpmSampleAlloc(GpmSample** sample) {
+  if (g.refcount == 0) return 1;
+  *sample = calloc(1, sizeof **sample);
+  (*sample)->device = -1;
+  return kSuccess;
+}
+
+FAKE_EXPORT int nvmlGpmSampleFree(GpmSample* sample) {
+  free(sample);
+  return kSuccess;
+}
+
+static int GpmTake(nvmlDevice_t d, GpmSample* sample) {
+  int rc = Check(d, kNoGpm);
+  if (rc != kSuccess) return rc;
+  if (!d->gpm) return kNotSupported;
+  sample->device = (int)(d - g.devices);
+  sample->at_ms = NowMs();
+  return kSuccess;
+}
+
+FAKE_EXPORT int nvmlGpmSampleGet(nvmlDevice_t d, GpmSample* sample) {
+  if (d != NULL && d >= g.devices && d < g.devices + g.device_count && d->is_mig) {
+    return kInvalidArgument; /* MIG devices are sampled through their GPU and instance */
+  }
+  return GpmTake(d, sample);
+}
+
+FAKE_EXPORT int nvmlGpmMigSampleGet(nvmlDevice_t d, unsigned gpu_instance, GpmSample* sample) {
+  int rc = Check(d, 0);
+  if (rc != kSuccess) return rc;
+  if (!d->mig_enabled) return kInvalidArgument;
+  for (int m = 0; m < d->mig_count; ++m) {
+    Device* mig = &g.devices[d->migs[m]];
+    if (mig->gi == gpu_instance) return GpmTake(mig, sample);
+  }
+  return kInvalidArgument;
+}
+
+FAKE_EXPORT int nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* get) {
+  if (g.refcount == 0) return 1;
+  if (get == NULL || get->version != 1 || get->num_metrics > 333 || !get->sample1 ||
+      !get->sample2 || get->sample1->device < 0 || get->sample1->device != get->sample2->device) {
+    return kInvalidArgument;
+  }
+  const Device* d = &g.devices[get->sample1->device];
+  const int apart = get->sample2->at_ms != get->sample1->at_ms;
+  for (unsigned k = 0; k < get->num_metrics; ++k) {
+    nvmlGpmMetric_t* m = &get->metrics[k];
+    m->nvml_return = kNotSupported;
+    m->value = 0;
+    for (int i = 0; i < kGpmCount; ++i) {
+      if (kGpmMetrics[i].id != m->metric_id) continue;
+      if (d->gpm_unsupported & (1u << i)) break;
+      m->nvml_return = kSuccess;
+      m->value = apart ? d->gpm_value[i] : (m->metric_id == 10 ? 0.0 / 0.0 : 0);
+      m->short_name = kGpmMetrics[i].name;
+    }
+  }
+  return kSuccess;
 }
 
 #endif /* !FAKE_NVML_MINIMAL */

@@ -13,6 +13,7 @@
 
 #include "fake_env.h"
 #include "fake_nvml.h"
+#include "probe/gpm_source.h"
 #include "util/clock.h"
 
 extern char** environ;
@@ -97,7 +98,9 @@ class GpuProbeTest : public ::testing::Test {
     }
     ProcessTreeProbe tree(ProcessTreeProbe::Options{getpid(), nullptr, nullptr, "/proc"});
     EXPECT_TRUE(tree.Series(GpuMetrics()).empty());  // membership only, on the GPU probe's call
-    GpuProbe probe({*lib, &tree, visible, visible ? "test" : ""});
+    GpuProbe::Options options{*lib, &tree, visible, visible ? "test" : "", {}};
+    options.activity.push_back(std::make_unique<GpmSource>(*lib));
+    GpuProbe probe(std::move(options));
     EXPECT_EQ(probe.problem(), "");
     std::vector<SeriesSpec> specs = probe.Series(GpuMetrics());
     Recorder out(specs, result);
@@ -135,6 +138,18 @@ TEST_F(GpuProbeTest, ScriptedValuesComeOut) {
   // The tree's memory and SMs, not the foreign process's.
   for (const auto& [ms, v] : o.series["gpu.memory.tree@gpu:0"]) EXPECT_EQ(v, 1073741824.0) << ms;
   for (const auto& [ms, v] : o.series["gpu.tree@gpu:0"]) EXPECT_EQ(v, 60) << ms;
+}
+
+// What an idle H100 showed: nvmlDeviceGetMemoryInfo said 480 MiB used where nvidia-smi (the _v2
+// call) said 0; footprint's peak was 480 MiB above nvidia-smi's for a whole run.
+TEST_F(GpuProbeTest, MemoryTheDriverReservesIsNotUsedMemory) {
+  constexpr char kReserved[] = R"(
+gpu uuid=GPU-0000 memory_total=85899345920 memory_used=1073741824 memory_reserved=503316480
+)";
+  EXPECT_EQ(Drive(kReserved, 100, 100).Last("gpu.memory@gpu:0"), 1073741824.0);
+  // A driver without the _v2 call counts it in.
+  EXPECT_EQ(Drive(kReserved, 100, 100, "minimal").Last("gpu.memory@gpu:0"),
+            1073741824.0 + 503316480.0);
 }
 
 TEST_F(GpuProbeTest, EnergyFromTheCounterWithItsUpdatePeriod) {
@@ -346,6 +361,105 @@ gpu uuid=GPU-1111
   EXPECT_FALSE(o.Has("gpu@gpu:0"));
   EXPECT_TRUE(o.Has("gpu@gpu:1"));
   EXPECT_EQ(o.meta["gpu"]["selection"]["list"], "GPU-1111");
+}
+
+// An H100 running a kernel on one SM: NVML's utilisation says busy, GPM says 0.71 % of the SMs.
+constexpr char kGpm[] = R"(
+pids_file PIDS
+gpu name="NVIDIA H100 80GB HBM3" uuid=GPU-0000 util=88 gpm=1 sm_active=0.71 sm_occupancy=0.011 tensor=0 dram=0.001 fp64=0 fp32=0.5 fp16=0 pcie_tx=0.25 pcie_rx=2 nvlink_tx=0 nvlink_rx=0
+)";
+
+TEST_F(GpuProbeTest, GpmActivityFromTwoSamplesPerInterval) {
+  Outcome o = Drive(kGpm, 1000, 50);
+  // A value every 100 ms from the second sample on (NVIDIA's shortest interval), each computed
+  // from that pass's sample and the previous one: 10 values over 1 s of passes every 50 ms.
+  const auto& sm = o.series["gpu.sm_active@gpu:0"];
+  ASSERT_EQ(sm.size(), 10u);
+  for (size_t i = 0; i < sm.size(); ++i) {
+    EXPECT_EQ(sm[i].first, 100 * static_cast<int>(i + 1));
+    EXPECT_DOUBLE_EQ(sm[i].second, 0.71);
+  }
+  EXPECT_DOUBLE_EQ(o.Last("gpu@gpu:0"), 88);
+  EXPECT_DOUBLE_EQ(o.Last("gpu.sm_occupancy@gpu:0"), 0.011);
+  EXPECT_DOUBLE_EQ(o.Last("gpu.fp32_active@gpu:0"), 0.5);
+  EXPECT_DOUBLE_EQ(o.Last("gpu.tensor_active@gpu:0"), 0);
+  EXPECT_DOUBLE_EQ(o.Last("gpu.pcie.tx@gpu:0"), 0.25 * 1024 * 1024);  // MiB/s -> bytes/s
+  EXPECT_DOUBLE_EQ(o.Last("gpu.pcie.rx@gpu:0"), 2.0 * 1024 * 1024);
+  EXPECT_EQ(o.meta["gpu"]["devices"]["gpu:0"]["activity"]["gpu.sm_active"],
+            "NVML GPM, metric SM_UTIL");
+  EXPECT_FALSE(o.meta["gpu"]["unsupported"].contains("gpu.sm_active@gpu:0"));
+}
+
+TEST_F(GpuProbeTest, GpmAtOneKilohertzStillSpansAHundredMilliseconds) {
+  Outcome o = Drive(kGpm, 500, 1);
+  const auto& sm = o.series["gpu.sm_active@gpu:0"];
+  ASSERT_EQ(sm.size(), 5u);  // not 500 values of samples 1 ms apart
+  for (size_t i = 0; i < sm.size(); ++i) EXPECT_EQ(sm[i].first, 100 * static_cast<int>(i + 1));
+  EXPECT_EQ(o.series["gpu@gpu:0"].size(), 501u);  // the other metrics keep their pace
+}
+
+TEST_F(GpuProbeTest, DeviceWithoutGpmRecordsWhyNotZero) {
+  Outcome o = Drive(R"(
+gpu name="NVIDIA A100-SXM4-80GB" uuid=GPU-0000 util=90
+)",
+                    500, 100);
+  EXPECT_TRUE(o.Has("gpu@gpu:0"));
+  for (const char* m : {"gpu.sm_active", "gpu.tensor_active", "gpu.nvlink.rx"}) {
+    const std::string key = std::string(m) + "@gpu:0";
+    EXPECT_FALSE(o.Has(key)) << key;
+    EXPECT_EQ(o.meta["gpu"]["unsupported"][key],
+              "NVML GPM: gpu:0 (NVIDIA A100-SXM4-80GB) does not support GPM (Hopper or later "
+              "GPUs)");
+  }
+}
+
+TEST_F(GpuProbeTest, DriverWithoutGpmSaysWhichSymbolIsMissing) {
+  Outcome o = Drive(kGpm, 300, 100, "minimal");
+  EXPECT_FALSE(o.Has("gpu.sm_active@gpu:0"));
+  EXPECT_NE(o.meta["gpu"]["unsupported"]["gpu.sm_active@gpu:0"].get<std::string>().find(
+                "nvmlGpmQueryDeviceSupport is not exported by"),
+            std::string::npos);
+}
+
+TEST_F(GpuProbeTest, GpmMetricsTheDeviceLacksAreUnsupportedOneByOne) {
+  Outcome o = Drive(R"(
+gpu uuid=GPU-0000 gpm=1 sm_active=40 nvlink_tx=7 gpm_unsupported=nvlink_tx,nvlink_rx
+)",
+                    300, 100);
+  EXPECT_DOUBLE_EQ(o.Last("gpu.sm_active@gpu:0"), 40);
+  EXPECT_FALSE(o.Has("gpu.nvlink.tx@gpu:0"));
+  EXPECT_EQ(o.meta["gpu"]["unsupported"]["gpu.nvlink.tx@gpu:0"],
+            "NVML GPM: metric NVLINK_TOTAL_TX_PER_SEC: NVML_ERROR_NOT_SUPPORTED (Not Supported)");
+}
+
+TEST_F(GpuProbeTest, GpmPerMigInstance) {
+  Outcome o = Drive(R"(
+gpu uuid=GPU-aaaa mig=1 gpm=1 sm_active=60
+mig gpu=0 uuid=MIG-1111 gi=1 ci=0 sm_active=25 unsupported=util
+mig gpu=0 uuid=MIG-2222 gi=2 ci=0 sm_active=35 unsupported=util
+)",
+                    300, 100);
+  EXPECT_DOUBLE_EQ(o.Last("gpu.sm_active@gpu:0"), 60);
+  EXPECT_DOUBLE_EQ(o.Last("gpu.sm_active@gpu:0/mig:0"), 25);
+  EXPECT_DOUBLE_EQ(o.Last("gpu.sm_active@gpu:0/mig:1"), 35);
+  EXPECT_EQ(o.meta["gpu"]["devices"]["gpu:0/mig:1"]["activity"]["gpu.sm_active"],
+            "NVML GPM, metric SM_UTIL of GPU instance 2");
+}
+
+TEST_F(GpuProbeTest, FailingGpmSamplesAreCountedAndTheValuesResume) {
+  Outcome o = Drive(R"(
+gpu uuid=GPU-0000 gpm=1 sm_active=30 fail=gpm fail_from_ms=250 fail_until_ms=550
+)",
+                    1000, 50);
+  std::vector<int> at;
+  for (const auto& [ms, v] : o.series["gpu.sm_active@gpu:0"]) at.push_back(ms);
+  // Values until the samples fail, none while they do, and at the first pass after: the mean
+  // from the last good sample (200 ms) to it (550 ms).
+  EXPECT_EQ(at, (std::vector<int>{100, 200, 550, 650, 750, 850, 950}))
+      << ::testing::PrintToString(at);
+  const json& errors = o.meta["gpu"]["devices"]["gpu:0"]["errors"]["gpu.sm_active"];
+  EXPECT_EQ(errors["count"], 5);  // the passes at 300, 350, ..., 500
+  EXPECT_NE(errors["last"].get<std::string>().find("from nvmlGpmSampleGet"), std::string::npos);
 }
 
 TEST(GpuProbeOpenTest, NoGpuMetricNoNvml) {

@@ -33,6 +33,33 @@ bool Mentions(const std::vector<std::string>& notes, const std::string& text) {
   return false;
 }
 
+MetricSummary Whole(const std::string& metric, const std::string& entity, double mean) {
+  MetricSummary m;
+  m.metric = metric;
+  m.entity = entity;
+  m.count = 10;
+  m.mean = mean;
+  return m;
+}
+
+TEST(GpuNotesTest, BusyUtilisationOnFewSmsIsTheMisleadingCase) {
+  json meta = {{"gpu", {{"devices", {{"gpu:0", json::object()}, {"gpu:1", json::object()}}}}}};
+  RunSummary s = Summary(meta, 10);
+  // gpu:0 ran one SM's kernel (what the H100 showed: 88 % and 0.71 %); gpu:1 a matmul.
+  s.metrics = {Whole("gpu", "gpu:0", 88), Whole("gpu.sm_active", "gpu:0", 0.71),
+               Whole("gpu", "gpu:1", 92), Whole("gpu.sm_active", "gpu:1", 90.8)};
+  auto notes = GpuNotes(s);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0],
+            "gpu:0 was busy 88 % of the time by NVML's utilisation, but only 0.7 % of its SMs "
+            "were active on average: utilisation counts the time any kernel ran, however few "
+            "SMs it used; gpu.sm_active is the figure to tune against");
+  // An idle device, or one without SM activity, says nothing.
+  s.metrics = {Whole("gpu", "gpu:0", 20), Whole("gpu.sm_active", "gpu:0", 1),
+               Whole("gpu", "gpu:1", 95)};
+  EXPECT_TRUE(GpuNotes(s).empty());
+}
+
 TEST(GpuNotesTest, NothingWithoutGpus) {
   EXPECT_TRUE(GpuNotes(Summary(json::object(), 1.0)).empty());
   EXPECT_TRUE(GpuNotes(Summary({{"gpu", {{"unavailable", "no driver"}}}}, 1.0)).empty());

@@ -49,7 +49,7 @@ TEST(MetricsTest, OptInMetricsOnlyWhenAskedFor) {
   EXPECT_EQ(perf->count(), defaults.count() + 3);
   auto gpu = ParseMetricList("gpu*");
   ASSERT_TRUE(gpu.ok());
-  EXPECT_EQ(gpu->count(), 9u);
+  EXPECT_EQ(gpu->count(), 20u);  // NVML's 9 and the 11 activity metrics
   EXPECT_FALSE(gpu->test(static_cast<size_t>(MetricId::kCpu)));
   auto none = ParseMetricList("disk*");
   ASSERT_FALSE(none.ok());
