@@ -5,7 +5,8 @@
 // Probes, the sampler, the writer and the store read no environment variable and no clock of
 // their own: they ask the Env they were given (MonitorOptions::env, BenchmarkOptions::env).
 // Env::Default() is the real machine, where the variables that redirect footprint for tests
-// (FOOTPRINT_SYSFS_ROOT, FOOTPRINT_NVML_LIBRARY, FOOTPRINT_CUDA_LIBRARY) are read, once, here.
+// (FOOTPRINT_SYSFS_ROOT, FOOTPRINT_NVML_LIBRARY, FOOTPRINT_CUDA_LIBRARY,
+// FOOTPRINT_DCGM_LIBRARY) are read, once, here.
 //
 // Thread-safety: every method may be called from any thread concurrently.
 #ifndef FOOTPRINT_ENV_H_

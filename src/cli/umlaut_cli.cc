@@ -19,7 +19,8 @@ namespace footprint::cli {
 namespace {
 
 // UMLAUT's measurement types, by what footprint records for them. Empty: the scope durations
-// (bars of each decorated function's time), which every plot of scopes draws.
+// (bars of each decorated function's time), which every plot of scopes draws. A type's GPU
+// utilisation comes with the SM activity where the runs have it (utilisation alone misleads).
 const std::map<std::string, std::string>& UmlautTypes() {
   static const std::map<std::string, std::string> kTypes = {
       {"time", ""},
@@ -92,6 +93,9 @@ Result<Names> PickNames(const Args& args, Store& store, const std::vector<RunRec
       durations = true;
     } else if (held.contains(metric)) {
       names.metrics.push_back(metric);
+      if (metric == "gpu" && held.contains("gpu.sm_active")) {
+        names.metrics.push_back("gpu.sm_active");
+      }
     } else {
       note("type '" + Inert(type) + "' (footprint: " + Inert(metric) +
            ") is not in these runs; left out");

@@ -57,6 +57,7 @@ class RealEnv final : public Env {
   static constexpr std::pair<std::string_view, std::string_view> kOverrides[] = {
       {"libnvidia-ml.so.1", "FOOTPRINT_NVML_LIBRARY"},
       {"libcuda.so.1", "FOOTPRINT_CUDA_LIBRARY"},
+      {"libdcgm.so.4", "FOOTPRINT_DCGM_LIBRARY"},
   };
   std::string sys_root_ = "/sys";
 };

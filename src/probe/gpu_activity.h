@@ -52,15 +52,19 @@ class GpuActivitySource {
   virtual ReadStatus Read(int slot, int64_t now_ns, GpuActivity& out, std::string* why) = 0;
 };
 
-using GpuActivitySources = std::vector<std::unique_ptr<GpuActivitySource>>;
+// The sources a machine has, in order of preference, and why the others are absent.
+struct GpuActivitySources {
+  std::vector<std::unique_ptr<GpuActivitySource>> list;
+  std::vector<std::string> absent;  // one line per source that could not be opened
+};
 
-// The sources this machine has, in order of preference: NVML GPM (no daemon, Hopper and
-// later), then DCGM (when libdcgm loads through `env` and a host engine answers).
+// NVML GPM (no daemon; Hopper and later), then DCGM (dcgm_source.h: when libdcgm loads through
+// `env` and a host engine answers or embedded DCGM starts; FOOTPRINT_DCGM=off leaves it out).
 GpuActivitySources OpenActivitySources(Env& env, const std::shared_ptr<nvml::Library>& nvml);
 
 // For each activity metric of `gpu`, the first source that has it: writes caps[slot] (its `how`
-// starts with the source's name) and chosen[i] (the source's index, -1 when none has it; the
-// why then lists every source's reason).
+// starts with the source's name) and chosen[i] (the source's index in `sources.list`, -1 when
+// none has it; the why then gives every source's reason, and why the absent ones are absent).
 void ChooseActivitySources(const GpuActivitySources& sources, const GpuEntity& gpu,
                            const GpuEntity* whole, GpuCapabilities& caps,
                            std::array<int, kGpuActivityCount>& chosen);

@@ -166,7 +166,7 @@ GpuProbe::GpuProbe(Options options) : options_(std::move(options)) {
     u->caps = ProbeGpuCapabilities(lib, u->info, options_.tree != nullptr);
     if (u->info.is_mig()) u->whole = &inventory_[static_cast<size_t>(u->info.parent)];
     ChooseActivitySources(options_.activity, u->info, u->whole, u->caps, u->activity_source);
-    u->activity_slot.assign(options_.activity.size(), -1);
+    u->activity_slot.assign(options_.activity.list.size(), -1);
     u->series.fill(-1);
     for (const GpuEntity& e : inventory_) {
       if (e.parent == static_cast<int>(pos)) u->migs.push_back(e.handle);
@@ -197,7 +197,7 @@ bool GpuProbe::InTree(pid_t pid) const {
 }
 
 void GpuProbe::WatchActivity(Unit& u, const MetricSet& wanted) {
-  for (size_t s = 0; s < options_.activity.size(); ++s) {
+  for (size_t s = 0; s < options_.activity.list.size(); ++s) {
     GpuActivitySet metrics;
     for (size_t i = 0; i < kGpuActivityCount; ++i) {
       metrics.set(i, u.activity_source[i] == static_cast<int>(s) &&
@@ -205,7 +205,7 @@ void GpuProbe::WatchActivity(Unit& u, const MetricSet& wanted) {
     }
     if (metrics.none()) continue;
     std::string why;
-    u.activity_slot[s] = options_.activity[s]->Watch(u.info, u.whole, metrics, &why);
+    u.activity_slot[s] = options_.activity.list[s]->Watch(u.info, u.whole, metrics, &why);
     if (u.activity_slot[s] >= 0) continue;
     for (size_t i = 0; i < kGpuActivityCount; ++i) {
       if (metrics.test(i)) u.caps[kFirstGpuActivitySlot + i] = {false, "", why};
@@ -226,7 +226,7 @@ void GpuProbe::ReadActivity(Unit& u, int64_t now_ns, const MetricSet& due, Sampl
     if (!any) continue;
     GpuActivity values;
     std::string why;
-    const auto status = options_.activity[s]->Read(u.activity_slot[s], now_ns, values, &why);
+    const auto status = options_.activity.list[s]->Read(u.activity_slot[s], now_ns, values, &why);
     if (status == GpuActivitySource::ReadStatus::kTooSoon) continue;
     if (status == GpuActivitySource::ReadStatus::kLost) {
       MarkLost(u, why, now_ns);
@@ -243,7 +243,7 @@ void GpuProbe::ReadActivity(Unit& u, int64_t now_ns, const MetricSet& due, Sampl
       if (status == GpuActivitySource::ReadStatus::kFailed) {
         u.last_error[k] = why;
       } else {
-        u.last_error[k] = std::string(options_.activity[s]->name()) + " gave no value";
+        u.last_error[k] = std::string(options_.activity.list[s]->name()) + " gave no value";
       }
     }
   }

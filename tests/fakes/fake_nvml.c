@@ -54,6 +54,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "fake_script.h"
+
 #define FAKE_EXPORT __attribute__((visibility("default")))
 
 enum {
@@ -130,9 +132,7 @@ static struct {
   int init_error;
   char driver[96];
   char nvml[96];
-  int manual_clock;
-  long long manual_ms;
-  struct timespec start;
+  FakeClock clock;
   char pids_file[512];
   long long putil_period_ms;
   Device devices[kMaxDevices];
@@ -145,14 +145,9 @@ static struct {
   int putil_count;
 } g;
 
-FAKE_EXPORT void fake_nvml_set_time_ms(long long ms) { g.manual_ms = ms; }
+FAKE_EXPORT void fake_nvml_set_time_ms(long long ms) { g.clock.manual_ms = ms; }
 
-static long long NowMs(void) {
-  if (g.manual_clock) return g.manual_ms;
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (now.tv_sec - g.start.tv_sec) * 1000LL + (now.tv_nsec - g.start.tv_nsec) / 1000000LL;
-}
+static long long NowMs(void) { return FakeClockMs(&g.clock); }
 
 /* ---- the script -------------------------------------------------------------------------- */
 
@@ -180,13 +175,7 @@ static int Words(char* line, char** words, int max) {
   return n;
 }
 
-static const char* Value(char** words, int n, const char* key) {
-  size_t len = strlen(key);
-  for (int i = 1; i < n; ++i) {
-    if (strncmp(words[i], key, len) == 0 && words[i][len] == '=') return words[i] + len + 1;
-  }
-  return NULL;
-}
+#define Value FakeValue
 
 static unsigned long long Number(char** words, int n, const char* key, unsigned long long def) {
   const char* v = Value(words, n, key);
@@ -240,8 +229,8 @@ static int LoadScript(void) {
   memset(&g.devices, 0, sizeof g.devices);
   g.device_count = g.gpu_count = g.process_count = g.putil_count = 0;
   g.init_error = 0;
-  g.manual_clock = 0;
-  g.manual_ms = 0;
+  g.clock.manual = 0;
+  g.clock.manual_ms = 0;
   g.pids_file[0] = '\0';
   g.putil_period_ms = 50;
   snprintf(g.driver, sizeof g.driver, "%s", "550.54.15");
@@ -269,7 +258,7 @@ static int LoadScript(void) {
     } else if (strcmp(what, "init_error") == 0 && n == 2) {
       g.init_error = atoi(words[1]);
     } else if (strcmp(what, "clock") == 0 && n == 2) {
-      g.manual_clock = strcmp(words[1], "manual") == 0;
+      g.clock.manual = strcmp(words[1], "manual") == 0;
     } else if (strcmp(what, "pids_file") == 0 && n == 2) {
       snprintf(g.pids_file, sizeof g.pids_file, "%s", words[1]);
     } else if (strcmp(what, "putil_period_ms") == 0 && n == 2) {
@@ -406,7 +395,7 @@ static int Init(void) {
   int rc = LoadScript();
   if (rc == kSuccess && g.init_error) rc = g.init_error;
   if (rc != kSuccess) return rc;
-  clock_gettime(CLOCK_MONOTONIC, &g.start);
+  FakeClockStart(&g.clock);
   g.refcount = 1;
   return kSuccess;
 }

@@ -3,6 +3,7 @@ nvidia-cuda-mps-control on PATH (tests/fakes/bin), which log the commands they a
 devices resolved to UUIDs, MPS and MIG set up in order and torn down on success and failure,
 GPU rows refused before anything starts on a machine without a GPU."""
 import os
+import sqlite3
 import signal
 import subprocess
 import textwrap
@@ -184,3 +185,35 @@ def test_ctrl_c_stops_the_workload_and_tears_down(tmp_path):
                               "nvidia-smi mig -i 0 -gi 1 -dgi"]
     assert "run never" not in m.lines()
     assert [r["status"] for r in plan_runs(m.db)] == ["killed"]
+
+
+def test_dcgmi_listener_records_sm_activity_from_dcgm(tmp_path):
+    """radT's dcgmi listener: the row records the profiling fields, here from a fake DCGM host
+    engine on an A100 (no GPM in NVML), with DCGM named as their source."""
+    from fp_helpers import WORKLOADS  # noqa: PLC0415
+    dcgm = os.path.join(WORKLOADS, "fake_dcgm", "libdcgm.so.4")
+    assert os.path.exists(dcgm), f"the fake libdcgm {dcgm} was not built"
+    script = tmp_path / "dcgm-script"
+    script.write_text("gpu sm_active=0.42 tensor=0.3 pcie_rx=2500000 unsupported=1011,1012\n"
+                      "gpu sm_active=0\n")
+    m = FakeGpuMachine(tmp_path, FOOTPRINT_DCGM_LIBRARY=dcgm, FAKE_DCGM_SCRIPT=script)
+    (tmp_path / "busy.sh").write_text("sleep 0.6\n")
+    proc = m.run("""\
+        e, 1, , , 0, -, busy.sh, dcgmi, a
+        """)
+    assert proc.returncode == 0, describe(proc)
+    run = next(r for r in plan_runs(m.db) if r["key"] == "e/1/1")
+    activity = run["meta"]["gpu"]["devices"]["gpu:0"]["activity"]
+    assert activity["gpu.sm_active"] == ("DCGM field 1002 (SM_ACTIVE), host engine at 127.0.0.1,"
+                                         " watched every 100 ms")
+    con = sqlite3.connect(m.db)
+    values = dict(con.execute(
+        "SELECT se.metric, AVG(sa.value) FROM series se JOIN samples sa ON sa.series_id = se.id "
+        "WHERE se.run_id = ? AND se.entity = 'gpu:0' GROUP BY se.metric", (run["id"],)))
+    assert values["gpu.sm_active"] == 42
+    assert values["gpu.tensor_active"] == 30
+    assert values["gpu.pcie.rx"] == 2500000
+    # What neither GPM (an A100 has none) nor DCGM serves is absent, with both reasons.
+    assert "gpu.nvlink.rx" not in values
+    why = run["meta"]["gpu"]["unsupported"]["gpu.nvlink.rx@gpu:0"]
+    assert "does not support GPM" in why and "DCGM field 1012 (NVLINK_RX_BYTES)" in why, why

@@ -99,7 +99,7 @@ class GpuProbeTest : public ::testing::Test {
     ProcessTreeProbe tree(ProcessTreeProbe::Options{getpid(), nullptr, nullptr, "/proc"});
     EXPECT_TRUE(tree.Series(GpuMetrics()).empty());  // membership only, on the GPU probe's call
     GpuProbe::Options options{*lib, &tree, visible, visible ? "test" : "", {}};
-    options.activity.push_back(std::make_unique<GpmSource>(*lib));
+    options.activity.list.push_back(std::make_unique<GpmSource>(*lib));
     GpuProbe probe(std::move(options));
     EXPECT_EQ(probe.problem(), "");
     std::vector<SeriesSpec> specs = probe.Series(GpuMetrics());
