@@ -29,6 +29,11 @@ constexpr auto kSeriesOrder = [] {
 }();
 static_assert(kGpuMetrics[0] == MetricId::kGpu);
 
+// Reading a GPU's energy counter costs 4 ms on an H100 with driver 580 (measured by
+// scripts/gpu-check's machine; most calls cost microseconds): the counter is read no more often
+// than keeps that cost under this share of the time (and once more when the run ends).
+constexpr double kEnergyReadShare = 0.01;
+
 constexpr MetricId kTreeMetrics[] = {MetricId::kGpuTree, MetricId::kGpuMemoryTree,
                                      MetricId::kGpuEnergyTree};
 
@@ -69,6 +74,20 @@ std::string IntoTheRun(int64_t now_ns, int64_t first_ns) {
   return buf;
 }
 
+// The shortest time between two readings of `device`'s energy counter that keeps their cost under
+// kEnergyReadShare of the time: the cheapest of three readings, timed.
+int64_t EnergyReadGap(const Library& lib, nvml::Device device) {
+  int64_t cheapest = 0;
+  for (int i = 0; i < 3; ++i) {
+    unsigned long long mj = 0;
+    const int64_t start = MonotonicNs();
+    if (lib.TotalEnergy(device, &mj) != nvml::kSuccess) return 0;
+    const int64_t cost = MonotonicNs() - start;
+    cheapest = i == 0 ? cost : std::min(cheapest, cost);
+  }
+  return static_cast<int64_t>(static_cast<double>(cheapest) / kEnergyReadShare);
+}
+
 }  // namespace
 
 struct GpuProbe::Unit {
@@ -103,6 +122,10 @@ struct GpuProbe::Unit {
   double power_w = 0;
   // Energy since the first reading, and the tree's attributed share of it.
   uint64_t energy_pass = 0;
+  int64_t energy_read_gap_ns = 0;  // the shortest time between two counter readings
+  int64_t energy_read_ns = 0;      // the last counter reading
+  bool energy_skipped = false;     // the last pass due to read it did not
+  std::optional<double> last_share;
   DeviceEnergy energy{false};
   TreeEnergy tree_energy;
 };
@@ -172,6 +195,7 @@ GpuProbe::GpuProbe(Options options) : options_(std::move(options)) {
       if (e.parent == static_cast<int>(pos)) u->migs.push_back(e.handle);
     }
     u->energy = DeviceEnergy(u->caps[SlotOf(MetricId::kGpuEnergy)].how == "counter");
+    if (u->energy.from_counter()) u->energy_read_gap_ns = EnergyReadGap(lib, u->info.handle);
     units_.push_back(std::move(u));
   }
   tree_pids_.reserve(256);
@@ -394,6 +418,9 @@ void GpuProbe::UpdateEnergy(Unit& u, int64_t now_ns, const MetricSet& due, Sampl
   Library& lib = *options_.nvml;
   const Slot ke = SlotOf(MetricId::kGpuEnergy);
   if (u.energy.from_counter()) {
+    u.energy_skipped = u.energy.started() && now_ns - u.energy_read_ns < u.energy_read_gap_ns;
+    if (u.energy_skipped) return;
+    u.energy_read_ns = now_ns;
     unsigned long long mj = 0;
     if (!Check(u, ke, lib.TotalEnergy(u.info.handle, &mj),
                Library::kDeviceGetTotalEnergyConsumption, now_ns)) {
@@ -422,6 +449,7 @@ void GpuProbe::UpdateEnergy(Unit& u, int64_t now_ns, const MetricSet& due, Sampl
   if (u.tree_energy.started()) {
     share = TreeShare(u, now_ns, &why, &transient);
     if (u.lost) return;
+    if (share) u.last_share = share;
   }
   if (!u.tree_energy.Attribute(u.energy.joules(), share, transient,
                                why + IntoTheRun(now_ns, first_ns_))) {
@@ -500,6 +528,7 @@ void GpuProbe::SampleUnit(Unit& u, int64_t now_ns, const MetricSet& due, SampleO
 void GpuProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) {
   ++pass_;
   if (first_ns_ == 0) first_ns_ = now_ns;
+  last_pass_ns_ = now_ns;
   if (options_.tree != nullptr && std::any_of(std::begin(kTreeMetrics), std::end(kTreeMetrics),
                                               [&](MetricId m) { return Has(due, m); })) {
     const std::vector<pid_t>& members = options_.tree->MembersAt(now_ns);
@@ -534,6 +563,9 @@ json GpuProbe::Meta() const {
       d["mig_mode"] = u->info.mig_mode;
     }
     u->energy.Describe(u->caps[SlotOf(MetricId::kGpuEnergy)].ok, d);
+    if (u->energy_read_gap_ns > 0) {  // how often the counter may be read, at most
+      d["energy_read_gap_ms"] = static_cast<double>(u->energy_read_gap_ns) / 1e6;
+    }
     json activity = json::object();
     for (size_t k = kFirstGpuActivitySlot; k < kGpuMetrics.size(); ++k) {
       if (u->series[k] >= 0) activity[std::string(InfoOf(kGpuMetrics[k]).name)] = u->caps[k].how;
@@ -563,7 +595,25 @@ json GpuProbe::Meta() const {
   return g;
 }
 
+void GpuProbe::ReadEnergyOnceMore(Unit& u) {
+  const Slot ke = SlotOf(MetricId::kGpuEnergy);
+  unsigned long long mj = 0;
+  if (u.lost || !u.energy.from_counter() || !u.energy.started() || !u.caps[ke].ok ||
+      u.series[ke] < 0 || options_.nvml->TotalEnergy(u.info.handle, &mj) != nvml::kSuccess) {
+    return;
+  }
+  u.energy.AddCounter(std::max(MonotonicNs(), last_pass_ns_), mj);
+  // The tree's processes are gone by now: the last stretch goes by the last share known.
+  if (u.tree_energy.started() && u.last_share) {
+    u.tree_energy.Attribute(u.energy.joules(), u.last_share, true, "");
+  }
+}
+
 void GpuProbe::Finish(ProbeFindings& findings) {
+  // Counter readings skipped for their cost (kEnergyReadShare) leave the end of the run out.
+  for (auto& u : units_) {
+    if (u->energy_skipped) ReadEnergyOnceMore(*u);
+  }
   findings.meta["gpu"] = Meta();
   double energy = 0, tree_energy = 0;
   bool any_energy = false, any_tree = false, tree_known = true, energy_known = true;

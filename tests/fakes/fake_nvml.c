@@ -21,14 +21,15 @@
  *                                   every call: the workload writes it after it starts)
  *   putil_period_ms 50              how often per-process utilisation samples are taken
  *   gpu name=".." uuid=GPU-.. memory_total=B memory_used=B memory_reserved=B util=% power_mw=mW
- *       energy_period_ms=100 energy_start_mj=mJ sm_clock=MHz temperature=C mig=1
+ *       energy_period_ms=100 energy_start_mj=mJ energy_cost_us=0 sm_clock=MHz temperature=C mig=1
  *       lost_after_ms=T unsupported=util,memory,power,energy,clock,temperature,processes,
  *       graphics,putil
  *                                   a GPU (index = order of the gpu lines); memory the
  *                                   driver reserves counts as used for the unversioned
  *                                   nvmlDeviceGetMemoryInfo, not for _v2 (as drivers do); its energy
  *                                   counter advances by power x energy_period_ms at every
- *                                   period; from lost_after_ms on, every call on it and its MIG
+ *                                   period, and each reading of it takes energy_cost_us of real
+ *                                   time (4000 on an H100, driver 580); from lost_after_ms on, every call on it and its MIG
  *                                   devices answers NVML_ERROR_GPU_IS_LOST
  *       fail=FIELDS fail_from_ms=T fail_until_ms=T fail_code=C
  *                                   from T (until T, if given) the FIELDS (names as for
@@ -103,7 +104,7 @@ typedef struct Device {
   char uuid[96];
   unsigned long long memory_total, memory_used, memory_reserved;
   unsigned util, power_mw, sm_clock, temperature;
-  long long energy_period_ms;
+  long long energy_period_ms, energy_cost_us;
   unsigned long long energy_start_mj;
   long long lost_after_ms; /* -1: never */
   unsigned unsupported;
@@ -290,6 +291,7 @@ static int LoadScript(void) {
       d->power_mw = (unsigned)Number(words, n, "power_mw", 100000);
       d->energy_period_ms = (long long)Number(words, n, "energy_period_ms", 100);
       d->energy_start_mj = Number(words, n, "energy_start_mj", 123456789ULL);
+      d->energy_cost_us = (long long)Number(words, n, "energy_cost_us", 0);
       d->sm_clock = (unsigned)Number(words, n, "sm_clock", 1410);
       d->temperature = (unsigned)Number(words, n, "temperature", 40);
       d->lost_after_ms =
@@ -574,6 +576,14 @@ FAKE_EXPORT int nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigne
 FAKE_EXPORT int nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long* mj) {
   int rc = Check(d, kNoEnergy);
   if (rc != kSuccess) return rc;
+  if (d->energy_cost_us > 0) { /* spins, as the driver does */
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do {
+      clock_gettime(CLOCK_MONOTONIC, &now);
+    } while ((now.tv_sec - start.tv_sec) * 1000000LL + (now.tv_nsec - start.tv_nsec) / 1000 <
+             d->energy_cost_us);
+  }
   /* Real counters advance in steps, at their update period. */
   long long period = d->energy_period_ms > 0 ? d->energy_period_ms : 1;
   long long elapsed = NowMs() / period * period;

@@ -175,6 +175,21 @@ TEST_F(GpuProbeTest, CounterUpdatingAsOftenAsItIsReadGivesAnUpperBound) {
   EXPECT_TRUE(dev["energy_update_period_is_upper_bound"].get<bool>());
 }
 
+// What an H100 showed: a reading of the energy counter costs 4 ms. Read every 100 ms, that was 4 %
+// of a core; footprint reads it at most every 100 x its cost, and once more at the end, so the
+// run's energy stays exact.
+TEST_F(GpuProbeTest, CostlyEnergyCounterIsReadSeldomAndOnceMoreAtTheEnd) {
+  std::string script = kShared;
+  script.replace(script.find("energy_period_ms=100"), 20,
+                 "energy_period_ms=100 energy_cost_us=4000");
+  Outcome o = Drive(script, 2000, 100);
+  const json& dev = o.meta["gpu"]["devices"]["gpu:0"];
+  EXPECT_GE(dev["energy_read_gap_ms"].get<double>(), 400);
+  EXPECT_LE(o.series["gpu.energy@gpu:0"].size(), 5u);              // not 21
+  EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_j"), 600);              // 300 W for 2 s, to the end
+  EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_tree_j"), 0.75 * 600);  // the tree's 60 of 80 % SM
+}
+
 TEST_F(GpuProbeTest, SlowCounterPeriodIsFoundBetweenReadings) {
   std::string script = kShared;
   script.replace(script.find("energy_period_ms=100"), 20, "energy_period_ms=300");
