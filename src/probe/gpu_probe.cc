@@ -29,10 +29,10 @@ constexpr auto kSeriesOrder = [] {
 }();
 static_assert(kGpuMetrics[0] == MetricId::kGpu);
 
-// Reading a GPU's energy counter costs 4 ms on an H100 with driver 580 (measured by
-// scripts/gpu-check's machine; most calls cost microseconds): the counter is read no more often
-// than keeps that cost under this share of the time (and once more when the run ends).
-constexpr double kEnergyReadShare = 0.01;
+// Some NVML calls cost milliseconds of CPU: on an H100 with driver 580, 4 ms for the energy
+// counter and 1.6 ms for per-process utilisation while processes use the GPU (most calls cost
+// microseconds). Those are made no more often than keeps them under this share of the time.
+constexpr double kCostlyCallShare = 0.01;
 
 constexpr MetricId kTreeMetrics[] = {MetricId::kGpuTree, MetricId::kGpuMemoryTree,
                                      MetricId::kGpuEnergyTree};
@@ -74,19 +74,28 @@ std::string IntoTheRun(int64_t now_ns, int64_t first_ns) {
   return buf;
 }
 
-// The shortest time between two readings of `device`'s energy counter that keeps their cost under
-// kEnergyReadShare of the time: the cheapest of three readings, timed.
-int64_t EnergyReadGap(const Library& lib, nvml::Device device) {
-  int64_t cheapest = 0;
-  for (int i = 0; i < 3; ++i) {
-    unsigned long long mj = 0;
+// A call kept under kCostlyCallShare of the time: each call is timed, and puts the next one off
+// by its cost / kCostlyCallShare (a 4 ms call: 400 ms; a 10 µs call: 1 ms, no constraint).
+class CallBudget {
+ public:
+  bool Due(int64_t now_ns) const { return now_ns >= next_ns_; }
+  template <typename Call>
+  int Make(int64_t now_ns, const Call& call) {
     const int64_t start = MonotonicNs();
-    if (lib.TotalEnergy(device, &mj) != nvml::kSuccess) return 0;
-    const int64_t cost = MonotonicNs() - start;
-    cheapest = i == 0 ? cost : std::min(cheapest, cost);
+    const int rc = call();
+    const auto gap =
+        static_cast<int64_t>(static_cast<double>(MonotonicNs() - start) / kCostlyCallShare);
+    next_ns_ = now_ns + gap;
+    longest_gap_ns_ = std::max(longest_gap_ns_, gap);
+    return rc;
   }
-  return static_cast<int64_t>(static_cast<double>(cheapest) / kEnergyReadShare);
-}
+  // The longest the call was put off, in ms (for meta).
+  double longest_gap_ms() const { return static_cast<double>(longest_gap_ns_) / 1e6; }
+
+ private:
+  int64_t next_ns_ = 0;
+  int64_t longest_gap_ns_ = 0;
+};
 
 }  // namespace
 
@@ -112,6 +121,7 @@ struct GpuProbe::Unit {
   std::vector<nvml::ProcessMemory> procs, list;
   // Per-process SM utilisation: the newest samples' mean per PID, sorted by PID.
   uint64_t util_pass = 0;
+  CallBudget util_budget;
   bool util_ok = false;
   std::vector<nvml::ProcessUtilizationSample> samples;
   unsigned long long last_seen_us = 0;
@@ -122,9 +132,8 @@ struct GpuProbe::Unit {
   double power_w = 0;
   // Energy since the first reading, and the tree's attributed share of it.
   uint64_t energy_pass = 0;
-  int64_t energy_read_gap_ns = 0;  // the shortest time between two counter readings
-  int64_t energy_read_ns = 0;      // the last counter reading
-  bool energy_skipped = false;     // the last pass due to read it did not
+  CallBudget energy_budget;
+  bool energy_skipped = false;  // the last pass due to read the counter did not
   std::optional<double> last_share;
   DeviceEnergy energy{false};
   TreeEnergy tree_energy;
@@ -195,7 +204,6 @@ GpuProbe::GpuProbe(Options options) : options_(std::move(options)) {
       if (e.parent == static_cast<int>(pos)) u->migs.push_back(e.handle);
     }
     u->energy = DeviceEnergy(u->caps[SlotOf(MetricId::kGpuEnergy)].how == "counter");
-    if (u->energy.from_counter()) u->energy_read_gap_ns = EnergyReadGap(lib, u->info.handle);
     units_.push_back(std::move(u));
   }
   tree_pids_.reserve(256);
@@ -337,7 +345,11 @@ bool GpuProbe::ReadProcesses(Unit& u, int64_t now_ns) {
 bool GpuProbe::ReadProcessUtilization(Unit& u, int64_t now_ns) {
   if (u.util_pass == pass_) return u.util_ok;
   u.util_pass = pass_;
-  int rc = options_.nvml->ProcessUtilization(u.info.handle, u.last_seen_us, u.samples);
+  // NVML keeps the samples: a later call gets those it skipped, and the newest still stand.
+  if (!u.util_budget.Due(now_ns)) return u.util_ok;
+  int rc = u.util_budget.Make(now_ns, [&] {
+    return options_.nvml->ProcessUtilization(u.info.handle, u.last_seen_us, u.samples);
+  });
   u.util_ok = rc == nvml::kNotFound || Check(u, SlotOf(MetricId::kGpuTree), rc,
                                              Library::kDeviceGetProcessUtilization, now_ns);
   if (!u.util_ok) return false;
@@ -418,12 +430,12 @@ void GpuProbe::UpdateEnergy(Unit& u, int64_t now_ns, const MetricSet& due, Sampl
   Library& lib = *options_.nvml;
   const Slot ke = SlotOf(MetricId::kGpuEnergy);
   if (u.energy.from_counter()) {
-    u.energy_skipped = u.energy.started() && now_ns - u.energy_read_ns < u.energy_read_gap_ns;
+    u.energy_skipped = !u.energy_budget.Due(now_ns);
     if (u.energy_skipped) return;
-    u.energy_read_ns = now_ns;
     unsigned long long mj = 0;
-    if (!Check(u, ke, lib.TotalEnergy(u.info.handle, &mj),
-               Library::kDeviceGetTotalEnergyConsumption, now_ns)) {
+    const int rc =
+        u.energy_budget.Make(now_ns, [&] { return lib.TotalEnergy(u.info.handle, &mj); });
+    if (!Check(u, ke, rc, Library::kDeviceGetTotalEnergyConsumption, now_ns)) {
       return;
     }
     u.energy.AddCounter(now_ns, mj);
@@ -563,8 +575,12 @@ json GpuProbe::Meta() const {
       d["mig_mode"] = u->info.mig_mode;
     }
     u->energy.Describe(u->caps[SlotOf(MetricId::kGpuEnergy)].ok, d);
-    if (u->energy_read_gap_ns > 0) {  // how often the counter may be read, at most
-      d["energy_read_gap_ms"] = static_cast<double>(u->energy_read_gap_ns) / 1e6;
+    // How far the costly calls were put off (kCostlyCallShare), where it was more than 1 ms.
+    if (u->energy_budget.longest_gap_ms() > 1) {
+      d["energy_read_gap_ms"] = u->energy_budget.longest_gap_ms();
+    }
+    if (u->util_budget.longest_gap_ms() > 1) {
+      d["process_utilization_read_gap_ms"] = u->util_budget.longest_gap_ms();
     }
     json activity = json::object();
     for (size_t k = kFirstGpuActivitySlot; k < kGpuMetrics.size(); ++k) {
@@ -610,7 +626,7 @@ void GpuProbe::ReadEnergyOnceMore(Unit& u) {
 }
 
 void GpuProbe::Finish(ProbeFindings& findings) {
-  // Counter readings skipped for their cost (kEnergyReadShare) leave the end of the run out.
+  // Counter readings skipped for their cost (kCostlyCallShare) leave the end of the run out.
   for (auto& u : units_) {
     if (u->energy_skipped) ReadEnergyOnceMore(*u);
   }

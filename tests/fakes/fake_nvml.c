@@ -20,6 +20,8 @@
  *   pids_file PATH                  pid=tree below means every PID listed in PATH (read at
  *                                   every call: the workload writes it after it starts)
  *   putil_period_ms 50              how often per-process utilisation samples are taken
+ *   putil_cost_us 0                 real time each per-process utilisation call takes (1600
+ *                                   on an H100 with processes on it)
  *   gpu name=".." uuid=GPU-.. memory_total=B memory_used=B memory_reserved=B util=% power_mw=mW
  *       energy_period_ms=100 energy_start_mj=mJ energy_cost_us=0 sm_clock=MHz temperature=C mig=1
  *       lost_after_ms=T unsupported=util,memory,power,energy,clock,temperature,processes,
@@ -135,7 +137,7 @@ static struct {
   char nvml[96];
   FakeClock clock;
   char pids_file[512];
-  long long putil_period_ms;
+  long long putil_period_ms, putil_cost_us;
   Device devices[kMaxDevices];
   int device_count; /* all devices, GPUs and MIG */
   int gpus[kMaxDevices];
@@ -264,6 +266,8 @@ static int LoadScript(void) {
       snprintf(g.pids_file, sizeof g.pids_file, "%s", words[1]);
     } else if (strcmp(what, "putil_period_ms") == 0 && n == 2) {
       g.putil_period_ms = atoll(words[1]);
+    } else if (strcmp(what, "putil_cost_us") == 0 && n == 2) {
+      g.putil_cost_us = atoll(words[1]);
     } else if ((strcmp(what, "gpu") == 0 || strcmp(what, "mig") == 0) &&
                g.device_count < kMaxDevices) {
       Device* d = &g.devices[g.device_count];
@@ -387,6 +391,17 @@ static int Check(nvmlDevice_t d, unsigned unsupported_bit) {
     }
   }
   return kSuccess;
+}
+
+/* Spends `us` of real time on the CPU, as a costly driver call does (the minimal variant has
+ * no costly call). */
+__attribute__((unused)) static void Spin(long long us) {
+  if (us <= 0) return;
+  struct timespec start, now;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  do {
+    clock_gettime(CLOCK_MONOTONIC, &now);
+  } while ((now.tv_sec - start.tv_sec) * 1000000LL + (now.tv_nsec - start.tv_nsec) / 1000 < us);
 }
 
 static int Init(void) {
@@ -576,14 +591,7 @@ FAKE_EXPORT int nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigne
 FAKE_EXPORT int nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long* mj) {
   int rc = Check(d, kNoEnergy);
   if (rc != kSuccess) return rc;
-  if (d->energy_cost_us > 0) { /* spins, as the driver does */
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    do {
-      clock_gettime(CLOCK_MONOTONIC, &now);
-    } while ((now.tv_sec - start.tv_sec) * 1000000LL + (now.tv_nsec - start.tv_nsec) / 1000 <
-             d->energy_cost_us);
-  }
+  Spin(d->energy_cost_us);
   /* Real counters advance in steps, at their update period. */
   long long period = d->energy_period_ms > 0 ? d->energy_period_ms : 1;
   long long elapsed = NowMs() / period * period;
@@ -603,6 +611,7 @@ FAKE_EXPORT int nvmlDeviceGetProcessUtilization(nvmlDevice_t d,
   int rc = Check(d, kNoProcessUtil);
   if (rc != kSuccess) return rc;
   if (count == NULL) return kInvalidArgument;
+  Spin(g.putil_cost_us);
   /* One sample per process and period, stamped at the period's start (µs). */
   const unsigned long long base_us = 1700000000000000ULL;
   long long period = g.putil_period_ms > 0 ? g.putil_period_ms : 1;

@@ -190,6 +190,17 @@ TEST_F(GpuProbeTest, CostlyEnergyCounterIsReadSeldomAndOnceMoreAtTheEnd) {
   EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_tree_j"), 0.75 * 600);  // the tree's 60 of 80 % SM
 }
 
+// And per-process utilisation costs 1.6 ms there: asked at most every 100 x its cost, the tree's
+// SM figure is still there at every pass (NVML keeps the samples; the newest stand between).
+TEST_F(GpuProbeTest, CostlyPerProcessUtilisationIsAskedSeldom) {
+  Outcome o = Drive(std::string("putil_cost_us 2000\n") + kShared, 1000, 50);
+  EXPECT_GE(o.meta["gpu"]["devices"]["gpu:0"]["process_utilization_read_gap_ms"].get<double>(),
+            200);
+  ASSERT_EQ(o.series["gpu.tree@gpu:0"].size(), 21u);
+  for (const auto& [ms, v] : o.series["gpu.tree@gpu:0"]) EXPECT_EQ(v, 60) << ms;
+  EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_tree_j"), 0.75 * o.totals.at("gpu_energy_j"));
+}
+
 TEST_F(GpuProbeTest, SlowCounterPeriodIsFoundBetweenReadings) {
   std::string script = kShared;
   script.replace(script.find("energy_period_ms=100"), 20, "energy_period_ms=300");
