@@ -93,7 +93,8 @@ struct LoadSummary {
   int64_t issued = 0, completed = 0;
   int64_t samples_completed = 0;
   double duration_s = 0;  // from the first scheduled time to the last answer
-  double qps = 0;         // completed queries per second over duration_s
+  int64_t window_start_ns = 0, window_end_ns = 0;  // those two times, ns since the run's start
+  double qps = 0;                                  // completed queries per second over duration_s
   double samples_per_s = 0;
   std::map<std::string, double> latency_s;  // p50, p90, p95, p97, p99, p99.9, mean, max
   // Against the bound: "valid", "invalid" (the scenario's percentile is over it), or "" when

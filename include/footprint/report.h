@@ -52,6 +52,22 @@ struct ScopeSummary {
 // opened them faster than the database writer took them, past its queue's bound.
 inline constexpr std::string_view kScopesDroppedValue = "footprint.scopes_dropped";
 
+// The energy of a load's queries (footprint load): a cumulative energy series between the first
+// query's scheduled time and the last answer, interpolated between samples. Only where that
+// window is at least as long as the series' resolution (the GPU counter's update period, the
+// gap between samples): otherwise `over_window` is false and the run's total stands in.
+struct LoadEnergy {
+  std::string total;  // the run total it divides: "gpu_energy_j" (whole GPUs), "cpu_energy_j"
+  double joules = 0;  // over the window (over_window), else the run's total
+  double window_s = 0;
+  bool over_window = false;
+  std::string why_not;  // !over_window: why the window could not be used
+};
+
+// The LoadEnergy of each energy total a load run has (none for other runs).
+Result<std::vector<LoadEnergy>> LoadWindowEnergy(Store& store, const RunRecord& run,
+                                                 const std::map<std::string, double>& totals);
+
 struct RunSummary {
   RunRecord run;
   double duration_s = 0;  // also for runs that are still running or were interrupted
@@ -70,6 +86,7 @@ struct RunSummary {
   std::vector<ValueRecord> values;
   std::map<int64_t, std::string> scope_names;  // scope id -> name, for values' scopes
   std::vector<ArtifactRecord> artifacts;
+  std::vector<LoadEnergy> load_energy;  // a load run's energy per query (LoadWindowEnergy)
 };
 
 // When the CPU total and the integrated `cpu` series disagree by more than 5 % (beyond what

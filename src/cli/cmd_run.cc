@@ -496,8 +496,9 @@ Result<std::pair<int, LoadSummary>> RunLoad(Store& store, MonitorOptions o, cons
   for (const std::string& w : out.warnings) err << "footprint: warning: " << w << "\n";
   if (!quiet) {
     PrintOutcome(out, store.location(), "", err);
+    auto energy = LoadWindowEnergy(store, out.run, out.totals);
     PrintLoadSummary(nlohmann::json::parse(LoadSummaryJson(driver.summary())), out.totals,
-                     "footprint: load ", err);
+                     energy.ok() ? *energy : std::vector<LoadEnergy>{}, "footprint: load ", err);
   }
   std::cerr << err.str();
   return std::make_pair(out.exit_status, driver.summary());

@@ -273,7 +273,7 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
   PrintGpuNotes(s, deco, out);
   if (meta.contains("load") && meta["load"].is_object()) {
     out << "\n" << Paint("load", "1", deco.color) << "\n";
-    PrintLoadSummary(meta["load"], s.totals, "  ", out);
+    PrintLoadSummary(meta["load"], s.totals, s.load_energy, "  ", out);
   }
 
   if (!s.metrics.empty()) {

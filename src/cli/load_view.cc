@@ -8,7 +8,8 @@ namespace footprint::cli {
 using json = nlohmann::json;
 
 void PrintLoadSummary(const json& load, const std::map<std::string, double>& totals,
-                      const std::string& prefix, std::ostream& out) {
+                      const std::vector<LoadEnergy>& energy, const std::string& prefix,
+                      std::ostream& out) {
   const double queries = load.value("queries", 0.0);
   out << prefix << load.value("scenario", std::string("?")) << ": " << static_cast<int64_t>(queries)
       << " of " << load.value("issued", 0) << " queries answered in "
@@ -34,21 +35,18 @@ void PrintLoadSummary(const json& load, const std::map<std::string, double>& tot
   out << prefix << Inert(load.value("early_stopping", std::string())) << "\n";
   if (queries > 0) {
     out << prefix << "per query:";
-    const char* sep = " ";
-    auto per = [&](const char* name, const char* unit, const char* what) {
-      auto it = totals.find(name);
-      if (it == totals.end()) return;
-      out << sep << FormatValue(unit, it->second / queries) << " " << what;
-      sep = ", ";
-    };
     auto cpu_user = totals.find("cpu_user_s"), cpu_system = totals.find("cpu_system_s");
     if (cpu_user != totals.end() && cpu_system != totals.end()) {
-      out << sep << FormatDuration((cpu_user->second + cpu_system->second) / queries) << " of CPU";
-      sep = ", ";
+      out << " " << FormatDuration((cpu_user->second + cpu_system->second) / queries)
+          << " of CPU (the run's)";
     }
-    per("gpu_energy_j", "J", "GPU energy");
-    per("cpu_energy_j", "J", "CPU energy (whole machine)");
-    out << " (the run's totals over the queries answered)\n";
+    for (const LoadEnergy& e : energy) {
+      out << ", " << FormatValue("J", e.joules / queries)
+          << (e.total == "gpu_energy_j" ? " GPU energy" : " CPU energy (whole machine)")
+          << (e.over_window ? " (over the load's " + FormatDuration(e.window_s) + ")"
+                            : std::string(" (the run's total: ") + e.why_not + ")");
+    }
+    out << "\n";
   }
 }
 

@@ -7,14 +7,18 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <vector>
+
+#include "footprint/report.h"
 
 namespace footprint::cli {
 
 // A few lines, each starting with `prefix`: the queries and their rate, the latency
-// percentiles, validity and early stopping, and the cost per query from `totals` (CPU, and
-// energy where measured).
+// percentiles, validity and early stopping, and the cost per query: CPU from `totals`, energy
+// over the load's window where `energy` has it (else the run's total, said so).
 void PrintLoadSummary(const nlohmann::json& load, const std::map<std::string, double>& totals,
-                      const std::string& prefix, std::ostream& out);
+                      const std::vector<LoadEnergy>& energy, const std::string& prefix,
+                      std::ostream& out);
 
 }  // namespace footprint::cli
 

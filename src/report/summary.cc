@@ -222,6 +222,7 @@ Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend
     }
   }
   FP_ASSIGN_OR_RETURN(out.artifacts, store.ListArtifacts(run.id));
+  FP_ASSIGN_OR_RETURN(out.load_energy, LoadWindowEnergy(store, run, out.totals));
   return out;
 }
 
@@ -305,7 +306,19 @@ std::string SummaryJson(const RunSummary& s, int indent) {
               {"artifacts", artifacts},
               {"meta", meta}};
   // A load's summary (footprint load, include/footprint/load.h), where the run had one.
-  if (meta.is_object() && meta.contains("load")) out["load"] = meta["load"];
+  if (meta.is_object() && meta.contains("load")) {
+    out["load"] = meta["load"];
+    const double queries = meta["load"].value("queries", 0.0);
+    json energy = json::object();
+    for (const LoadEnergy& e : s.load_energy) {
+      energy[e.total] = {{"per_query_j", queries > 0 ? json(e.joules / queries) : json(nullptr)},
+                         {"joules", e.joules},
+                         {"over", e.over_window ? "load window" : "run total"},
+                         {"window_s", e.window_s}};
+      if (!e.over_window) energy[e.total]["why"] = e.why_not;
+    }
+    out["load"]["energy"] = energy;
+  }
   return JsonText(out, indent);
 }
 

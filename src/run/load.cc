@@ -211,6 +211,8 @@ LoadSummary SummarizeLoad(const LoadOptions& options, const std::vector<QueryRec
                      std::to_string(minimum) + ")";
   if (latencies.empty()) return s;
   s.duration_s = static_cast<double>(last_ns - first_ns) / 1e9;
+  s.window_start_ns = first_ns;
+  s.window_end_ns = last_ns;
   if (s.duration_s > 0) {
     s.qps = static_cast<double>(s.completed) / s.duration_s;
     s.samples_per_s = static_cast<double>(s.samples_completed) / s.duration_s;
@@ -247,6 +249,8 @@ std::string LoadSummaryJson(const LoadSummary& s) {
               {"queries", s.completed},
               {"samples", s.samples_completed},
               {"duration_s", s.duration_s},
+              {"window_start_ns", s.window_start_ns},
+              {"window_end_ns", s.window_end_ns},
               {"qps", s.qps},
               {"samples_per_s", s.samples_per_s},
               {"latency_s", s.latency_s},
