@@ -163,9 +163,10 @@ class Throughput(_Counted):
 
 
 class _Unmeasured(Metric):
-    """Accepted so that existing code runs; footprint does not measure it yet."""
+    """Accepted so that existing code runs; the object records nothing per call (what it
+    names, footprint's monitor measures for the whole run, where it can: ``reason`` says)."""
 
-    reason = "not measured by footprint yet"
+    reason = "not measured per call"
 
     def __init__(self, interval: Optional[float] = None, id: int = 0) -> None:  # noqa: A002
         super().__init__(interval)
@@ -173,21 +174,24 @@ class _Unmeasured(Metric):
 
 
 class GPU(_Unmeasured):
-    """GPU utilisation: not measured yet (NVML support is planned)."""
+    """GPU utilisation: measured for the whole run by footprint's monitor, not per call."""
 
-    reason = "GPU utilisation is not measured by footprint yet (planned: NVML)"
+    reason = ("GPU utilisation is not measured per call; under footprint run or load the "
+              "monitor records gpu and gpu.sm_active for every GPU (NVML)")
 
 
 class GPUMemory(_Unmeasured):
-    """GPU memory: not measured yet."""
+    """GPU memory: measured for the whole run by footprint's monitor, not per call."""
 
-    reason = "GPU memory is not measured by footprint yet (planned: NVML)"
+    reason = ("GPU memory is not measured per call; under footprint run or load the monitor "
+              "records gpu.memory and gpu.memory.tree for every GPU (NVML)")
 
 
 class GPUPower(_Unmeasured):
-    """GPU power: not measured yet."""
+    """GPU power: measured for the whole run by footprint's monitor, not per call."""
 
-    reason = "GPU power is not measured by footprint yet (planned: NVML)"
+    reason = ("GPU power is not measured per call; under footprint run or load the monitor "
+              "records gpu.power and gpu.energy for every GPU (NVML)")
 
 
 class GPUTime(Metric):
@@ -200,15 +204,17 @@ class GPUTime(Metric):
 
 
 class Power(_Unmeasured):
-    """CPU package power: not measured yet."""
+    """CPU package power: measured for the whole run by footprint's monitor, not per call."""
 
-    reason = "CPU power is not measured by footprint yet (planned: RAPL)"
+    reason = ("CPU power is not measured per call; footprint run -m default,energy.* records the "
+              "machine's RAPL energy (energy.cpu) where the machine exposes it")
 
 
 class Energy(_Unmeasured):
-    """CPU package energy: not measured yet."""
+    """CPU package energy: measured for the whole run by footprint's monitor, not per call."""
 
-    reason = "CPU energy is not measured by footprint yet (planned: RAPL)"
+    reason = ("CPU energy is not measured per call; footprint run -m default,energy.* records "
+              "the machine's RAPL energy (energy.cpu) where the machine exposes it")
 
 
 def _check_metrics(metrics: list, stacklevel: int) -> None:

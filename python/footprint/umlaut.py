@@ -23,9 +23,11 @@ Units differ where footprint stores base units: memory in bytes (UMLAUT: MiB), C
 same), time in seconds (the same). Memory and CPU are sampled by footprint from outside the
 Python code, so they no longer include the cost of UMLAUT's own sampler threads.
 
-GPU, GPU memory, GPU power, GPU time, power and energy metrics are accepted so that scripts
-run, but footprint does not measure them yet: nothing is recorded for them and a
-:class:`footprint.FootprintWarning` says so.
+GPU, GPU memory, GPU power, power and energy metrics are accepted so that scripts run, but
+record nothing per call, and a :class:`footprint.FootprintWarning` says so: under ``footprint
+run`` the monitor measures every GPU for the whole run (``gpu`` beside ``gpu.sm_active``, the SM
+activity that utilisation hides, ``gpu.memory``, ``gpu.power``, ``gpu.energy``) and, with
+``-m default,energy.*``, the machine's RAPL energy. GPU time is measured per call (CUDA events).
 """
 
 from __future__ import annotations
@@ -223,7 +225,7 @@ class ThroughputMetric(_Described, _metrics.Throughput):
 
 
 class PowerMetric(_Described, _metrics.Power):
-    """Accepted; not measured yet (nothing is recorded)."""
+    """Accepted; records nothing per call (footprint's monitor measures it for the run)."""
 
     def __init__(self, description: str, interval: float = 1) -> None:
         self.description = description
@@ -231,7 +233,7 @@ class PowerMetric(_Described, _metrics.Power):
 
 
 class EnergyMetric(_Described, _metrics.Energy):
-    """Accepted; not measured yet (nothing is recorded)."""
+    """Accepted; records nothing per call (footprint's monitor measures it for the run)."""
 
     def __init__(self, description: str) -> None:
         self.description = description
@@ -239,7 +241,7 @@ class EnergyMetric(_Described, _metrics.Energy):
 
 
 class GPUMetric(_Described, _metrics.GPU):
-    """Accepted; not measured yet (nothing is recorded)."""
+    """Accepted; records nothing per call (footprint's monitor measures it for the run)."""
 
     def __init__(self, description: str, interval: float = 1, id: int = 0,  # noqa: A002
                  checkpoint_interval: int = 250) -> None:
@@ -248,7 +250,7 @@ class GPUMetric(_Described, _metrics.GPU):
 
 
 class GPUMemoryMetric(_Described, _metrics.GPUMemory):
-    """Accepted; not measured yet (nothing is recorded)."""
+    """Accepted; records nothing per call (footprint's monitor measures it for the run)."""
 
     def __init__(self, description: str, interval: float = 1, id: int = 0,  # noqa: A002
                  checkpoint_interval: int = 250) -> None:
@@ -257,7 +259,7 @@ class GPUMemoryMetric(_Described, _metrics.GPUMemory):
 
 
 class GPUPowerMetric(_Described, _metrics.GPUPower):
-    """Accepted; not measured yet (nothing is recorded)."""
+    """Accepted; records nothing per call (footprint's monitor measures it for the run)."""
 
     def __init__(self, description: str, interval: float = 1, id: int = 0,  # noqa: A002
                  checkpoint_interval: int = 250) -> None:

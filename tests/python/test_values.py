@@ -148,7 +148,7 @@ def test_latency_and_throughput_metrics(db):
 
 def test_unmeasured_metrics_warn_and_record_nothing(db):
     with fp.Benchmark(db) as bm:
-        with pytest.warns(fp.FootprintWarning, match="not measured"):
+        with pytest.warns(fp.FootprintWarning, match="GPU utilisation is not measured per call"):
             @fp.supervise([fp.GPU(interval=0.1), fp.Energy(), fp.Time()], bm, name="gpu")
             def gpu():
                 return 1
