@@ -462,6 +462,37 @@
       });
     }
 
+    // Across load runs (a --qps sweep, say): the latency percentiles against the queries/s each
+    // achieved, a point per run, as MLPerf's throughput-latency curves are drawn.
+    function throughputLatencyChart() {
+      const loads = runs.map(function (r, i) { return {run: i, load: r.load}; })
+          .filter(function (x) { return x.load && Number.isFinite(x.load.qps) && x.load.qps > 0; })
+          .sort(function (a, b) { return a.load.qps - b.load.qps; });
+      if (loads.length < 2) return;
+      const all = [];
+      const series = ['p50', 'p90', 'p99'].map(function (p) {
+        return {
+          name: p, type: 'line', symbolSize: 8, emphasis: {focus: 'series'},
+          data: loads.filter(function (x) { return Number.isFinite(x.load[p]); }).map(function (x) {
+            all.push(x.load[p]);
+            return {value: [x.load.qps, x.load[p]], run: x.run};
+          }),
+        };
+      });
+      addChart('throughput-latency', 'load: latency by throughput', {
+        tooltip: {trigger: 'item', formatter: function (p) {
+          return escapeHtml(runs[p.data.run].label) + '<br>' + escapeHtml(p.seriesName) + ' <b>' +
+              format('s', p.value[1]) + '</b> at ' + format('count', p.value[0]) + ' queries/s';
+        }},
+        legend: {top: 32, left: 10, right: 160},
+        grid: {left: 80, right: 30, top: 70, bottom: 60},
+        xAxis: {type: 'value', scale: true, name: 'queries/s achieved', nameLocation: 'middle',
+                nameGap: 26},
+        yAxis: {type: 'value', axisLabel: {formatter: axisFormatter('s', all)}},
+        series: series,
+      });
+    }
+
     function confusionChart(c) {
       const title = c.name + ': ' + runs[c.run].label + (c.step !== null ? ' (step ' + c.step + ')' : '');
       const cells = [];
@@ -534,6 +565,7 @@
         curveChart(c);
         if (c.name === 'load.latency') percentileChart(c);
       });
+      throughputLatencyChart();
       scopeBars();
       data.metrics.forEach(function (m) { if (!isOwnMetric(m.name)) timeSeriesChart(m); });
       totalBars();

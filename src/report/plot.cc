@@ -274,6 +274,22 @@ void WriteCurves(const std::vector<RunData>& runs, const std::string& name, Json
   j.Close(']').Close('}');
 }
 
+// A load run's place on a throughput-latency curve: its scenario, the queries/s it achieved and
+// its latency percentiles (meta.load, include/footprint/load.h); nullopt for other runs.
+std::optional<json> LoadPoint(const RunRecord& r) {
+  const json meta = json::parse(r.meta_json, nullptr, false);
+  if (!meta.is_object() || !meta.contains("load") || !meta["load"].is_object()) return std::nullopt;
+  const json& load = meta["load"];
+  json point = {{"scenario", load.value("scenario", std::string())},
+                {"qps", load.value("qps", 0.0)},
+                {"samples_per_s", load.value("samples_per_s", 0.0)}};
+  const json latency = load.value("latency_s", json::object());
+  for (const char* p : {"p50", "p90", "p99"}) {
+    if (latency.contains(p)) point[p] = latency[p];
+  }
+  return point;
+}
+
 Status PlotsUnavailable() {
   return Unsupported(
       "this footprint was built without plots (FOOTPRINT_BUILD_PLOT=OFF); rebuild it with "
@@ -322,6 +338,7 @@ Result<std::string> PlotDataJson(Store& store, const std::vector<RunRecord>& run
     j.Key("group_id").Str(r.group_id).Key("repetition").Int(r.repetition);
     if (auto lost = IncompleteReason(r)) j.Key("incomplete").Str(*lost);
     j.Key("started_ms").Int(r.started_at_ns / kNsPerMs).Key("duration_s").Num(ends.back());
+    if (auto load = LoadPoint(r)) j.Key("load").Doc(*load);
     j.Close('}');
   }
   j.Close(']');

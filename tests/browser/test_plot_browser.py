@@ -201,3 +201,29 @@ def test_a_load_is_drawn_by_percentile(tmp_path):
     assert [s["points"] for s in chart["series"]] == [queries]
     assert chart["axisLabels"]["x"][:3] == ["p0", "p90", "p99"]
     assert all(label.endswith(" ms") for label in chart["axisLabels"]["y"]), chart
+
+
+def test_a_qps_sweep_is_drawn_as_a_throughput_latency_curve(tmp_path):
+    """`footprint load --qps R,R,R` makes one run per rate; plotted together they get one chart
+    of p50, p90 and p99 against the queries/s each achieved, a point per run, in rate order."""
+    db = tmp_path / "sweep.db"
+    proc = fp("load", "-o", db, "--no-git", "-q", "--scenario", "server", "--qps", "400,100,200",
+              "--duration", "0.5s", "--min-queries", 50, "--", wl("sut"), "fixed", 2, 4,
+              tmp_path / "sut.log")
+    assert proc.returncode == 0, describe(proc)
+    out = tmp_path / "sweep.html"
+    runs = [r["id"] for r in json.loads(fp("runs", "-o", db, "--json").stdout)]
+    assert len(runs) == 3
+    assert fp("plot", "-o", db, "-u", *runs, "--no-menu", "--out", out,
+              stdin=subprocess.DEVNULL).returncode == 0
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    check = subprocess.run([NODE, os.path.join(HERE, "check_plot.cjs"), str(out), str(shots)],
+                           capture_output=True, text=True, timeout=180)
+    assert check.returncode == 0, describe(check)
+    charts = json.loads(check.stdout)["charts"]
+    (chart,) = [c for c in charts if c["kind"] == "throughput-latency"]
+    assert chart["title"] == "load: latency by throughput"
+    assert [(s["name"], s["points"]) for s in chart["series"]] == [("p50", 3), ("p90", 3),
+                                                                   ("p99", 3)]
+    assert all(label.endswith(" ms") for label in chart["axisLabels"]["y"]), chart
