@@ -216,6 +216,12 @@ std::unique_ptr<DcgmSource> DcgmSource::Open(Env& env, std::string* why) {
     return s;
   }
   const std::string no_engine = "no host engine at " + host + " (" + s->Describe(rc) + ")";
+  if (env.Var("FOOTPRINT_DCGM").value_or("") != "embedded") {
+    *why = "DCGM: " + no_engine +
+           "; start nv-hostengine, or set FOOTPRINT_DCGM=embedded to run DCGM inside footprint";
+    a.shutdown();
+    return nullptr;
+  }
   if (int erc = a.start_embedded(kOperationModeAuto, &s->handle_); erc != kOk) {
     *why = "DCGM: " + no_engine + ", and embedded DCGM would not start (" + s->Describe(erc) + ")";
     a.shutdown();

@@ -4,7 +4,8 @@
 // names another file), with its types declared here by hand: footprint builds without DCGM.
 //
 // Open connects to the host engine (nv-hostengine) at FOOTPRINT_DCGM_HOST, 127.0.0.1 by default
-// (DCGM's port 5555), and otherwise starts DCGM embedded in footprint. footprint watches the
+// (DCGM's port 5555); with FOOTPRINT_DCGM=embedded, where none answers, it starts DCGM inside
+// footprint instead (which loads DCGM's modules at every run: opt-in). footprint watches the
 // fields it reads in groups of its own, every kWatchIntervalUs (DCGM keeps one watch per field
 // at the shortest interval any of its watchers asked for, so another user's slower watch is
 // sped up while footprint runs and never cut short), and reads the values DCGM computed over
@@ -33,8 +34,8 @@ class DcgmSource final : public GpuActivitySource {
  public:
   static constexpr long long kWatchIntervalUs = 100'000;
 
-  // The source, or nullptr with `why` (no libdcgm here; neither a host engine nor embedded
-  // DCGM would start).
+  // The source, or nullptr with `why` (no libdcgm here; no host engine, and embedded DCGM not
+  // asked for or would not start).
   static std::unique_ptr<DcgmSource> Open(Env& env, std::string* why);
   ~DcgmSource() override;
 

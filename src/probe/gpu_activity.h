@@ -13,6 +13,7 @@
 #include <array>
 #include <bitset>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -52,20 +53,25 @@ class GpuActivitySource {
   virtual ReadStatus Read(int slot, int64_t now_ns, GpuActivity& out, std::string* why) = 0;
 };
 
-// The sources a machine has, in order of preference, and why the others are absent.
+// The sources of a machine, in order of preference: those opened, those still to be opened (only
+// when the opened ones leave a metric unserved: no DCGM connection on a Hopper machine), and
+// why the ones that could not be opened are absent.
 struct GpuActivitySources {
+  using Opener = std::function<std::unique_ptr<GpuActivitySource>(std::string* why)>;
   std::vector<std::unique_ptr<GpuActivitySource>> list;
+  std::vector<Opener> pending;
   std::vector<std::string> absent;  // one line per source that could not be opened
 };
 
-// NVML GPM (no daemon; Hopper and later), then DCGM (dcgm_source.h: when libdcgm loads through
-// `env` and a host engine answers or embedded DCGM starts; FOOTPRINT_DCGM=off leaves it out).
+// NVML GPM (no daemon; Hopper and later), then DCGM, opened when needed (dcgm_source.h: when
+// libdcgm loads through `env` and a host engine answers; FOOTPRINT_DCGM=off leaves it out).
 GpuActivitySources OpenActivitySources(Env& env, const std::shared_ptr<nvml::Library>& nvml);
 
 // For each activity metric of `gpu`, the first source that has it: writes caps[slot] (its `how`
 // starts with the source's name) and chosen[i] (the source's index in `sources.list`, -1 when
 // none has it; the why then gives every source's reason, and why the absent ones are absent).
-void ChooseActivitySources(const GpuActivitySources& sources, const GpuEntity& gpu,
+// A pending source is opened (and moved to `list` or `absent`) when a metric is left unserved.
+void ChooseActivitySources(GpuActivitySources& sources, const GpuEntity& gpu,
                            const GpuEntity* whole, GpuCapabilities& caps,
                            std::array<int, kGpuActivityCount>& chosen);
 

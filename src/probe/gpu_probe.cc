@@ -229,6 +229,8 @@ bool GpuProbe::InTree(pid_t pid) const {
 }
 
 void GpuProbe::WatchActivity(Unit& u, const MetricSet& wanted) {
+  // A source opened for a later device is none of this one's.
+  u.activity_slot.resize(options_.activity.list.size(), -1);
   for (size_t s = 0; s < options_.activity.list.size(); ++s) {
     GpuActivitySet metrics;
     for (size_t i = 0; i < kGpuActivityCount; ++i) {

@@ -65,21 +65,27 @@ constexpr char kA100[] = R"(
 gpu sm_active=0.42 sm_occupancy=0.2 tensor=0.3 dram=0.55 fp32=0.1 pcie_tx=1000000 pcie_rx=2500000 nvlink_tx=7 unsupported=1012
 )";
 
-TEST_F(DcgmSourceTest, HostEngineFirstThenEmbeddedThenWhyNot) {
+TEST_F(DcgmSourceTest, HostEngineFirstEmbeddedWhenAskedThenWhyNot) {
   std::string why;
   auto s = Open(kA100, &why);
   ASSERT_NE(s, nullptr) << why;
   EXPECT_EQ(s->mode(), "host engine at 127.0.0.1");
   s.reset();
   s = Open(std::string("hostengine 0\n") + kA100, &why);
+  EXPECT_EQ(s, nullptr);  // embedded DCGM loads its modules at every run: only when asked
+  EXPECT_NE(why.find("no host engine at 127.0.0.1 (DCGM_ST_CONNECTION_NOT_VALID(-21)"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("set FOOTPRINT_DCGM=embedded"), std::string::npos) << why;
+  env_.vars["FOOTPRINT_DCGM"] = "embedded";
+  s = Open(std::string("hostengine 0\n") + kA100, &why);
   ASSERT_NE(s, nullptr) << why;
   EXPECT_EQ(s->mode(), "embedded");
   s.reset();
   s = Open(std::string("hostengine 0\nembedded 0\n") + kA100, &why);
   EXPECT_EQ(s, nullptr);
-  EXPECT_NE(why.find("no host engine at 127.0.0.1 (DCGM_ST_CONNECTION_NOT_VALID(-21)"),
-            std::string::npos)
-      << why;
+  EXPECT_NE(why.find("embedded DCGM would not start"), std::string::npos) << why;
+  env_.vars.erase("FOOTPRINT_DCGM");
   env_.libraries.clear();  // no libdcgm at all
   EXPECT_EQ(DcgmSource::Open(env_, &why), nullptr);
   EXPECT_NE(why.find("DCGM: libdcgm is not installed"), std::string::npos) << why;
@@ -170,6 +176,35 @@ gpu_i gpu=0 gi=2 sm_active=0.35
   mig.gpu_instance_id = 7;
   EXPECT_EQ(s->Watch(mig, nullptr, GpuActivitySet().set(), &why), -1);
   EXPECT_EQ(why, "DCGM lists no GPU instance for gpu:0/mig:1");
+}
+
+// DCGM is opened only when GPM leaves a metric unserved: no connection on a Hopper GPU.
+TEST_F(DcgmSourceTest, LaterSourcesAreOpenedOnlyForWhatTheEarlierOnesLack) {
+  testing::FakeNvmlScript nvml_script("gpu uuid=GPU-0000 gpm=1\ngpu uuid=GPU-1111 gpm=0\n");
+  auto lib = nvml::Library::Open(testing::FakeNvmlPath("full"));
+  ASSERT_TRUE(lib.ok()) << lib.status().message();
+  auto inventory = ListGpus(**lib);
+  ASSERT_TRUE(inventory.ok());
+  int opened = 0;
+  GpuActivitySources sources;
+  sources.list.push_back(std::make_unique<GpmSource>(*lib));
+  sources.pending.push_back([&](std::string* why) -> std::unique_ptr<GpuActivitySource> {
+    ++opened;
+    *why = "DCGM: not here";
+    return nullptr;
+  });
+  GpuCapabilities caps;
+  std::array<int, kGpuActivityCount> chosen;
+  ChooseActivitySources(sources, (*inventory)[0], nullptr, caps, chosen);  // an H100: GPM
+  EXPECT_EQ(opened, 0);
+  EXPECT_EQ(chosen[0], 0);
+  ChooseActivitySources(sources, (*inventory)[1], nullptr, caps, chosen);  // no GPM: DCGM?
+  EXPECT_EQ(opened, 1);
+  EXPECT_EQ(chosen[0], -1);
+  EXPECT_NE(caps[kFirstGpuActivitySlot].why.find("DCGM: not here"), std::string::npos)
+      << caps[kFirstGpuActivitySlot].why;
+  ChooseActivitySources(sources, (*inventory)[1], nullptr, caps, chosen);
+  EXPECT_EQ(opened, 1);  // tried once
 }
 
 // The GPU probe with both sources: GPM serves what it has (an H100 without NVLink metrics here),
