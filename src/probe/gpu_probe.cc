@@ -167,7 +167,11 @@ std::unique_ptr<GpuProbe> GpuProbe::Open(Env& env, const MetricSet& wanted, Proc
     o.visible = *visible;
     o.visible_from = "CUDA_VISIBLE_DEVICES";
   }
-  o.activity = OpenActivitySources(env, o.nvml);
+  // The activity sources (GPM samples, a DCGM connection) only for a run that wants their metrics.
+  if (std::any_of(kGpuMetrics.begin() + kFirstGpuActivitySlot, kGpuMetrics.end(),
+                  [&](MetricId m) { return Has(wanted, m); })) {
+    o.activity = OpenActivitySources(env, o.nvml);
+  }
   auto probe = std::make_unique<GpuProbe>(std::move(o));
   meta["gpu"] = probe->Meta();
   if (!probe->problem().empty()) return refuse(probe->problem());
