@@ -18,16 +18,17 @@
 namespace footprint::cli {
 namespace {
 
-// UMLAUT's measurement types, by what footprint records for them. Empty: the scope durations
-// (bars of each decorated function's time), which every plot of scopes draws. A type's GPU
-// utilisation comes with the SM activity where the runs have it (utilisation alone misleads).
+// UMLAUT's measurement types, by what footprint records for them: a metric, then the metrics
+// drawn beside it where the runs have them (GPU utilisation with the SM activity, since
+// utilisation alone misleads). Empty: the scope durations (bars of each decorated function's
+// time), which every plot of scopes draws.
 const std::map<std::string, std::string>& UmlautTypes() {
   static const std::map<std::string, std::string> kTypes = {
       {"time", ""},
       {"gputime", ""},
       {"memory", "memory"},
       {"cpu", "cpu"},
-      {"gpu", "gpu"},
+      {"gpu", "gpu,gpu.sm_active"},
       {"gpumemory", "gpu.memory"},
       {"gpupower", "gpu.power"},
       {"power", "energy.cpu"},
@@ -88,13 +89,14 @@ Result<Names> PickNames(const Args& args, Store& store, const std::vector<RunRec
   bool durations = false;  // a type drawn as the scopes' duration bars
   for (const std::string& type : args.types) {
     auto it = UmlautTypes().find(type);
-    const std::string metric = it == UmlautTypes().end() ? type : it->second;
+    const std::vector<std::string_view> metrics =
+        Split(it == UmlautTypes().end() ? type : it->second, ',');
+    const std::string metric(metrics.empty() ? "" : metrics[0]);
     if (metric.empty()) {
       durations = true;
     } else if (held.contains(metric)) {
-      names.metrics.push_back(metric);
-      if (metric == "gpu" && held.contains("gpu.sm_active")) {
-        names.metrics.push_back("gpu.sm_active");
+      for (std::string_view m : metrics) {
+        if (held.contains(std::string(m))) names.metrics.emplace_back(m);
       }
     } else {
       note("type '" + Inert(type) + "' (footprint: " + Inert(metric) +

@@ -1,6 +1,7 @@
 // LoadWindowEnergy (include/footprint/report.h): a load's energy over its window, from the
 // cumulative energy series.
 #include <algorithm>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "footprint/report.h"
