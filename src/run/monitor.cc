@@ -44,8 +44,10 @@ using json = nlohmann::json;
 double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; }
 
 // Blocks the signals footprint waits for, for the lifetime of the object, and restores the
-// previous mask and subreaper flag afterwards (dropping signals that arrived meanwhile, which
-// were meant for the command).
+// previous mask and subreaper flag afterwards. Signals still pending then are taken: SIGCHLD
+// dropped, a stop signal passed to the group's catcher (PassStopSignal), since one that comes
+// while the run is stored is not the command's (dropped, a Ctrl-C there was lost and the group
+// went on).
 class SignalScope {
  public:
   SignalScope() {
@@ -61,7 +63,8 @@ class SignalScope {
   }
   ~SignalScope() {
     timespec zero = {0, 0};
-    while (sigtimedwait(&set_, nullptr, &zero) > 0) {
+    for (int sig; (sig = sigtimedwait(&set_, nullptr, &zero)) > 0;) {
+      if (sig != SIGCHLD) PassStopSignal(sig);
     }
     prctl(PR_SET_CHILD_SUBREAPER, old_subreaper_);
     sigaction(SIGCHLD, &old_chld_, nullptr);

@@ -24,12 +24,17 @@ class StopSignalCatcher {
   StopSignalCatcher(const StopSignalCatcher&) = delete;
   StopSignalCatcher& operator=(const StopSignalCatcher&) = delete;
 
-  // The first stop signal caught since construction, 0 if none.
+  // The first stop signal caught (or passed on by PassStopSignal) since construction, 0 if none.
   int received() const;
 
  private:
   struct sigaction old_[std::size(kStopSignals)];
 };
+
+// A stop signal footprint took itself while it held them blocked (a run's end, after the command):
+// the catcher in place, if any, gets it as if it had caught it, so that a Ctrl-C there still
+// stops the group; without one it is dropped. Async-signal-safe.
+void PassStopSignal(int sig);
 
 }  // namespace footprint
 
