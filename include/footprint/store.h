@@ -1,14 +1,19 @@
 // Store: where runs, their series, samples and totals live.
 //
-// One interface with an embedded SQLite implementation (the default). A store is opened from a
-// location string: a file path, or `sqlite:PATH`. Opening for writing creates the file and
-// applies schema migrations; a database written by a newer footprint (higher schema version)
-// is refused with a message that says so, and never modified.
+// One interface, two implementations: embedded SQLite (the default) and a PostgreSQL server
+// (docs/cluster.md). A store is opened from a location string: a file path or `sqlite:PATH`,
+// or a libpq URI `postgresql://[user@]host[:port]/database[?param=value...]`. Opening for
+// writing creates the file (SQLite) or the tables (PostgreSQL) and applies schema migrations;
+// a database written by a newer footprint (higher schema version) is refused with a message
+// that says so, and never modified.
 //
 // Durability: every Append/Finish call is one transaction; with SQLite the database runs in
 // WAL mode, so a process killed at any point leaves a valid database holding everything
-// committed before the kill. Several processes may write one database at once (each call waits
-// up to `busy_timeout` for the write lock).
+// committed before the kill. Several processes may write one database at once (with SQLite
+// each call waits up to `busy_timeout` for the write lock).
+//
+// Credentials of a PostgreSQL store come from the URI, PGPASSFILE/~/.pgpass or PGPASSWORD;
+// location() never shows a password, open_location() carries it to the measured command.
 //
 // Thread-safety: a Store object is NOT thread-safe. Use one per thread, or hand it over
 // (the run monitor gives its store to the writer thread for the run's duration).
@@ -174,8 +179,12 @@ class Store {
   virtual Result<std::vector<ValueRecord>> ListValues(const std::string& run_id) = 0;
   virtual Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) = 0;
 
-  // Human-readable location, for messages.
+  // Human-readable location, for messages and records: never a password.
   virtual const std::string& location() const = 0;
+  // What OpenStore needs to open this store again from another process or folder (an
+  // absolute file path, or the URI as given, password included): handed to the measured
+  // command as $FOOTPRINT_DB, never printed or recorded.
+  virtual const std::string& open_location() const = 0;
   virtual bool read_only() const = 0;
 
   // Whether what this handle wrote can still be found at location(): a database file deleted
@@ -191,6 +200,13 @@ class Store {
 // Errors (kDatabase) say which file, what is wrong and what to do.
 Result<std::unique_ptr<Store>> OpenStore(const std::string& location,
                                          const StoreOptions& options = {});
+
+// True when `location` names a database server (a postgresql:// or postgres:// URI), not a file.
+bool IsServerLocation(std::string_view location);
+
+// `location` without the password a URI may carry (user:secret@host, password=...): what
+// messages, records and web pages show.
+std::string RedactedLocation(std::string_view location);
 
 // The database used when none is given: $FOOTPRINT_DB (read through `env`), else
 // ./footprint.db.

@@ -58,6 +58,7 @@ class RealEnv final : public Env {
       {"libnvidia-ml.so.1", "FOOTPRINT_NVML_LIBRARY"},
       {"libcuda.so.1", "FOOTPRINT_CUDA_LIBRARY"},
       {"libdcgm.so.4", "FOOTPRINT_DCGM_LIBRARY"},
+      {"libpq.so.5", "FOOTPRINT_PQ_LIBRARY"},
   };
   std::string sys_root_ = "/sys";
 };

@@ -3,6 +3,7 @@
 
 #include <cctype>
 
+#include "footprint/store.h"
 #include "probe/nvml.h"
 #include "run/run_metadata.h"
 #include "util/json_text.h"
@@ -49,7 +50,8 @@ json FilteredEnvironment(const std::map<std::string, std::string>& overrides) {
   }
   for (const auto& [k, v] : overrides) env[k] = v;
   json out = json::object();
-  for (const auto& [k, v] : env) out[k] = IsSecretName(k) ? "<redacted>" : v;
+  // A database URI (FOOTPRINT_DB) may carry a password.
+  for (const auto& [k, v] : env) out[k] = IsSecretName(k) ? "<redacted>" : RedactedLocation(v);
   return out;
 }
 

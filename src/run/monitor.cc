@@ -617,8 +617,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
     (void)store.FinishRun(p.run, {});
     return st;
   };
-  std::string db_path = store.location();
-  if (!db_path.empty() && db_path[0] != '/') db_path = CurrentDir() + "/" + db_path;
+  const std::string& db_path = store.open_location();
   FP_ASSIGN_OR_RETURN(DriverPipes pipes, DriverPipes::Open(opt.driver != nullptr));
   const JoinEnvironment join_env{
       p.run.id.c_str(), db_path.c_str(),

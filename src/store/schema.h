@@ -1,5 +1,6 @@
-// The SQLite schema as an ordered list of migrations: migration i takes a database from
-// version i to version i + 1 (PRAGMA user_version). Never edit a released migration; add one.
+// The schemas as ordered lists of migrations: migration i takes a database from version i to
+// version i + 1 (SQLite: PRAGMA user_version; PostgreSQL: the footprint_schema table). Both
+// hold the same data model at the same version. Never edit a released migration; add one.
 #ifndef FOOTPRINT_STORE_SCHEMA_H_
 #define FOOTPRINT_STORE_SCHEMA_H_
 
@@ -9,6 +10,7 @@
 namespace footprint {
 
 std::span<const std::string_view> SqliteMigrations();
+std::span<const std::string_view> PostgresMigrations();
 
 }  // namespace footprint
 

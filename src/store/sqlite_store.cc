@@ -8,15 +8,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <type_traits>
 #include <utility>
 
 #include "footprint/store.h"
+#include "store/rows.h"
 #include "store/schema.h"
+#include "store/stores.h"
 #include "util/clock.h"
-#include "util/json_text.h"
 
 namespace footprint {
 namespace {
@@ -74,14 +76,28 @@ class Stmt {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
-constexpr std::string_view kRunColumns =
-    "id, name, description, experiment, workload, group_id, repetition, command, cwd, host, "
-    "user, started_at_ns, ended_at_ns, status, exit_code, meta, heartbeat_ns";
+// The binder BindRun takes.
+struct StmtBinder {
+  Stmt& s;
+  void Text(int i, std::string_view v) { s.Bind(i, v); }
+  void Int(int i, int64_t v) { s.Bind(i, v); }
+  void Null(int i) { s.BindNull(i); }
+};
+
+// `path` from the root, for a process started in another folder.
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  return ec ? path : absolute.string();
+}
 
 class SqliteStore final : public Store {
  public:
   SqliteStore(sqlite3* db, std::string path, bool read_only)
-      : db_(db), path_(std::move(path)), read_only_(read_only) {}
+      : db_(db),
+        path_(std::move(path)),
+        absolute_path_(AbsolutePath(path_)),
+        read_only_(read_only) {}
   // sqlite3_close_v2 defers the close until the member statements are finalized just after.
   ~SqliteStore() override { sqlite3_close_v2(db_); }
 
@@ -111,6 +127,7 @@ class SqliteStore final : public Store {
   Result<std::optional<int64_t>> LastSampleTime(const std::string& run_id) override;
   Result<std::map<std::string, double>> LoadTotals(const std::string& run_id) override;
   const std::string& location() const override { return path_; }
+  const std::string& open_location() const override { return absolute_path_; }
   bool read_only() const override { return read_only_; }
   Status CheckLocation() override;
   Status SaveCopyTo(const std::string& path) override;
@@ -144,10 +161,10 @@ class SqliteStore final : public Store {
   }
   Status Exec(std::string_view sql, std::string_view doing);
   Status Migrate();
-  static RunRecord ReadRun(const Stmt& s);
 
   sqlite3* db_;
   std::string path_;
+  std::string absolute_path_;
   bool read_only_;
   std::optional<std::pair<dev_t, ino_t>> opened_file_;  // the file opened, for CheckLocation
   Stmt insert_sample_, heartbeat_;                      // prepared once, for the writer's hot path
@@ -341,23 +358,8 @@ Status SqliteStore::CreateRun(const RunRecord& r) {
                          ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)") != SQLITE_OK) {
     return Error("cannot write to");
   }
-  s.Bind(1, r.id);
-  s.Bind(2, r.name);
-  s.Bind(3, r.description);
-  r.experiment.empty() ? s.BindNull(4) : s.Bind(4, r.experiment);
-  r.workload.empty() ? s.BindNull(5) : s.Bind(5, r.workload);
-  r.group_id.empty() ? s.BindNull(6) : s.Bind(6, r.group_id);
-  s.Bind(7, static_cast<int64_t>(r.repetition));
-  s.Bind(8, JsonText(json(r.command)));
-  s.Bind(9, r.cwd);
-  s.Bind(10, r.host);
-  s.Bind(11, r.user);
-  s.Bind(12, r.started_at_ns);
-  s.BindOpt(13, r.ended_at_ns);
-  s.Bind(14, RunStatusName(r.status));
-  s.BindOpt(15, r.exit_code);
-  s.Bind(16, r.meta_json);
-  s.BindOpt(17, r.heartbeat_ns);
+  StmtBinder binder{s};
+  BindRun(binder, r);
   int rc = s.Step();
   if (rc == SQLITE_CONSTRAINT_PRIMARYKEY) return InvalidArgument("run " + r.id + " exists");
   if (rc != SQLITE_DONE) return Error("cannot write to");
@@ -507,65 +509,23 @@ Status SqliteStore::PutArtifact(const ArtifactRecord& r) {
 
 Result<std::vector<ScopeRecord>> SqliteStore::ListScopes(const std::string& run_id) {
   std::vector<ScopeRecord> out;
-  FP_RETURN_IF_ERROR(
-      Query("SELECT id, run_id, parent_id, name, thread, start_ns, end_ns FROM scopes "
-            "WHERE run_id = ? ORDER BY start_ns, id",
-            run_id, [&](const Stmt& s) {
-              out.push_back(
-                  {s.Int(0), s.Text(1), s.OptInt(2), s.Text(3), s.Int(4), s.Int(5), s.OptInt(6)});
-            }));
+  FP_RETURN_IF_ERROR(Query(std::string(kScopesOfRun), run_id,
+                           [&](const Stmt& s) { out.push_back(ReadScope(s)); }));
   return out;
 }
 
 Result<std::vector<ValueRecord>> SqliteStore::ListValues(const std::string& run_id) {
   std::vector<ValueRecord> out;
-  FP_RETURN_IF_ERROR(
-      Query("SELECT run_id, scope_id, name, step, t_ns, value, data FROM run_values "
-            "WHERE run_id = ? ORDER BY name, step, t_ns, id",
-            run_id, [&](const Stmt& s) {
-              ValueRecord v{s.Text(0), s.OptInt(1),  s.Text(2), s.OptInt(3),
-                            s.Int(4),  std::nullopt, s.Text(6)};
-              if (!s.IsNull(5)) v.value = s.Real(5);
-              out.push_back(std::move(v));
-            }));
+  FP_RETURN_IF_ERROR(Query(std::string(kValuesOfRun), run_id,
+                           [&](const Stmt& s) { out.push_back(ReadValue(s)); }));
   return out;
 }
 
 Result<std::vector<ArtifactRecord>> SqliteStore::ListArtifacts(const std::string& run_id) {
   std::vector<ArtifactRecord> out;
-  FP_RETURN_IF_ERROR(
-      Query("SELECT run_id, name, path, sha256, size FROM artifacts WHERE run_id = ? ORDER BY name",
-            run_id, [&](const Stmt& s) {
-              out.push_back({s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Int(4)});
-            }));
+  FP_RETURN_IF_ERROR(Query(std::string(kArtifactsOfRun), run_id,
+                           [&](const Stmt& s) { out.push_back(ReadArtifact(s)); }));
   return out;
-}
-
-RunRecord SqliteStore::ReadRun(const Stmt& s) {
-  RunRecord r;
-  r.id = s.Text(0);
-  r.name = s.Text(1);
-  r.description = s.Text(2);
-  r.experiment = s.Text(3);
-  r.workload = s.Text(4);
-  r.group_id = s.Text(5);
-  r.repetition = static_cast<int>(s.Int(6));
-  json cmd = json::parse(s.Text(7), nullptr, /*allow_exceptions=*/false);
-  if (cmd.is_array()) {
-    for (const auto& a : cmd) {
-      if (a.is_string()) r.command.push_back(a.get<std::string>());
-    }
-  }
-  r.cwd = s.Text(8);
-  r.host = s.Text(9);
-  r.user = s.Text(10);
-  r.started_at_ns = s.Int(11);
-  r.ended_at_ns = s.OptInt(12);
-  r.status = RunStatusFromName(s.Text(13)).value_or(RunStatus::kInterrupted);
-  if (auto code = s.OptInt(14)) r.exit_code = static_cast<int>(*code);
-  r.meta_json = s.Text(15);
-  r.heartbeat_ns = s.OptInt(16);
-  return r;
 }
 
 Result<std::vector<RunRecord>> SqliteStore::ListRuns() {
@@ -586,11 +546,8 @@ Result<RunRecord> SqliteStore::GetRun(const std::string& id) {
 
 Result<std::vector<SeriesRecord>> SqliteStore::ListSeries(const std::string& run_id) {
   std::vector<SeriesRecord> out;
-  FP_RETURN_IF_ERROR(Query(
-      "SELECT id, run_id, metric, unit, entity, scope_id FROM series WHERE run_id = ? ORDER BY id",
-      run_id, [&](const Stmt& s) {
-        out.push_back({s.Int(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.OptInt(5)});
-      }));
+  FP_RETURN_IF_ERROR(Query(std::string(kSeriesOfRun), run_id,
+                           [&](const Stmt& s) { out.push_back(ReadSeries(s)); }));
   return out;
 }
 
@@ -644,8 +601,8 @@ Result<std::optional<int64_t>> SqliteStore::LastSampleTime(const std::string& ru
 
 Result<std::map<std::string, double>> SqliteStore::LoadTotals(const std::string& run_id) {
   std::map<std::string, double> out;
-  FP_RETURN_IF_ERROR(Query("SELECT name, value FROM run_totals WHERE run_id = ?", run_id,
-                           [&](const Stmt& s) { out[s.Text(0)] = s.Real(1); }));
+  FP_RETURN_IF_ERROR(
+      Query(std::string(kTotalsOfRun), run_id, [&](const Stmt& s) { out[s.Text(0)] = s.Real(1); }));
   return out;
 }
 
@@ -682,11 +639,6 @@ std::optional<RunStatus> RunStatusFromName(std::string_view name) {
     if (RunStatusName(s) == name) return s;
   }
   return std::nullopt;
-}
-
-std::string DefaultStoreLocation(Env& env) {
-  std::optional<std::string> db = env.Var("FOOTPRINT_DB");
-  return db && !db->empty() ? *db : "footprint.db";
 }
 
 namespace {
@@ -727,14 +679,15 @@ std::string UriEscaped(const std::string& path) {
 
 }  // namespace
 
-Result<std::unique_ptr<Store>> OpenStore(const std::string& location, const StoreOptions& options) {
+Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& location,
+                                               const StoreOptions& options) {
   std::string path = location;
   if (path.rfind("sqlite:", 0) == 0) path = path.substr(7);
   if (path.rfind("//", 0) == 0) path = path.substr(2);  // sqlite://PATH
   if (path.empty()) return InvalidArgument("empty database location; give a file with -o");
   if (location.find("://") != std::string::npos && location.rfind("sqlite:", 0) != 0) {
     return InvalidArgument("unsupported database location '" + location +
-                           "'; give a file path (SQLite)");
+                           "'; give a file path (SQLite) or a postgresql:// URI");
   }
   bool read_only = options.read_only;
   struct stat st;

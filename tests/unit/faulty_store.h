@@ -83,6 +83,7 @@ class FaultyStore final : public Store {
     return inner_->ListArtifacts(id);
   }
   const std::string& location() const override { return inner_->location(); }
+  const std::string& open_location() const override { return inner_->open_location(); }
   bool read_only() const override { return inner_->read_only(); }
   Status CheckLocation() override { return inner_->CheckLocation(); }
   Status SaveCopyTo(const std::string& path) override { return inner_->SaveCopyTo(path); }

@@ -1,0 +1,678 @@
+// The PostgreSQL implementation of Store (docs/cluster.md), through libpq loaded at run time
+// (store/libpq.h). Samples are stored as chunks (store/schema.cc says why), written with COPY.
+#include <endian.h>
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "footprint/store.h"
+#include "store/libpq.h"
+#include "store/rows.h"
+#include "store/schema.h"
+#include "store/stores.h"
+
+namespace footprint {
+namespace {
+
+// `v` as PostgreSQL reads a float8 in text.
+void AppendReal(std::string& out, double v) {
+  if (std::isnan(v)) {
+    out += "NaN";
+  } else if (std::isinf(v)) {
+    out += v > 0 ? "Infinity" : "-Infinity";
+  } else {
+    char buf[32];
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+  }
+}
+
+// Parameters of one statement, as text (PQexecParams' text format; null: SQL NULL).
+class Params {
+ public:
+  Params& Text(std::string_view v) {
+    values_.emplace_back(std::string(v));
+    return *this;
+  }
+  Params& Int(int64_t v) { return Text(std::to_string(v)); }
+  Params& Real(double v) {
+    std::string text;
+    AppendReal(text, v);
+    return Text(text);
+  }
+  Params& Null() {
+    values_.emplace_back(std::nullopt);
+    return *this;
+  }
+  template <typename T>
+  Params& Opt(const std::optional<T>& v) {
+    return v ? Int(static_cast<int64_t>(*v)) : Null();
+  }
+  std::vector<const char*> Pointers() const {
+    std::vector<const char*> out;
+    for (const auto& v : values_) out.push_back(v ? v->c_str() : nullptr);
+    return out;
+  }
+
+ private:
+  std::vector<std::optional<std::string>> values_;
+};
+
+// The binder BindRun takes: the run's columns are bound in order.
+struct ParamsBinder {
+  Params& p;
+  void Text(int, std::string_view v) { p.Text(v); }
+  void Int(int, int64_t v) { p.Int(v); }
+  void Null(int) { p.Null(); }
+};
+
+// A query's result, cleared when it goes.
+class PgResult {
+ public:
+  PgResult(const pq::Library* lib, pq::Result* res) : lib_(lib), res_(res) {}
+  PgResult(PgResult&& o) noexcept : lib_(o.lib_), res_(std::exchange(o.res_, nullptr)) {}
+  PgResult(const PgResult&) = delete;
+  PgResult& operator=(const PgResult&) = delete;
+  ~PgResult() {
+    if (res_ != nullptr) lib_->clear(res_);
+  }
+  pq::Result* get() const { return res_; }
+  int Rows() const { return lib_->ntuples(res_); }
+  // Row `row` for ReadRun and the row callbacks.
+  struct Row {
+    const PgResult& r;
+    int row;
+    bool IsNull(int c) const { return r.lib_->get_is_null(r.res_, row, c) != 0; }
+    std::string Text(int c) const {
+      return std::string(r.lib_->get_value(r.res_, row, c),
+                         static_cast<size_t>(r.lib_->get_length(r.res_, row, c)));
+    }
+    int64_t Int(int c) const {
+      return std::strtoll(r.lib_->get_value(r.res_, row, c), nullptr, 10);
+    }
+    double Real(int c) const { return std::strtod(r.lib_->get_value(r.res_, row, c), nullptr); }
+    std::optional<int64_t> OptInt(int c) const {
+      if (IsNull(c)) return std::nullopt;
+      return Int(c);
+    }
+    std::string_view Bytes(int c) const {
+      return {r.lib_->get_value(r.res_, row, c),
+              static_cast<size_t>(r.lib_->get_length(r.res_, row, c))};
+    }
+  };
+  Row operator[](int row) const { return {*this, row}; }
+
+ private:
+  const pq::Library* lib_;
+  pq::Result* res_;
+};
+
+// Reads the elements of a one-dimensional bigint[] or double precision[] in PostgreSQL's binary
+// array format (big-endian: dimensions, flags, element type, length and lower bound, then
+// length-prefixed elements); false when it is not one.
+template <typename T>
+bool DecodeArray(std::string_view bytes, std::vector<T>& out) {
+  static_assert(sizeof(T) == 8);
+  size_t at = 0;
+  auto be32 = [&](uint32_t& v) {
+    if (at + 4 > bytes.size()) return false;
+    std::memcpy(&v, bytes.data() + at, 4);
+    v = be32toh(v);
+    at += 4;
+    return true;
+  };
+  uint32_t dims = 0, flags = 0, type = 0, count = 0, lower = 0;
+  if (!be32(dims) || !be32(flags) || !be32(type)) return false;
+  if (dims == 0) return true;
+  if (dims != 1 || !be32(count) || !be32(lower)) return false;
+  out.reserve(out.size() + count);
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t length = 0;
+    if (!be32(length) || length != 8 || at + 8 > bytes.size()) return false;
+    uint64_t raw;
+    std::memcpy(&raw, bytes.data() + at, 8);
+    out.push_back(std::bit_cast<T>(be64toh(raw)));
+    at += 8;
+  }
+  return true;
+}
+
+struct Sample {
+  int64_t t;
+  double value;
+};
+
+// Sorts `samples` by time and keeps the last value written for each time, when they are not
+// already strictly in time order (chunks that overlap: a replayed write).
+void KeepOnePerTime(std::vector<Sample>& samples) {
+  auto later = [](const Sample& a, const Sample& b) { return a.t < b.t; };
+  if (std::adjacent_find(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
+        return a.t >= b.t;
+      }) == samples.end()) {
+    return;
+  }
+  std::stable_sort(samples.begin(), samples.end(), later);
+  size_t kept = 0;
+  for (const Sample& s : samples) {
+    if (kept > 0 && samples[kept - 1].t == s.t) {
+      samples[kept - 1] = s;
+    } else {
+      samples[kept++] = s;
+    }
+  }
+  samples.resize(kept);
+}
+
+class PostgresStore final : public Store {
+ public:
+  PostgresStore(const pq::Library* lib, pq::Conn* conn, std::string uri, bool read_only)
+      : lib_(lib),
+        conn_(conn),
+        uri_(std::move(uri)),
+        location_(RedactedLocation(uri_)),
+        read_only_(read_only) {}
+  ~PostgresStore() override { lib_->finish(conn_); }
+
+  Status Init();
+
+  Status CreateRun(const RunRecord& run) override;
+  Result<int64_t> EnsureSeries(const SeriesRecord& series) override;
+  Status Append(const std::string& run_id, std::span<const SamplePoint> samples,
+                int64_t heartbeat_ns) override;
+  Status FinishRun(const RunRecord& run, const std::map<std::string, double>& totals) override;
+  Status MarkInterrupted(const std::string& run_id, int64_t ended_at_ns) override;
+  Status InTransaction(const std::function<Status()>& body) override;
+  Result<int64_t> InsertScope(const ScopeRecord& scope) override;
+  Status EndScope(int64_t scope_id, int64_t end_ns) override;
+  Status InsertValue(const ValueRecord& value) override;
+  Status PutArtifact(const ArtifactRecord& artifact) override;
+  Result<std::vector<ScopeRecord>> ListScopes(const std::string& run_id) override;
+  Result<std::vector<ValueRecord>> ListValues(const std::string& run_id) override;
+  Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) override;
+  Result<std::vector<RunRecord>> ListRuns() override;
+  Result<RunRecord> GetRun(const std::string& id) override;
+  Result<std::vector<SeriesRecord>> ListSeries(const std::string& run_id) override;
+  Result<std::vector<double>> LoadValues(int64_t series_id, std::vector<int64_t>* times) override;
+  Status ScanSamplesAfter(int64_t series_id, int64_t after_ns, size_t limit,
+                          const std::function<void(int64_t, double)>& visit) override;
+  Result<std::optional<int64_t>> SeriesEnd(int64_t series_id) override;
+  Result<std::optional<int64_t>> LastSampleTime(const std::string& run_id) override;
+  Result<std::map<std::string, double>> LoadTotals(const std::string& run_id) override;
+  const std::string& location() const override { return location_; }
+  const std::string& open_location() const override { return uri_; }
+  bool read_only() const override { return read_only_; }
+  // The server keeps the data wherever this process is: nothing to check or rescue.
+  Status CheckLocation() override { return Status::Ok(); }
+  Status SaveCopyTo(const std::string& path) override {
+    return DatabaseError("cannot save a copy of " + location_ + " to " + path +
+                         ": use pg_dump for PostgreSQL databases");
+  }
+
+ private:
+  // Runs one statement (binary results when `binary`); kDatabase saying what failed. Outside a
+  // transaction, a connection the server dropped (a restart) is opened again first.
+  Result<PgResult> Run(std::string_view sql, const Params& params, std::string_view doing,
+                       bool binary = false);
+  // `res` when it holds a success (or the status `expected`), else kDatabase saying what
+  // failed.
+  Result<PgResult> Checked(PgResult res, std::string_view doing, int expected = -1);
+  Status Exec(std::string_view sql, std::string_view doing) {
+    return Run(sql, Params(), doing).status();
+  }
+  // Several statements in one text (the simple query protocol).
+  Status ExecScript(std::string_view sql, std::string_view doing) {
+    return Checked(PgResult(lib_, lib_->exec(conn_, std::string(sql).c_str())), doing).status();
+  }
+  Status Reconnect();
+  Status Migrate();
+  Status CopySamples(std::span<const SamplePoint> samples);
+  // The samples of a series after `after_ns` from its first `max_chunks` chunks (0: all),
+  // in time order; `all` tells whether no chunk was left out, `last_first` the t_first of the
+  // last chunk read.
+  Status ReadSamples(int64_t series_id, int64_t after_ns, int64_t max_chunks,
+                     std::vector<Sample>& out, bool& all, int64_t& last_first);
+  // Runs a query with one key, calling `row` for each row.
+  template <typename RowFn>
+  Status Query(std::string_view sql, const Params& params, RowFn row) {
+    FP_ASSIGN_OR_RETURN(PgResult res, Run(sql, params, "cannot read"));
+    for (int i = 0; i < res.Rows(); ++i) row(res[i]);
+    return Status::Ok();
+  }
+
+  const pq::Library* lib_;
+  pq::Conn* conn_;
+  std::string uri_;       // as given: may hold a password
+  std::string location_;  // for messages
+  bool read_only_;
+  bool in_transaction_ = false;
+  std::string last_sqlstate_;  // of the last failed statement
+};
+
+// The first line of a libpq message, without its "ERROR:  " prefix.
+std::string OneLine(const char* message) {
+  std::string s = message != nullptr ? message : "";
+  if (s.starts_with("ERROR:  ")) s.erase(0, 8);
+  s = s.substr(0, s.find('\n'));
+  return s.empty() ? "unknown error" : s;
+}
+
+Result<PgResult> PostgresStore::Run(std::string_view sql, const Params& params,
+                                    std::string_view doing, bool binary) {
+  if (!in_transaction_ && lib_->status(conn_) != pq::kConnectionOk) {
+    FP_RETURN_IF_ERROR(Reconnect());
+  }
+  const std::string text(sql);
+  const std::vector<const char*> values = params.Pointers();
+  return Checked(
+      PgResult(lib_, lib_->exec_params(conn_, text.c_str(), static_cast<int>(values.size()),
+                                       nullptr, values.data(), nullptr, nullptr, binary ? 1 : 0)),
+      doing);
+}
+
+Result<PgResult> PostgresStore::Checked(PgResult res, std::string_view doing, int expected) {
+  const int status = res.get() != nullptr ? lib_->result_status(res.get()) : -1;
+  if (expected >= 0 ? status == expected : status == pq::kCommandOk || status == pq::kTuplesOk) {
+    return res;
+  }
+  const char* state =
+      res.get() != nullptr ? lib_->result_error_field(res.get(), pq::kDiagSqlstate) : nullptr;
+  last_sqlstate_ = state != nullptr ? state : "";
+  const char* message = res.get() != nullptr ? lib_->result_error_message(res.get()) : nullptr;
+  return DatabaseError(
+      std::string(doing) + " " + location_ + ": " +
+      OneLine(message != nullptr && *message != '\0' ? message : lib_->error_message(conn_)));
+}
+
+Status PostgresStore::Reconnect() {
+  lib_->reset(conn_);
+  if (lib_->status(conn_) != pq::kConnectionOk) {
+    return DatabaseError("lost the connection to " + location_ +
+                         " and cannot connect again: " + OneLine(lib_->error_message(conn_)));
+  }
+  if (read_only_) return Exec("SET default_transaction_read_only = on", "cannot configure");
+  return Status::Ok();
+}
+
+Status PostgresStore::Init() {
+  if (read_only_)
+    FP_RETURN_IF_ERROR(Exec("SET default_transaction_read_only = on", "cannot configure"));
+  return Migrate();
+}
+
+Status PostgresStore::Migrate() {
+  auto version = [&]() -> Result<int> {
+    // A query of the catalog, not to_regclass: its cache may not yet know of a table another
+    // process created while this one waited for the lock.
+    FP_ASSIGN_OR_RETURN(PgResult exists, Run("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables "
+                                             "WHERE schemaname = current_schema() AND "
+                                             "tablename = 'footprint_schema')",
+                                             Params(), "cannot read"));
+    if (exists[0].Text(0) != "t") return 0;
+    FP_ASSIGN_OR_RETURN(PgResult v,
+                        Run("SELECT max(version) FROM footprint_schema", Params(), "cannot read"));
+    return static_cast<int>(v[0].OptInt(0).value_or(0));
+  };
+  auto check = [&](int v) -> Status {
+    if (v <= kSchemaVersion) return Status::Ok();
+    return DatabaseError(location_ + " was written by a newer footprint (schema v" +
+                         std::to_string(v) + "; this footprint knows up to v" +
+                         std::to_string(kSchemaVersion) + "); upgrade footprint to read it");
+  };
+  FP_ASSIGN_OR_RETURN(int v, version());
+  FP_RETURN_IF_ERROR(check(v));
+  if (v == kSchemaVersion) return Status::Ok();
+  if (read_only_) {
+    return DatabaseError(v == 0 ? "no footprint database at " + location_ +
+                                      "; record a run first (footprint run -o URI -- COMMAND)"
+                                : location_ + " has schema v" + std::to_string(v) +
+                                      " and must be upgraded; open it once with write access");
+  }
+  // Concurrent first runs: one creates the tables while the others wait on the lock.
+  return InTransaction([&]() -> Status {
+    FP_RETURN_IF_ERROR(Exec("SELECT pg_advisory_xact_lock(7368823807)", "cannot lock"));
+    FP_ASSIGN_OR_RETURN(int now, version());
+    FP_RETURN_IF_ERROR(check(now));
+    auto migrations = PostgresMigrations();
+    if (now == 0) {
+      FP_RETURN_IF_ERROR(Exec("CREATE TABLE footprint_schema(version INTEGER NOT NULL)",
+                              "cannot create the schema in"));
+    }
+    for (int i = now; i < kSchemaVersion; ++i) {
+      FP_RETURN_IF_ERROR(
+          ExecScript(migrations[static_cast<size_t>(i)], "cannot create the schema in"));
+    }
+    FP_RETURN_IF_ERROR(Exec("DELETE FROM footprint_schema", "cannot set the version of"));
+    return Run("INSERT INTO footprint_schema VALUES ($1)", Params().Int(kSchemaVersion),
+               "cannot set the version of")
+        .status();
+  });
+}
+
+Status PostgresStore::InTransaction(const std::function<Status()>& body) {
+  if (read_only_) return DatabaseError(location_ + " is open read-only");
+  FP_RETURN_IF_ERROR(Exec("BEGIN", "cannot start a transaction in"));
+  in_transaction_ = true;
+  Status st = body();
+  if (st.ok()) st = Exec("COMMIT", "cannot commit to");
+  in_transaction_ = false;
+  if (!st.ok()) (void)Exec("ROLLBACK", "cannot roll back");
+  return st;
+}
+
+Status PostgresStore::CreateRun(const RunRecord& r) {
+  Params p;
+  ParamsBinder binder{p};
+  BindRun(binder, r);
+  Status st = Run("INSERT INTO runs(" + std::string(kRunColumns) +
+                      ") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17)",
+                  p, "cannot write to")
+                  .status();
+  if (!st.ok() && last_sqlstate_ == "23505") return InvalidArgument("run " + r.id + " exists");
+  return st;
+}
+
+Result<int64_t> PostgresStore::EnsureSeries(const SeriesRecord& r) {
+  FP_ASSIGN_OR_RETURN(
+      PgResult res,
+      Run("INSERT INTO series(run_id, metric, unit, entity, scope_id) VALUES ($1,$2,$3,$4,$5) "
+          "ON CONFLICT (run_id, metric, entity, coalesce(scope_id, -1)) "
+          "DO UPDATE SET unit = excluded.unit RETURNING id",
+          Params().Text(r.run_id).Text(r.metric).Text(r.unit).Text(r.entity).Opt(r.scope_id),
+          "cannot write to"));
+  return res[0].Int(0);
+}
+
+Status PostgresStore::CopySamples(std::span<const SamplePoint> samples) {
+  // One chunk per series: its samples in time order, the last value of a repeated time.
+  std::vector<SamplePoint> sorted(samples.begin(), samples.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const SamplePoint& a, const SamplePoint& b) {
+    return a.series_id != b.series_id ? a.series_id < b.series_id : a.t_ns < b.t_ns;
+  });
+  std::string rows;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t end = i;
+    while (end < sorted.size() && sorted[end].series_id == sorted[i].series_id) ++end;
+    std::string times = "{", values = "{";
+    int64_t last = 0;
+    bool first = true;
+    for (size_t k = i; k < end; ++k) {
+      const bool same_time = !first && sorted[k].t_ns == last;
+      if (same_time) {  // replaces the value just written
+        values.erase(values.rfind(',') + 1);
+      } else {
+        if (!first) times += ',', values += ',';
+        times += std::to_string(sorted[k].t_ns);
+      }
+      AppendReal(values, sorted[k].value);
+      last = sorted[k].t_ns;
+      first = false;
+    }
+    rows += std::to_string(sorted[i].series_id) + '\t' + std::to_string(sorted[i].t_ns) + '\t' +
+            std::to_string(last) + '\t' + times + "}\t" + values + "}\n";
+    i = end;
+  }
+  FP_RETURN_IF_ERROR(
+      Exec("CREATE TEMP TABLE IF NOT EXISTS fp_staging (LIKE sample_chunks) ON COMMIT DELETE ROWS",
+           "cannot write samples to"));
+  FP_RETURN_IF_ERROR(Checked(PgResult(lib_, lib_->exec(conn_, "COPY fp_staging FROM STDIN")),
+                             "cannot write samples to", pq::kCopyIn)
+                         .status());
+  const bool sent = lib_->put_copy_data(conn_, rows.data(), static_cast<int>(rows.size())) == 1 &&
+                    lib_->put_copy_end(conn_, nullptr) == 1;
+  Result<PgResult> copied =
+      Checked(PgResult(lib_, lib_->get_result(conn_)), "cannot write samples to");
+  while (pq::Result* rest = lib_->get_result(conn_)) lib_->clear(rest);
+  if (!sent) {
+    return DatabaseError("cannot write samples to " + location_ + ": " +
+                         OneLine(lib_->error_message(conn_)));
+  }
+  FP_RETURN_IF_ERROR(copied.status());
+  return Exec(
+      "INSERT INTO sample_chunks SELECT * FROM fp_staging ON CONFLICT (series_id, t_first) DO "
+      "UPDATE SET t_last = greatest(sample_chunks.t_last, excluded.t_last), "
+      "t_ns = sample_chunks.t_ns || excluded.t_ns, value = sample_chunks.value || excluded.value",
+      "cannot write samples to");
+}
+
+Status PostgresStore::Append(const std::string& run_id, std::span<const SamplePoint> samples,
+                             int64_t heartbeat_ns) {
+  return InTransaction([&]() -> Status {
+    if (!samples.empty()) FP_RETURN_IF_ERROR(CopySamples(samples));
+    return Run("UPDATE runs SET heartbeat_ns = $1 WHERE id = $2",
+               Params().Int(heartbeat_ns).Text(run_id), "cannot write to")
+        .status();
+  });
+}
+
+Status PostgresStore::FinishRun(const RunRecord& run, const std::map<std::string, double>& totals) {
+  return InTransaction([&]() -> Status {
+    FP_RETURN_IF_ERROR(Run("UPDATE runs SET status = $1, exit_code = $2, started_at_ns = $3, "
+                           "ended_at_ns = $4, meta = $5, heartbeat_ns = $6 WHERE id = $7",
+                           Params()
+                               .Text(RunStatusName(run.status))
+                               .Opt(run.exit_code)
+                               .Int(run.started_at_ns)
+                               .Opt(run.ended_at_ns)
+                               .Text(run.meta_json)
+                               .Opt(run.ended_at_ns)
+                               .Text(run.id),
+                           "cannot write to")
+                           .status());
+    for (const auto& [name, value] : totals) {
+      FP_RETURN_IF_ERROR(Run("INSERT INTO run_totals(run_id, name, value) VALUES ($1,$2,$3) "
+                             "ON CONFLICT (run_id, name) DO UPDATE SET value = excluded.value",
+                             Params().Text(run.id).Text(name).Real(value), "cannot write totals to")
+                             .status());
+    }
+    return Status::Ok();
+  });
+}
+
+Status PostgresStore::MarkInterrupted(const std::string& run_id, int64_t ended_at_ns) {
+  if (read_only_) return Status::Ok();
+  return Run("UPDATE runs SET status = 'interrupted', ended_at_ns = $1 "
+             "WHERE id = $2 AND status = 'running'",
+             Params().Int(ended_at_ns).Text(run_id), "cannot write to")
+      .status();
+}
+
+Result<int64_t> PostgresStore::InsertScope(const ScopeRecord& r) {
+  FP_ASSIGN_OR_RETURN(PgResult res,
+                      Run("INSERT INTO scopes(run_id, parent_id, name, thread, start_ns, end_ns) "
+                          "VALUES ($1,$2,$3,$4,$5,$6) RETURNING id",
+                          Params()
+                              .Text(r.run_id)
+                              .Opt(r.parent_id)
+                              .Text(r.name)
+                              .Int(r.thread)
+                              .Int(r.start_ns)
+                              .Opt(r.end_ns),
+                          "cannot write scopes to"));
+  return res[0].Int(0);
+}
+
+Status PostgresStore::EndScope(int64_t scope_id, int64_t end_ns) {
+  return Run("UPDATE scopes SET end_ns = $1 WHERE id = $2", Params().Int(end_ns).Int(scope_id),
+             "cannot write scopes to")
+      .status();
+}
+
+Status PostgresStore::InsertValue(const ValueRecord& r) {
+  Params p;
+  p.Text(r.run_id).Opt(r.scope_id).Text(r.name).Opt(r.step).Int(r.t_ns);
+  r.value ? p.Real(*r.value) : p.Null();
+  r.data_json.empty() ? p.Null() : p.Text(r.data_json);
+  return Run("INSERT INTO run_values(run_id, scope_id, name, step, t_ns, value, data) "
+             "VALUES ($1,$2,$3,$4,$5,$6,$7)",
+             p, "cannot write values to")
+      .status();
+}
+
+Status PostgresStore::PutArtifact(const ArtifactRecord& r) {
+  return Run("INSERT INTO artifacts(run_id, name, path, sha256, size) VALUES ($1,$2,$3,$4,$5) "
+             "ON CONFLICT (run_id, name) DO UPDATE SET path = excluded.path, "
+             "sha256 = excluded.sha256, size = excluded.size",
+             Params().Text(r.run_id).Text(r.name).Text(r.path).Text(r.sha256).Int(r.size),
+             "cannot write artifacts to")
+      .status();
+}
+
+Result<std::vector<ScopeRecord>> PostgresStore::ListScopes(const std::string& run_id) {
+  std::vector<ScopeRecord> out;
+  FP_RETURN_IF_ERROR(Query(kScopesOfRun, Params().Text(run_id),
+                           [&](const PgResult::Row& s) { out.push_back(ReadScope(s)); }));
+  return out;
+}
+
+Result<std::vector<ValueRecord>> PostgresStore::ListValues(const std::string& run_id) {
+  std::vector<ValueRecord> out;
+  FP_RETURN_IF_ERROR(Query(kValuesOfRun, Params().Text(run_id),
+                           [&](const PgResult::Row& s) { out.push_back(ReadValue(s)); }));
+  return out;
+}
+
+Result<std::vector<ArtifactRecord>> PostgresStore::ListArtifacts(const std::string& run_id) {
+  std::vector<ArtifactRecord> out;
+  FP_RETURN_IF_ERROR(Query(kArtifactsOfRun, Params().Text(run_id),
+                           [&](const PgResult::Row& s) { out.push_back(ReadArtifact(s)); }));
+  return out;
+}
+
+Result<std::vector<RunRecord>> PostgresStore::ListRuns() {
+  std::vector<RunRecord> runs;
+  FP_RETURN_IF_ERROR(
+      Query("SELECT " + std::string(kRunColumns) + " FROM runs ORDER BY started_at_ns, id",
+            Params(), [&](const PgResult::Row& s) { runs.push_back(ReadRun(s)); }));
+  return runs;
+}
+
+Result<RunRecord> PostgresStore::GetRun(const std::string& id) {
+  std::optional<RunRecord> run;
+  FP_RETURN_IF_ERROR(Query("SELECT " + std::string(kRunColumns) + " FROM runs WHERE id = $1",
+                           Params().Text(id), [&](const PgResult::Row& s) { run = ReadRun(s); }));
+  if (!run) return NotFound("no run " + id + " in " + location_);
+  return std::move(*run);
+}
+
+Result<std::vector<SeriesRecord>> PostgresStore::ListSeries(const std::string& run_id) {
+  std::vector<SeriesRecord> out;
+  FP_RETURN_IF_ERROR(Query(kSeriesOfRun, Params().Text(run_id),
+                           [&](const PgResult::Row& s) { out.push_back(ReadSeries(s)); }));
+  return out;
+}
+
+Status PostgresStore::ReadSamples(int64_t series_id, int64_t after_ns, int64_t max_chunks,
+                                  std::vector<Sample>& out, bool& all, int64_t& last_first) {
+  Params p;
+  p.Int(series_id).Int(after_ns);
+  max_chunks > 0 ? p.Int(max_chunks) : p.Null();  // LIMIT NULL: no limit
+  FP_ASSIGN_OR_RETURN(PgResult res, Run("SELECT t_ns, value, t_first FROM sample_chunks "
+                                        "WHERE series_id = $1 AND t_last > $2 "
+                                        "ORDER BY t_first LIMIT $3",
+                                        p, "cannot read", /*binary=*/true));
+  std::vector<int64_t> times;
+  std::vector<double> values;
+  for (int i = 0; i < res.Rows(); ++i) {
+    times.clear();
+    values.clear();
+    if (!DecodeArray(res[i].Bytes(0), times) || !DecodeArray(res[i].Bytes(1), values) ||
+        times.size() != values.size()) {
+      return DatabaseError("a chunk of samples of series " + std::to_string(series_id) + " in " +
+                           location_ + " is not readable");
+    }
+    for (size_t k = 0; k < times.size(); ++k) {
+      if (times[k] > after_ns) out.push_back({times[k], values[k]});
+    }
+    uint64_t first;
+    std::memcpy(&first, res[i].Bytes(2).data(), 8);
+    last_first = static_cast<int64_t>(be64toh(first));
+  }
+  all = max_chunks <= 0 || res.Rows() < max_chunks;
+  KeepOnePerTime(out);
+  return Status::Ok();
+}
+
+Status PostgresStore::ScanSamplesAfter(int64_t series_id, int64_t after_ns, size_t limit,
+                                       const std::function<void(int64_t, double)>& visit) {
+  // With a limit, chunks are read a few at a time, more each round, until the first `limit`
+  // samples are known: no chunk left unread can hold a sample before the limit-th.
+  for (int64_t chunks = limit > 0 ? 16 : 0;; chunks *= 4) {
+    std::vector<Sample> samples;
+    bool all = true;
+    int64_t last_first = 0;
+    FP_RETURN_IF_ERROR(ReadSamples(series_id, after_ns, chunks, samples, all, last_first));
+    const bool enough = limit > 0 && samples.size() >= limit && samples[limit - 1].t <= last_first;
+    if (all || enough) {
+      const size_t n = limit > 0 ? std::min(limit, samples.size()) : samples.size();
+      for (size_t i = 0; i < n; ++i) visit(samples[i].t, samples[i].value);
+      return Status::Ok();
+    }
+  }
+}
+
+Result<std::vector<double>> PostgresStore::LoadValues(int64_t series_id,
+                                                      std::vector<int64_t>* times) {
+  std::vector<double> values;
+  FP_RETURN_IF_ERROR(ScanSamples(series_id, [&](int64_t t, double v) {
+    if (times) times->push_back(t);
+    values.push_back(v);
+  }));
+  return values;
+}
+
+Result<std::optional<int64_t>> PostgresStore::SeriesEnd(int64_t series_id) {
+  std::optional<int64_t> last;
+  FP_RETURN_IF_ERROR(Query("SELECT max(t_last) FROM sample_chunks WHERE series_id = $1",
+                           Params().Int(series_id),
+                           [&](const PgResult::Row& s) { last = s.OptInt(0); }));
+  return last;
+}
+
+Result<std::optional<int64_t>> PostgresStore::LastSampleTime(const std::string& run_id) {
+  std::optional<int64_t> last;
+  FP_RETURN_IF_ERROR(
+      Query("SELECT max(t_last) FROM sample_chunks WHERE series_id IN "
+            "(SELECT id FROM series WHERE run_id = $1)",
+            Params().Text(run_id), [&](const PgResult::Row& s) { last = s.OptInt(0); }));
+  return last;
+}
+
+Result<std::map<std::string, double>> PostgresStore::LoadTotals(const std::string& run_id) {
+  std::map<std::string, double> out;
+  FP_RETURN_IF_ERROR(Query(kTotalsOfRun, Params().Text(run_id),
+                           [&](const PgResult::Row& s) { out[s.Text(0)] = s.Real(1); }));
+  return out;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri,
+                                                 const StoreOptions& options, Env& env) {
+  FP_ASSIGN_OR_RETURN(const pq::Library* lib, pq::Load(env));
+  // The URI's own connect_timeout, if any, wins: it comes after (libpq's expand_dbname).
+  const char* keys[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
+  const char* values[] = {"10", "footprint", uri.c_str(), nullptr};
+  pq::Conn* conn = lib->connectdb_params(keys, values, /*expand_dbname=*/1);
+  if (conn == nullptr) return DatabaseError("cannot connect to " + RedactedLocation(uri));
+  if (lib->status(conn) != pq::kConnectionOk) {
+    std::string why = OneLine(lib->error_message(conn));
+    lib->finish(conn);
+    return DatabaseError("cannot connect to " + RedactedLocation(uri) + ": " + why +
+                         "; check that the server runs and that the URI's host, port, user and "
+                         "database are right (a password: in the URI, ~/.pgpass or PGPASSWORD)");
+  }
+  lib->set_notice_processor(
+      conn, [](void*, const char*) {}, nullptr);
+  auto store = std::make_unique<PostgresStore>(lib, conn, uri, options.read_only);
+  FP_RETURN_IF_ERROR(store->Init());
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace footprint

@@ -1,0 +1,170 @@
+"""The PostgreSQL store against a real server (docs/cluster.md): every command, concurrent
+runs, a server restart in the middle of a 1 ms run, credentials never recorded, bad input."""
+import json
+import re
+import subprocess
+import textwrap
+import time
+import urllib.request
+
+import pytest
+
+from fp_helpers import FOOTPRINT, clean_env, describe, fp, run_ok, show, single_error_line, wl
+
+
+def sample_counts(postgres, uri_db, run_id):
+    """{metric/entity: samples} of a run, counted by the server from the chunks' arrays."""
+    rows = postgres.sql(
+        "SELECT s.metric || '/' || s.entity, sum(cardinality(c.t_ns)) FROM sample_chunks c "
+        f"JOIN series s ON s.id = c.series_id WHERE s.run_id = '{run_id}' GROUP BY 1", uri_db)
+    return {k: int(v) for k, v in rows}
+
+
+def database_of(uri):
+    return uri.split("/")[3].split("?")[0]
+
+
+def test_every_command_works_against_postgres(postgres, pg_uri, tmp_path):
+    db = database_of(pg_uri)
+    # Two runs at once into one database (the first also creates the schema).
+    procs = [subprocess.Popen([FOOTPRINT, "run", "-o", pg_uri, "-q", "-n", f"burn{i}", "-i",
+                               "5ms", "--", wl("burn"), "1", "0.5"], env=clean_env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for i in (1, 2)]
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, f"{out}\n{err}"
+    runs = fp_json("runs", "-o", pg_uri)
+    assert sorted(r["name"] for r in runs) == ["burn1", "burn2"]
+    for run in runs:
+        assert run["status"] == "ok"
+        summary = show(pg_uri, run["id"])
+        # The burner's CPU: about 0.5 s of one core, as the kernel counted it.
+        cpu = summary["totals"]["cpu_user_s"] + summary["totals"]["cpu_system_s"]
+        assert 0.3 < cpu < 0.8, summary["totals"]
+        meta = summary["meta"]["monitor"]
+        counted = sample_counts(postgres, db, run["id"])
+        assert sum(counted.values()) == meta["writer"]["samples_written"] > 0
+        assert sum(counted.values()) == meta["sampler"]["samples"]
+
+    a, b = (r["id"] for r in runs)
+    proc = fp("compare", "-o", pg_uri, a, b)
+    assert proc.returncode == 0 and "cpu" in proc.stdout, describe(proc)
+
+    # export: every sample the server holds, as CSV rows.
+    proc = fp("export", "-o", pg_uri, "-u", a, "--format", "csv", "--out", "-")
+    assert proc.returncode == 0, describe(proc)
+    sample_rows = [row for row in proc.stdout.splitlines() if row.split(",")[1:2] == ["sample"]]
+    assert len(sample_rows) == sum(sample_counts(postgres, db, a).values())
+
+    html = tmp_path / "plot.html"
+    proc = fp("plot", "-o", pg_uri, "-u", a, "--no-menu", "--out", html)
+    assert proc.returncode == 0 and html.stat().st_size > 10_000, describe(proc)
+
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(textwrap.dedent(f"""\
+        experiment: pg
+        workloads:
+          - name: pair
+            runs:
+              - command: {wl("burn")} 1 0.1
+                copies: 2
+        """))
+    proc = fp("experiment", "-o", pg_uri, plan)
+    assert proc.returncode == 0, describe(proc)
+    assert postgres.sql("SELECT count(*) FROM runs WHERE experiment = 'pg' AND status = 'ok'",
+                        db) == [["2"]]
+
+    served = subprocess.Popen([FOOTPRINT, "serve", "-o", pg_uri, "--port", "0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=clean_env())
+    try:
+        url = re.search(r"(http://\S+)", served.stdout.readline()).group(1).rstrip("/")
+        with urllib.request.urlopen(url + "/api/runs", timeout=60) as res:
+            listed = json.load(res)
+        assert len(listed["runs"]) == 4
+    finally:
+        served.terminate()
+        served.communicate(timeout=30)
+
+
+def fp_json(*args):
+    proc = fp(*args, "--json")
+    assert proc.returncode == 0, describe(proc)
+    return json.loads(proc.stdout)
+
+
+def test_server_restart_mid_run_loses_no_sample(postgres, pg_uri):
+    """The server goes down for about a second while a 1 ms run writes: the writer keeps the
+    batch, connects again, and every sample the sampler took is stored exactly once."""
+    db = database_of(pg_uri)
+    run = subprocess.Popen([FOOTPRINT, "run", "-o", pg_uri, "-n", "through-restart", "-i", "1ms",
+                            "--", wl("burn"), "1", "4"], env=clean_env(),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    postgres.stop()
+    time.sleep(1.0)
+    postgres.start()
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 0, f"{out}\n{err}"
+    [record] = fp_json("runs", "-o", pg_uri)
+    summary = show(pg_uri, record["id"])
+    monitor = summary["meta"]["monitor"]
+    assert monitor["writer"]["failed_flushes"] > 0, monitor  # the restart did hit the writer
+    assert monitor["samples_dropped"] == 0 and "incomplete" not in summary["meta"]
+    counted = sum(sample_counts(postgres, db, record["id"]).values())
+    assert counted == monitor["sampler"]["samples"] == monitor["writer"]["samples_written"]
+    assert counted > 3000  # 1 ms for 4 s, several series
+    # Each time once per series: nothing was written twice.
+    [[dupes]] = postgres.sql(
+        "SELECT count(*) FROM (SELECT c.series_id, t FROM sample_chunks c, unnest(c.t_ns) t "
+        "GROUP BY 1, 2 HAVING count(*) > 1) d", db)
+    assert dupes == "0"
+
+
+def test_credentials_are_never_printed_or_recorded(postgres, pg_uri, tmp_path):
+    db = database_of(pg_uri)
+    postgres.sql("CREATE ROLE secret LOGIN PASSWORD 'hunter2-pw'", db)
+    postgres.sql(f"GRANT ALL ON DATABASE {db} TO secret; ALTER DATABASE {db} OWNER TO secret", db)
+    uri = postgres.uri(db, "secret", "hunter2-pw")
+    proc = fp("run", "-o", uri, "-n", "with-password", "--", "sh", "-c", 'echo "$FOOTPRINT_DB"')
+    assert proc.returncode == 0, describe(proc)
+    # The measured command gets the URI it needs (the Python API inside it connects with it)...
+    assert uri in proc.stdout
+    # ...and footprint says where the run went without the password.
+    assert "hunter2" not in proc.stderr and "secret@" in proc.stderr, proc.stderr
+    [row] = postgres.sql("SELECT meta || command || cwd FROM runs", db)
+    assert "hunter2" not in row[0]
+    for args in (("show", "--json"), ("runs",), ("export", "--format", "json", "--out", "-")):
+        proc = fp(*args[:1], "-o", uri, *args[1:])
+        assert proc.returncode == 0 and "hunter2" not in proc.stdout + proc.stderr, describe(proc)
+    html = tmp_path / "p.html"
+    assert fp("plot", "-o", uri, "--no-menu", "--out", html).returncode == 0
+    assert "hunter2" not in html.read_text()
+    # A wrong password: one line, exit 3 (database), and not the password tried either.
+    proc = fp("runs", "-o", postgres.uri(db, "secret", "wrong-pw-77"))
+    line = single_error_line(proc)
+    assert proc.returncode == 3 and "password authentication failed" in line, describe(proc)
+    assert "wrong-pw-77" not in line and "secret@" in line
+
+
+def test_unreachable_server_and_newer_schema_are_one_line(postgres, pg_uri, tmp_path):
+    proc = fp("run", "-o", f"postgresql://postgres@/nowhere?host={tmp_path}", "--", "true")
+    line = single_error_line(proc)
+    assert proc.returncode == 125 and line.startswith("footprint: cannot connect to"), describe(proc)
+    assert "check that the server runs" in line
+
+    db = database_of(pg_uri)
+    run_ok(pg_uri, ["true"])
+    postgres.sql("UPDATE footprint_schema SET version = 99", db)
+    before = postgres.sql("SELECT count(*) FROM runs", db)
+    proc = fp("run", "-o", pg_uri, "--", "true")
+    line = single_error_line(proc)
+    assert proc.returncode == 125 and "written by a newer footprint (schema v99" in line, line
+    assert postgres.sql("SELECT count(*) FROM runs", db) == before  # nothing written
+
+
+def test_missing_libpq_is_one_line(pg_uri):
+    proc = fp("runs", "-o", pg_uri, env=clean_env(FOOTPRINT_PQ_LIBRARY="/nonexistent/libpq.so.5"))
+    line = single_error_line(proc)
+    assert proc.returncode != 0 and "libpq" in line and "apt-get install libpq5" in line, line
