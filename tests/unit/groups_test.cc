@@ -29,7 +29,7 @@ RunRecord MakeRun(std::string id, std::string name, std::string group, int repet
 const std::string kG1 = "11111111-0000-4000-8000-000000000000";
 const std::string kG2 = "11112222-0000-4000-8000-000000000000";
 
-std::vector<RunRecord> Runs() {
+std::vector<RunRecord> GroupedRuns() {
   return {MakeRun("aaaa0001-0000-4000-8000-000000000000", "bench", kG1, -1),
           MakeRun("aaaa0002-0000-4000-8000-000000000000", "bench", kG1, 1),
           MakeRun("aaaa0003-0000-4000-8000-000000000000", "bench", kG1, 2),
@@ -39,7 +39,7 @@ std::vector<RunRecord> Runs() {
 }
 
 TEST(ResolveRunSet, GroupsByIdPrefixLastAndRun) {
-  auto runs = Runs();
+  auto runs = GroupedRuns();
   auto g1 = ResolveRunSet(runs, "group:" + kG1);
   ASSERT_TRUE(g1.ok());
   EXPECT_EQ(g1->group_id, kG1);
@@ -80,7 +80,7 @@ TEST(ResolveRunSet, GroupsByIdPrefixLastAndRun) {
 }
 
 TEST(ResolveRunSet, RunsJoinedByPlusAreOneSet) {
-  auto runs = Runs();
+  auto runs = GroupedRuns();
   runs.push_back(MakeRun("eeee0001-0000-4000-8000-000000000000", "c++", "", 0));
   auto picked = ResolveRunSet(runs, "aaaa0002+cccc0002 + aaaa0002");
   ASSERT_TRUE(picked.ok()) << picked.status().message();
@@ -101,7 +101,7 @@ TEST(ResolveRunSet, RunsJoinedByPlusAreOneSet) {
 }
 
 TEST(ResolveRunSet, Errors) {
-  auto runs = Runs();
+  auto runs = GroupedRuns();
   auto ambiguous = ResolveRunSet(runs, "group:1111");
   ASSERT_FALSE(ambiguous.ok());
   EXPECT_EQ(ambiguous.status().code(), StatusCode::kInvalidArgument);

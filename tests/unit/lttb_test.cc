@@ -45,7 +45,7 @@ TEST(LttbTest, RegularSeriesGiveExactlyMaxPointsWithFirstAndLast) {
     for (size_t max_points : {3, 10, 100, 4000}) {
       if (max_points >= n) continue;
       std::vector<size_t> kept = Lttb(s.t, s.v, max_points);
-      SCOPED_TRACE(testing::Message() << "n=" << n << " max_points=" << max_points);
+      SCOPED_TRACE(::testing::Message() << "n=" << n << " max_points=" << max_points);
       ASSERT_EQ(kept.size(), max_points);
       EXPECT_EQ(kept.front(), 0u);
       EXPECT_EQ(kept.back(), n - 1);
