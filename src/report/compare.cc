@@ -13,10 +13,6 @@ namespace {
 
 using json = nlohmann::json;
 
-json Optional(const std::optional<double>& v) {
-  return v && std::isfinite(*v) ? json(*v) : json(nullptr);
-}
-
 FigureChange Change(const FigureStats& base, const FigureStats& other,
                     const CompareOptions& options) {
   FigureChange c;
@@ -39,19 +35,19 @@ json StatsJson(const FigureStats& f) {
   const Description& d = f.stats;
   return {{"n", d.n},
           {"mean", d.mean},
-          {"sd", Optional(d.sd)},
+          {"sd", NumberOrNull(d.sd)},
           {"median", d.median},
           {"min", d.min},
           {"max", d.max},
-          {"ci95_low", Optional(d.ci_low)},
-          {"ci95_high", Optional(d.ci_high)},
+          {"ci95_low", NumberOrNull(d.ci_low)},
+          {"ci95_high", NumberOrNull(d.ci_high)},
           {"outliers", d.outliers.size()}};
 }
 
 json ChangeJson(const FigureChange& c) {
-  json out = {{"ratio", Optional(c.ratio)},
-              {"ratio_sd", Optional(c.ratio_sd)},
-              {"relative", Optional(c.relative)},
+  json out = {{"ratio", NumberOrNull(c.ratio)},
+              {"ratio_sd", NumberOrNull(c.ratio_sd)},
+              {"relative", NumberOrNull(c.relative)},
               {"method", c.method},
               {"statistic", nullptr},
               {"df", nullptr},
@@ -59,8 +55,8 @@ json ChangeJson(const FigureChange& c) {
               {"exact", nullptr},
               {"significant", c.significant ? json(*c.significant) : json(nullptr)}};
   if (c.test) {
-    out["statistic"] = Optional(c.test->statistic);
-    out["df"] = Optional(c.test->df);
+    out["statistic"] = NumberOrNull(c.test->statistic);
+    out["df"] = NumberOrNull(c.test->df);
     out["p_value"] = c.test->p_value;
     out["exact"] = c.test->exact;
   }

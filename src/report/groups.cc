@@ -94,8 +94,6 @@ Result<RunSet> ResolveGroup(const std::vector<RunRecord>& runs, std::string_view
   return GroupOf(runs, run->group_id, spec);
 }
 
-json Optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
 json RunBrief(const RunRecord& r, const std::map<std::string, double>& durations) {
   auto it = durations.find(r.id);
   json duration = it == durations.end() ? json(nullptr) : json(it->second);
@@ -279,14 +277,14 @@ std::string SetSummaryJson(const SetSummary& s, int indent) {
                        {"headline", f.headline},
                        {"n", d.n},
                        {"mean", d.mean},
-                       {"sd", Optional(d.sd)},
+                       {"sd", NumberOrNull(d.sd)},
                        {"median", d.median},
                        {"min", d.min},
                        {"max", d.max},
                        {"q1", d.q1},
                        {"q3", d.q3},
-                       {"ci95_low", Optional(d.ci_low)},
-                       {"ci95_high", Optional(d.ci_high)},
+                       {"ci95_low", NumberOrNull(d.ci_low)},
+                       {"ci95_high", NumberOrNull(d.ci_high)},
                        {"outliers", outliers},
                        {"values", f.values}};
     order.push_back(f.name);

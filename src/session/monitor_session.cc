@@ -13,7 +13,7 @@ namespace {
 
 double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; }
 
-double CpuSeconds(const rusage& ru) { return Seconds(ru.ru_utime) + Seconds(ru.ru_stime); }
+double RusageCpuSeconds(const rusage& ru) { return Seconds(ru.ru_utime) + Seconds(ru.ru_stime); }
 
 }  // namespace
 
@@ -81,7 +81,8 @@ void MonitorSession::Stop() {
 }
 
 double MonitorSession::threads_cpu_s() const {
-  return static_cast<double>(sampler_.stats().cpu_ns) / 1e9 + CpuSeconds(writer_.stats().usage);
+  return static_cast<double>(sampler_.stats().cpu_ns) / 1e9 +
+         RusageCpuSeconds(writer_.stats().usage);
 }
 
 void MonitorSession::Finish(ProbeFindings& findings) {
@@ -91,7 +92,7 @@ void MonitorSession::Finish(ProbeFindings& findings) {
   if (options_.owns_process) {
     rusage self;
     ::getrusage(RUSAGE_SELF, &self);
-    totals["monitor_cpu_s"] = CpuSeconds(self) - CpuSeconds(self_at_start_);
+    totals["monitor_cpu_s"] = RusageCpuSeconds(self) - RusageCpuSeconds(self_at_start_);
     // VmHWM, not ru_maxrss: the kernel starts a process's ru_maxrss at its parent's resident
     // size when it was started with vfork/posix_spawn (as Python's subprocess does), so
     // ru_maxrss could report the parent's memory as footprint's; and only VmHWM can be reset.

@@ -7,7 +7,9 @@
 #ifndef FOOTPRINT_UTIL_JSON_TEXT_H_
 #define FOOTPRINT_UTIL_JSON_TEXT_H_
 
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 namespace footprint {
@@ -15,6 +17,12 @@ namespace footprint {
 // `j` as JSON text, indented by `indent` spaces per level (-1: one line).
 inline std::string JsonText(const nlohmann::json& j, int indent = -1) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// A figure for JSON: its value, or null when there is none (or it is not finite, which JSON
+// cannot hold).
+inline nlohmann::json NumberOrNull(const std::optional<double>& v) {
+  return v && std::isfinite(*v) ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
 }  // namespace footprint

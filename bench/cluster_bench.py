@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""The PostgreSQL store against its targets (issue "Beyond one machine"), each next to a
+baseline measured in the same run, on a throwaway server (tests/cluster/pg_server.py):
+
+1. ingest: 32 runs writing at once through Store::Append (fp_store_ingest), every sample
+   counted back; baseline: the same load into one SQLite file;
+2. reading a run of 10 M samples: `footprint show` and `footprint plot` from PostgreSQL;
+   baseline: the same run in SQLite;
+3. bytes per sample: footprint's chunks against MLflow's metrics table (its schema as
+   mlflow/store/tracking/dbmodels/models.py declares it) loaded with the same samples.
+
+Writes its section of docs/performance.md (between the cluster-bench markers) or prints it:
+
+    /usr/bin/python3 bench/cluster_bench.py --build build [--out -]
+"""
+import argparse
+import json
+import os
+import pathlib
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "cluster"))
+from pg_server import Postgres  # noqa: E402
+
+BEGIN, END = "<!-- begin cluster-bench -->", "<!-- end cluster-bench -->"
+
+# MLflow's metrics table, as its SQLAlchemy model declares it (PostgreSQL types).
+MLFLOW_METRICS = """
+CREATE TABLE metrics (
+  key VARCHAR(250) NOT NULL, value DOUBLE PRECISION NOT NULL, timestamp BIGINT NOT NULL,
+  step BIGINT NOT NULL DEFAULT 0, is_nan BOOLEAN NOT NULL DEFAULT false,
+  run_uuid VARCHAR(32) NOT NULL,
+  CONSTRAINT metric_pk PRIMARY KEY (key, timestamp, step, run_uuid, value, is_nan));
+CREATE INDEX index_metrics_run_uuid ON metrics (run_uuid);
+"""
+
+
+def ingest(binary, location, runs, series, samples, batch):
+    out = subprocess.run([binary, location, str(runs), str(series), str(samples), str(batch)],
+                         capture_output=True, text=True, timeout=1800)
+    if out.returncode != 0:
+        sys.exit(f"fp_store_ingest {location}: {out.stderr}")
+    return json.loads(out.stdout)
+
+
+def timed(cmd):
+    """(wall seconds, CPU seconds of the child) of one command."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(cmd)}: {proc.stderr}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def best_of(n, cmd):
+    return min((timed(cmd) for _ in range(n)), key=lambda r: r[0])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=str(ROOT / "build"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "performance.md"),
+                    help="the Markdown file whose cluster-bench section is rewritten ('-': print)")
+    ap.add_argument("--quick", action="store_true", help="1 M samples instead of 10 M")
+    args = ap.parse_args()
+    build = pathlib.Path(args.build)
+    fp, ingest_bin = str(build / "footprint"), str(build / "bench" / "fp_store_ingest")
+    long_samples = 100_000 if args.quick else 1_000_000  # per series, 10 series
+    server = Postgres()
+    tmp = tempfile.mkdtemp(prefix="fp-cluster-bench-")
+    try:
+        # 1. Ingest: 32 runs x 10 series x 10,000 samples, 500 per series per write.
+        pg_ingest, sqlite_ingest = [], []
+        for rep in range(3):
+            pg_ingest.append(ingest(ingest_bin, server.create_database(f"ingest{rep}"),
+                                    32, 10, 10_000, 500))
+            sqlite_ingest.append(ingest(ingest_bin, f"{tmp}/ingest{rep}.db", 32, 10, 10_000, 500))
+        # 2. One run of 10 x long_samples, written as footprint's writer would.
+        pg_long = server.create_database("long")
+        long_db = f"{tmp}/long.db"
+        pg_write = ingest(ingest_bin, pg_long, 1, 10, long_samples, 500)
+        sqlite_write = ingest(ingest_bin, long_db, 1, 10, long_samples, 500)
+        run_id = pg_write["run_ids"][0]
+        reads = {}
+        for name, db in (("PostgreSQL", pg_long), ("SQLite", long_db)):
+            reads[name] = {
+                "show": best_of(3, [fp, "show", "-o", db, run_id]),
+                "plot": best_of(3, [fp, "plot", "-o", db, "-u", run_id, "--no-menu", "--out",
+                                    f"{tmp}/plot.html"]),
+            }
+        # 3. Bytes per sample: the same first 100,000 samples of each series in MLflow's table.
+        samples = pg_write["samples"]
+        [[chunk_bytes]] = server.sql("SELECT pg_total_relation_size('sample_chunks')", "long")
+        server.sql(MLFLOW_METRICS, "long")
+        server.sql(
+            "INSERT INTO metrics (key, value, timestamp, step, run_uuid) "
+            "SELECT 'system/' || s.metric, v, t / 1000000, row_number() OVER "
+            "(PARTITION BY s.id ORDER BY t), replace(s.run_id, '-', '') "
+            "FROM sample_chunks c JOIN series s ON s.id = c.series_id, "
+            "unnest(c.t_ns, c.value) AS u(t, v) WHERE t <= 100000::bigint * 1000000", "long")
+        [[mlflow_rows]] = server.sql("SELECT count(*) FROM metrics", "long")
+        [[mlflow_bytes]] = server.sql("SELECT pg_total_relation_size('metrics')", "long")
+        sizes = {
+            "footprint, PostgreSQL (chunks)": int(chunk_bytes) / samples,
+            "footprint, SQLite": os.path.getsize(long_db) / samples,
+            "MLflow's metrics table, PostgreSQL": int(mlflow_bytes) / int(mlflow_rows),
+        }
+    finally:
+        server.close()
+        subprocess.run(["rm", "-rf", tmp])
+    text = report(pg_ingest, sqlite_ingest, pg_write, sqlite_write, reads, sizes, long_samples)
+    if args.out == "-":
+        print(text)
+        return
+    doc = pathlib.Path(args.out).read_text()
+    block = f"{BEGIN}\n{text}\n{END}"
+    if BEGIN in doc:
+        doc = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, doc, flags=re.S)
+    else:
+        doc = doc.rstrip() + "\n\n" + block + "\n"
+    pathlib.Path(args.out).write_text(doc)
+    print(text)
+
+
+def median(values):
+    values = sorted(values)
+    return values[len(values) // 2]
+
+
+def report(pg_ingest, sqlite_ingest, pg_write, sqlite_write, reads, sizes, long_samples):
+    rate = lambda runs: median(r["samples_per_s"] for r in runs)  # noqa: E731
+    lost = sum(r["lost"] for r in pg_ingest + sqlite_ingest + [pg_write, sqlite_write])
+    total = 10 * long_samples
+    lines = [
+        "## PostgreSQL store (`bench/cluster_bench.py`)",
+        "",
+        f"Measured {time.strftime('%Y-%m-%d')} on this machine with a throwaway PostgreSQL "
+        "(`fsync=off`, socket only, `tests/cluster/pg_server.py`); every figure next to SQLite "
+        "measured in the same run. Reproduce: `/usr/bin/python3 bench/cluster_bench.py "
+        "--build build`.",
+        "",
+        "| what | PostgreSQL | SQLite (baseline) | target |",
+        "|---|---|---|---|",
+        f"| ingest, 32 runs writing at once (3.2 M samples, median of 3) | "
+        f"{rate(pg_ingest) / 1e3:.0f} k samples/s | {rate(sqlite_ingest) / 1e3:.0f} k samples/s "
+        "| ≥ 200 k samples/s, nothing lost |",
+        f"| samples lost (read back and counted) | {lost} | | 0 |",
+        f"| writing one run of {total / 1e6:.0f} M samples | {pg_write['seconds']:.1f} s | "
+        f"{sqlite_write['seconds']:.1f} s | |",
+    ]
+    for what, target in (("show", "< 2 s"), ("plot", "< 2 s")):
+        pg, lite = reads["PostgreSQL"][what], reads["SQLite"][what]
+        lines.append(f"| `footprint {what}` of that run (wall, CPU; best of 3) | {pg[0]:.2f} s, "
+                     f"{pg[1]:.2f} s | {lite[0]:.2f} s, {lite[1]:.2f} s | {target} |")
+    lines += [
+        "",
+        "| bytes per sample (the same samples) | bytes |",
+        "|---|---|",
+    ]
+    lines += [f"| {name} | {value:.1f} |" for name, value in sizes.items()]
+    lines += [
+        "",
+        "MLflow writes one row per value (key, value, timestamp, step, is_nan, run_uuid) under a "
+        "six-column primary key and a run index; footprint's PostgreSQL store writes one row per "
+        "series per flush with the times and values as arrays (docs/cluster.md).",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
