@@ -16,6 +16,7 @@
 #include "footprint/groups.h"
 #include "footprint/report.h"
 #include "run/run_metadata.h"
+#include "run/slurm.h"
 #include "store/reconcile.h"
 #include "util/clock.h"
 #include "util/json_text.h"
@@ -208,6 +209,9 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
   if (meta.contains("git")) {
     out << "git      " << meta["git"].value("commit", "")
         << (meta["git"].value("dirty", false) ? " (dirty)" : "") << "\n";
+  }
+  if (meta.contains("slurm") && meta["slurm"].is_object()) {
+    out << "slurm    " << Inert(SlurmJobText(meta["slurm"])) << "\n";
   }
   PrintExperiment(meta, out);
   json sources = meta.value("sources", json::object());

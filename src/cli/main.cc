@@ -26,7 +26,9 @@ int Fail(const Status& status) {
 
 void AddDbOption(CLI::App& cmd, std::string& db) {
   db = DefaultStoreLocation();
-  cmd.add_option("-o,--db", db, "database file (default: $FOOTPRINT_DB or ./footprint.db)");
+  cmd.add_option("-o,--db", db,
+                 "database: a file, or a postgresql:// URI (default: $FOOTPRINT_DB or "
+                 "./footprint.db)");
 }
 
 int Main(int argc, char** argv) {

@@ -7,7 +7,9 @@
 
 #include <cstdio>
 #include <regex>
+#include <utility>
 
+#include "run/slurm.h"
 #include "util/clock.h"
 #include "util/file.h"
 #include "util/proc_parse.h"
@@ -143,6 +145,7 @@ RunRecord NewRunRecord(const std::vector<std::string>& command, std::string name
           {"hardware", HardwareInfo()},
           {"monitor", MonitorIdentity()},
           {"footprint_version", FootprintVersion()}};
+  if (json slurm = SlurmJob(Env::Default()); !slurm.is_null()) meta["slurm"] = std::move(slurm);
   if (record_git) {
     json git = GitInfo(run.cwd);
     if (!git.is_null()) meta["git"] = git;

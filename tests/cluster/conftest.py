@@ -1,6 +1,6 @@
-"""Tests of footprint against real servers it works with on clusters: a throwaway PostgreSQL
-(initdb into a temporary folder, a private socket, run as the postgres user), started and
-stopped here.
+"""Tests of footprint against real servers it works with on clusters, started and stopped
+here: a throwaway PostgreSQL (pg_server.py: initdb into a temporary folder, a private socket,
+run as the postgres user) and a one-node Slurm (slurm_server.py).
 
 Run from CTest (tests/CMakeLists.txt) or by hand:
 
@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from pg_server import Postgres, server_bin
+from slurm_server import Slurm
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 import fp_helpers  # noqa: E402
@@ -39,3 +40,15 @@ def pg_uri(postgres, request):
     """A new, empty database for one test."""
     name = "t_" + request.node.name.lower().replace("[", "_").replace("]", "")[:40]
     return postgres.create_database(name)
+
+
+@pytest.fixture(scope="session")
+def slurm():
+    """A one-node Slurm cluster of its own (tests/cluster/slurm_server.py)."""
+    if os.geteuid() != 0:
+        pytest.skip("a Slurm cluster of its own needs root (slurmd runs tasks as their user)")
+    if shutil.which("slurmctld") is None or shutil.which("munged") is None:
+        pytest.fail("Slurm is not installed: run scripts/setup (Debian: slurm-wlm munge)")
+    cluster = Slurm()
+    yield cluster
+    cluster.close()

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include "fake_env.h"
+#include "run/slurm.h"
+
 namespace footprint {
 namespace {
 
@@ -22,6 +25,37 @@ TEST(DefaultRunName, TheProgramOrTheScriptAnInterpreterRuns) {
   EXPECT_EQ(DefaultRunName({"Rscript", "fit.R"}), "fit.R");
   EXPECT_EQ(DefaultRunName({"pythonic", "x.py"}), "pythonic");  // only whole names match
   EXPECT_EQ(DefaultRunName({}), "program");
+}
+
+// The variables are those slurmd sets for a task of an srun step (real values are checked
+// against a running Slurm in tests/cluster/test_slurm.py).
+TEST(SlurmJob, TheStepTaskAndNodeOfARun) {
+  FakeEnv env;
+  EXPECT_TRUE(SlurmJob(env).is_null());  // not in a job
+  env.vars = {{"SLURM_JOB_ID", "42"},
+              {"SLURM_STEP_ID", "0"},
+              {"SLURM_JOB_NODELIST", "n[01-02]"},
+              {"SLURM_JOB_NUM_NODES", "2"},
+              {"SLURMD_NODENAME", "n02"},
+              {"SLURM_NODEID", "1"},
+              {"SLURM_NTASKS", "8"},
+              {"SLURM_STEP_NUM_TASKS", "4"},
+              {"SLURM_TASKS_PER_NODE", "4(x2)"},
+              {"SLURM_STEP_TASKS_PER_NODE", "2(x2)"},
+              {"SLURM_PROCID", "3"},
+              {"SLURM_LOCALID", "1"},
+              {"SLURM_STEP_GPUS", "2,3"}};
+  nlohmann::json slurm = SlurmJob(env);
+  EXPECT_EQ(slurm["job_id"], 42);
+  EXPECT_EQ(slurm["step_id"], 0);
+  EXPECT_EQ(slurm["nodes"], "n[01-02]");
+  EXPECT_EQ(slurm["tasks"], 4);                 // the step's, not the job's
+  EXPECT_EQ(slurm["tasks_per_node"], "2(x2)");  // text Slurm writes, kept as is
+  EXPECT_EQ(slurm["gpus"], nlohmann::json::array({2, 3}));
+  EXPECT_EQ(SlurmJobText(slurm), "job 42 step 0, task 3 of 4 on n02 (node 1 of 2), gpus [2,3]");
+  // A batch script: no step id; an older Slurm's SLURM_JOBID.
+  env.vars = {{"SLURM_JOBID", "7"}};
+  EXPECT_EQ(SlurmJob(env), (nlohmann::json{{"job_id", 7}, {"step_id", "batch"}}));
 }
 
 }  // namespace

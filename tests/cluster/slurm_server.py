@@ -1,0 +1,107 @@
+"""A one-node Slurm cluster of its own for the cluster tests: munged on a private socket and key,
+slurmctld and slurmd on free ports, state and logs in a temporary folder, no accounting
+database (sstat works without one). Needs root (slurmd runs the tasks as their user) and
+Debian's slurm-wlm and munge."""
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Slurm:
+    def __init__(self, cpus=2):
+        self.root = tempfile.mkdtemp(prefix="fp-slurm-")
+        os.chmod(self.root, 0o755)
+        self.node = socket.gethostname()
+        self.munge_socket = os.path.join(self.root, "munge.socket")
+        key = os.path.join(self.root, "munge.key")
+        with open(key, "wb") as f:
+            f.write(os.urandom(1024))
+        os.chmod(key, 0o400)
+        self.conf = os.path.join(self.root, "slurm.conf")
+        with open(self.conf, "w") as f:
+            f.write(f"""ClusterName=fp
+SlurmctldHost={self.node}
+SlurmctldPort={free_port()}
+SlurmdPort={free_port()}
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket={self.munge_socket}
+StateSaveLocation={self.root}/state
+SlurmdSpoolDir={self.root}/spool
+SlurmctldPidFile={self.root}/slurmctld.pid
+SlurmdPidFile={self.root}/slurmd.pid
+SlurmctldLogFile={self.root}/slurmctld.log
+SlurmdLogFile={self.root}/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=1
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+ReturnToService=2
+NodeName={self.node} CPUs={cpus} State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+""")
+        for sub in ("state", "spool"):
+            os.makedirs(os.path.join(self.root, sub))
+        self.env = dict(os.environ, SLURM_CONF=self.conf)
+        self._daemon(["munged", "--force", f"--socket={self.munge_socket}", f"--key-file={key}",
+                      f"--pid-file={self.root}/munged.pid", f"--log-file={self.root}/munged.log",
+                      f"--seed-file={self.root}/munged.seed"])
+        self._daemon(["slurmctld", "-f", self.conf])
+        self._daemon(["slurmd", "-f", self.conf])
+        self._wait_idle()
+
+    def _daemon(self, cmd):
+        proc = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, f"{cmd[0]}: {proc.stdout}{proc.stderr}{self.logs()}"
+
+    def logs(self):
+        out = ""
+        for name in ("slurmctld.log", "slurmd.log", "munged.log"):
+            path = os.path.join(self.root, name)
+            if os.path.exists(path):
+                with open(path) as f:
+                    out += f"\n--- {name}\n" + f.read()[-3000:]
+        return out
+
+    def _wait_idle(self, timeout_s=60):
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            proc = subprocess.run(["sinfo", "-h", "-o", "%T"], env=self.env, capture_output=True,
+                                  text=True)
+            if proc.stdout.strip() == "idle":
+                return
+            time.sleep(0.2)
+        raise AssertionError("Slurm did not become idle" + self.logs())
+
+    def run(self, *cmd, **kw):
+        """Runs a Slurm command (srun, sbatch, sstat, ...) against this cluster."""
+        env = dict(self.env, **kw.pop("env", {}))
+        return subprocess.run(list(map(str, cmd)), env=env, capture_output=True, text=True,
+                              timeout=kw.pop("timeout", 120), **kw)
+
+    def close(self):
+        for pid_file in ("slurmd.pid", "slurmctld.pid", "munged.pid"):
+            path = os.path.join(self.root, pid_file)
+            try:
+                with open(path) as f:
+                    os.kill(int(f.read().strip()), 15)
+            except (OSError, ValueError):
+                pass
+        time.sleep(0.5)
+        shutil.rmtree(self.root, ignore_errors=True)
