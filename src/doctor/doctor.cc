@@ -14,6 +14,7 @@
 #include "probe/perf_probe.h"
 #include "probe/rapl_probe.h"
 #include "run/run_metadata.h"
+#include "store/libpq.h"
 #include "util/file.h"
 #include "util/proc_parse.h"
 #include "util/strings.h"
@@ -219,7 +220,21 @@ std::vector<DoctorCheck> RunDoctor() {
   {
     DoctorCheck c{"database", true, "", "storage of runs"};
     c.detail = "SQLite " + std::string(sqlite3_libversion()) + ", schema v" +
-               std::to_string(kSchemaVersion) + ", default " + DefaultStoreLocation();
+               std::to_string(kSchemaVersion) + ", default " +
+               RedactedLocation(DefaultStoreLocation());
+    checks.push_back(c);
+  }
+  {
+    DoctorCheck c{"postgresql", false, "", "postgresql:// databases (docs/cluster.md)"};
+    auto lib = pq::Load(Env::Default());
+    c.ok = lib.ok();
+    if (c.ok) {
+      const int version = (*lib)->lib_version();
+      c.detail = "libpq " + std::to_string(version / 10000) + "." +
+                 std::to_string(version % 10000) + " loads; it is used only for such a URI";
+    } else {
+      c.detail = lib.status().message();
+    }
     checks.push_back(c);
   }
   return checks;

@@ -43,7 +43,7 @@ footprint::Result<const Library*> LoadOnce(Env& env) {
       Resolve(handle, "PQputCopyData", lib.put_copy_data) &&
       Resolve(handle, "PQputCopyEnd", lib.put_copy_end) &&
       Resolve(handle, "PQgetResult", lib.get_result) &&
-      Resolve(handle, "PQsslInUse", lib.ssl_in_use);
+      Resolve(handle, "PQlibVersion", lib.lib_version);
   if (!all) {
     return Unsupported(path + " is not a usable libpq (it lacks " + ::dlerror() +
                        "); install Debian's libpq5");

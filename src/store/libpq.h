@@ -52,7 +52,7 @@ struct Library {
   int (*put_copy_data)(Conn*, const char* buffer, int bytes);
   int (*put_copy_end)(Conn*, const char* error);
   Result* (*get_result)(Conn*);
-  int (*ssl_in_use)(Conn*);
+  int (*lib_version)();  // e.g. 150018 for 15.18
 };
 
 // libpq, loaded on first use; kUnsupported saying what to install when it cannot be.

@@ -177,3 +177,14 @@ def test_missing_libpq_is_one_line(pg_uri):
     proc = fp("runs", "-o", pg_uri, env=clean_env(FOOTPRINT_PQ_LIBRARY="/nonexistent/libpq.so.5"))
     line = single_error_line(proc)
     assert proc.returncode != 0 and "libpq" in line and "apt-get install libpq5" in line, line
+
+
+def test_doctor_says_whether_postgresql_databases_work():
+    checks = {c["check"]: c for c in fp_json("doctor")}
+    pg = checks["postgresql"]
+    installed = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "libpq5"],
+                               capture_output=True, text=True).stdout  # e.g. 15.18-0+deb12u1
+    assert pg["ok"] and f"libpq {installed.split('-')[0]} loads" in pg["detail"], pg
+    proc = fp("doctor", "--json", env=clean_env(FOOTPRINT_PQ_LIBRARY="/nonexistent/libpq.so.5"))
+    pg = {c["check"]: c for c in json.loads(proc.stdout)}["postgresql"]
+    assert not pg["ok"] and "apt-get install libpq5" in pg["detail"], pg
