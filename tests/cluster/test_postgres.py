@@ -11,6 +11,7 @@ import urllib.request
 import pytest
 
 from fp_helpers import FOOTPRINT, clean_env, describe, fp, run_ok, show, single_error_line, wl
+from test_import import UUID as UMLAUT_UUID, make_umlaut_db
 
 
 def sample_counts(postgres, uri_db, run_id):
@@ -95,6 +96,17 @@ def test_every_command_works_against_postgres(postgres, pg_uri, tmp_path):
     finally:
         served.terminate()
         served.communicate(timeout=30)
+
+    # import: an UMLAUT database through both stores gives the same run, once however often.
+    umlaut = tmp_path / "umlaut.db"
+    make_umlaut_db(str(umlaut))
+    for _ in range(2):
+        proc = fp("import", "-o", pg_uri, umlaut)
+        assert proc.returncode == 0, describe(proc)
+    lite = tmp_path / "imported.db"
+    assert fp("import", "-o", lite, umlaut).returncode == 0
+    assert show(pg_uri, UMLAUT_UUID) == show(lite, UMLAUT_UUID)
+    assert len(fp_json("runs", "-o", pg_uri)) == 5
 
 
 def fp_json(*args):
