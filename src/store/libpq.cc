@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <mutex>
+#include <optional>
 #include <string>
 
 namespace footprint::pq {
@@ -45,7 +46,10 @@ footprint::Result<const Library*> LoadOnce(Env& env) {
       Resolve(handle, "PQgetResult", lib.get_result) &&
       Resolve(handle, "PQlibVersion", lib.lib_version);
   if (!all) {
-    return Unsupported(path + " is not a usable libpq (it lacks " + ::dlerror() +
+    const char* why = ::dlerror();
+    ::dlclose(handle);
+    return Unsupported(path + " is not a usable libpq (it lacks " +
+                       (why != nullptr ? why : "a function footprint calls") +
                        "); install Debian's libpq5");
   }
   return &lib;  // the handle stays open for the life of the process

@@ -114,12 +114,21 @@ class PgResult {
   pq::Result* res_;
 };
 
+// An int8 column in binary format; nullopt when it is not 8 bytes.
+std::optional<int64_t> BinaryInt8(std::string_view bytes) {
+  if (bytes.size() != 8) return std::nullopt;
+  uint64_t raw;
+  std::memcpy(&raw, bytes.data(), 8);
+  return static_cast<int64_t>(be64toh(raw));
+}
+
 // Reads the elements of a one-dimensional bigint[] or double precision[] in PostgreSQL's binary
 // array format (big-endian: dimensions, flags, element type, length and lower bound, then
-// length-prefixed elements); false when it is not one.
+// length-prefixed elements); false when it is not one (a damaged chunk is refused, not trusted).
 template <typename T>
 bool DecodeArray(std::string_view bytes, std::vector<T>& out) {
   static_assert(sizeof(T) == 8);
+  constexpr uint32_t kElementType = std::is_same_v<T, int64_t> ? 20 : 701;  // int8, float8
   size_t at = 0;
   auto be32 = [&](uint32_t& v) {
     if (at + 4 > bytes.size()) return false;
@@ -129,16 +138,14 @@ bool DecodeArray(std::string_view bytes, std::vector<T>& out) {
     return true;
   };
   uint32_t dims = 0, flags = 0, type = 0, count = 0, lower = 0;
-  if (!be32(dims) || !be32(flags) || !be32(type)) return false;
+  if (!be32(dims) || !be32(flags) || !be32(type) || type != kElementType) return false;
   if (dims == 0) return true;
-  if (dims != 1 || !be32(count) || !be32(lower)) return false;
+  if (dims != 1 || !be32(count) || !be32(lower) || count > (bytes.size() - at) / 12) return false;
   out.reserve(out.size() + count);
   for (uint32_t i = 0; i < count; ++i) {
     uint32_t length = 0;
-    if (!be32(length) || length != 8 || at + 8 > bytes.size()) return false;
-    uint64_t raw;
-    std::memcpy(&raw, bytes.data() + at, 8);
-    out.push_back(std::bit_cast<T>(be64toh(raw)));
+    if (!be32(length) || length != 8) return false;
+    out.push_back(std::bit_cast<T>(*BinaryInt8(bytes.substr(at, 8))));
     at += 8;
   }
   return true;
@@ -147,18 +154,20 @@ bool DecodeArray(std::string_view bytes, std::vector<T>& out) {
 struct Sample {
   int64_t t;
   double value;
+  int64_t seq;  // of the chunk: the order of the writes
 };
 
-// Sorts `samples` by time and keeps the last value written for each time, when they are not
+// Sorts `samples` by time and keeps the value written last for each time, when they are not
 // already strictly in time order (chunks that overlap: a replayed write).
 void KeepOnePerTime(std::vector<Sample>& samples) {
-  auto later = [](const Sample& a, const Sample& b) { return a.t < b.t; };
   if (std::adjacent_find(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
         return a.t >= b.t;
       }) == samples.end()) {
     return;
   }
-  std::stable_sort(samples.begin(), samples.end(), later);
+  std::stable_sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
+    return a.t != b.t ? a.t < b.t : a.seq < b.seq;
+  });
   size_t kept = 0;
   for (const Sample& s : samples) {
     if (kept > 0 && samples[kept - 1].t == s.t) {
@@ -231,6 +240,7 @@ class PostgresStore final : public Store {
     return Checked(PgResult(lib_, lib_->exec(conn_, std::string(sql).c_str())), doing).status();
   }
   Status Reconnect();
+  Status ConfigureSession();
   Status Migrate();
   Status CopySamples(std::span<const SamplePoint> samples);
   // The samples of a series after `after_ns` from its first `max_chunks` chunks (0: all),
@@ -265,15 +275,22 @@ std::string OneLine(const char* message) {
 
 Result<PgResult> PostgresStore::Run(std::string_view sql, const Params& params,
                                     std::string_view doing, bool binary) {
-  if (!in_transaction_ && lib_->status(conn_) != pq::kConnectionOk) {
-    FP_RETURN_IF_ERROR(Reconnect());
-  }
+  last_sqlstate_.clear();
   const std::string text(sql);
   const std::vector<const char*> values = params.Pointers();
-  return Checked(
-      PgResult(lib_, lib_->exec_params(conn_, text.c_str(), static_cast<int>(values.size()),
-                                       nullptr, values.data(), nullptr, nullptr, binary ? 1 : 0)),
-      doing);
+  auto run = [&] {
+    return Checked(
+        PgResult(lib_, lib_->exec_params(conn_, text.c_str(), static_cast<int>(values.size()),
+                                         nullptr, values.data(), nullptr, nullptr, binary ? 1 : 0)),
+        doing);
+  };
+  if (in_transaction_) return run();
+  if (lib_->status(conn_) != pq::kConnectionOk) FP_RETURN_IF_ERROR(Reconnect());
+  Result<PgResult> res = run();
+  // libpq learns that the server dropped the connection (a restart) from the statement that
+  // fails: outside a transaction, that one is sent once more on a new connection.
+  if (res.ok() || lib_->status(conn_) == pq::kConnectionOk || !Reconnect().ok()) return res;
+  return run();
 }
 
 Result<PgResult> PostgresStore::Checked(PgResult res, std::string_view doing, int expected) {
@@ -293,16 +310,21 @@ Result<PgResult> PostgresStore::Checked(PgResult res, std::string_view doing, in
 Status PostgresStore::Reconnect() {
   lib_->reset(conn_);
   if (lib_->status(conn_) != pq::kConnectionOk) {
-    return DatabaseError("lost the connection to " + location_ +
-                         " and cannot connect again: " + OneLine(lib_->error_message(conn_)));
+    return DatabaseError("lost the connection to " + location_ + " and cannot connect again: " +
+                         WithoutSecrets(OneLine(lib_->error_message(conn_)), uri_));
   }
+  return ConfigureSession();
+}
+
+Status PostgresStore::ConfigureSession() {
+  // Floats in text (totals, values) with every digit, whatever the server's default.
+  FP_RETURN_IF_ERROR(Exec("SET extra_float_digits = 3", "cannot configure"));
   if (read_only_) return Exec("SET default_transaction_read_only = on", "cannot configure");
   return Status::Ok();
 }
 
 Status PostgresStore::Init() {
-  if (read_only_)
-    FP_RETURN_IF_ERROR(Exec("SET default_transaction_read_only = on", "cannot configure"));
+  FP_RETURN_IF_ERROR(ConfigureSession());
   return Migrate();
 }
 
@@ -359,9 +381,13 @@ Status PostgresStore::InTransaction(const std::function<Status()>& body) {
   if (read_only_) return DatabaseError(location_ + " is open read-only");
   FP_RETURN_IF_ERROR(Exec("BEGIN", "cannot start a transaction in"));
   in_transaction_ = true;
+  struct Ended {  // also when `body` throws
+    bool& in_transaction;
+    ~Ended() { in_transaction = false; }
+  } ended{in_transaction_};
   Status st = body();
   if (st.ok()) st = Exec("COMMIT", "cannot commit to");
-  in_transaction_ = false;
+  in_transaction_ = false;  // a ROLLBACK on a dropped connection may open a new one
   if (!st.ok()) (void)Exec("ROLLBACK", "cannot roll back");
   return st;
 }
@@ -395,50 +421,48 @@ Status PostgresStore::CopySamples(std::span<const SamplePoint> samples) {
   std::stable_sort(sorted.begin(), sorted.end(), [](const SamplePoint& a, const SamplePoint& b) {
     return a.series_id != b.series_id ? a.series_id < b.series_id : a.t_ns < b.t_ns;
   });
+  size_t kept = 0;
+  for (const SamplePoint& p : sorted) {
+    const bool repeated =
+        kept > 0 && sorted[kept - 1].series_id == p.series_id && sorted[kept - 1].t_ns == p.t_ns;
+    sorted[repeated ? kept - 1 : kept++] = p;
+  }
+  sorted.resize(kept);
   std::string rows;
   for (size_t i = 0; i < sorted.size();) {
     size_t end = i;
-    while (end < sorted.size() && sorted[end].series_id == sorted[i].series_id) ++end;
     std::string times = "{", values = "{";
-    int64_t last = 0;
-    bool first = true;
-    for (size_t k = i; k < end; ++k) {
-      const bool same_time = !first && sorted[k].t_ns == last;
-      if (same_time) {  // replaces the value just written
-        values.erase(values.rfind(',') + 1);
-      } else {
-        if (!first) times += ',', values += ',';
-        times += std::to_string(sorted[k].t_ns);
-      }
-      AppendReal(values, sorted[k].value);
-      last = sorted[k].t_ns;
-      first = false;
+    for (; end < sorted.size() && sorted[end].series_id == sorted[i].series_id; ++end) {
+      if (end > i) times += ',', values += ',';
+      times += std::to_string(sorted[end].t_ns);
+      AppendReal(values, sorted[end].value);
     }
     rows += std::to_string(sorted[i].series_id) + '\t' + std::to_string(sorted[i].t_ns) + '\t' +
-            std::to_string(last) + '\t' + times + "}\t" + values + "}\n";
+            std::to_string(sorted[end - 1].t_ns) + '\t' + times + "}\t" + values + "}\n";
     i = end;
   }
-  FP_RETURN_IF_ERROR(
-      Exec("CREATE TEMP TABLE IF NOT EXISTS fp_staging (LIKE sample_chunks) ON COMMIT DELETE ROWS",
-           "cannot write samples to"));
-  FP_RETURN_IF_ERROR(Checked(PgResult(lib_, lib_->exec(conn_, "COPY fp_staging FROM STDIN")),
+  FP_RETURN_IF_ERROR(Checked(PgResult(lib_, lib_->exec(conn_,
+                                                       "COPY sample_chunks(series_id, t_first, "
+                                                       "t_last, t_ns, value) FROM STDIN")),
                              "cannot write samples to", pq::kCopyIn)
                          .status());
-  const bool sent = lib_->put_copy_data(conn_, rows.data(), static_cast<int>(rows.size())) == 1 &&
-                    lib_->put_copy_end(conn_, nullptr) == 1;
+  // The copy is always ended (aborted when the data could not be sent), or the connection
+  // would stay in COPY mode.
+  const bool sent = lib_->put_copy_data(conn_, rows.data(), static_cast<int>(rows.size())) == 1;
+  const bool ended =
+      lib_->put_copy_end(conn_, sent ? nullptr : "footprint could not send the samples") == 1;
   Result<PgResult> copied =
       Checked(PgResult(lib_, lib_->get_result(conn_)), "cannot write samples to");
-  while (pq::Result* rest = lib_->get_result(conn_)) lib_->clear(rest);
-  if (!sent) {
+  while (pq::Result* rest = lib_->get_result(conn_)) {
+    const int status = lib_->result_status(rest);
+    lib_->clear(rest);
+    if (status == pq::kCopyIn) break;  // libpq's answer while a copy is still open
+  }
+  if (!sent || !ended) {
     return DatabaseError("cannot write samples to " + location_ + ": " +
                          OneLine(lib_->error_message(conn_)));
   }
-  FP_RETURN_IF_ERROR(copied.status());
-  return Exec(
-      "INSERT INTO sample_chunks SELECT * FROM fp_staging ON CONFLICT (series_id, t_first) DO "
-      "UPDATE SET t_last = greatest(sample_chunks.t_last, excluded.t_last), "
-      "t_ns = sample_chunks.t_ns || excluded.t_ns, value = sample_chunks.value || excluded.value",
-      "cannot write samples to");
+  return copied.status();
 }
 
 Status PostgresStore::Append(const std::string& run_id, std::span<const SamplePoint> samples,
@@ -573,26 +597,26 @@ Status PostgresStore::ReadSamples(int64_t series_id, int64_t after_ns, int64_t m
   Params p;
   p.Int(series_id).Int(after_ns);
   max_chunks > 0 ? p.Int(max_chunks) : p.Null();  // LIMIT NULL: no limit
-  FP_ASSIGN_OR_RETURN(PgResult res, Run("SELECT t_ns, value, t_first FROM sample_chunks "
+  FP_ASSIGN_OR_RETURN(PgResult res, Run("SELECT t_ns, value, t_first, seq FROM sample_chunks "
                                         "WHERE series_id = $1 AND t_last > $2 "
-                                        "ORDER BY t_first LIMIT $3",
+                                        "ORDER BY t_first, seq LIMIT $3",
                                         p, "cannot read", /*binary=*/true));
   std::vector<int64_t> times;
   std::vector<double> values;
   for (int i = 0; i < res.Rows(); ++i) {
     times.clear();
     values.clear();
+    const std::optional<int64_t> first = BinaryInt8(res[i].Bytes(2));
+    const std::optional<int64_t> seq = BinaryInt8(res[i].Bytes(3));
     if (!DecodeArray(res[i].Bytes(0), times) || !DecodeArray(res[i].Bytes(1), values) ||
-        times.size() != values.size()) {
+        times.size() != values.size() || !first || !seq) {
       return DatabaseError("a chunk of samples of series " + std::to_string(series_id) + " in " +
                            location_ + " is not readable");
     }
     for (size_t k = 0; k < times.size(); ++k) {
-      if (times[k] > after_ns) out.push_back({times[k], values[k]});
+      if (times[k] > after_ns) out.push_back({times[k], values[k], *seq});
     }
-    uint64_t first;
-    std::memcpy(&first, res[i].Bytes(2).data(), 8);
-    last_first = static_cast<int64_t>(be64toh(first));
+    last_first = *first;
   }
   all = max_chunks <= 0 || res.Rows() < max_chunks;
   KeepOnePerTime(out);
@@ -664,7 +688,8 @@ Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri,
   if (lib->status(conn) != pq::kConnectionOk) {
     std::string why = OneLine(lib->error_message(conn));
     lib->finish(conn);
-    return DatabaseError("cannot connect to " + RedactedLocation(uri) + ": " + why +
+    return DatabaseError("cannot connect to " + RedactedLocation(uri) + ": " +
+                         WithoutSecrets(why, uri) +
                          "; check that the server runs and that the URI's host, port, user and "
                          "database are right (a password: in the URI, ~/.pgpass or PGPASSWORD)");
   }

@@ -91,8 +91,9 @@ static_assert(kMigrations.size() == kSchemaVersion, "one migration per schema ve
 // chunks: one row per series per write, its times and values as arrays in time order. Measured
 // on PostgreSQL 15 with 1 M samples (docs/cluster.md): 16.8 bytes per sample, against 52 for
 // one row per sample with a BRIN index and 84 with a B-tree, and COPY moves one row per series
-// per flush instead of one per sample. A chunk is found by (series_id, t_first); a second write
-// of the same chunk (a replay) is appended to it, and readers keep one value per time.
+// per flush instead of one per sample. A chunk is found by (series_id, t_first); `seq` orders
+// the writes, so that where chunks overlap (a replayed write) readers keep the value written
+// last for each time.
 constexpr std::string_view kPostgresV1 = R"sql(
 CREATE TABLE runs(
   id TEXT PRIMARY KEY,
@@ -128,10 +129,11 @@ CREATE UNIQUE INDEX series_key ON series(run_id, metric, entity, coalesce(scope_
 CREATE TABLE sample_chunks(
   series_id BIGINT NOT NULL,
   t_first BIGINT NOT NULL,
+  seq BIGSERIAL,
   t_last BIGINT NOT NULL,
   t_ns BIGINT[] NOT NULL,
   value DOUBLE PRECISION[] NOT NULL,
-  PRIMARY KEY (series_id, t_first)
+  PRIMARY KEY (series_id, t_first, seq)
 );
 CREATE TABLE scopes(
   id BIGSERIAL PRIMARY KEY,

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "footprint/env.h"
 #include "footprint/store.h"
@@ -17,6 +18,10 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& location,
 // A PostgreSQL database named by a libpq URI, through libpq loaded from `env`.
 Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri,
                                                  const StoreOptions& options, Env& env);
+
+// `text` with every password `location` carries replaced by "***" (libpq may quote the URI it
+// could not parse in its message).
+std::string WithoutSecrets(std::string text, std::string_view location);
 
 }  // namespace footprint
 

@@ -16,6 +16,9 @@ std::string_view Trim(std::string_view s);
 std::vector<std::string_view> Split(std::string_view s, char sep);
 // ASCII lower case (names of columns, listeners, extensions; case-insensitive search).
 std::string Lower(std::string_view s);
+// `s` with each %XX (two hex digits) replaced by its byte, as URIs encode; a '%' not
+// followed by two hex digits stays as it is.
+std::string PercentDecoded(std::string_view s);
 // The directory part of a path: "." when it has none, "/" for a file in the root.
 std::string DirName(const std::string& path);
 

@@ -200,3 +200,18 @@ def test_doctor_says_whether_postgresql_databases_work():
     proc = fp("doctor", "--json", env=clean_env(FOOTPRINT_PQ_LIBRARY="/nonexistent/libpq.so.5"))
     pg = {c["check"]: c for c in json.loads(proc.stdout)}["postgresql"]
     assert not pg["ok"] and "apt-get install libpq5" in pg["detail"], pg
+
+
+def test_postgresql_gives_sqlites_answers(pg_uri, tmp_path):
+    """A time written twice in one write, overlapping writes, a page after a time, a series'
+    end: the same answers from both stores, and the right ones."""
+    tool = os.environ.get("FP_STORE_SEMANTICS", os.path.join(os.path.dirname(FOOTPRINT),
+                                                             "tests", "fp_store_semantics"))
+    answers = []
+    for location in (str(tmp_path / "fp.db"), pg_uri):
+        proc = subprocess.run([tool, location], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        answers.append(proc.stdout)
+    assert answers[0] == answers[1]
+    assert answers[1].splitlines() == [
+        "all: 0:9.00 10:1.00 20:3.00 30:5.00", "after 5, 2 of them: 10:1.00 20:3.00", "end: 30"]
