@@ -28,6 +28,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import sqlite3
 import statistics
@@ -1171,7 +1172,10 @@ def write_report(text, args):
     if args.out and args.out != "-":
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text)
+        # Sections other scripts write (bench/cluster_bench.py) are kept as they are.
+        old = out.read_text() if out.exists() else ""
+        kept = re.findall(r"<!-- begin [\w-]+ -->.*?<!-- end [\w-]+ -->", old, flags=re.S)
+        out.write_text(text.rstrip() + "".join("\n\n" + block for block in kept) + "\n")
         log(f"wrote {out}")
 
 

@@ -122,33 +122,23 @@ std::optional<int64_t> BinaryInt8(std::string_view bytes) {
   return static_cast<int64_t>(be64toh(raw));
 }
 
-// Reads the elements of a one-dimensional bigint[] or double precision[] in PostgreSQL's binary
-// array format (big-endian: dimensions, flags, element type, length and lower bound, then
-// length-prefixed elements); false when it is not one (a damaged chunk is refused, not trusted).
+// The 8-byte big-endian numbers packed in a bytea column (times as int64, values as IEEE-754
+// doubles); false when its length is not a multiple of 8 (a damaged chunk is refused).
 template <typename T>
-bool DecodeArray(std::string_view bytes, std::vector<T>& out) {
+bool DecodePacked(std::string_view bytes, std::vector<T>& out) {
   static_assert(sizeof(T) == 8);
-  constexpr uint32_t kElementType = std::is_same_v<T, int64_t> ? 20 : 701;  // int8, float8
-  size_t at = 0;
-  auto be32 = [&](uint32_t& v) {
-    if (at + 4 > bytes.size()) return false;
-    std::memcpy(&v, bytes.data() + at, 4);
-    v = be32toh(v);
-    at += 4;
-    return true;
-  };
-  uint32_t dims = 0, flags = 0, type = 0, count = 0, lower = 0;
-  if (!be32(dims) || !be32(flags) || !be32(type) || type != kElementType) return false;
-  if (dims == 0) return true;
-  if (dims != 1 || !be32(count) || !be32(lower) || count > (bytes.size() - at) / 12) return false;
-  out.reserve(out.size() + count);
-  for (uint32_t i = 0; i < count; ++i) {
-    uint32_t length = 0;
-    if (!be32(length) || length != 8) return false;
+  if (bytes.size() % 8 != 0) return false;
+  out.reserve(out.size() + bytes.size() / 8);
+  for (size_t at = 0; at < bytes.size(); at += 8) {
     out.push_back(std::bit_cast<T>(*BinaryInt8(bytes.substr(at, 8))));
-    at += 8;
   }
   return true;
+}
+
+// `v` as 16 hex digits, big-endian, for a bytea in COPY's text format.
+void AppendHex64(std::string& out, uint64_t v) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  for (int shift = 60; shift >= 0; shift -= 4) out += kDigits[(v >> shift) & 0xf];
 }
 
 struct Sample {
@@ -431,19 +421,19 @@ Status PostgresStore::CopySamples(std::span<const SamplePoint> samples) {
   std::string rows;
   for (size_t i = 0; i < sorted.size();) {
     size_t end = i;
-    std::string times = "{", values = "{";
+    std::string times = "\\\\x", values = "\\\\x";  // bytea's hex form, '\\' escaped for COPY
     for (; end < sorted.size() && sorted[end].series_id == sorted[i].series_id; ++end) {
-      if (end > i) times += ',', values += ',';
-      times += std::to_string(sorted[end].t_ns);
-      AppendReal(values, sorted[end].value);
+      AppendHex64(times, static_cast<uint64_t>(sorted[end].t_ns));
+      AppendHex64(values, std::bit_cast<uint64_t>(sorted[end].value));
     }
     rows += std::to_string(sorted[i].series_id) + '\t' + std::to_string(sorted[i].t_ns) + '\t' +
-            std::to_string(sorted[end - 1].t_ns) + '\t' + times + "}\t" + values + "}\n";
+            std::to_string(sorted[end - 1].t_ns) + '\t' + std::to_string(end - i) + '\t' + times +
+            '\t' + values + '\n';
     i = end;
   }
   FP_RETURN_IF_ERROR(Checked(PgResult(lib_, lib_->exec(conn_,
                                                        "COPY sample_chunks(series_id, t_first, "
-                                                       "t_last, t_ns, value) FROM STDIN")),
+                                                       "t_last, n, t_ns, value) FROM STDIN")),
                              "cannot write samples to", pq::kCopyIn)
                          .status());
   // The copy is always ended (aborted when the data could not be sent), or the connection
@@ -608,7 +598,7 @@ Status PostgresStore::ReadSamples(int64_t series_id, int64_t after_ns, int64_t m
     values.clear();
     const std::optional<int64_t> first = BinaryInt8(res[i].Bytes(2));
     const std::optional<int64_t> seq = BinaryInt8(res[i].Bytes(3));
-    if (!DecodeArray(res[i].Bytes(0), times) || !DecodeArray(res[i].Bytes(1), values) ||
+    if (!DecodePacked(res[i].Bytes(0), times) || !DecodePacked(res[i].Bytes(1), values) ||
         times.size() != values.size() || !first || !seq) {
       return DatabaseError("a chunk of samples of series " + std::to_string(series_id) + " in " +
                            location_ + " is not readable");
