@@ -22,18 +22,6 @@
 namespace footprint {
 namespace {
 
-// `v` as PostgreSQL reads a float8 in text.
-void AppendReal(std::string& out, double v) {
-  if (std::isnan(v)) {
-    out += "NaN";
-  } else if (std::isinf(v)) {
-    out += v > 0 ? "Infinity" : "-Infinity";
-  } else {
-    char buf[32];
-    out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-  }
-}
-
 // Parameters of one statement, as text (PQexecParams' text format; null: SQL NULL).
 class Params {
  public:
@@ -42,10 +30,12 @@ class Params {
     return *this;
   }
   Params& Int(int64_t v) { return Text(std::to_string(v)); }
+  // As PostgreSQL reads a float8 in text.
   Params& Real(double v) {
-    std::string text;
-    AppendReal(text, v);
-    return Text(text);
+    if (std::isnan(v)) return Text("NaN");
+    if (std::isinf(v)) return Text(v > 0 ? "Infinity" : "-Infinity");
+    char buf[32];
+    return Text(std::string_view(buf, std::to_chars(buf, buf + sizeof buf, v).ptr));
   }
   Params& Null() {
     values_.emplace_back(std::nullopt);
@@ -238,7 +228,7 @@ class PostgresStore final : public Store {
   // last chunk read.
   Status ReadSamples(int64_t series_id, int64_t after_ns, int64_t max_chunks,
                      std::vector<Sample>& out, bool& all, int64_t& last_first);
-  // Runs a query with one key, calling `row` for each row.
+  // Runs a query, calling `row` for each row of its result.
   template <typename RowFn>
   Status Query(std::string_view sql, const Params& params, RowFn row) {
     FP_ASSIGN_OR_RETURN(PgResult res, Run(sql, params, "cannot read"));

@@ -120,12 +120,13 @@ def test_server_restart_mid_run_loses_no_sample(postgres, pg_uri):
     batch, connects again, and every sample the sampler took is stored exactly once."""
     db = database_of(pg_uri)
     run = subprocess.Popen([FOOTPRINT, "run", "-o", pg_uri, "-n", "through-restart", "-i", "1ms",
-                            "--", wl("burn"), "1", "4"], env=clean_env(),
+                            "--", wl("burn"), "1", "6"], env=clean_env(),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(1.5)
     postgres.stop()
     time.sleep(1.0)
     postgres.start()
+    assert run.poll() is None, "the run ended before the server was back: the test proves nothing"
     out, err = run.communicate(timeout=120)
     assert run.returncode == 0, f"{out}\n{err}"
     [record] = fp_json("runs", "-o", pg_uri)
@@ -135,7 +136,6 @@ def test_server_restart_mid_run_loses_no_sample(postgres, pg_uri):
     assert monitor["samples_dropped"] == 0 and "incomplete" not in summary["meta"]
     counted = sum(sample_counts(postgres, db, record["id"]).values())
     assert counted == monitor["sampler"]["samples"] == monitor["writer"]["samples_written"]
-    assert counted > 3000  # 1 ms for 4 s, several series
     # Each time once per series: nothing was written twice (the server's bytes, 8 per time).
     [[times, bytes_]] = postgres.sql(
         "SELECT sum(c.n), sum(length(c.t_ns)) FROM sample_chunks c JOIN series s "
