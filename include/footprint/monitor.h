@@ -43,6 +43,9 @@ struct DriverResult {
   std::string meta_key;                  // its member of the run's meta ...
   std::string meta_json;                 // ... a JSON value; empty: none
   std::vector<std::string> warnings;
+  // The driver stopped the command with SIGTERM once it was done with it (a server does not
+  // end on its own): a death by that signal is then the command's normal end (status ok, 0).
+  bool stopped_command = false;
 };
 
 // Drives the command through its standard input and output while it runs (footprint load,
@@ -54,6 +57,9 @@ class CommandDriver {
   // The clock has started and the command is being released: drive it on a thread of the
   // driver's own and return at once. An error stops the command (the run fails with it).
   virtual Status Start(const DriverStart& start) = 0;
+  // Whether the command's stdin and stdout are to be the driver's pipes (else they stay
+  // footprint's, and DriverStart has -1 for them).
+  virtual bool wants_pipes() const { return true; }
   // The command has ended: wait for the driver's thread, store what it measured (values of
   // run `run_id` in `store`) and say what it adds to the run.
   virtual Status Finish(Store& store, const std::string& run_id, DriverResult& result) = 0;

@@ -570,6 +570,15 @@ Action AddLoad(CLI::App& app, const std::vector<std::string>& command) {
   cmd->add_option("--query-timeout", args->timeout,
                   "a query unanswered this long ends the load (default 60s)")
       ->option_text("T");
+  cmd->add_option("--http", args->load.http_url,
+                  "COMMAND runs an HTTP server: each query is a POST to URL (on this machine), "
+                  "instead of a line on COMMAND's stdin; streamed answers give the time to "
+                  "first token and per output token")
+      ->option_text("URL");
+  cmd->add_option("--body", args->load.http_body,
+                  "with --http: each POST's body, {id} and {samples} replaced by the query's "
+                  "(default '{\"id\": {id}, \"samples\": [{samples}]}')")
+      ->option_text("TEMPLATE");
   cmd->prefix_command();
   cmd->footer(
       "COMMAND is everything after --. It first writes a line 'ready' on its stdout once it "
@@ -578,13 +587,18 @@ Action AddLoad(CLI::App& app, const std::vector<std::string>& command) {
       "ID<TAB>PAYLOAD (PAYLOAD: the query's sample indices, comma-separated), and reads one "
       "line per answered query from its stdout, ID<TAB>RESULT, in any order. When the load is "
       "done footprint closes COMMAND's stdin: it should then exit. Latency runs from each "
-      "query's scheduled time, so a lagging issuer is charged. See docs/evaluation.md.\n\n"
+      "query's scheduled time, so a lagging issuer is charged. With --http URL, COMMAND is a "
+      "server instead: the load starts once URL takes a connection, each query is a POST "
+      "answered by a 2xx response, and footprint stops COMMAND with SIGTERM at the end (its "
+      "normal end). See docs/evaluation.md.\n\n"
       "footprint exits with the command's status, and with 125 when footprint itself fails "
       "(2 for bad options).\n\n"
       "Examples:\n"
       "  footprint load --scenario single --duration 30s -- python3 sut.py\n"
       "  footprint load --scenario server --qps 50 --latency-bound 100ms -- ./server\n"
-      "  footprint load --scenario offline --min-queries 2048 -- python3 sut.py --batch 64");
+      "  footprint load --scenario offline --min-queries 2048 -- python3 sut.py --batch 64\n"
+      "  footprint load --scenario server --qps 5 --http http://127.0.0.1:8000/generate \\\n"
+      "      --body '{\"prompt\": \"query {id}\", \"stream\": true}' -- ./llm-server --port 8000");
   return [args, cmd, &command]() -> int {
     Result<int> status = [&]() -> Result<int> {
       LoadOptions& load = args->load;

@@ -7,6 +7,25 @@ namespace footprint::cli {
 
 using json = nlohmann::json;
 
+namespace {
+
+// `title` and the percentiles of the distribution `load[key]`, on one line, when there is one.
+void PrintDistribution(const json& load, const char* key, const char* title,
+                       const std::string& prefix, std::ostream& out) {
+  const json values = load.value(key, json::object());
+  if (values.empty()) return;
+  out << prefix << title;
+  const char* sep = " ";
+  for (const char* p : {"p50", "p90", "p95", "p99", "p99.9", "max", "mean"}) {
+    if (!values.contains(p)) continue;
+    out << sep << p << " " << FormatDuration(values[p].get<double>());
+    sep = ", ";
+  }
+  out << "\n";
+}
+
+}  // namespace
+
 void PrintLoadSummary(const json& load, const std::map<std::string, double>& totals,
                       const std::vector<LoadEnergy>& energy, const std::string& prefix,
                       std::ostream& out) {
@@ -16,16 +35,12 @@ void PrintLoadSummary(const json& load, const std::map<std::string, double>& tot
       << FormatDuration(load.value("duration_s", 0.0)) << ", "
       << FormatValue("count", load.value("qps", 0.0)) << " queries/s ("
       << FormatValue("count", load.value("samples_per_s", 0.0)) << " samples/s)\n";
-  const json latency = load.value("latency_s", json::object());
-  if (!latency.empty()) {
-    out << prefix << "latency from the scheduled time:";
-    const char* sep = " ";
-    for (const char* p : {"p50", "p90", "p95", "p99", "p99.9", "max", "mean"}) {
-      if (!latency.contains(p)) continue;
-      out << sep << p << " " << FormatDuration(latency[p].get<double>());
-      sep = ", ";
-    }
-    out << "\n";
+  PrintDistribution(load, "latency_s", "latency from the scheduled time:", prefix, out);
+  PrintDistribution(load, "ttft_s", "time to first token (from the scheduled time):", prefix, out);
+  PrintDistribution(load, "tpot_s", "time per output token after the first:", prefix, out);
+  if (load.value("failed", 0) > 0) {
+    out << prefix << load.value("failed", 0) << " queries failed, e.g. "
+        << Inert(load.value("first_failure", std::string())) << "\n";
   }
   if (load.contains("latency_bound_s") && load["latency_bound_s"].is_number()) {
     out << prefix << Inert(load.value("validity", std::string("?"))) << " against the bound "

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "run/sut_transport.h"
 #include "util/clock.h"
 #include "util/json_text.h"
 #include "util/strings.h"
@@ -25,7 +27,6 @@ namespace {
 using json = nlohmann::json;
 
 constexpr int64_t kExitGraceNs = 10'000'000'000;  // for the command to exit after its stdin
-constexpr size_t kMaxLine = 1 << 20;              // an answer line longer than this is garbage
 
 std::string PercentName(double p) {
   char text[16];
@@ -33,99 +34,19 @@ std::string PercentName(double p) {
   return text;
 }
 
-// The line protocol's two ends, non-blocking, driven by poll().
-class Channel {
- public:
-  Channel(int to, int from) : to_(to), from_(from) {
-    ::fcntl(to_, F_SETFL, ::fcntl(to_, F_GETFL) | O_NONBLOCK);
-    ::fcntl(from_, F_SETFL, ::fcntl(from_, F_GETFL) | O_NONBLOCK);
+// The nearest-rank percentiles people read, and the mean and maximum, of `values`.
+std::map<std::string, double> Distribution(std::vector<double> values) {
+  std::map<std::string, double> out;
+  if (values.empty()) return out;
+  std::sort(values.begin(), values.end());
+  for (double q : {0.50, 0.90, 0.95, 0.97, 0.99, 0.999}) {
+    out[PercentName(q)] = NearestRankPercentile(values, q);
   }
-  ~Channel() {
-    CloseInput();
-    if (from_ >= 0) ::close(from_);
-  }
-  void Queue(std::string_view line) { out_.append(line); }
-  bool pending() const { return written_ < out_.size(); }
-  bool input_open() const { return to_ >= 0; }
-  // The command's stdin closed: it reads end-of-file once it has read what was sent.
-  void CloseInput() {
-    if (to_ >= 0) ::close(to_);
-    to_ = -1;
-  }
-  // Waits up to `timeout_ns` for the command's output (and room in its input, when there is
-  // something to send); sends what fits. False when the command closed its stdin (EPIPE).
-  bool Wait(int64_t timeout_ns) {
-    pollfd fds[2] = {{from_, POLLIN, 0}, {pending() && to_ >= 0 ? to_ : -1, POLLOUT, 0}};
-    const int ms =
-        static_cast<int>(std::clamp<int64_t>((timeout_ns + 999'999) / 1'000'000, 0, 100));
-    ::poll(fds, 2, ms);
-    while (pending() && to_ >= 0) {
-      ssize_t n = ::write(to_, out_.data() + written_, out_.size() - written_);
-      if (n > 0) {
-        written_ += static_cast<size_t>(n);
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EPIPE) return false;
-      break;  // full for now
-    }
-    if (!pending()) {
-      out_.clear();
-      written_ = 0;
-    }
-    return true;
-  }
-  // Reads what the command wrote; each whole line goes to `line(text, read_ns)`, with the
-  // monotonic time its read() returned. False at end-of-file.
-  template <typename F>
-  bool Read(F&& line) {
-    char buf[1 << 16];
-    for (;;) {
-      ssize_t n = ::read(from_, buf, sizeof buf);
-      const int64_t read_ns = MonotonicNs();
-      if (n == 0) return false;
-      if (n < 0) return errno == EAGAIN || errno == EINTR;
-      in_.append(buf, static_cast<size_t>(n));
-      size_t start = 0;
-      for (size_t nl; (nl = in_.find('\n', start)) != std::string::npos; start = nl + 1) {
-        line(std::string_view(in_).substr(start, nl - start), read_ns);
-      }
-      in_.erase(0, start);
-      if (in_.size() > kMaxLine) {
-        line(std::string_view(in_).substr(0, 200), read_ns);
-        in_.clear();
-      }
-    }
-  }
-
- private:
-  int to_, from_;
-  std::string out_, in_;
-  size_t written_ = 0;
-};
-
-// Reads the command's first line, which must be `ready`: "" once it is, else why not.
-std::string WaitUntilReady(Channel& channel, int64_t timeout_ns) {
-  const int64_t deadline = MonotonicNs() + timeout_ns;
-  std::string first;
-  bool got = false;
-  while (!got) {
-    if (MonotonicNs() > deadline) {
-      return "the command did not say 'ready' within " +
-             FormatDuration(static_cast<double>(timeout_ns) / 1e9);
-    }
-    if (!channel.Wait(deadline - MonotonicNs())) return "the command stopped reading";
-    const bool open = channel.Read([&](std::string_view line, int64_t) {
-      if (!got) first = std::string(line.substr(0, 120));
-      got = true;
-    });
-    if (!got && !open) return "the command closed its output before it said 'ready'";
-  }
-  if (Trim(first) != "ready") {
-    return "the command's first line was '" + Inert(first) +
-           "', not 'ready' (the line protocol of footprint load --help)";
-  }
-  return "";
+  double sum = 0;
+  for (double v : values) sum += v;
+  out["mean"] = sum / static_cast<double>(values.size());
+  out["max"] = values.back();
+  return out;
 }
 
 }  // namespace
@@ -169,6 +90,7 @@ Status ValidateLoadOptions(const LoadOptions& o) {
     return InvalidArgument("--latency-bound must be a positive time, e.g. 50ms");
   }
   if (o.query_timeout_ns <= 0) return InvalidArgument("--query-timeout must be positive");
+  if (!o.http_url.empty()) return ParseHttpTarget(o.http_url, o.http_body).status();
   return Status::Ok();
 }
 
@@ -185,22 +107,30 @@ int64_t EarlyStoppingMinimum(double percentile) {
 }
 
 LoadSummary SummarizeLoad(const LoadOptions& options, const std::vector<QueryRecord>& queries,
-                          int64_t unknown_answers, std::string first_unknown,
-                          std::string ended_because) {
+                          LoadObservations seen) {
   LoadSummary s;
   s.options = options;
   s.issued = static_cast<int64_t>(queries.size());
-  s.unknown_answers = unknown_answers;
-  s.first_unknown = std::move(first_unknown);
-  s.ended_because = std::move(ended_because);
-  std::vector<double> latencies;
+  s.unknown_answers = seen.unknown_answers;
+  s.first_unknown = std::move(seen.first_unknown);
+  s.ended_because = std::move(seen.ended_because);
+  s.first_failure = std::move(seen.first_failure);
+  s.driver_cpu_s = seen.driver_cpu_s;
+  std::vector<double> latencies, ttft, tpot;
   int64_t first_ns = INT64_MAX, last_ns = 0;
   for (const QueryRecord& q : queries) {
     first_ns = std::min(first_ns, q.scheduled_ns);
+    s.failed += q.failed ? 1 : 0;
     if (!q.completed_ns) continue;
     latencies.push_back(q.latency_s());
     last_ns = std::max(last_ns, *q.completed_ns);
     s.samples_completed += q.samples;
+    s.tokens += q.tokens;
+    if (q.first_byte_ns && q.tokens > 1) {
+      ttft.push_back(static_cast<double>(*q.first_byte_ns - q.scheduled_ns) / 1e9);
+      tpot.push_back(static_cast<double>(*q.completed_ns - *q.first_byte_ns) / 1e9 /
+                     (q.tokens - 1));
+    }
   }
   s.completed = static_cast<int64_t>(latencies.size());
   const double p = ScenarioPercentile(options.scenario);
@@ -217,14 +147,9 @@ LoadSummary SummarizeLoad(const LoadOptions& options, const std::vector<QueryRec
     s.qps = static_cast<double>(s.completed) / s.duration_s;
     s.samples_per_s = static_cast<double>(s.samples_completed) / s.duration_s;
   }
-  std::sort(latencies.begin(), latencies.end());
-  for (double q : {0.50, 0.90, 0.95, 0.97, 0.99, 0.999}) {
-    s.latency_s[PercentName(q)] = NearestRankPercentile(latencies, q);
-  }
-  double sum = 0;
-  for (double v : latencies) sum += v;
-  s.latency_s["mean"] = sum / static_cast<double>(latencies.size());
-  s.latency_s["max"] = latencies.back();
+  s.latency_s = Distribution(std::move(latencies));
+  s.ttft_s = Distribution(std::move(ttft));
+  s.tpot_s = Distribution(std::move(tpot));
   if (options.latency_bound_s) {
     s.validity = s.latency_s[PercentName(p)] <= *options.latency_bound_s && s.completed == s.issued
                      ? "valid"
@@ -242,6 +167,7 @@ std::string LoadSummaryJson(const LoadSummary& s) {
                   {"query_timeout_s", static_cast<double>(o.query_timeout_ns) / 1e9}};
   if (o.scenario == Scenario::kServer) options["qps"] = o.qps;
   if (o.scenario == Scenario::kMultiStream) options["samples_per_query"] = o.samples_per_query;
+  if (!o.http_url.empty()) options["http"] = {{"url", o.http_url}, {"body", o.http_body}};
   json out = {{"scenario", ScenarioName(o.scenario)},
               {"options", options},
               {"percentile", ScenarioPercentile(o.scenario)},
@@ -258,8 +184,16 @@ std::string LoadSummaryJson(const LoadSummary& s) {
               {"validity", s.validity.empty() ? json(nullptr) : json(s.validity)},
               {"early_stopping", s.early_stopping},
               {"unknown_answers", s.unknown_answers},
+              {"failed", s.failed},
+              {"driver_cpu_s", s.driver_cpu_s},
               {"ended_because", s.ended_because}};
   if (!s.first_unknown.empty()) out["first_unknown_answer"] = s.first_unknown;
+  if (!s.first_failure.empty()) out["first_failure"] = s.first_failure;
+  if (!s.ttft_s.empty()) {
+    out["tokens"] = s.tokens;
+    out["ttft_s"] = s.ttft_s;
+    out["tpot_s"] = s.tpot_s;
+  }
   return JsonText(out, -1);
 }
 
@@ -273,19 +207,45 @@ LoadDriver::~LoadDriver() {
 Status LoadDriver::Start(const DriverStart& start) {
   // The command is not reaped before Finish, so its pid is still its own here.
   pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, start.command, 0));
-  thread_ = std::thread([this, start] { Drive(start); });
+  std::unique_ptr<SutTransport> transport;
+  if (options_.http_url.empty()) {
+    transport = MakeLineTransport(start.to_command, start.from_command);
+  } else {
+    FP_ASSIGN_OR_RETURN(HttpTarget target, ParseHttpTarget(options_.http_url, options_.http_body));
+    transport = MakeHttpTransport(target, pidfd_);
+  }
+  thread_ = std::thread([this, start, t = std::shared_ptr<SutTransport>(std::move(transport))] {
+    Drive(*t, start.t0_ns);
+  });
   return Status::Ok();
 }
 
-void LoadDriver::Drive(DriverStart start) {
+// Stops the command: SIGTERM through the pidfd taken at the start (once reaped, the pid may
+// name another process), SIGKILL if it is still there after the grace period. Whether it could.
+bool LoadDriver::StopCommand() {
+  if (pidfd_ < 0 || ::syscall(SYS_pidfd_send_signal, pidfd_, SIGTERM, nullptr, 0) != 0)
+    return false;
+  pollfd exited{pidfd_, POLLIN, 0};
+  const timespec grace = TimespecOf(kExitGraceNs);
+  if (::ppoll(&exited, 1, &grace, nullptr) == 0) {
+    ::syscall(SYS_pidfd_send_signal, pidfd_, SIGKILL, nullptr, 0);
+    exit_note_ = "the command did not exit within " +
+                 FormatDuration(static_cast<double>(kExitGraceNs) / 1e9) +
+                 " of SIGTERM at the end of the load: killed";
+  }
+  return true;
+}
+
+void LoadDriver::Drive(SutTransport& sut, int64_t t0_ns) {
   // A write to a command that closed its stdin fails with EPIPE instead of killing footprint:
   // SIGPIPE is directed at the writing thread, which blocks it (and drops it at the end).
   sigset_t pipe_signal;
   sigemptyset(&pipe_signal);
   sigaddset(&pipe_signal, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
-  Channel channel(start.to_command, start.from_command);
-  auto now = [&] { return MonotonicNs() - start.t0_ns; };
+  // The issuer's waits end when asked, not up to 50 µs later (the default timer slack).
+  ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  auto now = [&] { return MonotonicNs() - t0_ns; };
   const LoadOptions& o = options_;
   const int per_query = o.scenario == Scenario::kMultiStream ? o.samples_per_query : 1;
   std::mt19937_64 rng(o.seed);
@@ -295,15 +255,19 @@ void LoadDriver::Drive(DriverStart start) {
   // (a cursor that only moves forward), so that no step scans them all.
   size_t outstanding = 0, oldest = 0;
   int64_t next_sample = 0;
+  std::string samples;
   auto issue = [&](int64_t scheduled_ns) {
     QueryRecord q;
     q.id = static_cast<int64_t>(queries_.size());
     q.samples = per_query;
     q.scheduled_ns = scheduled_ns;
     q.issued_ns = now();
-    std::string line = std::to_string(q.id) + "\t";
-    for (int k = 0; k < per_query; ++k) line += (k ? "," : "") + std::to_string(next_sample++);
-    channel.Queue(line + "\n");
+    samples.clear();
+    for (int k = 0; k < per_query; ++k) {
+      if (k) samples += ',';
+      samples += std::to_string(next_sample++);
+    }
+    sut.Send(q.id, samples);
     ++outstanding;
     queries_.push_back(q);
   };
@@ -313,30 +277,42 @@ void LoadDriver::Drive(DriverStart start) {
     if (o.scenario == Scenario::kOffline) return issued >= o.min_queries;
     return issued >= o.min_queries && at_ns - start_ns >= o.min_duration_ns;
   };
-  auto answer = [&](std::string_view line, int64_t at_ns) {
-    const size_t tab = line.find('\t');
-    int64_t id = -1;
-    const std::string_view head = line.substr(0, tab);
-    auto [end, ec] = std::from_chars(head.data(), head.data() + head.size(), id);
-    const bool known = ec == std::errc() && end == head.data() + head.size() &&
-                       tab != std::string_view::npos && id >= 0 &&
-                       id < static_cast<int64_t>(queries_.size()) &&
-                       !queries_[static_cast<size_t>(id)].completed_ns;
-    if (!known) {
-      if (unknown_answers_++ == 0) first_unknown_ = Inert(line.substr(0, 120));
+  const AnswerSink answer = [&](const SutAnswer& a) {
+    QueryRecord* q = a.id >= 0 && a.id < static_cast<int64_t>(queries_.size())
+                         ? &queries_[static_cast<size_t>(a.id)]
+                         : nullptr;
+    if (q == nullptr || q->completed_ns || q->failed) {
+      if (seen_.unknown_answers++ == 0) seen_.first_unknown = Inert(a.text.substr(0, 120));
       return;
     }
-    queries_[static_cast<size_t>(id)].completed_ns = at_ns;
+    if (a.error.empty()) {
+      q->completed_ns = a.completed_ns - t0_ns;
+    } else {
+      q->failed = true;
+      if (seen_.first_failure.empty()) {
+        seen_.first_failure = "query " + std::to_string(a.id) + ": " + std::string(a.error);
+      }
+    }
+    if (a.first_byte_ns) q->first_byte_ns = *a.first_byte_ns - t0_ns;
+    q->tokens = a.tokens;
     --outstanding;
-    while (oldest < queries_.size() && queries_[oldest].completed_ns) ++oldest;
+    while (oldest < queries_.size() && (queries_[oldest].completed_ns || queries_[oldest].failed))
+      ++oldest;
   };
-  // The command says `ready` once it can take queries (its model loaded): the load starts
+  auto progress = [&] {
+    const auto answered = std::count_if(queries_.begin(), queries_.end(),
+                                        [](const QueryRecord& q) { return q.completed_ns; });
+    return " after answering " + std::to_string(answered) + " of " +
+           std::to_string(queries_.size()) + " queries";
+  };
+  // The SUT says it is ready once it can take queries (its model loaded): the load starts
   // then, and nothing before it is charged to a query.
-  ended_because_ = WaitUntilReady(channel, o.ready_timeout_ns);
+  std::string& ended = seen_.ended_because;
+  ended = sut.WaitUntilReady(MonotonicNs() + o.ready_timeout_ns);
   start_ns = now();
   next_arrival_ns = start_ns;
-  bool issuing = ended_because_.empty();
-  while (ended_because_.empty()) {
+  bool issuing = ended.empty();
+  while (ended.empty()) {
     int64_t t = now();
     if (issuing) {
       switch (o.scenario) {
@@ -362,64 +338,54 @@ void LoadDriver::Drive(DriverStart start) {
       }
     }
     if (!issuing && outstanding == 0) {
-      ended_because_ = "done";
+      ended = "done";
       break;
     }
     if (outstanding > 0 && t - queries_[oldest].issued_ns > o.query_timeout_ns) {
-      ended_because_ = "query " + std::to_string(oldest) + " got no answer within " +
-                       FormatDuration(static_cast<double>(o.query_timeout_ns) / 1e9) +
-                       "; the command seems hung";
+      ended = "query " + std::to_string(oldest) + " got no answer within " +
+              FormatDuration(static_cast<double>(o.query_timeout_ns) / 1e9) +
+              "; the command seems hung";
       break;
     }
     const int64_t wake =
         o.scenario == Scenario::kServer && issuing ? next_arrival_ns - t : o.query_timeout_ns;
-    if (!channel.Wait(wake)) {
-      ended_because_ = "the command stopped reading its queries after " +
-                       std::to_string(queries_.size() - outstanding) + " answers";
-      break;
-    }
-    if (!channel.Read([&](std::string_view line, int64_t at) { answer(line, at - start.t0_ns); })) {
-      ended_because_ = "the command closed its output after answering " +
-                       std::to_string(queries_.size() - outstanding) + " of " +
-                       std::to_string(queries_.size()) + " queries";
-      break;
-    }
+    if (std::string why = sut.Pump(wake, answer); !why.empty()) ended = why + progress();
   }
-  // The end of the queries; the command should exit now. Lines after it are not answers.
-  channel.CloseInput();
-  const int64_t deadline = MonotonicNs() + kExitGraceNs;
-  bool open = true;
-  while (open && MonotonicNs() < deadline) {
-    channel.Wait(deadline - MonotonicNs());
-    open = channel.Read([&](std::string_view line, int64_t at) { answer(line, at - start.t0_ns); });
-  }
-  if (open) {
-    // Through the pidfd taken at the start: once reaped, the pid may name another process.
-    const bool stopped =
-        pidfd_ >= 0 ? ::syscall(SYS_pidfd_send_signal, pidfd_, SIGTERM, nullptr, 0) == 0 : false;
+  // The end of the queries; the command should exit now (a server is stopped).
+  sut.EndQueries();
+  if (sut.StopsCommandAtEnd()) {
+    stopped_command_ = StopCommand();
+  } else if (!sut.WaitForEnd(MonotonicNs() + kExitGraceNs, answer)) {
     exit_note_ = "the command's output was still open " +
                  FormatDuration(static_cast<double>(kExitGraceNs) / 1e9) +
                  " after the end of its stdin: " +
-                 (stopped ? "stopped with SIGTERM"
-                          : "the command had exited; a process it started may hold it");
+                 (StopCommand() ? "stopped with SIGTERM"
+                                : "the command had exited; a process it started may hold it");
   }
-  timespec zero{};
+  timespec zero{}, cpu{};
   while (sigtimedwait(&pipe_signal, nullptr, &zero) > 0) {
   }
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+  seen_.driver_cpu_s = static_cast<double>(NsOf(cpu)) / 1e9;
 }
 
 Status LoadDriver::Finish(Store& store, const std::string& run_id, DriverResult& result) {
   if (thread_.joinable()) thread_.join();
-  summary_ = SummarizeLoad(options_, queries_, unknown_answers_, first_unknown_, ended_because_);
+  summary_ = SummarizeLoad(options_, queries_, seen_);
   const LoadSummary& s = summary_;
   result.meta_key = "load";
   result.meta_json = LoadSummaryJson(s);
+  result.stopped_command = stopped_command_;
   result.totals["load_queries"] = static_cast<double>(s.completed);
   result.totals["load_qps"] = s.qps;
   result.totals["load_sample_rate"] = s.samples_per_s;
-  for (const char* p : {"p50", "p90", "p99"}) {
-    if (auto it = s.latency_s.find(p); it != s.latency_s.end()) {
-      result.totals[std::string("load_latency_") + p + "_s"] = it->second;
+  const std::pair<const char*, const std::map<std::string, double>*> distributions[] = {
+      {"latency", &s.latency_s}, {"ttft", &s.ttft_s}, {"tpot", &s.tpot_s}};
+  for (const auto& [name, values] : distributions) {
+    for (const char* p : {"p50", "p90", "p99"}) {
+      if (auto it = values->find(p); it != values->end()) {
+        result.totals[std::string("load_") + name + "_" + p + "_s"] = it->second;
+      }
     }
   }
   if (s.ended_because != "done")
@@ -430,6 +396,10 @@ Status LoadDriver::Finish(Store& store, const std::string& run_id, DriverResult&
                               " line(s) of the command's output were not ID<TAB>RESULT of an "
                               "outstanding query, e.g. '" +
                               s.first_unknown + "'");
+  }
+  if (s.failed > 0) {
+    result.warnings.push_back(std::to_string(s.failed) + " quer" + (s.failed == 1 ? "y" : "ies") +
+                              " failed, e.g. " + s.first_failure);
   }
   // Each query as a value on the run's timeline: latency by query id, and its times.
   return store.InTransaction([&]() -> Status {
@@ -443,6 +413,9 @@ Status LoadDriver::Finish(Store& store, const std::string& run_id, DriverResult&
       json data = {
           {"scheduled_ns", q.scheduled_ns}, {"issued_ns", q.issued_ns}, {"samples", q.samples}};
       data["completed_ns"] = q.completed_ns ? json(*q.completed_ns) : json(nullptr);
+      if (q.first_byte_ns) data["first_byte_ns"] = *q.first_byte_ns;
+      if (q.tokens > 0) data["tokens"] = q.tokens;
+      if (q.failed) data["failed"] = true;
       v.data_json = JsonText(data, -1);
       FP_RETURN_IF_ERROR(store.InsertValue(v));
     }

@@ -93,11 +93,6 @@ class SignalScope {
   int old_subreaper_ = 0;
 };
 
-void CloseFd(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
-}
-
 // What the child sets up before exec: what a program using the API needs to join the run
 // (include/footprint/api.h), and the command's own variables, folder and output.
 struct JoinEnvironment {
@@ -484,6 +479,12 @@ void AddDriverResult(CommandDriver& driver, Store& store, PreparedRun& p, Monito
                            st.message());
   }
   out.totals.insert(result.totals.begin(), result.totals.end());
+  if (result.stopped_command && p.run.status == RunStatus::kKilled &&
+      out.exit_status == 128 + SIGTERM) {
+    p.run.status = RunStatus::kOk;
+    p.run.exit_code = out.exit_status = 0;
+    p.meta["stopped_by_driver"] = "SIGTERM, once the load was done";
+  }
   if (!result.meta_key.empty()) {
     p.meta[result.meta_key] = json::parse(result.meta_json, nullptr, false);
   }
@@ -618,7 +619,8 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
     return st;
   };
   const std::string& db_path = store.open_location();
-  FP_ASSIGN_OR_RETURN(DriverPipes pipes, DriverPipes::Open(opt.driver != nullptr));
+  FP_ASSIGN_OR_RETURN(DriverPipes pipes,
+                      DriverPipes::Open(opt.driver != nullptr && opt.driver->wants_pipes()));
   const JoinEnvironment join_env{
       p.run.id.c_str(), db_path.c_str(),
       &opt.environment, opt.working_dir.empty() ? nullptr : opt.working_dir.c_str(),

@@ -15,6 +15,12 @@
 
 namespace footprint {
 
+// Closes `fd` if open and marks it closed (-1).
+inline void CloseFd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
 class KernelFile {
  public:
   KernelFile() = default;

@@ -7,6 +7,7 @@ holds fp_burn, fp_touch_memory, fp_spawn_tree, fp_short_children, fp_escapee and
 """
 import glob
 import json
+import math
 import os
 import pty
 import signal
@@ -122,6 +123,21 @@ def cpu_total(summary):
 
 def connect(db):
     return sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+
+
+def load_queries(db, run_id):
+    """{query id: its `load.latency` record (scheduled_ns, ..., latency_s)} of a load run."""
+    with connect(db) as con:
+        rows = con.execute("SELECT step, value, data FROM run_values WHERE run_id = ? AND "
+                           "name = 'load.latency' ORDER BY step", (run_id,)).fetchall()
+    con.close()
+    return {step: dict(json.loads(data), latency_s=value) for step, value, data in rows}
+
+
+def nearest_rank(values, p):
+    """The nearest-rank percentile p of `values`, as footprint load reports them."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p * len(ordered)) - 1)]
 
 
 def raw_samples(db, run_id, metric_name):

@@ -13,7 +13,8 @@ import sqlite3
 
 import pytest
 
-from fp_helpers import connect, describe, fp, show, single_error_line, wl
+from fp_helpers import (describe, fp, load_queries, nearest_rank, show, single_error_line,
+                        wl)
 
 
 def load(db, tmp_path, scenario, mode, ms, threads, *options, expect_rc=0):
@@ -26,19 +27,8 @@ def load(db, tmp_path, scenario, mode, ms, threads, *options, expect_rc=0):
         qid, samples, received, sent = map(int, line.split())
         truth[qid] = {"samples": samples, "received_ns": received, "sent_ns": sent}
     s = show(db)
-    queries = {}
-    with connect(db) as con:
-        for step, value, data in con.execute(
-                "SELECT step, value, data FROM run_values WHERE run_id = ? AND name = "
-                "'load.latency' ORDER BY step", (s["run"]["id"],)):
-            queries[step] = dict(json.loads(data), latency_s=value)
-    con.close()
+    queries = load_queries(db, s["run"]["id"])
     return {"show": s, "truth": truth, "queries": queries, "proc": proc}
-
-
-def nearest_rank(values, p):
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(p * len(ordered)) - 1)]
 
 
 def check_timeline(result):

@@ -64,7 +64,7 @@ TEST(SummarizeLoad, PercentilesRateValidityAndUnanswered) {
     q.completed_ns = q.scheduled_ns + (i + 1) * 1'000'000;
     queries.push_back(q);
   }
-  LoadSummary s = SummarizeLoad(o, queries, 0, "", "done");
+  LoadSummary s = SummarizeLoad(o, queries, {.ended_because = "done"});
   EXPECT_EQ(s.completed, 10);
   EXPECT_DOUBLE_EQ(s.latency_s.at("p50"), 0.005);
   EXPECT_DOUBLE_EQ(s.latency_s.at("p99"), 0.010);
@@ -80,7 +80,10 @@ TEST(SummarizeLoad, PercentilesRateValidityAndUnanswered) {
                      .scheduled_ns = 100'000'000,
                      .issued_ns = 100'000'000,
                      .completed_ns = std::nullopt});
-  s = SummarizeLoad(o, queries, 2, "garbage", "query 10 got no answer");
+  s = SummarizeLoad(o, queries,
+                    {.unknown_answers = 2,
+                     .first_unknown = "garbage",
+                     .ended_because = "query 10 got no answer"});
   EXPECT_EQ(s.issued, 11);
   EXPECT_EQ(s.completed, 10);
   EXPECT_EQ(s.validity, "invalid");

@@ -1,0 +1,165 @@
+// The line protocol over the command's stdin and stdout: non-blocking pipes driven by poll(),
+// with footprint's own output buffer, so that a command that stops reading cannot block the
+// reading of its answers.
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+
+#include "run/sut_transport.h"
+#include "util/clock.h"
+#include "util/strings.h"
+
+namespace footprint {
+namespace {
+
+constexpr size_t kMaxLine = 1 << 20;  // an answer line longer than this is garbage
+
+class LineTransport final : public SutTransport {
+ public:
+  LineTransport(int to, int from) : to_(to), from_(from) {
+    ::fcntl(to_, F_SETFL, ::fcntl(to_, F_GETFL) | O_NONBLOCK);
+    ::fcntl(from_, F_SETFL, ::fcntl(from_, F_GETFL) | O_NONBLOCK);
+  }
+  ~LineTransport() override {
+    EndQueries();
+    if (from_ >= 0) ::close(from_);
+  }
+
+  std::string WaitUntilReady(int64_t deadline_ns) override;
+
+  void Send(int64_t id, std::string_view samples) override {
+    char digits[24];
+    auto end = std::to_chars(digits, digits + sizeof digits, id).ptr;
+    out_.append(digits, end).append(1, '\t').append(samples).append(1, '\n');
+  }
+
+  std::string Pump(int64_t timeout_ns, const AnswerSink& sink) override {
+    if (!Wait(timeout_ns)) return "the command stopped reading its queries";
+    if (!Read([&](std::string_view line, int64_t at) { sink(Parse(line, at)); })) {
+      return "the command closed its output";
+    }
+    return "";
+  }
+
+  void EndQueries() override {
+    if (to_ >= 0) ::close(to_);
+    to_ = -1;
+  }
+
+  bool WaitForEnd(int64_t deadline_ns, const AnswerSink& sink) override {
+    for (bool open = true; open;) {
+      if (MonotonicNs() >= deadline_ns) return false;
+      Wait(deadline_ns - MonotonicNs());
+      open = Read([&](std::string_view line, int64_t at) { sink(Parse(line, at)); });
+    }
+    return true;
+  }
+
+  bool StopsCommandAtEnd() const override { return false; }
+
+ private:
+  bool pending() const { return written_ < out_.size(); }
+
+  // `ID<TAB>RESULT`, or a line that is none (id -1).
+  static SutAnswer Parse(std::string_view line, int64_t at) {
+    SutAnswer a;
+    a.completed_ns = at;
+    const size_t tab = line.find('\t');
+    const std::string_view head = line.substr(0, tab);
+    int64_t id = -1;
+    auto [end, ec] = std::from_chars(head.data(), head.data() + head.size(), id);
+    if (ec == std::errc() && end == head.data() + head.size() && tab != std::string_view::npos &&
+        id >= 0) {
+      a.id = id;
+    } else {
+      a.text = line;
+    }
+    return a;
+  }
+
+  // Waits up to `timeout_ns` for the command's output (and room in its input, when there is
+  // something to send); sends what fits. False when the command closed its stdin (EPIPE).
+  bool Wait(int64_t timeout_ns) {
+    pollfd fds[2] = {{from_, POLLIN, 0}, {pending() && to_ >= 0 ? to_ : -1, POLLOUT, 0}};
+    const timespec wait = TimespecOf(std::clamp<int64_t>(timeout_ns, 0, 100'000'000));
+    ::ppoll(fds, 2, &wait, nullptr);
+    while (pending() && to_ >= 0) {
+      ssize_t n = ::write(to_, out_.data() + written_, out_.size() - written_);
+      if (n > 0) {
+        written_ += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EPIPE) return false;
+      break;  // full for now
+    }
+    if (!pending()) {
+      out_.clear();
+      written_ = 0;
+    }
+    return true;
+  }
+
+  // Reads what the command wrote; each whole line goes to `line(text, read_ns)`, with the
+  // monotonic time its read() returned. False at end-of-file.
+  template <typename F>
+  bool Read(F&& line) {
+    char buf[1 << 16];
+    for (;;) {
+      ssize_t n = ::read(from_, buf, sizeof buf);
+      const int64_t read_ns = MonotonicNs();
+      if (n == 0) return false;
+      if (n < 0) return errno == EAGAIN || errno == EINTR;
+      in_.append(buf, static_cast<size_t>(n));
+      size_t start = 0;
+      for (size_t nl; (nl = in_.find('\n', start)) != std::string::npos; start = nl + 1) {
+        line(std::string_view(in_).substr(start, nl - start), read_ns);
+      }
+      in_.erase(0, start);
+      if (in_.size() > kMaxLine) {
+        line(std::string_view(in_).substr(0, 200), read_ns);
+        in_.clear();
+      }
+    }
+  }
+
+  int to_, from_;
+  std::string out_, in_;
+  size_t written_ = 0;
+};
+
+// The command's first line must be `ready`.
+std::string LineTransport::WaitUntilReady(int64_t deadline_ns) {
+  const int64_t start_ns = MonotonicNs();
+  std::string first;
+  bool got = false;
+  while (!got) {
+    if (MonotonicNs() > deadline_ns) {
+      return "the command did not say 'ready' within " +
+             FormatDuration(static_cast<double>(deadline_ns - start_ns) / 1e9);
+    }
+    if (!Wait(deadline_ns - MonotonicNs())) return "the command stopped reading";
+    const bool open = Read([&](std::string_view line, int64_t) {
+      if (!got) first = std::string(line.substr(0, 120));
+      got = true;
+    });
+    if (!got && !open) return "the command closed its output before it said 'ready'";
+  }
+  if (Trim(first) != "ready") {
+    return "the command's first line was '" + Inert(first) +
+           "', not 'ready' (the line protocol of footprint load --help)";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::unique_ptr<SutTransport> MakeLineTransport(int to, int from) {
+  return std::make_unique<LineTransport>(to, from);
+}
+
+}  // namespace footprint
