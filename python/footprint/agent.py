@@ -16,8 +16,9 @@ Then it answers queries: it takes the first waiting query and whatever else is a
 waiting, up to ``--max-batch`` samples, runs them as one batch (dynamic batching, as inference
 servers do; in the single and multi scenarios one query is outstanding at a time, so a batch is
 that query), and answers ``ID<TAB>RESULT`` for each query, from its first sample's output
-(``--postprocess``). ``--trace-framework`` runs the load under torch.profiler and reports the
-operators that took the most CPU time.
+(``--postprocess``). With ``--trace-framework``, once the load is over (so that no query pays
+for the profiler), it profiles ``--trace-batches`` batches with torch.profiler and reports the
+operators that took the most time.
 
 Inside ``footprint load`` (or ``footprint run``) it joins the run through the Python API:
 each batch is a scope ``inference`` (its size as the value ``batch_size``); the value
@@ -138,10 +139,10 @@ def _parser() -> _Parser:
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda[:N]")
     p.add_argument("--seed", type=int, default=0, help="seeds the weights and inputs")
     p.add_argument("--trace-framework", action="store_true",
-                   help="profile the load with torch.profiler; report the top operators")
+                   help="once the load is over, profile --trace-batches batches of "
+                        "--max-batch samples with torch.profiler; report the top operators")
     p.add_argument("--trace-batches", type=int, default=50, metavar="N",
-                   help="with --trace-framework: profile the first N batches (default 50; "
-                        "summing a profile costs ~0.1 s a batch)")
+                   help="batches --trace-framework profiles (default 50)")
     p.add_argument("--describe", action="store_true",
                    help="print the framework and device as one line of JSON, and exit")
     return p
@@ -400,10 +401,8 @@ def _gather(lines: "queue.Queue[Optional[tuple[str, list[int]]]]",
     return batch
 
 
-def _serve(model: Any, pool: Any, args: argparse.Namespace, bm: Any,
-           after_batch: Callable[[int], None]) -> int:
-    """Answers the queries of stdin until it ends, calling `after_batch` with the number of
-    batches run so far after each; the number of batches run."""
+def _serve(model: Any, pool: Any, args: argparse.Namespace, bm: Any) -> int:
+    """Answers the queries of stdin until it ends; the number of batches run."""
     import torch
 
     lines: "queue.Queue[Optional[tuple[str, list[int]]]]" = queue.Queue()
@@ -421,20 +420,26 @@ def _serve(model: Any, pool: Any, args: argparse.Namespace, bm: Any,
         sys.stdout.write("".join(f"{qid}\t{r}\n" for (qid, _), r in zip(batch, results)))
         sys.stdout.flush()
         batches += 1
-        after_batch(batches)
     return batches
 
 
-def _profiler(args: argparse.Namespace, device: Any) -> Any:
-    """torch.profiler for --trace-framework, not started; None without it."""
-    if not args.trace_framework:
-        return None
+def _profile(model: Any, pool: Any, args: argparse.Namespace, device: Any) -> dict:
+    """The operators of --trace-batches batches of --max-batch samples under torch.profiler,
+    run once the load is over: profiling the load itself would charge its overhead (and the
+    ~0.1 s per batch it takes to stop) to the queries."""
+    import torch
     from torch.profiler import ProfilerActivity, profile
 
     activities = [ProfilerActivity.CPU]
     if device.type == "cuda":
         activities.append(ProfilerActivity.CUDA)
-    return profile(activities=activities, record_shapes=False)
+    indices = torch.arange(args.max_batch, device=pool.device) % len(pool)
+    with torch.inference_mode(), profile(activities=activities, record_shapes=False) as prof:
+        for _ in range(args.trace_batches):
+            model(pool[indices])
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+    return _operators(prof, device.type == "cuda", args.trace_batches)
 
 
 def _operator(event: Any, cuda: bool) -> dict:
@@ -492,25 +497,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"footprint.agent: {e}", file=sys.stderr)
         return 2
     bm = _join(args, device, pool)
-    prof = _profiler(args, device)
-    profiling = prof is not None
-
-    def after_batch(batches: int) -> None:
-        nonlocal profiling
-        if profiling and batches == args.trace_batches:
-            prof.stop()
-            profiling = False
-
-    if profiling:  # started before ready, so that its start-up is charged to no query
-        prof.start()
     with torch.inference_mode():
         print("ready", flush=True)
-        batches = _serve(model, pool, args, bm, after_batch)
-    if profiling:
-        prof.stop()
+        _serve(model, pool, args, bm)
     _end_output()
-    if prof is not None:
-        report = _operators(prof, device.type == "cuda", min(batches, args.trace_batches))
+    if args.trace_framework:
+        report = _profile(model, pool, args, device)
         _print_operators(report)
         if bm is not None:
             bm.log_json("framework.operators", report)

@@ -42,6 +42,7 @@ using Action = std::function<int()>;
 // `command` receives the words after "--", which main() splits off before parsing.
 Action AddRun(CLI::App& app, const std::vector<std::string>& command);
 Action AddLoad(CLI::App& app, const std::vector<std::string>& command);
+Action AddEvaluate(CLI::App& app);
 Action AddRuns(CLI::App& app);
 Action AddShow(CLI::App& app);
 Action AddDoctor(CLI::App& app);

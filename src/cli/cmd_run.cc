@@ -1,5 +1,5 @@
 // footprint run: measure a command into the database, once, as a group of repetitions, or
-// over a parameter scan.
+// over a parameter scan; the options every measuring subcommand shares (run_options.h).
 #include <unistd.h>
 
 #include <iostream>
@@ -8,10 +8,9 @@
 
 #include "cli/cli.h"
 #include "cli/format.h"
-#include "cli/load_view.h"
 #include "cli/progress.h"
+#include "cli/run_options.h"
 #include "footprint/compare.h"
-#include "footprint/load.h"
 #include "footprint/monitor.h"
 #include "footprint/scan.h"
 #include "footprint/stats.h"
@@ -20,18 +19,6 @@
 
 namespace footprint::cli {
 namespace {
-
-struct RunArgs {
-  std::string db;
-  std::string name, description, metrics, gpus, output;
-  std::vector<std::string> tags, params, intervals;
-  bool no_cgroup = false, no_git = false, quiet = false;
-  RepeatOptions repeat;
-  std::string shell;  // --shell: the command too runs in it
-  bool no_shell = false;
-  std::vector<std::string> ranges, lists;  // -P NAME MIN MAX, -L NAME VALUES, flattened
-  std::string step = "1";
-};
 
 // -i/--interval takes INTERVAL (the default for every metric) or METRIC=INTERVAL.
 Status ApplyIntervals(const std::vector<std::string>& items, MonitorOptions& o) {
@@ -157,25 +144,6 @@ std::pair<MonitorOptions, RepeatOptions> Substituted(
   for (std::string& word : mo.command) word = SubstituteParameters(word, values);
   for (const auto& [name, value] : values) mo.params[name] = value;
   return out;
-}
-
-// `label` tells which run of a group it was ("[2/5] ", "[warm-up 1/1] "), empty otherwise.
-void PrintOutcome(const MonitorOutcome& out, const std::string& db, const std::string& label,
-                  std::ostream& err) {
-  auto total = [&](const char* name) {
-    auto it = out.totals.find(name);
-    return it == out.totals.end() ? 0.0 : it->second;
-  };
-  const std::string status = RunStatusText(out.run);
-  err << "footprint: " << label << Inert(out.run.name) << " " << status << " in "
-      << FormatDuration(total("duration_s")) << ": cpu " << FormatDuration(total("cpu_user_s"))
-      << " user + " << FormatDuration(total("cpu_system_s")) << " system, peak memory "
-      << FormatBytes(total("peak_memory_bytes")) << ", io " << FormatBytes(total("io_read_bytes"))
-      << " read / " << FormatBytes(total("io_write_bytes")) << " written\n";
-  if (out.run.group_id.empty() && !out.database_vanished) {  // else the warnings said where
-    err << "footprint: run " << out.run.id.substr(0, 8) << " stored in " << db
-        << " (footprint show " << out.run.id.substr(0, 8) << ")\n";
-  }
 }
 
 // "[threads=4] [2/5, ETA 3.1 s] ": where a run stands in the scan and in its group, and how
@@ -399,7 +367,26 @@ void AddScanAndHookOptions(CLI::App& cmd, RunArgs& args) {
       ->option_text("FILE");
 }
 
-// The options of a measured run that `run` and `load` share.
+}  // namespace
+
+void PrintOutcome(const MonitorOutcome& out, const std::string& db, const std::string& label,
+                  std::ostream& err) {
+  auto total = [&](const char* name) {
+    auto it = out.totals.find(name);
+    return it == out.totals.end() ? 0.0 : it->second;
+  };
+  const std::string status = RunStatusText(out.run);
+  err << "footprint: " << label << Inert(out.run.name) << " " << status << " in "
+      << FormatDuration(total("duration_s")) << ": cpu " << FormatDuration(total("cpu_user_s"))
+      << " user + " << FormatDuration(total("cpu_system_s")) << " system, peak memory "
+      << FormatBytes(total("peak_memory_bytes")) << ", io " << FormatBytes(total("io_read_bytes"))
+      << " read / " << FormatBytes(total("io_write_bytes")) << " written\n";
+  if (out.run.group_id.empty() && !out.database_vanished) {  // else the warnings said where
+    err << "footprint: run " << out.run.id.substr(0, 8) << " stored in " << db
+        << " (footprint show " << out.run.id.substr(0, 8) << ")\n";
+  }
+}
+
 void AddMeasureOptions(CLI::App* cmd, RunArgs* args) {
   AddDbOption(*cmd, args->db);
   cmd->add_option("-n,--name", args->name,
@@ -424,7 +411,6 @@ void AddMeasureOptions(CLI::App* cmd, RunArgs* args) {
   cmd->add_flag("-q,--quiet", args->quiet, "print no summary when the command ends");
 }
 
-// The command after `--` (or the first word CLI11 did not know), checked into options.
 Result<MonitorOptions> CommandOptions(RunArgs& args, CLI::App& cmd,
                                       const std::vector<std::string>& command) {
   std::vector<std::string> words = cmd.remaining();  // without "--": from the first word
@@ -433,8 +419,6 @@ Result<MonitorOptions> CommandOptions(RunArgs& args, CLI::App& cmd,
   if (!args.shell.empty()) args.repeat.hooks.shell = args.shell;
   return RunOptions(args, cmd, std::move(words));
 }
-
-}  // namespace
 
 Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
   auto args = std::make_shared<RunArgs>();
@@ -481,166 +465,6 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
     }();
     if (status.ok()) return *status;
     Fail(status.status());  // footprint's own failure: 125, whatever its kind (see --help)
-    return kExitRunFailed;
-  };
-}
-
-// One load run: its exit status and what it measured, said on stderr unless `quiet`.
-Result<std::pair<int, LoadSummary>> RunLoad(Store& store, MonitorOptions o, const LoadOptions& load,
-                                            bool quiet) {
-  LoadDriver driver(load);
-  o.driver = &driver;
-  FP_ASSIGN_OR_RETURN(MonitorOutcome out, RunMonitored(store, o));
-  std::ostringstream err;
-  if (!out.launch_error.empty()) err << "footprint: " << out.launch_error << "\n";
-  for (const std::string& w : out.warnings) err << "footprint: warning: " << w << "\n";
-  if (!quiet) {
-    PrintOutcome(out, store.location(), "", err);
-    auto energy = LoadWindowEnergy(store, out.run, out.totals);
-    PrintLoadSummary(nlohmann::json::parse(LoadSummaryJson(driver.summary())), out.totals,
-                     energy.ok() ? *energy : std::vector<LoadEnergy>{}, "footprint: load ", err);
-  }
-  std::cerr << err.str();
-  return std::make_pair(out.exit_status, driver.summary());
-}
-
-// --qps R[,R...]: the rates of a sweep, in the order given.
-Result<std::vector<std::pair<std::string, double>>> QpsValues(const std::string& text) {
-  std::vector<std::pair<std::string, double>> out;
-  for (std::string_view word : Split(text, ',')) {
-    word = Trim(word);
-    auto value = ParseDouble(word);
-    if (!value || !(*value > 0)) {
-      return InvalidArgument("--qps takes rates above 0, comma-separated (e.g. 10,20,40), not '" +
-                             std::string(word) + "'");
-    }
-    out.emplace_back(std::string(word), *value);
-  }
-  return out;
-}
-
-// The throughput-latency table of a sweep, one line per rate.
-void PrintSweep(const std::vector<std::pair<std::string, LoadSummary>>& sweep, std::ostream& err) {
-  err << "footprint: sweep (target qps: achieved qps, p99 latency, validity):\n";
-  for (const auto& [qps, s] : sweep) {
-    auto p99 = s.latency_s.find("p99");
-    err << "footprint:   " << qps << ": " << FormatValue("count", s.qps) << " qps, p99 "
-        << (p99 == s.latency_s.end() ? "-" : FormatDuration(p99->second))
-        << (s.validity.empty() ? "" : ", " + s.validity) << "\n";
-  }
-}
-
-Action AddLoad(CLI::App& app, const std::vector<std::string>& command) {
-  struct LoadArgs {
-    RunArgs run;
-    std::string scenario = "single", duration = "10s", latency_bound, timeout = "60s", qps;
-    LoadOptions load;
-  };
-  auto args = std::make_shared<LoadArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "load",
-      "Drive COMMAND, a system under test, with an MLPerf-style load scenario through its "
-      "stdin and stdout, and measure it: each query's latency from its scheduled time, the "
-      "percentiles, and everything footprint run measures.");
-  AddMeasureOptions(cmd, &args->run);
-  cmd->add_option("--scenario", args->scenario,
-                  "single (one query at a time; p90), multi (N samples per query, one at a "
-                  "time; p99), server (Poisson arrivals at --qps; p99) or offline (all queries "
-                  "at once; samples/s)")
-      ->option_text("NAME");
-  cmd->add_option("--qps", args->qps,
-                  "server: the target rate, queries per second; several, comma-separated, "
-                  "make a sweep: one run each (with --param qps=R) and a throughput-latency "
-                  "table at the end")
-      ->option_text("R[,R...]");
-  cmd->add_option("--samples-per-query", args->load.samples_per_query,
-                  "multi: samples in each query (default 8)")
-      ->option_text("N");
-  cmd->add_option("--duration", args->duration,
-                  "issue queries at least this long (default 10s; MLPerf's rules: 600s)")
-      ->option_text("D");
-  cmd->add_option("--min-queries", args->load.min_queries,
-                  "and at least this many (default 100; offline: exactly this many)")
-      ->option_text("K");
-  cmd->add_option("--latency-bound", args->latency_bound,
-                  "the latency the scenario's percentile must stay within (e.g. 50ms)")
-      ->option_text("L");
-  cmd->add_option("--seed", args->load.seed, "seed of the server's arrivals (default 1)")
-      ->option_text("S");
-  cmd->add_option("--query-timeout", args->timeout,
-                  "a query unanswered this long ends the load (default 60s)")
-      ->option_text("T");
-  cmd->add_option("--http", args->load.http_url,
-                  "COMMAND runs an HTTP server: each query is a POST to URL (on this machine), "
-                  "instead of a line on COMMAND's stdin; streamed answers give the time to "
-                  "first token and per output token")
-      ->option_text("URL");
-  cmd->add_option("--body", args->load.http_body,
-                  "with --http: each POST's body, {id} and {samples} replaced by the query's "
-                  "(default '{\"id\": {id}, \"samples\": [{samples}]}')")
-      ->option_text("TEMPLATE");
-  cmd->prefix_command();
-  cmd->footer(
-      "COMMAND is everything after --. It first writes a line 'ready' on its stdout once it "
-      "can take queries (the load starts then). footprint writes one query per line to its "
-      "stdin, "
-      "ID<TAB>PAYLOAD (PAYLOAD: the query's sample indices, comma-separated), and reads one "
-      "line per answered query from its stdout, ID<TAB>RESULT, in any order. When the load is "
-      "done footprint closes COMMAND's stdin: it should then exit. Latency runs from each "
-      "query's scheduled time, so a lagging issuer is charged. With --http URL, COMMAND is a "
-      "server instead: the load starts once URL takes a connection, each query is a POST "
-      "answered by a 2xx response, and footprint stops COMMAND with SIGTERM at the end (its "
-      "normal end). See docs/evaluation.md.\n\n"
-      "footprint exits with the command's status, and with 125 when footprint itself fails "
-      "(2 for bad options).\n\n"
-      "Examples:\n"
-      "  footprint load --scenario single --duration 30s -- python3 sut.py\n"
-      "  footprint load --scenario server --qps 50 --latency-bound 100ms -- ./server\n"
-      "  footprint load --scenario offline --min-queries 2048 -- python3 sut.py --batch 64\n"
-      "  footprint load --scenario server --qps 5 --http http://127.0.0.1:8000/generate \\\n"
-      "      --body '{\"prompt\": \"query {id}\", \"stream\": true}' -- ./llm-server --port 8000");
-  return [args, cmd, &command]() -> int {
-    Result<int> status = [&]() -> Result<int> {
-      LoadOptions& load = args->load;
-      FP_ASSIGN_OR_RETURN(load.scenario, ParseScenario(args->scenario));
-      auto duration = [](const char* option, const std::string& text) -> Result<int64_t> {
-        auto ns = ParseDurationNs(text);
-        if (!ns.ok()) return InvalidArgument(std::string(option) + ": " + ns.status().message());
-        return ns;
-      };
-      FP_ASSIGN_OR_RETURN(load.min_duration_ns, duration("--duration", args->duration));
-      FP_ASSIGN_OR_RETURN(load.query_timeout_ns, duration("--query-timeout", args->timeout));
-      if (!args->latency_bound.empty()) {
-        FP_ASSIGN_OR_RETURN(int64_t bound_ns, duration("--latency-bound", args->latency_bound));
-        load.latency_bound_s = static_cast<double>(bound_ns) / 1e9;
-      }
-      std::vector<std::pair<std::string, double>> rates = {{"", 0.0}};
-      if (!args->qps.empty()) {
-        FP_ASSIGN_OR_RETURN(rates, QpsValues(args->qps));
-      }
-      load.qps = rates.front().second;
-      FP_RETURN_IF_ERROR(ValidateLoadOptions(load));
-      FP_ASSIGN_OR_RETURN(MonitorOptions o, CommandOptions(args->run, *cmd, command));
-      FP_ASSIGN_OR_RETURN(auto store, OpenStore(args->run.db));
-      int first_failure = 0;
-      std::vector<std::pair<std::string, LoadSummary>> sweep;
-      for (const auto& [text, qps] : rates) {
-        load.qps = qps;
-        MonitorOptions each = o;
-        if (rates.size() > 1) each.params["qps"] = text;
-        FP_ASSIGN_OR_RETURN(auto outcome, RunLoad(*store, each, load, args->run.quiet));
-        if (first_failure == 0) first_failure = outcome.first;
-        sweep.emplace_back(text, std::move(outcome.second));
-      }
-      if (sweep.size() > 1 && !args->run.quiet) PrintSweep(sweep, std::cerr);
-      return first_failure;
-    }();
-    if (status.ok()) return *status;
-    if (status.status().code() == StatusCode::kInvalidArgument) {
-      Fail(status.status());
-      return kExitUsage;
-    }
-    Fail(status.status());
     return kExitRunFailed;
   };
 }

@@ -193,44 +193,6 @@ Status CheckKeysUnique(const ExperimentPlan& plan) {
   return Status::Ok();
 }
 
-}  // namespace experiment
-
-namespace {
-
-using experiment::Absolute;
-using experiment::CheckKeysUnique;
-using experiment::ParseCollocation;
-using experiment::ParseDevices;
-using experiment::ResolveCommand;
-using experiment::Workloads;
-
-Status YamlError(const YAML::Node& node, const std::string& what);
-
-// A count a plan multiplies runs by (repetitions, copies): a whole number in [1, max].
-Result<int64_t> PlanCount(const YAML::Node& node, const std::string& what, int64_t max) {
-  std::optional<int64_t> n = ParseInt(node.as<std::string>());
-  if (!n || *n < 1 || *n > max) {
-    return YamlError(node, what + " must be a whole number from 1 to " + std::to_string(max) +
-                               " (got '" + node.as<std::string>() + "')");
-  }
-  return *n;
-}
-
-// ----- YAML ---------------------------------------------------------------------------------
-
-// The fields a run inherits from the plan's defaults and its workload, then may override.
-struct RunFields {
-  std::map<std::string, std::string> env;
-  std::map<std::string, std::string> params;
-  std::string devices = "-";
-  std::string collocation = "-";
-  std::optional<int> mps_thread_percentage;
-  std::string metrics;  // as for -m; empty: default
-  std::optional<int64_t> interval_ns;
-  std::map<std::string, std::string> intervals;
-  std::vector<std::string> inputs;
-};
-
 Status YamlError(const YAML::Node& node, const std::string& what) {
   return InvalidArgument("line " + std::to_string(node.Mark().line + 1) + ": " + what);
 }
@@ -261,6 +223,46 @@ Result<std::vector<std::string>> ScalarList(const YAML::Node& node, const std::s
   }
   return out;
 }
+
+}  // namespace experiment
+
+namespace {
+
+using experiment::Absolute;
+using experiment::CheckKeysUnique;
+using experiment::ParseCollocation;
+using experiment::ParseDevices;
+using experiment::ResolveCommand;
+using experiment::Scalar;
+using experiment::ScalarList;
+using experiment::ScalarMap;
+using experiment::Workloads;
+using experiment::YamlError;
+
+// A count a plan multiplies runs by (repetitions, copies): a whole number in [1, max].
+Result<int64_t> PlanCount(const YAML::Node& node, const std::string& what, int64_t max) {
+  std::optional<int64_t> n = ParseInt(node.as<std::string>());
+  if (!n || *n < 1 || *n > max) {
+    return YamlError(node, what + " must be a whole number from 1 to " + std::to_string(max) +
+                               " (got '" + node.as<std::string>() + "')");
+  }
+  return *n;
+}
+
+// ----- YAML ---------------------------------------------------------------------------------
+
+// The fields a run inherits from the plan's defaults and its workload, then may override.
+struct RunFields {
+  std::map<std::string, std::string> env;
+  std::map<std::string, std::string> params;
+  std::string devices = "-";
+  std::string collocation = "-";
+  std::optional<int> mps_thread_percentage;
+  std::string metrics;  // as for -m; empty: default
+  std::optional<int64_t> interval_ns;
+  std::map<std::string, std::string> intervals;
+  std::vector<std::string> inputs;
+};
 
 // Applies the run fields of a defaults, workload or run mapping; `own` lists the other keys
 // that mapping may hold. An unknown key is an error (a typo must not be ignored silently).

@@ -51,6 +51,15 @@ void ResolveCommand(const std::string& file, const std::vector<std::string>& arg
 Status ParseDevices(std::string_view text, PlannedRun& run);
 // Collocation: "-" (none), "mps", "mps:PCT" (active-thread percentage), or a MIG profile.
 Status ParseCollocation(std::string_view text, PlannedRun& run);
+// YAML: InvalidArgument "line N: what" at `node`'s line.
+Status YamlError(const YAML::Node& node, const std::string& what);
+// The value of `node`, which must be a scalar (`key` names it in the error).
+Result<std::string> Scalar(const YAML::Node& node, const std::string& key);
+// A mapping of NAME: VALUE scalars.
+Result<std::map<std::string, std::string>> ScalarMap(const YAML::Node& node,
+                                                     const std::string& key);
+// A scalar or a list of them.
+Result<std::vector<std::string>> ScalarList(const YAML::Node& node, const std::string& key);
 // InvalidArgument when two runs share a key.
 Status CheckKeysUnique(const ExperimentPlan& plan);
 

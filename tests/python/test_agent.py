@@ -165,11 +165,18 @@ def test_postprocess_topk_answers_the_best_classes_first():
 
 
 def test_trace_framework_stores_the_operators(tmp_path):
-    # Few batches: the profiler's summary costs about 0.1 s per batch of this model.
-    data = load_agent(tmp_path / "trace.db", *AGENT, "--trace-framework",
+    # Few batches: the profiler's summary costs about 0.1 s per batch of this model. They run
+    # after the load, so that no query pays for the profiler: every forward pass of the load
+    # is still an `inference` scope, the profiled ones are not.
+    data = load_agent(tmp_path / "trace.db", *AGENT, "--trace-framework", "--trace-batches", "3",
+                      "--max-batch", "2",
                       scenario=("--scenario", "offline", "--min-queries", "8"))
     report = record(data, "framework.operators")
-    assert report["sort"] == "self_cpu_time" and report["profiled_batches"] == 8
+    assert report["sort"] == "self_cpu_time" and report["profiled_batches"] == 3
+    assert sum(batches(data)) == 8
+    # The same convolutions in each profiled batch.
+    convolutions = [op for op in report["operators"] if op["name"] == "aten::convolution"]
+    assert convolutions and convolutions[0]["calls"] % 3 == 0, report["operators"]
     operators = report["operators"]
     assert 0 < len(operators) <= 30
     assert any(op["name"].startswith("aten::") and op["calls"] > 0 and op["self_cpu_s"] > 0

@@ -1,0 +1,43 @@
+// What the measuring subcommands (run, load, evaluate) share: the measuring options, the
+// monitor options made from them, and the line that says how a run went.
+#ifndef FOOTPRINT_CLI_RUN_OPTIONS_H_
+#define FOOTPRINT_CLI_RUN_OPTIONS_H_
+
+#include <CLI/CLI.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "footprint/monitor.h"
+#include "footprint/scan.h"
+#include "footprint/status.h"
+
+namespace footprint::cli {
+
+struct RunArgs {
+  std::string db;
+  std::string name, description, metrics, gpus, output;
+  std::vector<std::string> tags, params, intervals;
+  bool no_cgroup = false, no_git = false, quiet = false;
+  RepeatOptions repeat;
+  std::string shell;  // --shell: the command too runs in it
+  bool no_shell = false;
+  std::vector<std::string> ranges, lists;  // -P NAME MIN MAX, -L NAME VALUES, flattened
+  std::string step = "1";
+};
+
+// Declares -o, -n, -d, --tag, --param, -m, -i, --gpus, --no-cgroup, --no-git and -q.
+void AddMeasureOptions(CLI::App* cmd, RunArgs* args);
+
+// The command after `--` (or the first word CLI11 did not know), checked into options.
+Result<MonitorOptions> CommandOptions(RunArgs& args, CLI::App& cmd,
+                                      const std::vector<std::string>& command);
+
+// "footprint: NAME ok in 1.2 s: cpu ..." and where the run was stored; `label` tells which run
+// of a group it was ("[2/5] ", "[warm-up 1/1] "), empty otherwise.
+void PrintOutcome(const MonitorOutcome& out, const std::string& db, const std::string& label,
+                  std::ostream& err);
+
+}  // namespace footprint::cli
+
+#endif  // FOOTPRINT_CLI_RUN_OPTIONS_H_

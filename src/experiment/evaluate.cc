@@ -1,0 +1,460 @@
+#include "footprint/evaluate.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <compare>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "experiment/plan.h"
+#include "util/json_text.h"
+#include "util/sha256.h"
+#include "util/strings.h"
+
+namespace footprint {
+namespace {
+
+using experiment::Scalar;
+using experiment::ScalarList;
+using experiment::YamlError;
+using json = nlohmann::json;
+
+// A YAML node as JSON: scalars become numbers, booleans or null where they read as one
+// (YAML's plain scalars), strings otherwise.
+json JsonOf(const YAML::Node& node) {
+  if (node.IsSequence()) {
+    json out = json::array();
+    for (const auto& item : node) out.push_back(JsonOf(item));
+    return out;
+  }
+  if (node.IsMap()) {
+    json out = json::object();
+    for (const auto& kv : node) out[kv.first.as<std::string>()] = JsonOf(kv.second);
+    return out;
+  }
+  if (!node.IsScalar() || node.Tag() == "!")
+    return node.IsNull() ? json(nullptr) : json(node.Scalar());
+  const std::string& text = node.Scalar();
+  if (text == "null" || text == "~" || text.empty()) return nullptr;
+  if (text == "true" || text == "false") return text == "true";
+  if (auto i = ParseInt(text)) return *i;
+  if (auto d = ParseDouble(text)) return *d;
+  return text;
+}
+
+// Fails on a key of `node` that is not in `known`: a typo must not be ignored silently.
+Status OnlyKeys(const YAML::Node& node, const std::string& where,
+                const std::set<std::string>& known) {
+  if (!node.IsMap()) return YamlError(node, "'" + where + "' must be a mapping");
+  for (const auto& kv : node) {
+    const std::string key = kv.first.as<std::string>();
+    if (known.count(key) == 0) {
+      std::string list;
+      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+      return YamlError(kv.first, "unknown key '" + where + "." + key + "' (known: " + list + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<int64_t> WholeNumber(const YAML::Node& node, const std::string& key, int64_t min) {
+  FP_ASSIGN_OR_RETURN(std::string text, Scalar(node, key));
+  auto n = ParseInt(text);
+  if (!n || *n < min) {
+    return YamlError(node, "'" + key + "' must be a whole number of at least " +
+                               std::to_string(min) + " (got '" + text + "')");
+  }
+  return *n;
+}
+
+Result<int64_t> Duration(const YAML::Node& node, const std::string& key) {
+  FP_ASSIGN_OR_RETURN(std::string text, Scalar(node, key));
+  auto ns = ParseDurationNs(text);
+  if (!ns.ok()) return YamlError(node, "'" + key + "': " + ns.status().message());
+  return *ns;
+}
+
+// A path of the manifest, relative to the manifest's folder, made absolute.
+std::string NextToManifest(const std::string& manifest, const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.is_relative()) p = std::filesystem::absolute(manifest).parent_path() / p;
+  return p.lexically_normal().string();
+}
+
+Status ParseModel(const YAML::Node& node, EvaluationManifest& m) {
+  FP_RETURN_IF_ERROR(OnlyKeys(node, "model", {"torchvision", "args", "file", "sha256"}));
+  if (node["torchvision"].IsDefined() == node["file"].IsDefined()) {
+    return YamlError(node, "'model' names either 'torchvision: BUILDER' or 'file: PATH', one");
+  }
+  if (node["torchvision"]) {
+    FP_ASSIGN_OR_RETURN(m.torchvision, Scalar(node["torchvision"], "model.torchvision"));
+    if (node["args"]) {
+      const json args = JsonOf(node["args"]);
+      if (!args.is_object()) return YamlError(node["args"], "'model.args' must be a mapping");
+      if (args.contains("weights") && !args["weights"].is_null()) {
+        return YamlError(node["args"],
+                         "'model.args.weights' must be null: footprint downloads "
+                         "nothing (pin a file with its sha256 instead)");
+      }
+      m.model_args_json = args.dump();
+    }
+    if (node["sha256"]) return YamlError(node["sha256"], "'model.sha256' pins a 'file'");
+    return Status::Ok();
+  }
+  FP_ASSIGN_OR_RETURN(std::string file, Scalar(node["file"], "model.file"));
+  m.model_file = NextToManifest(m.path, file);
+  if (!node["sha256"]) {
+    return YamlError(
+        node, "'model.file' needs 'sha256: HEX', its pinned checksum (sha256sum " + file + ")");
+  }
+  FP_ASSIGN_OR_RETURN(m.model_sha256, Scalar(node["sha256"], "model.sha256"));
+  m.model_sha256 = Lower(m.model_sha256);
+  if (m.model_sha256.size() != 64 ||
+      m.model_sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return YamlError(node["sha256"], "'model.sha256' must be 64 hexadecimal digits");
+  }
+  if (node["args"]) return YamlError(node["args"], "'model.args' is for a torchvision builder");
+  return Status::Ok();
+}
+
+Status ParseFramework(const YAML::Node& node, EvaluationManifest& m) {
+  FP_RETURN_IF_ERROR(
+      OnlyKeys(node, "framework", {"name", "version", "threads", "device", "python"}));
+  if (node["name"]) {
+    FP_ASSIGN_OR_RETURN(m.framework, Scalar(node["name"], "framework.name"));
+    m.framework = Lower(m.framework);
+    if (m.framework == "torch") m.framework = "pytorch";
+    if (m.framework != "pytorch") {
+      return YamlError(node["name"], "framework '" + m.framework +
+                                         "' has no agent; footprint ships one for pytorch");
+    }
+  }
+  if (node["version"]) {
+    FP_ASSIGN_OR_RETURN(m.version_constraint, Scalar(node["version"], "framework.version"));
+    if (auto ok = VersionSatisfies("0", m.version_constraint); !ok.ok()) {
+      return YamlError(node["version"], "'framework.version': " + ok.status().message());
+    }
+  }
+  if (node["threads"]) {
+    FP_ASSIGN_OR_RETURN(int64_t t, WholeNumber(node["threads"], "framework.threads", 0));
+    m.threads = static_cast<int>(t);
+  }
+  if (node["device"]) {
+    FP_ASSIGN_OR_RETURN(m.device, Scalar(node["device"], "framework.device"));
+  }
+  if (node["python"]) {
+    FP_ASSIGN_OR_RETURN(m.python, Scalar(node["python"], "framework.python"));
+  }
+  return Status::Ok();
+}
+
+Status ParseInputs(const YAML::Node& node, EvaluationManifest& m) {
+  FP_RETURN_IF_ERROR(OnlyKeys(node, "inputs", {"synthetic", "folder"}));
+  if (node["synthetic"].IsDefined() == node["folder"].IsDefined()) {
+    return YamlError(node, "'inputs' is either 'synthetic: {shape: [...]}' or 'folder: PATH'");
+  }
+  if (node["folder"]) {
+    FP_ASSIGN_OR_RETURN(std::string folder, Scalar(node["folder"], "inputs.folder"));
+    m.inputs_folder = NextToManifest(m.path, folder);
+    return Status::Ok();
+  }
+  const YAML::Node s = node["synthetic"];
+  FP_RETURN_IF_ERROR(OnlyKeys(s, "inputs.synthetic", {"shape", "pool", "seed"}));
+  if (s["shape"]) {
+    FP_ASSIGN_OR_RETURN(auto dims, ScalarList(s["shape"], "inputs.synthetic.shape"));
+    m.shape.clear();
+    for (const std::string& d : dims) {
+      auto n = ParseInt(d);
+      if (!n || *n < 1) return YamlError(s["shape"], "'inputs.synthetic.shape' holds '" + d + "'");
+      m.shape.push_back(*n);
+    }
+  }
+  if (s["pool"]) {
+    FP_ASSIGN_OR_RETURN(int64_t pool, WholeNumber(s["pool"], "inputs.synthetic.pool", 1));
+    m.pool = static_cast<int>(pool);
+  }
+  if (s["seed"]) {
+    FP_ASSIGN_OR_RETURN(int64_t seed, WholeNumber(s["seed"], "inputs.synthetic.seed", 0));
+    m.seed = static_cast<int>(seed);
+  }
+  return Status::Ok();
+}
+
+Result<ManifestScenario> ParseScenarioNode(const YAML::Node& key, const YAML::Node& node) {
+  ManifestScenario s;
+  const std::string name = key.as<std::string>();
+  auto scenario = ParseScenario(name);
+  if (!scenario.ok()) return YamlError(key, scenario.status().message());
+  s.load.scenario = *scenario;
+  const std::string where = "scenarios." + name;
+  if (node.IsNull()) return s;
+  FP_RETURN_IF_ERROR(OnlyKeys(node, where,
+                              {"duration", "min_queries", "latency_bound", "qps",
+                               "samples_per_query", "seed", "query_timeout"}));
+  LoadOptions& o = s.load;
+  if (node["duration"]) {
+    FP_ASSIGN_OR_RETURN(o.min_duration_ns, Duration(node["duration"], where + ".duration"));
+  }
+  if (node["query_timeout"]) {
+    FP_ASSIGN_OR_RETURN(o.query_timeout_ns,
+                        Duration(node["query_timeout"], where + ".query_timeout"));
+  }
+  if (node["min_queries"]) {
+    FP_ASSIGN_OR_RETURN(o.min_queries, WholeNumber(node["min_queries"], where + ".min_queries", 1));
+  }
+  if (node["latency_bound"]) {
+    FP_ASSIGN_OR_RETURN(int64_t bound, Duration(node["latency_bound"], where + ".latency_bound"));
+    o.latency_bound_s = static_cast<double>(bound) / 1e9;
+  }
+  if (node["samples_per_query"]) {
+    FP_ASSIGN_OR_RETURN(int64_t n,
+                        WholeNumber(node["samples_per_query"], where + ".samples_per_query", 1));
+    o.samples_per_query = static_cast<int>(n);
+    s.samples_per_query_set = true;
+  }
+  if (node["seed"]) {
+    FP_ASSIGN_OR_RETURN(int64_t seed, WholeNumber(node["seed"], where + ".seed", 0));
+    o.seed = static_cast<uint64_t>(seed);
+  }
+  if (node["qps"]) {
+    FP_ASSIGN_OR_RETURN(s.qps, ScalarList(node["qps"], where + ".qps"));
+    for (const std::string& q : s.qps) {
+      auto rate = ParseDouble(q);
+      if (!rate || !(*rate > 0))
+        return YamlError(node["qps"], "'" + where + ".qps' holds '" + q + "'");
+    }
+  }
+  if (o.scenario == Scenario::kServer && s.qps.empty()) {
+    return YamlError(node, "'" + where + "' needs 'qps: R' or 'qps: [R, ...]'");
+  }
+  if (o.scenario != Scenario::kServer && !s.qps.empty()) {
+    return YamlError(node["qps"], "'qps' is for the server scenario");
+  }
+  return s;
+}
+
+Status ParseRest(const YAML::Node& root, EvaluationManifest& m) {
+  if (root["batch_sizes"]) {
+    FP_ASSIGN_OR_RETURN(auto sizes, ScalarList(root["batch_sizes"], "batch_sizes"));
+    m.batch_sizes.clear();
+    for (const std::string& b : sizes) {
+      auto n = ParseInt(b);
+      if (!n || *n < 1 || *n > 65536)
+        return YamlError(root["batch_sizes"], "'batch_sizes' holds '" + b + "'");
+      m.batch_sizes.push_back(static_cast<int>(*n));
+    }
+  }
+  if (root["preprocess"]) {
+    if (m.inputs_folder.empty()) {
+      return YamlError(root["preprocess"], "'preprocess' is for 'inputs: {folder: PATH}'");
+    }
+    m.preprocess_json = JsonOf(root["preprocess"]).dump();
+  }
+  if (root["postprocess"]) {
+    FP_ASSIGN_OR_RETURN(m.postprocess, Scalar(root["postprocess"], "postprocess"));
+  }
+  if (root["trace"]) {
+    FP_ASSIGN_OR_RETURN(auto levels, ScalarList(root["trace"], "trace"));
+    m.trace = {"model"};  // the per-query records are the load itself
+    for (const std::string& level : levels) {
+      if (level != "model" && level != "framework" && level != "system") {
+        return YamlError(root["trace"],
+                         "unknown trace level '" + level + "' (model, framework or system)");
+      }
+      m.trace.insert(level);
+    }
+  }
+  if (root["trace_batches"]) {
+    FP_ASSIGN_OR_RETURN(int64_t n, WholeNumber(root["trace_batches"], "trace_batches", 1));
+    m.trace_batches = static_cast<int>(n);
+  }
+  const YAML::Node scenarios = root["scenarios"];
+  if (!scenarios || !scenarios.IsMap() || scenarios.size() == 0) {
+    return YamlError(scenarios ? scenarios : root,
+                     "'scenarios' must map one or more of single, multi, server, offline to "
+                     "their settings");
+  }
+  for (const auto& kv : scenarios) {
+    FP_ASSIGN_OR_RETURN(ManifestScenario s, ParseScenarioNode(kv.first, kv.second));
+    m.scenarios.push_back(std::move(s));
+  }
+  return Status::Ok();
+}
+
+Result<EvaluationManifest> ParseManifest(const std::string& path, const std::string& text) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument("line " + std::to_string(e.mark.line + 1) + ": not YAML (" + e.msg +
+                           ")");
+  }
+  EvaluationManifest m;
+  m.path = path;
+  FP_RETURN_IF_ERROR(OnlyKeys(root, "manifest",
+                              {"name", "model", "framework", "inputs", "preprocess", "postprocess",
+                               "batch_sizes", "scenarios", "trace", "trace_batches"}));
+  m.name = std::filesystem::path(path).stem().string();
+  if (root["name"]) {
+    FP_ASSIGN_OR_RETURN(m.name, Scalar(root["name"], "name"));
+  }
+  if (!root["model"]) return YamlError(root, "the manifest names no 'model'");
+  FP_RETURN_IF_ERROR(ParseModel(root["model"], m));
+  if (root["framework"]) FP_RETURN_IF_ERROR(ParseFramework(root["framework"], m));
+  if (root["inputs"]) FP_RETURN_IF_ERROR(ParseInputs(root["inputs"], m));
+  FP_RETURN_IF_ERROR(ParseRest(root, m));
+  m.manifest_json = JsonOf(root).dump();
+  return m;
+}
+
+// "1.13.0+cpu" -> {1, 13, 0}; parts that are not numbers end the version ("2.1.0a0" -> {2, 1}).
+std::vector<int64_t> VersionParts(std::string_view version) {
+  version = version.substr(0, version.find('+'));
+  std::vector<int64_t> parts;
+  for (std::string_view part : Split(version, '.')) {
+    size_t digits = 0;
+    while (digits < part.size() && part[digits] >= '0' && part[digits] <= '9') ++digits;
+    if (digits == 0) break;
+    parts.push_back(*ParseInt(part.substr(0, digits)));
+    if (digits < part.size()) break;
+  }
+  while (!parts.empty() && parts.back() == 0) parts.pop_back();  // 1.13 == 1.13.0
+  return parts;
+}
+
+}  // namespace
+
+Result<EvaluationManifest> LoadManifest(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(path + ": cannot read the manifest (" + std::strerror(errno) + ")");
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto m = ParseManifest(path, text.str());
+  if (!m.ok()) return InvalidArgument(path + ": " + m.status().message());
+  Sha256 digest;
+  digest.Update(text.str().data(), text.str().size());
+  m->sha256 = digest.Hex();
+  return m;
+}
+
+Status CheckModelFile(const EvaluationManifest& m) {
+  if (m.model_file.empty()) return Status::Ok();
+  auto digest = DigestFile(m.model_file);
+  if (!digest) return NotFound("model file " + m.model_file + " cannot be read");
+  if (digest->sha256 != m.model_sha256) {
+    return InvalidArgument("model file " + m.model_file + " has sha256 " + digest->sha256 +
+                           ", the manifest pins " + m.model_sha256 + ": refusing to evaluate it");
+  }
+  return Status::Ok();
+}
+
+Result<bool> VersionSatisfies(std::string_view version, std::string_view constraint) {
+  using Order = std::strong_ordering;
+  static const std::pair<std::string_view, bool (*)(Order)> kOperators[] = {
+      {">=", [](Order o) { return o >= 0; }}, {"<=", [](Order o) { return o <= 0; }},
+      {">", [](Order o) { return o > 0; }},   {"<", [](Order o) { return o < 0; }},
+      {"==", [](Order o) { return o == 0; }}, {"!=", [](Order o) { return o != 0; }}};
+  const std::vector<int64_t> have = VersionParts(version);
+  for (std::string_view clause : Split(constraint, ',')) {
+    clause = Trim(clause);
+    if (clause.empty()) continue;
+    const size_t op_size = std::min(clause.find_first_not_of("<>=!~^"), clause.size());
+    const auto* op = std::find_if(std::begin(kOperators), std::end(kOperators), [&](const auto& o) {
+      return o.first == clause.substr(0, op_size);
+    });
+    const std::string_view wanted = Trim(clause.substr(op_size));
+    if (op == std::end(kOperators) || wanted.empty() || wanted[0] < '0' || wanted[0] > '9') {
+      return InvalidArgument("'" + std::string(clause) +
+                             "' is no clause: use >=, <=, >, <, == or != and a version, e.g. "
+                             "'>=1.13,<3'");
+    }
+    if (!op->second(have <=> VersionParts(wanted))) return false;
+  }
+  return true;
+}
+
+std::vector<std::string> DescribeCommand(const EvaluationManifest& m, const std::string& python) {
+  std::vector<std::string> argv = {python,   "-m",        "footprint.agent",        "--device",
+                                   m.device, "--threads", std::to_string(m.threads)};
+  argv.push_back("--describe");
+  return argv;
+}
+
+std::vector<EvaluationRun> PlanEvaluation(const EvaluationManifest& m, const std::string& python) {
+  std::vector<std::string> agent = DescribeCommand(m, python);
+  agent.pop_back();  // --describe
+  if (m.model_file.empty()) {
+    agent.insert(agent.end(), {"--model", m.torchvision, "--model-args", m.model_args_json});
+  } else {
+    agent.insert(agent.end(), {"--model-file", m.model_file});
+  }
+  if (m.inputs_folder.empty()) {
+    std::string shape;
+    for (int64_t d : m.shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+    agent.insert(agent.end(), {"--shape", shape, "--pool", std::to_string(m.pool), "--seed",
+                               std::to_string(m.seed)});
+  } else {
+    agent.insert(agent.end(), {"--inputs", m.inputs_folder});
+    if (!m.preprocess_json.empty()) agent.insert(agent.end(), {"--preprocess", m.preprocess_json});
+  }
+  agent.insert(agent.end(), {"--postprocess", m.postprocess});
+  if (m.trace.count("framework")) {
+    agent.insert(agent.end(),
+                 {"--trace-framework", "--trace-batches", std::to_string(m.trace_batches)});
+  }
+  std::vector<EvaluationRun> runs;
+  for (const ManifestScenario& s : m.scenarios) {
+    const std::string scenario(ScenarioName(s.load.scenario));
+    for (int batch : m.batch_sizes) {
+      if (s.load.scenario == Scenario::kSingleStream && batch != m.batch_sizes.front()) break;
+      const int max_batch = s.load.scenario == Scenario::kSingleStream ? 1 : batch;
+      const std::vector<std::string> rates = s.qps.empty() ? std::vector<std::string>{""} : s.qps;
+      for (const std::string& rate : rates) {
+        EvaluationRun r;
+        r.batch = max_batch;
+        r.load = s.load;
+        if (s.load.scenario == Scenario::kMultiStream && !s.samples_per_query_set) {
+          r.load.samples_per_query = batch;
+        }
+        r.name = m.name + "-" + scenario + "-b" + std::to_string(max_batch);
+        r.params = {{"model", m.model_file.empty() ? m.torchvision : m.model_file},
+                    {"scenario", scenario},
+                    {"batch", std::to_string(max_batch)}};
+        if (!rate.empty()) {
+          r.load.qps = *ParseDouble(rate);
+          r.name += "-q" + rate;
+          r.params["qps"] = rate;
+        }
+        r.command = agent;
+        r.command.insert(r.command.end(), {"--max-batch", std::to_string(max_batch)});
+        runs.push_back(std::move(r));
+      }
+    }
+  }
+  return runs;
+}
+
+Status CheckFramework(const EvaluationManifest& m, std::string_view describe_json) {
+  const json d = json::parse(describe_json, nullptr, false);
+  if (!d.is_object() || !d.contains("version")) {
+    return InvalidArgument("the agent's --describe printed no framework version: '" +
+                           Inert(describe_json.substr(0, 80)) + "'");
+  }
+  const std::string name = d.value("framework", std::string("?"));
+  const std::string version = d["version"].is_string() ? d["version"].get<std::string>() : "?";
+  if (name != m.framework) {
+    return InvalidArgument("the agent runs " + name + ", the manifest wants " + m.framework);
+  }
+  auto ok = VersionSatisfies(version, m.version_constraint);
+  if (!ok.ok()) return ok.status();
+  if (!*ok) {
+    return InvalidArgument(m.framework + " " + version + " does not satisfy the manifest's '" +
+                           m.version_constraint + "': refusing to evaluate");
+  }
+  return Status::Ok();
+}
+
+}  // namespace footprint
