@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import pathlib
-import re
 import resource
 import subprocess
 import sys
@@ -28,7 +27,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "cluster"))
 from pg_server import Postgres  # noqa: E402
 
-BEGIN, END = "<!-- begin cluster-bench -->", "<!-- end cluster-bench -->"
+from doc_block import write_block  # noqa: E402
 
 # MLflow's metrics table, as its SQLAlchemy model declares it (PostgreSQL types).
 MLFLOW_METRICS = """
@@ -118,17 +117,7 @@ def main():
         server.close()
         subprocess.run(["rm", "-rf", tmp])
     text = report(pg_ingest, sqlite_ingest, pg_write, sqlite_write, reads, sizes, long_samples)
-    if args.out == "-":
-        print(text)
-        return
-    doc = pathlib.Path(args.out).read_text()
-    block = f"{BEGIN}\n{text}\n{END}"
-    if BEGIN in doc:
-        doc = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, doc, flags=re.S)
-    else:
-        doc = doc.rstrip() + "\n\n" + block + "\n"
-    pathlib.Path(args.out).write_text(doc)
-    print(text)
+    write_block(args.out, "cluster-bench", text)
 
 
 def median(values):

@@ -26,6 +26,7 @@ struct ManifestScenario {
   LoadOptions load;
   std::vector<std::string> qps;        // as written, e.g. {"10", "20"}; empty unless server
   bool samples_per_query_set = false;  // multi: else each batch size is the samples per query
+  std::vector<int> batch_sizes;        // this scenario's own; empty: the manifest's
 };
 
 struct EvaluationManifest {

@@ -103,6 +103,41 @@ void PrintValues(const RunSummary& s, const Decoration& deco, std::ostream& out)
   t.Print(out, "  ");
 }
 
+// An evaluation's provenance (meta.evaluation, footprint evaluate) and the framework's own
+// operators (the value framework.operators of the agent's --trace-framework): the top five.
+void PrintEvaluation(const RunSummary& s, const json& meta, const Decoration& deco,
+                     std::ostream& out) {
+  const json ev = meta.value("evaluation", json::object());
+  if (ev.empty()) return;
+  const json framework = ev.value("framework", json::object());
+  const json model = ev.value("model", json::object());
+  out << "\n"
+      << Paint("evaluation", "1", deco.color) << "\n  manifest "
+      << Inert(ev.value("manifest_path", std::string("?"))) << " (sha256 "
+      << ev.value("manifest_sha256", std::string()).substr(0, 12) << "…), model "
+      << Inert(model.value("torchvision", model.value("file", std::string("?")))) << ", batch "
+      << ev.value("batch", 0) << ", " << Inert(framework.value("framework", std::string("?")))
+      << " " << Inert(framework.value("version", std::string("?"))) << " on "
+      << Inert(framework.value("device", std::string("?"))) << ", " << framework.value("threads", 0)
+      << " threads\n";
+  auto ops = std::find_if(s.values.rbegin(), s.values.rend(),
+                          [](const ValueRecord& v) { return v.name == "framework.operators"; });
+  if (ops == s.values.rend()) return;
+  const json report = json::parse(ops->data_json, nullptr, false);
+  if (!report.is_object() || !report.contains("operators")) return;
+  out << "  framework operators (torch.profiler, " << report.value("profiled_batches", 0)
+      << " batches after the load), top 5 by self CPU time:\n";
+  Table t({"operator", "calls", "self CPU", "CPU total"}, {1, 2, 3});
+  int shown = 0;
+  for (const json& op : report["operators"]) {
+    if (shown++ == 5) break;
+    t.Add({Inert(op.value("name", std::string("?"))), std::to_string(op.value("calls", 0)),
+           FormatDuration(op.value("self_cpu_s", 0.0)),
+           FormatDuration(op.value("cpu_total_s", 0.0))});
+  }
+  t.Print(out, "    ");
+}
+
 // Where each GPU's energy came from ("gpu:0: counter, gpu:1: power integrated").
 std::string GpuEnergySources(const json& meta) {
   const json devices = meta.value("gpu", json::object()).value("devices", json::object());
@@ -279,6 +314,7 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
     out << "\n" << Paint("load", "1", deco.color) << "\n";
     PrintLoadSummary(meta["load"], s.totals, s.load_energy, "  ", out);
   }
+  PrintEvaluation(s, meta, deco, out);
 
   if (!s.metrics.empty()) {
     // The scope column only when the run has scopes.

@@ -183,6 +183,20 @@ Status ParseInputs(const YAML::Node& node, EvaluationManifest& m) {
   return Status::Ok();
 }
 
+Result<std::vector<int>> BatchSizes(const YAML::Node& node, const std::string& key) {
+  FP_ASSIGN_OR_RETURN(auto sizes, ScalarList(node, key));
+  std::vector<int> out;
+  for (const std::string& b : sizes) {
+    auto n = ParseInt(b);
+    if (!n || *n < 1 || *n > 65536) {
+      return YamlError(node, "'" + key + "' holds '" + b + "' (batch sizes are 1 to 65536)");
+    }
+    out.push_back(static_cast<int>(*n));
+  }
+  if (out.empty()) return YamlError(node, "'" + key + "' is empty");
+  return out;
+}
+
 Result<ManifestScenario> ParseScenarioNode(const YAML::Node& key, const YAML::Node& node) {
   ManifestScenario s;
   const std::string name = key.as<std::string>();
@@ -193,7 +207,10 @@ Result<ManifestScenario> ParseScenarioNode(const YAML::Node& key, const YAML::No
   if (node.IsNull()) return s;
   FP_RETURN_IF_ERROR(OnlyKeys(node, where,
                               {"duration", "min_queries", "latency_bound", "qps",
-                               "samples_per_query", "seed", "query_timeout"}));
+                               "samples_per_query", "seed", "query_timeout", "batch_sizes"}));
+  if (node["batch_sizes"]) {
+    FP_ASSIGN_OR_RETURN(s.batch_sizes, BatchSizes(node["batch_sizes"], where + ".batch_sizes"));
+  }
   LoadOptions& o = s.load;
   if (node["duration"]) {
     FP_ASSIGN_OR_RETURN(o.min_duration_ns, Duration(node["duration"], where + ".duration"));
@@ -238,14 +255,7 @@ Result<ManifestScenario> ParseScenarioNode(const YAML::Node& key, const YAML::No
 
 Status ParseRest(const YAML::Node& root, EvaluationManifest& m) {
   if (root["batch_sizes"]) {
-    FP_ASSIGN_OR_RETURN(auto sizes, ScalarList(root["batch_sizes"], "batch_sizes"));
-    m.batch_sizes.clear();
-    for (const std::string& b : sizes) {
-      auto n = ParseInt(b);
-      if (!n || *n < 1 || *n > 65536)
-        return YamlError(root["batch_sizes"], "'batch_sizes' holds '" + b + "'");
-      m.batch_sizes.push_back(static_cast<int>(*n));
-    }
+    FP_ASSIGN_OR_RETURN(m.batch_sizes, BatchSizes(root["batch_sizes"], "batch_sizes"));
   }
   if (root["preprocess"]) {
     if (m.inputs_folder.empty()) {
@@ -408,8 +418,9 @@ std::vector<EvaluationRun> PlanEvaluation(const EvaluationManifest& m, const std
   std::vector<EvaluationRun> runs;
   for (const ManifestScenario& s : m.scenarios) {
     const std::string scenario(ScenarioName(s.load.scenario));
-    for (int batch : m.batch_sizes) {
-      if (s.load.scenario == Scenario::kSingleStream && batch != m.batch_sizes.front()) break;
+    const std::vector<int>& batches = s.batch_sizes.empty() ? m.batch_sizes : s.batch_sizes;
+    for (int batch : batches) {
+      if (s.load.scenario == Scenario::kSingleStream && batch != batches.front()) break;
       const int max_batch = s.load.scenario == Scenario::kSingleStream ? 1 : batch;
       const std::vector<std::string> rates = s.qps.empty() ? std::vector<std::string>{""} : s.qps;
       for (const std::string& rate : rates) {

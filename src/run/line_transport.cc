@@ -124,6 +124,8 @@ class LineTransport final : public SutTransport {
         line(std::string_view(in_).substr(0, 200), read_ns);
         in_.clear();
       }
+      // A short read emptied the pipe: another read() would only say EAGAIN.
+      if (static_cast<size_t>(n) < sizeof buf) return true;
     }
   }
 

@@ -12,7 +12,7 @@ import sqlite3
 
 import pytest
 
-from fp_python import PYTHON, run_footprint
+from fp_python import PYTHON, REPO, run_footprint
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchvision")
@@ -156,3 +156,14 @@ scenarios:
     assert """--preprocess '[{"resize":40},{"center_crop":32},"to_tensor",{"normalize":"imagenet"}]'""" \
         in lines[0]
     assert lines[0].endswith("--max-batch 2")
+
+
+@pytest.mark.parametrize("example", sorted((REPO / "examples" / "evaluate").glob("*.yaml")),
+                         ids=lambda p: p.name)
+def test_the_example_manifests_plan_their_runs(example):
+    proc = run_footprint("evaluate", "--dry-run", str(example))
+    assert proc.returncode == 0, proc.stderr
+    names = [line.split(":")[0] for line in proc.stdout.splitlines()]
+    stem = example.stem
+    assert names == [f"{stem}-single-b1", f"{stem}-multi-b4", f"{stem}-server-b4-q" +
+                     ("10" if "resnet" in stem else "25"), f"{stem}-offline-b16"]

@@ -39,16 +39,18 @@ TEST_F(ManifestTest, PlansOneRunPerScenarioBatchAndRate) {
       "scenarios:\n"
       "  single: {duration: 1s}\n"
       "  multi: {}\n"
-      "  server: {qps: [10, 20.5], latency_bound: 50ms}\n");
+      "  server: {qps: [10, 20.5], latency_bound: 50ms}\n"
+      "  offline: {batch_sizes: [16]}\n");
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(m->name, "m");
   EXPECT_EQ(m->sha256.size(), 64u);
   const auto runs = PlanEvaluation(*m, "py");
   std::vector<std::string> names;
   for (const auto& r : runs) names.push_back(r.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"m-single-b1", "m-multi-b1", "m-multi-b8",
-                                             "m-server-b1-q10", "m-server-b1-q20.5",
-                                             "m-server-b8-q10", "m-server-b8-q20.5"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"m-single-b1", "m-multi-b1", "m-multi-b8", "m-server-b1-q10",
+                                      "m-server-b1-q20.5", "m-server-b8-q10", "m-server-b8-q20.5",
+                                      "m-offline-b16"}));
   EXPECT_EQ(runs[0].load.min_duration_ns, 1'000'000'000);
   EXPECT_EQ(runs[2].load.samples_per_query, 8);  // multi: the batch size, unless set
   EXPECT_DOUBLE_EQ(runs[4].load.qps, 20.5);
