@@ -15,7 +15,8 @@ latency is that time minus the query's *scheduled* time, so a lagging issuer is 
 Prints one JSON object: qps (answered queries over first scheduled time .. last answer, as
 footprint computes it), p50/p99 latency in seconds (nearest rank), issued, queries (answered),
 cpu_s (this process's user+system CPU from `ready` to the last answer, interpreter start-up
-excluded), process_cpu_s (the same from the interpreter's start), duration_s.
+excluded), process_cpu_s (the same from the interpreter's start), duration_s, lag_p50/lag_p99
+(when each query was written minus its scheduled time, in seconds).
 """
 import argparse
 import asyncio
@@ -49,6 +50,7 @@ async def drive(args, command):
     end_ns = start_ns + int(args.duration * 1e9)
     rng = random.Random(args.seed)
     scheduled = []                 # by query id: its scheduled time
+    lags = []                      # by query id: when it was written - its scheduled time
     completed = {}                 # query id -> when its answer was read
     state = {"issuing": True, "unknown": 0}
     all_answered = asyncio.Event()
@@ -68,6 +70,9 @@ async def drive(args, command):
                 lines.append(f"{qid}\t{qid}\n")
                 next_ns += round(rng.expovariate(args.qps) * 1e9)
             write("".join(lines).encode())
+            written = clock()
+            lags.extend(written - scheduled[q] for q in range(len(scheduled) - len(lines),
+                                                               len(scheduled)))
         state["issuing"] = False
         if len(completed) == len(scheduled):
             all_answered.set()
@@ -107,7 +112,10 @@ async def drive(args, command):
     latencies = sorted((at - scheduled[qid]) / 1e9 for qid, at in completed.items())
     out = {"issued": len(scheduled), "queries": len(latencies), "unknown_answers": state["unknown"],
            "cpu_s": cpu_s, "process_cpu_s": process_cpu_s, "qps": 0.0, "p50": None, "p99": None,
-           "duration_s": 0.0}
+           "duration_s": 0.0, "lag_p50": None, "lag_p99": None}
+    if lags:
+        lags.sort()
+        out.update(lag_p50=nearest_rank(lags, 0.50) / 1e9, lag_p99=nearest_rank(lags, 0.99) / 1e9)
     if latencies:
         duration = (max(completed.values()) - scheduled[0]) / 1e9
         out.update(duration_s=duration, qps=len(latencies) / duration if duration > 0 else 0.0,

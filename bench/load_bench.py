@@ -22,6 +22,7 @@ run_benchmarks.py rewrites the rest).
 """
 import argparse
 import json
+import math
 import os
 import pathlib
 import platform
@@ -41,6 +42,10 @@ TARGET_QPS = 10_000
 TARGET_US = 20.0
 SUSTAINED_SHARE, SUSTAINED_P99_S = 0.95, 0.010
 DEFAULT_RATES = "20000,40000,80000,160000,320000"  # the ramp after TARGET_QPS
+
+
+def nearest_rank(ordered, p):
+    return ordered[max(0, math.ceil(p * len(ordered)) - 1)] if ordered else float("nan")
 
 
 def cpu_times():
@@ -83,6 +88,10 @@ def run_footprint(fp, sut, qps, duration, tmp):
         [(run_id, meta_json)] = con.execute("SELECT id, meta FROM runs").fetchall()
         totals = dict(con.execute("SELECT name, value FROM run_totals WHERE run_id = ?",
                                   (run_id,)).fetchall())
+        # The latency the driver adds to each query: issued - scheduled (its own lag).
+        lags = sorted(lag for (lag,) in con.execute(
+            "SELECT json_extract(data, '$.issued_ns') - json_extract(data, '$.scheduled_ns') "
+            "FROM run_values WHERE run_id = ? AND name = 'load.latency'", (run_id,)))
     finally:
         con.close()
     db.unlink()
@@ -96,6 +105,7 @@ def run_footprint(fp, sut, qps, duration, tmp):
         "all_answered": load["ended_because"] == "done" and n == load["issued"]
                         and load["unknown_answers"] == 0,
         "cpu_s": load["driver_cpu_s"], "process_cpu_s": totals.get("monitor_cpu_s"),
+        "lag_p50_s": nearest_rank(lags, 0.5) / 1e9, "lag_p99_s": nearest_rank(lags, 0.99) / 1e9,
         "sampler_cpu_s": meta.get("monitor", {}).get("sampler", {}).get("cpu_s"),
         "others_pct": others, "stolen_pct": stolen, "stderr": proc.stderr.strip(),
     }
@@ -111,6 +121,7 @@ def run_asyncio(sut, qps, duration):
         "p50_s": r["p50"], "p99_s": r["p99"], "issued": r["issued"], "queries": r["queries"],
         "all_answered": r["queries"] == r["issued"] and r["unknown_answers"] == 0,
         "cpu_s": r["cpu_s"], "process_cpu_s": r["process_cpu_s"], "others_pct": others,
+        "lag_p50_s": r["lag_p50"], "lag_p99_s": r["lag_p99"],
         "stolen_pct": stolen,
         "stderr": proc.stderr.strip(),
     }
@@ -226,17 +237,21 @@ def report(d):
         f"At the target rate, {TARGET_QPS:,} queries/s for {d['target_duration_s']:g} s "
         f"(target: < {TARGET_US:g} µs of driver CPU per query):",
         "",
-        "| driver | target qps | achieved qps | p50 | p99 | CPU µs/query (driver) "
-        "| CPU µs/query (whole process) | others | stolen |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| driver | target qps | achieved qps | p50 | p99 | issue lag p50 / p99 "
+        "| CPU µs/query (driver) | CPU µs/query (whole process) | others | stolen |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in at_target:
         lines.append(f"| {r['driver']} | {r['target_qps']:,} | {r['qps']:,.0f} | {ms(r['p50_s'])} "
-                     f"| {ms(r['p99_s'])} | {per_query_us(r['cpu_s'], r)} "
+                     f"| {ms(r['p99_s'])} | {r['lag_p50_s'] * 1e6:.1f} / "
+                     f"{r['lag_p99_s'] * 1e6:.1f} µs | {per_query_us(r['cpu_s'], r)} "
                      f"| {per_query_us(r['process_cpu_s'], r)} | {r['others_pct']:.0f} % "
                      f"| {r.get('stolen_pct', 0):.0f} % |")
     lines += [
         "",
+        "Issue lag: each query's issue time minus its scheduled time, the latency the driver "
+        "itself adds to it (footprint: `issued_ns - scheduled_ns` of its `load.latency` record; "
+        "asyncio: when its write was made). "
         "CPU (driver): footprint's `driver_cpu_s`, the CPU time of its driver thread (from the "
         "start of the SUT's `ready` wait to its exit); asyncio's, its process's CPU from `ready` "
         "to the last answer. CPU (whole process): footprint's `monitor_cpu_s` (`getrusage` of "

@@ -14,6 +14,7 @@
 #include "cli/stats_view.h"
 #include "footprint/gpu_report.h"
 #include "footprint/groups.h"
+#include "footprint/mig.h"
 #include "footprint/report.h"
 #include "run/run_metadata.h"
 #include "run/slurm.h"
@@ -136,6 +137,35 @@ void PrintEvaluation(const RunSummary& s, const json& meta, const Decoration& de
            FormatDuration(op.value("cpu_total_s", 0.0))});
   }
   t.Print(out, "    ");
+}
+
+// footprint's MIG advice for each whole GPU (MIG off) with a table (footprint/mig.h) that the
+// run used: the smallest profile that holds the peak of its own GPU memory (gpu.memory.tree)
+// plus 10 %.
+void PrintMigAdvice(const RunSummary& s, const json& meta, const Decoration& deco,
+                    std::ostream& out) {
+  const json devices = meta.value("gpu", json::object()).value("devices", json::object());
+  for (const MetricSummary& m : s.metrics) {
+    if (m.metric != "gpu.memory.tree" || !m.scope.empty() || !(m.max > 0)) continue;
+    const json d = devices.value(m.entity, json::object());
+    const MigGpu* gpu = FindMigGpu(d.value("name", std::string()));
+    // A MIG device, or a GPU already split into them: the advice is for a whole GPU.
+    if (gpu == nullptr || d.contains("gpu_instance_id") ||
+        d.value("mig_mode", std::string()) == "enabled") {
+      continue;
+    }
+    const auto profile = SmallestFittingProfile(*gpu, m.max);
+    out << "  " << Paint("MIG", "33", deco.color) << ": " << m.entity << " ("
+        << Inert(d.value("name", std::string())) << ") held at most " << FormatBytes(m.max)
+        << " for this run; with a 10 % margin ";
+    if (profile) {
+      out << profile->name << " fits (" << profile->compute_slices << " of 7 compute slices, "
+          << gpu->profile_gib(*profile) << " GiB; " << profile->instances << " per " << gpu->name
+          << ")\n";
+    } else {
+      out << "no MIG profile of the " << gpu->name << " holds it\n";
+    }
+  }
 }
 
 // Where each GPU's energy came from ("gpu:0: counter, gpu:1: power integrated").
@@ -310,6 +340,7 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
     out << "  " << Paint("note", "33", deco.color) << ": " << *note << "\n";
   }
   PrintGpuNotes(s, deco, out);
+  PrintMigAdvice(s, meta, deco, out);
   if (meta.contains("load") && meta["load"].is_object()) {
     out << "\n" << Paint("load", "1", deco.color) << "\n";
     PrintLoadSummary(meta["load"], s.totals, s.load_energy, "  ", out);

@@ -307,3 +307,24 @@ def test_show_notes_scopes_shorter_than_the_counter_period(tmp_path):
     assert "\ngpu\n" in text, text
     assert "note: scope 'short'" in text and "energy counter" in text, text
     assert "scope 'long'" not in text, text
+
+
+@pytest.mark.parametrize("tree_bytes, advice", [
+    (1073741824, "1g.10gb fits (1 of 7 compute slices, 10 GiB; 7 per H100-80GB)"),
+    (16106127360, "1g.20gb fits (1 of 7 compute slices, 20 GiB; 4 per H100-80GB)"),
+    (85899345920, "no MIG profile of the H100-80GB holds it"),
+])
+def test_show_names_the_smallest_mig_profile_that_holds_the_runs_peak(tmp_path, tree_bytes,
+                                                                       advice):
+    script = SHARED.replace("pid=tree memory=1073741824", f"pid=tree memory={tree_bytes}")
+    gpu = Gpu(tmp_path, script)
+    gpu.run(seconds=0.5)
+    text = fp("show", "-o", gpu.db, env=gpu.env).stdout
+    [line] = [line for line in text.splitlines() if "MIG:" in line]
+    assert "gpu:0 (NVIDIA H100 80GB HBM3) held at most" in line and advice in line, line
+
+
+def test_no_mig_advice_on_a_mig_device_nor_for_a_gpu_the_run_did_not_use(tmp_path):
+    gpu = Gpu(tmp_path, TWO_GPUS_AND_MIG)  # the tree's memory is on gpu:1's MIG device
+    gpu.run(seconds=0.5)
+    assert "MIG:" not in fp("show", "-o", gpu.db, env=gpu.env).stdout
