@@ -3,6 +3,8 @@
 #   bin/footprint                      the command line
 #   bin/umlaut-cli                     UMLAUT's command line, answered by footprint
 #   lib/footprint/libfootprint-serve.so  the web server module `footprint serve` loads
+#   lib/footprint/libfootprint-predict.so  the predict module, and
+#   share/footprint/predict/cpu-predictor.json  the predictor it ships (data/predict/)
 #   include/footprint/, lib/libfootprint_core.a   the C and C++ API (docs/cpp.md)
 #   FOOTPRINT_PYTHON_DIR/footprint/    the Python package (python/CMakeLists.txt)
 include(GNUInstallDirs)
@@ -12,6 +14,11 @@ install(CODE "execute_process(COMMAND \${CMAKE_COMMAND} -E create_symlink footpr
                 \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/umlaut-cli\")
               message(STATUS \"Installing: \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/umlaut-cli -> footprint\")")
 install(TARGETS footprint_serve LIBRARY DESTINATION lib/footprint)
+if(TARGET footprint_predict)
+  install(TARGETS footprint_predict LIBRARY DESTINATION lib/footprint)
+  install(FILES ${CMAKE_SOURCE_DIR}/data/predict/cpu-predictor.json
+          DESTINATION share/footprint/predict)
+endif()
 install(TARGETS footprint_core ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/footprint
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

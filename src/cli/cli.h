@@ -43,6 +43,7 @@ using Action = std::function<int()>;
 Action AddRun(CLI::App& app, const std::vector<std::string>& command);
 Action AddLoad(CLI::App& app, const std::vector<std::string>& command);
 Action AddEvaluate(CLI::App& app);
+Action AddPredict(CLI::App& app);
 Action AddRuns(CLI::App& app);
 Action AddShow(CLI::App& app);
 Action AddDoctor(CLI::App& app);

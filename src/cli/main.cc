@@ -62,17 +62,12 @@ int Main(int argc, char** argv) {
   }
   // Subcommands in the order --help lists them.
   const std::pair<std::string, Action> actions[] = {
-      {"run", AddRun(app, command)},
-      {"load", AddLoad(app, command)},
-      {"evaluate", AddEvaluate(app)},
-      {"runs", AddRuns(app)},
-      {"show", AddShow(app)},
-      {"compare", AddCompare(app)},
-      {"export", AddExport(app)},
-      {"plot", AddPlot(app)},
-      {"experiment", AddExperiment(app)},
-      {"import", AddImport(app)},
-      {"serve", AddServe(app)},
+      {"run", AddRun(app, command)},  {"load", AddLoad(app, command)},
+      {"evaluate", AddEvaluate(app)}, {"predict", AddPredict(app)},
+      {"runs", AddRuns(app)},         {"show", AddShow(app)},
+      {"compare", AddCompare(app)},   {"export", AddExport(app)},
+      {"plot", AddPlot(app)},         {"experiment", AddExperiment(app)},
+      {"import", AddImport(app)},     {"serve", AddServe(app)},
       {"doctor", AddDoctor(app)},
   };
   try {

@@ -1,0 +1,77 @@
+// footprint predict: a model's footprint before it runs, from its ONNX graph (src/predict/,
+// docs/prediction.md), through the predict module (cli/modules.h).
+#include <iostream>
+#include <memory>
+
+#include "cli/cli.h"
+#include "cli/modules.h"
+#include "predict/module.h"
+
+namespace footprint::cli {
+
+Action AddPredict(CLI::App& app) {
+  auto o = std::make_shared<predict::PredictOptions>();
+  auto batch = std::make_shared<int64_t>(0);
+  CLI::App* cmd = app.add_subcommand(
+      "predict",
+      "Predict a model's latency and peak memory from its ONNX graph before it runs (per "
+      "operator FLOPs, bytes and parameters, fitted on footprint's own measurements), and the "
+      "smallest MIG profile that holds it on a GPU; or train and evaluate the predictors.");
+  cmd->add_option("MODEL", o->model, "the model, an ONNX file");
+  cmd->add_option("--batch", *batch,
+                  "the batch size (the inputs' first dimension); needed when it is dynamic")
+      ->option_text("N");
+  cmd->add_option("--device", o->device,
+                  "cpu (default), or a GPU with a MIG table: A100-40GB, A100-80GB, H100-80GB, "
+                  "H200-141GB (memory and MIG profile only)")
+      ->option_text("NAME");
+  cmd->add_flag("--json", o->json, "one line of JSON");
+  cmd->add_flag("--features", o->features, "print the graph's features; predict nothing");
+  cmd->add_option("--predictor", o->predictor,
+                  "a predictor file (default: the one shipped, trained on this project's "
+                  "measurements; FOOTPRINT_PREDICTOR names another)")
+      ->option_text("FILE");
+  cmd->add_option("--train", o->train,
+                  "fit the predictors on a dataset (scripts/predict-dataset) and write the best "
+                  "to --out")
+      ->option_text("DATA.csv");
+  cmd->add_option("--out", o->out, "with --train: the predictor file to write")
+      ->option_text("FILE");
+  cmd->add_option("--evaluate", o->evaluate,
+                  "every predictor on a dataset: leave-one-family-out, a random split, the "
+                  "held-out families")
+      ->option_text("DATA.csv");
+  cmd->add_option("--margin", o->margin, "on predicted memory for the MIG profile (default 0.1)")
+      ->option_text("SHARE");
+  cmd->footer(
+      "Exit status: 0; 2 for a model that cannot be read or analyzed (not ONNX, a dynamic "
+      "batch without --batch) or bad options; 125 when the predict module cannot be loaded.\n\n"
+      "Examples:\n"
+      "  footprint predict resnet50.onnx --batch 8\n"
+      "  footprint predict model.onnx --batch 1 --device H100-80GB --json\n"
+      "  footprint predict --train data.csv --out my-predictor.json\n"
+      "  footprint predict model.onnx --batch 4 --predictor my-predictor.json");
+  return [o, batch, cmd]() -> int {
+    if (cmd->count("--batch")) o->batch = *batch;
+    if (o->model.empty() && o->train.empty() && o->evaluate.empty()) {
+      Fail(
+          InvalidArgument("predict needs MODEL.onnx (or --train/--evaluate DATA.csv); see "
+                          "footprint predict --help"));
+      return kExitUsage;
+    }
+    auto loaded = LoadModuleEntry(predict::kModuleFile, predict::kEntrySymbol,
+                                  "FOOTPRINT_PREDICT_MODULE", "predict");
+    if (!loaded.ok()) {
+      Fail(loaded.status());
+      return kExitRunFailed;
+    }
+    Result<int> status = reinterpret_cast<predict::Entry>(*loaded)(*o, std::cout);
+    if (status.ok()) return *status;
+    Fail(status.status());
+    const StatusCode code = status.status().code();
+    return code == StatusCode::kInvalidArgument || code == StatusCode::kNotFound ? kExitUsage
+                                                                                 : kExitError;
+  };
+}
+
+}  // namespace footprint::cli

@@ -1,0 +1,426 @@
+#include "predict/predictors.h"
+
+#include <xgboost/c_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "experiment/plan.h"
+#include "util/strings.h"
+
+namespace footprint::predict {
+namespace {
+
+using json = nlohmann::json;
+
+const char* const kKinds[] = {"conv", "gemm", "norm", "elementwise", "pool", "movement", "other"};
+
+double TargetOf(const Row& r, Target t) {
+  return t == Target::kLatency ? r.latency_s : r.peak_memory_bytes;
+}
+
+double At(const std::map<std::string, double>& f, const std::string& name) {
+  auto it = f.find(name);
+  return it == f.end() ? 0.0 : it->second;
+}
+
+// Least squares of the relative error with every coefficient >= 0 (an active set: the most
+// negative one is dropped and the rest refitted): minimises sum((x . b / y - 1)^2), the rows
+// divided by their target. Columns are scaled to their largest value first, so that FLOPs
+// (1e9) and a constant (1) solve together.
+std::vector<double> NonNegativeRelativeFit(const std::vector<std::vector<double>>& x,
+                                           const std::vector<double>& y) {
+  const size_t k = x.empty() ? 0 : x[0].size();
+  std::vector<std::vector<double>> z = x;
+  std::vector<double> scale(k, 0);
+  for (size_t i = 0; i < z.size(); ++i) {
+    for (size_t j = 0; j < k; ++j) {
+      z[i][j] /= y[i];
+      scale[j] = std::max(scale[j], std::abs(z[i][j]));
+    }
+  }
+  std::vector<bool> active(k);
+  for (size_t j = 0; j < k; ++j) active[j] = scale[j] > 0;
+  std::vector<double> beta(k, 0);
+  for (size_t round = 0; round <= k; ++round) {
+    std::vector<size_t> cols;
+    for (size_t j = 0; j < k; ++j) {
+      if (active[j]) cols.push_back(j);
+    }
+    const size_t m = cols.size();
+    std::vector<std::vector<double>> a(m, std::vector<double>(m + 1, 0));
+    for (const auto& row : z) {
+      for (size_t p = 0; p < m; ++p) {
+        const double zp = row[cols[p]] / scale[cols[p]];
+        for (size_t q = 0; q < m; ++q) a[p][q] += zp * row[cols[q]] / scale[cols[q]];
+        a[p][m] += zp;
+      }
+    }
+    for (size_t p = 0; p < m; ++p) a[p][p] += 1e-9;  // a little ridge: collinear kinds
+    for (size_t p = 0; p < m; ++p) {                 // Gauss-Jordan with partial pivoting
+      size_t pivot = p;
+      for (size_t r = p + 1; r < m; ++r) {
+        if (std::abs(a[r][p]) > std::abs(a[pivot][p])) pivot = r;
+      }
+      std::swap(a[p], a[pivot]);
+      for (size_t r = 0; r < m; ++r) {
+        if (r == p || a[p][p] == 0) continue;
+        const double f = a[r][p] / a[p][p];
+        for (size_t c = p; c <= m; ++c) a[r][c] -= f * a[p][c];
+      }
+    }
+    std::fill(beta.begin(), beta.end(), 0);
+    size_t most_negative = k;
+    for (size_t p = 0; p < m; ++p) {
+      beta[cols[p]] = a[p][p] == 0 ? 0 : a[p][m] / a[p][p] / scale[cols[p]];
+      if (beta[cols[p]] < 0 && (most_negative == k || beta[cols[p]] < beta[most_negative])) {
+        most_negative = cols[p];
+      }
+    }
+    if (most_negative == k) break;
+    active[most_negative] = false;
+  }
+  return beta;
+}
+
+// A linear model over named terms ("1" is the constant).
+class Linear final : public Predictor {
+ public:
+  Linear(std::string kind, std::vector<std::string> terms, std::vector<double> coefficients)
+      : kind_(std::move(kind)), terms_(std::move(terms)), coefficients_(std::move(coefficients)) {}
+  std::string kind() const override { return kind_; }
+  double Predict(const std::map<std::string, double>& f) const override {
+    double sum = 0;
+    for (size_t j = 0; j < terms_.size(); ++j) {
+      sum += coefficients_[j] * (terms_[j] == "1" ? 1.0 : At(f, terms_[j]));
+    }
+    return sum;
+  }
+  json ToJson() const override {
+    return {{"kind", kind_}, {"terms", terms_}, {"coefficients", coefficients_}};
+  }
+  static std::unique_ptr<Predictor> Fit(std::string kind, std::vector<std::string> terms,
+                                        Target target, const std::vector<Row>& rows) {
+    std::vector<std::vector<double>> x;
+    std::vector<double> y;
+    for (const Row& r : rows) {
+      std::vector<double> v;
+      for (const std::string& t : terms) v.push_back(t == "1" ? 1.0 : At(r.features, t));
+      x.push_back(std::move(v));
+      y.push_back(TargetOf(r, target));
+    }
+    return std::make_unique<Linear>(std::move(kind), std::move(terms),
+                                    NonNegativeRelativeFit(x, y));
+  }
+
+ private:
+  std::string kind_;
+  std::vector<std::string> terms_;
+  std::vector<double> coefficients_;
+};
+
+std::vector<std::string> TermsOf(std::string_view kind, Target target) {
+  if (target == Target::kPeakMemory) return {"1", "param_bytes", "peak_activation_bytes"};
+  if (kind == "flops_linear") return {"1", "flops"};
+  std::vector<std::string> terms = {"1", "bytes"};
+  for (const char* k : kKinds) {
+    if (std::string_view(k) != "movement") terms.push_back(std::string("flops.") + k);
+  }
+  terms.push_back("operators");  // a launch cost per operator
+  return terms;
+}
+
+// Gradient-boosted trees (xgboost's C API) on log(target) over log1p of the features.
+class Trees final : public Predictor {
+ public:
+  Trees(std::vector<std::string> names, BoosterHandle booster)
+      : names_(std::move(names)), booster_(booster) {}
+  ~Trees() override { XGBoosterFree(booster_); }
+  std::string kind() const override { return "trees"; }
+  double Predict(const std::map<std::string, double>& f) const override {
+    const std::vector<float> x = Vector(f);
+    DMatrixHandle m;
+    XGDMatrixCreateFromMat(x.data(), 1, x.size(), NAN, &m);
+    bst_ulong n = 0;
+    const float* out = nullptr;
+    XGBoosterPredict(booster_, m, 0, 0, 0, &n, &out);
+    const double y = n == 1 ? std::exp(static_cast<double>(out[0])) : NAN;
+    XGDMatrixFree(m);
+    return y;
+  }
+  json ToJson() const override {
+    bst_ulong len = 0;
+    const char* buf = nullptr;
+    XGBoosterSaveModelToBuffer(booster_, R"({"format": "json"})", &len, &buf);
+    return {{"kind", "trees"}, {"features", names_}, {"xgboost", std::string(buf, len)}};
+  }
+  std::vector<float> Vector(const std::map<std::string, double>& f) const {
+    std::vector<float> x;
+    for (const std::string& n : names_) x.push_back(static_cast<float>(std::log1p(At(f, n))));
+    return x;
+  }
+  static Result<std::unique_ptr<Predictor>> Fit(Target target, const std::vector<Row>& rows) {
+    std::vector<std::string> names = {"flops",
+                                      "macs",
+                                      "bytes",
+                                      "param_bytes",
+                                      "input_bytes",
+                                      "activation_bytes",
+                                      "peak_activation_bytes",
+                                      "operators"};
+    for (const char* k : kKinds) {
+      names.push_back(std::string("flops.") + k);
+      names.push_back(std::string("count.") + k);
+    }
+    BoosterHandle booster = nullptr;
+    Trees shape(names, nullptr);
+    std::vector<float> x, y;
+    for (const Row& r : rows) {
+      const auto v = shape.Vector(r.features);
+      x.insert(x.end(), v.begin(), v.end());
+      y.push_back(static_cast<float>(std::log(TargetOf(r, target))));
+    }
+    shape.booster_ = nullptr;
+    DMatrixHandle m;
+    XGDMatrixCreateFromMat(x.data(), rows.size(), names.size(), NAN, &m);
+    XGDMatrixSetFloatInfo(m, "label", y.data(), y.size());
+    XGBoosterCreate(&m, 1, &booster);
+    for (const auto& [k, v] : {std::pair{"max_depth", "3"},
+                               {"eta", "0.1"},
+                               {"nthread", "1"},
+                               {"seed", "0"},
+                               {"min_child_weight", "1"},
+                               {"lambda", "1"}}) {
+      XGBoosterSetParam(booster, k, v);
+    }
+    for (int i = 0; i < 300; ++i) XGBoosterUpdateOneIter(booster, i, m);
+    XGDMatrixFree(m);
+    return std::unique_ptr<Predictor>(new Trees(std::move(names), booster));
+  }
+  static Result<std::unique_ptr<Predictor>> Load(const json& j) {
+    BoosterHandle booster = nullptr;
+    XGBoosterCreate(nullptr, 0, &booster);
+    const std::string model = j.value("xgboost", std::string());
+    if (XGBoosterLoadModelFromBuffer(booster, model.data(), model.size()) != 0) {
+      XGBoosterFree(booster);
+      return InvalidArgument(std::string("the trees cannot be read: ") + XGBGetLastError());
+    }
+    return std::unique_ptr<Predictor>(
+        new Trees(j.value("features", std::vector<std::string>{}), booster));
+  }
+
+ private:
+  std::vector<std::string> names_;
+  BoosterHandle booster_;
+};
+
+double Spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  auto ranks = [](const std::vector<double>& v) {
+    std::vector<size_t> order(v.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](size_t i, size_t j) { return v[i] < v[j]; });
+    std::vector<double> r(v.size());
+    for (size_t i = 0; i < order.size(); ++i) r[order[i]] = static_cast<double>(i);
+    return r;
+  };
+  const auto ra = ranks(a), rb = ranks(b);
+  const double n = static_cast<double>(a.size());
+  double d2 = 0;
+  for (size_t i = 0; i < ra.size(); ++i) d2 += (ra[i] - rb[i]) * (ra[i] - rb[i]);
+  return n < 2 ? 0 : 1 - 6 * d2 / (n * (n * n - 1));
+}
+
+// Errors from (family, predicted, measured) triples.
+Errors Summarize(const std::vector<std::tuple<std::string, double, double>>& results) {
+  Errors e;
+  std::map<std::string, std::pair<double, int>> by_family;
+  std::vector<double> predicted, measured, relative;
+  for (const auto& [family, p, m] : results) {
+    const double ape = std::abs(p - m) / m;
+    by_family[family].first += ape;
+    ++by_family[family].second;
+    relative.push_back(ape);
+    predicted.push_back(p);
+    measured.push_back(m);
+    e.within_10pct += ape <= 0.10 ? 1 : 0;
+  }
+  e.rows = results.size();
+  if (e.rows == 0) return e;
+  e.within_10pct /= static_cast<double>(e.rows);
+  for (const auto& [family, sum] : by_family) {
+    const double mape = 100 * sum.first / sum.second;
+    e.family_mape[family] = mape;
+    e.mean_family_mape += mape / static_cast<double>(by_family.size());
+    if (mape >= e.worst_family_mape) {
+      e.worst_family_mape = mape;
+      e.worst_family = family;
+    }
+  }
+  std::sort(relative.begin(), relative.end());
+  e.p80_relative_error = relative[std::min(relative.size() - 1, relative.size() * 8 / 10)];
+  e.spearman = Spearman(predicted, measured);
+  return e;
+}
+
+}  // namespace
+
+std::string_view KindOf(std::string_view t) {
+  static const std::set<std::string_view> kElementwise = {
+      "Relu",     "Sigmoid", "Tanh",  "Clip",       "HardSigmoid", "HardSwish",  "LeakyRelu",
+      "Elu",      "Selu",    "PRelu", "Gelu",       "Erf",         "Exp",        "Log",
+      "Sqrt",     "Neg",     "Abs",   "Reciprocal", "Floor",       "Ceil",       "Add",
+      "Sub",      "Mul",     "Div",   "Pow",        "Max",         "Min",        "Sum",
+      "Mean",     "Equal",   "Less",  "Greater",    "Not",         "And",        "Or",
+      "Softplus", "Mish",    "Round", "Sign",       "Softmax",     "LogSoftmax", "Resize",
+      "Upsample"};
+  static const std::set<std::string_view> kMovement = {
+      "Reshape", "Flatten",        "Transpose", "Concat",       "Split",        "Slice",
+      "Gather",  "Squeeze",        "Unsqueeze", "Identity",     "Shape",        "Constant",
+      "Pad",     "Dropout",        "Cast",      "Expand",       "Tile",         "ConstantOfShape",
+      "Size",    "GatherElements", "ScatterND", "DepthToSpace", "SpaceToDepth", "Range",
+      "NonZero", "Where"};
+  if (t == "Conv" || t == "ConvTranspose") return "conv";
+  if (t == "Gemm" || t == "MatMul" || t == "MatMulInteger") return "gemm";
+  if (t.ends_with("Normalization")) return "norm";
+  if (t.ends_with("Pool") || t.starts_with("Global") || t.starts_with("Reduce")) return "pool";
+  if (kElementwise.count(t)) return "elementwise";
+  if (kMovement.count(t)) return "movement";
+  return "other";
+}
+
+std::map<std::string, double> Features(const ModelGraph& g) {
+  std::map<std::string, double> f = {{"macs", g.macs},
+                                     {"flops", g.flops},
+                                     {"bytes", g.bytes},
+                                     {"param_bytes", g.param_bytes},
+                                     {"input_bytes", g.input_bytes},
+                                     {"activation_bytes", g.activation_bytes},
+                                     {"peak_activation_bytes", g.peak_activation_bytes},
+                                     {"operators", static_cast<double>(g.ops.size())}};
+  for (const char* k : kKinds) {
+    f[std::string("flops.") + k] = 0;
+    f[std::string("bytes.") + k] = 0;
+    f[std::string("count.") + k] = 0;
+  }
+  for (const OperatorCost& op : g.ops) {
+    const std::string kind(KindOf(op.type));
+    f["flops." + kind] += op.flops;
+    f["bytes." + kind] += op.bytes_read + op.bytes_written;
+    f["count." + kind] += 1;
+  }
+  return f;
+}
+
+Result<std::vector<Row>> ReadDataset(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound(path + ": cannot read the dataset");
+  std::stringstream text;
+  text << in.rdbuf();
+  FP_ASSIGN_OR_RETURN(auto records, experiment::TokenizeCsv(text.str()));
+  if (records.empty()) return InvalidArgument(path + ": no header");
+  std::vector<std::string> header;
+  for (const auto& field : records[0].fields) header.push_back(field.value);
+  auto column = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  for (const char* needed :
+       {"family", "model", "split", "latency_s", "peak_memory_bytes", "flops"}) {
+    if (column(needed) == header.size()) {
+      return InvalidArgument(path + ": no column '" + needed + "' (scripts/predict-dataset)");
+    }
+  }
+  std::vector<Row> rows;
+  for (size_t i = 1; i < records.size(); ++i) {
+    const auto& fields = records[i].fields;
+    auto text_at = [&](const std::string& name) {
+      const size_t c = column(name);
+      return c < fields.size() ? fields[c].value : std::string();
+    };
+    Row r{text_at("family"), text_at("model"), text_at("split"), {}, 0, 0, 0};
+    for (size_t c = 0; c < header.size() && c < fields.size(); ++c) {
+      auto v = ParseDouble(fields[c].value);
+      if (!v) continue;  // names and paths
+      if (header[c] == "latency_s") {
+        r.latency_s = *v;
+      } else if (header[c] == "peak_memory_bytes") {
+        r.peak_memory_bytes = *v;
+      } else if (header[c] == "latency_cv") {
+        r.latency_cv = *v;
+      } else {
+        r.features[header[c]] = *v;
+      }
+    }
+    if (!(r.latency_s > 0) || !(r.peak_memory_bytes > 0)) {
+      return InvalidArgument(path + ": line " + std::to_string(records[i].line) +
+                             ": latency_s and peak_memory_bytes must be positive numbers");
+    }
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+Result<std::unique_ptr<Predictor>> Fit(std::string_view kind, Target target,
+                                       const std::vector<Row>& rows) {
+  if (rows.size() < 4) return InvalidArgument("too few rows to fit a predictor (at least 4)");
+  if (target == Target::kPeakMemory || kind == "memory_linear") {
+    return Linear::Fit("memory_linear", TermsOf(kind, Target::kPeakMemory), target, rows);
+  }
+  if (kind == "flops_linear" || kind == "roofline") {
+    return Linear::Fit(std::string(kind), TermsOf(kind, target), target, rows);
+  }
+  if (kind == "trees") return Trees::Fit(target, rows);
+  return InvalidArgument("unknown predictor '" + std::string(kind) +
+                         "' (flops_linear, roofline, trees)");
+}
+
+Result<std::unique_ptr<Predictor>> FromJson(const json& j) {
+  const std::string kind = j.value("kind", std::string());
+  if (kind == "trees") return Trees::Load(j);
+  if (kind == "flops_linear" || kind == "roofline" || kind == "memory_linear") {
+    return std::unique_ptr<Predictor>(new Linear(kind, j.value("terms", std::vector<std::string>{}),
+                                                 j.value("coefficients", std::vector<double>{})));
+  }
+  return InvalidArgument("unknown predictor kind '" + kind + "'");
+}
+
+Errors Score(const Predictor& p, Target target, const std::vector<Row>& rows) {
+  std::vector<std::tuple<std::string, double, double>> results;
+  for (const Row& r : rows)
+    results.emplace_back(r.family, p.Predict(r.features), TargetOf(r, target));
+  return Summarize(results);
+}
+
+Result<Errors> LeaveOneFamilyOut(std::string_view kind, Target target,
+                                 const std::vector<Row>& rows) {
+  std::set<std::string> families;
+  for (const Row& r : rows) families.insert(r.family);
+  std::vector<std::tuple<std::string, double, double>> results;
+  for (const std::string& family : families) {
+    std::vector<Row> train, test;
+    for (const Row& r : rows) (r.family == family ? test : train).push_back(r);
+    FP_ASSIGN_OR_RETURN(auto p, Fit(kind, target, train));
+    for (const Row& r : test)
+      results.emplace_back(family, p->Predict(r.features), TargetOf(r, target));
+  }
+  return Summarize(results);
+}
+
+Result<Errors> RandomSplit(std::string_view kind, Target target, const std::vector<Row>& rows,
+                           double train_share, uint64_t seed) {
+  std::vector<size_t> order(rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  const size_t cut = static_cast<size_t>(train_share * static_cast<double>(rows.size()));
+  std::vector<Row> train, test;
+  for (size_t i = 0; i < order.size(); ++i) (i < cut ? train : test).push_back(rows[order[i]]);
+  FP_ASSIGN_OR_RETURN(auto p, Fit(kind, target, train));
+  return Score(*p, target, test);
+}
+
+}  // namespace footprint::predict

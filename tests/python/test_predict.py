@@ -1,0 +1,156 @@
+"""footprint predict: the ONNX graph's FLOPs against torchvision's published counts, bad files
+and dynamic shapes refused with one line, unknown operators counted and named, the MIG profile
+for a GPU, predictors that recover a known law, and a train -> predict round trip on the
+committed dataset."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+
+import pytest
+
+from fp_python import REPO, run_footprint
+
+torch = pytest.importorskip("torch")
+torchvision = pytest.importorskip("torchvision")
+onnx = pytest.importorskip("onnx")
+
+DATASET = REPO / "data" / "predict" / "cpu.csv"
+
+
+def export(tmp_path, builder, resolution=224, dynamic=True):
+    path = tmp_path / f"{builder}-{resolution}.onnx"
+    if not path.exists():
+        model = getattr(torchvision.models, builder)(weights=None).eval()
+        axes = {"input": {0: "batch"}, "logits": {0: "batch"}} if dynamic else None
+        torch.onnx.export(model, torch.randn(1, 3, resolution, resolution), str(path),
+                          input_names=["input"], output_names=["logits"], dynamic_axes=axes,
+                          opset_version=13)
+    return path
+
+
+def predict(*args):
+    proc = run_footprint("predict", "--json", *map(str, args))
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def refused(proc):
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("footprint: "), proc.stderr
+    return lines[0]
+
+
+# torchvision's model cards (weights.meta["_ops"], GFLOPS counted as multiply-adds) and
+# parameter counts; the export folds batch normalisation into the convolutions.
+@pytest.mark.parametrize("builder, gmacs, mparams", [
+    ("resnet50", 4.09, 25.56), ("resnet18", 1.81, 11.69), ("mobilenet_v2", 0.30, 3.50),
+])
+def test_multiply_accumulates_match_torchvision(tmp_path, builder, gmacs, mparams):
+    f = predict("--features", "--batch", 1, export(tmp_path, builder))
+    assert f["macs"] / 1e9 == pytest.approx(gmacs, rel=0.01)
+    assert f["param_bytes"] / 4 / 1e6 == pytest.approx(mparams, rel=0.01)
+    assert f["unknown_operators"] == {}
+    # Eight samples: eight times the work, the same weights.
+    f8 = predict("--features", "--batch", 8, export(tmp_path, builder))
+    assert f8["macs"] == pytest.approx(8 * f["macs"], rel=1e-9)
+    assert f8["param_bytes"] == f["param_bytes"]
+    assert f8["features"]["peak_activation_bytes"] > f["features"]["peak_activation_bytes"]
+
+
+def test_bad_files_and_dynamic_shapes_are_one_line(tmp_path):
+    garbage = tmp_path / "garbage.onnx"
+    garbage.write_bytes(bytes(random.Random(1).randrange(256) for _ in range(4096)))
+    assert "not an ONNX model" in refused(run_footprint("predict", str(garbage), "--batch", "1"))
+    model = export(tmp_path, "mobilenet_v3_small", 64)
+    cut = tmp_path / "cut.onnx"
+    cut.write_bytes(model.read_bytes()[: model.stat().st_size // 2])
+    assert "not an ONNX model" in refused(run_footprint("predict", str(cut), "--batch", "1"))
+    assert "cannot read" in refused(run_footprint("predict", str(tmp_path / "none.onnx")))
+    line = refused(run_footprint("predict", str(model)))
+    assert "input 'input' has a dynamic first dimension ('batch'): give the batch size" in line
+
+
+def test_an_unknown_operator_is_counted_named_and_given_a_fallback(tmp_path):
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])
+    z = helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 8])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["r"]),
+                               helper.make_node("Swoosh", ["r"], ["y"], domain="lab"),
+                               helper.make_node("Relu", ["y"], ["z"])],
+                              "custom", [x], [z], value_info=[y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                    helper.make_opsetid("lab", 1)])
+    path = tmp_path / "custom.onnx"
+    path.write_bytes(model.SerializeToString())
+    f = predict("--features", path)
+    assert f["unknown_operators"] == {"Swoosh": 1}
+    assert f["op_counts"] == {"Relu": 2, "Swoosh": 1}
+    assert f["flops"] == 16 * 3  # each operator: one operation per output element
+
+
+def test_a_gpu_gets_the_smallest_mig_profile_that_holds_the_model(tmp_path):
+    p = predict(export(tmp_path, "resnet18"), "--batch", 8, "--device", "H100-80GB")
+    assert p["mig_profile"]["name"] == "1g.10gb" and p["mig_profile"]["compute_slices"] == 1
+    assert p["latency_s"] is None and "no measurements on H100-80GB" in p["latency_reason"]
+    assert any("GPU memory = weights" in a for a in p["assumptions"])
+    line = refused(run_footprint("predict", str(export(tmp_path, "resnet18")), "--batch", "1",
+                                 "--device", "V100"))
+    assert "--device V100" in line
+
+
+def test_the_predictors_recover_a_known_law(tmp_path):
+    # latency = 2 ms + 1 ns per FLOP exactly, memory = 300 MB + 1.5 x weights: a fit must find it.
+    rng = random.Random(7)
+    path = tmp_path / "law.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["family", "model", "split", "latency_s", "latency_cv", "peak_memory_bytes",
+                    "flops", "flops.conv", "param_bytes", "peak_activation_bytes", "operators"])
+        for i in range(60):
+            flops, params = rng.uniform(1e8, 1e10), rng.uniform(1e6, 5e8)
+            w.writerow([f"F{i % 6}", f"m{i}", "train", 0.002 + flops * 1e-9, 0.01,
+                        3e8 + 1.5 * params, flops, flops, params, 1e6, 100])
+    report = json.loads(run_footprint("predict", "--evaluate", str(path), "--json").stdout)
+    assert report["latency"]["flops_linear"]["leave_one_family_out"]["mean_family_mape_pct"] < 0.1
+    assert report["latency"]["roofline"]["leave_one_family_out"]["mean_family_mape_pct"] < 0.5
+    assert report["peak_memory"]["memory_linear"]["leave_one_family_out"][
+        "mean_family_mape_pct"] < 0.1
+
+
+def test_train_then_predict_round_trip(tmp_path):
+    out = tmp_path / "mine.json"
+    proc = run_footprint("predict", "--train", str(DATASET), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    trained = json.loads(out.read_text())
+    assert trained["latency"]["predictor"]["kind"] in ("flops_linear", "roofline", "trees")
+    assert set(trained["training_set"]["families"]) >= {"ResNet", "MobileNet"}
+    p = predict(export(tmp_path, "resnet18", 128), "--batch", 1, "--predictor", out)
+    assert p["predictor"]["file"] == str(out)
+    low, value, high = (p["latency_s"][k] for k in ("low", "value", "high"))
+    assert 0 < low < value < high
+    # The measured row of the same model, batch and resolution in the dataset.
+    with open(DATASET) as f:
+        [row] = [r for r in csv.DictReader(f) if r["model"] == "resnet18"
+                 and r["resolution"] == "128" and r["batch"] == "1"]
+    assert value == pytest.approx(float(row["latency_s"]), rel=0.5)
+    assert p["peak_memory_bytes"]["value"] == pytest.approx(float(row["peak_memory_bytes"]),
+                                                            rel=0.2)
+
+
+def test_without_its_module_predict_says_so_in_one_line(tmp_path):
+    import subprocess
+
+    from fp_python import child_env, footprint_command
+
+    env = child_env(FOOTPRINT_PREDICT_MODULE=str(tmp_path / "none.so"))
+    proc = subprocess.run(footprint_command() + ["predict", "x.onnx"], env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 125
+    [line] = proc.stderr.splitlines()
+    assert "cannot load the predict module" in line and "FOOTPRINT_PREDICT_MODULE" in line
