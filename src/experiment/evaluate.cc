@@ -204,7 +204,12 @@ Result<ManifestScenario> ParseScenarioNode(const YAML::Node& key, const YAML::No
   if (!scenario.ok()) return YamlError(key, scenario.status().message());
   s.load.scenario = *scenario;
   const std::string where = "scenarios." + name;
-  if (node.IsNull()) return s;
+  if (node.IsNull()) {
+    if (s.load.scenario == Scenario::kServer) {
+      return YamlError(key, "'" + where + "' needs 'qps: R' or 'qps: [R, ...]'");
+    }
+    return s;
+  }
   FP_RETURN_IF_ERROR(OnlyKeys(node, where,
                               {"duration", "min_queries", "latency_bound", "qps",
                                "samples_per_query", "seed", "query_timeout", "batch_sizes"}));
@@ -250,6 +255,9 @@ Result<ManifestScenario> ParseScenarioNode(const YAML::Node& key, const YAML::No
   if (o.scenario != Scenario::kServer && !s.qps.empty()) {
     return YamlError(node["qps"], "'qps' is for the server scenario");
   }
+  LoadOptions check = o;
+  if (!s.qps.empty()) check.qps = *ParseDouble(s.qps.front());
+  if (Status st = ValidateLoadOptions(check); !st.ok()) return YamlError(node, st.message());
   return s;
 }
 
@@ -327,8 +335,9 @@ std::vector<int64_t> VersionParts(std::string_view version) {
   for (std::string_view part : Split(version, '.')) {
     size_t digits = 0;
     while (digits < part.size() && part[digits] >= '0' && part[digits] <= '9') ++digits;
-    if (digits == 0) break;
-    parts.push_back(*ParseInt(part.substr(0, digits)));
+    auto number = digits == 0 ? std::nullopt : ParseInt(part.substr(0, digits));
+    if (!number) break;  // no digits, or more than a 64-bit number holds
+    parts.push_back(*number);
     if (digits < part.size()) break;
   }
   while (!parts.empty() && parts.back() == 0) parts.pop_back();  // 1.13 == 1.13.0
@@ -342,7 +351,12 @@ Result<EvaluationManifest> LoadManifest(const std::string& path) {
   if (!in) return NotFound(path + ": cannot read the manifest (" + std::strerror(errno) + ")");
   std::ostringstream text;
   text << in.rdbuf();
-  auto m = ParseManifest(path, text.str());
+  Result<EvaluationManifest> m = InvalidArgument("");
+  try {
+    m = ParseManifest(path, text.str());
+  } catch (const YAML::Exception& e) {  // e.g. a key that is a list, read as a string
+    m = InvalidArgument("line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
   if (!m.ok()) return InvalidArgument(path + ": " + m.status().message());
   Sha256 digest;
   digest.Update(text.str().data(), text.str().size());

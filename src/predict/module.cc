@@ -109,7 +109,9 @@ Result<int> Train(const PredictOptions& o, std::ostream& out) {
        {{"predictor", memory->ToJson()}, {"held_out_families", ErrorsJson(memory_errors)}}},
       {"baselines", baselines}};
   const std::string path = o.out.empty() ? "predictor.json" : o.out;
-  std::ofstream(path) << file.dump(1) << "\n";
+  std::ofstream written(path);
+  written << file.dump(1) << "\n";
+  if (!written.flush()) return IoError("cannot write the predictor to " + path);
   out << "footprint predict: " << best << " on " << rows.size() << " rows of " << families.size()
       << " families: held-out-family latency MAPE " << best_errors.mean_family_mape << " % (worst "
       << best_errors.worst_family << " " << best_errors.worst_family_mape << " %), peak memory "
@@ -222,18 +224,25 @@ Result<int> Predict(const PredictOptions& o, std::ostream& out) {
   }
   const std::string path = o.predictor.empty() ? DefaultPredictor() : o.predictor;
   FP_ASSIGN_OR_RETURN(json file, ReadJson(path, "the predictor"));
-  FP_ASSIGN_OR_RETURN(auto latency, FromJson(file["latency"].value("predictor", json::object())));
-  FP_ASSIGN_OR_RETURN(auto memory,
-                      FromJson(file["peak_memory"].value("predictor", json::object())));
-  const double latency_p80 = file["latency"]["held_out_families"].value("p80_relative_error", 0.0);
+  // Each member read with a default: a file of another version or edited by hand is refused
+  // by FromJson with one line, never by an exception.
+  auto member = [](const json& j, const char* key) {
+    const json m = j.is_object() ? j.value(key, json::object()) : json::object();
+    return m.is_object() ? m : json::object();
+  };
+  const json latency_file = member(file, "latency"), memory_file = member(file, "peak_memory");
+  FP_ASSIGN_OR_RETURN(auto latency, FromJson(member(latency_file, "predictor")));
+  FP_ASSIGN_OR_RETURN(auto memory, FromJson(member(memory_file, "predictor")));
+  const double latency_p80 =
+      member(latency_file, "held_out_families").value("p80_relative_error", 0.0);
   const double memory_p80 =
-      file["peak_memory"]["held_out_families"].value("p80_relative_error", 0.0);
+      member(memory_file, "held_out_families").value("p80_relative_error", 0.0);
   json answer = {{"model", GraphJson(g)}, {"device", o.device}, {"assumptions", g.assumptions}};
   answer["predictor"] = {{"version", file.value("version", 0)},
                          {"file", path},
                          {"latency", latency->kind()},
-                         {"training_set", file["training_set"]},
-                         {"error_on_held_out_families", file["latency"]["held_out_families"]}};
+                         {"training_set", member(file, "training_set")},
+                         {"error_on_held_out_families", member(latency_file, "held_out_families")}};
   if (gpu == nullptr) {
     answer["latency_s"] = Interval(latency->Predict(features), latency_p80);
     answer["peak_memory_bytes"] = Interval(memory->Predict(features), memory_p80);

@@ -157,8 +157,18 @@ Status ApplyBatch(onnx::GraphProto& g, std::optional<int64_t> batch, ModelGraph&
   for (const auto& init : g.initializer()) initializers.insert(init.name());
   for (auto& input : *g.mutable_input()) {
     if (initializers.count(input.name())) continue;
+    // Only a tensor with a known rank has a batch dimension to set (a sequence or a map, or a
+    // tensor of unknown rank, is left to shape inference as it is).
+    if (!input.type().has_tensor_type() || !input.type().tensor_type().has_shape()) continue;
     auto* shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
     if (shape->dim_size() == 0) continue;
+    for (int i = 1; i < shape->dim_size(); ++i) {
+      if (!shape->dim(i).has_dim_value()) {
+        return InvalidArgument("input '" + input.name() + "' has a dynamic dimension " +
+                               std::to_string(i) +
+                               " besides the batch: export the model with a fixed input size");
+      }
+    }
     auto* first = shape->mutable_dim(0);
     const bool dynamic = !first->has_dim_value() || first->dim_value() <= 0;
     if (dynamic && !batch) {
@@ -177,14 +187,6 @@ Status ApplyBatch(onnx::GraphProto& g, std::optional<int64_t> batch, ModelGraph&
     }
     first->set_dim_value(*batch);
     out.batch = *batch;
-    for (int i = 1; i < shape->dim_size(); ++i) {
-      if (!shape->dim(i).has_dim_value()) {
-        return InvalidArgument("input '" + input.name() + "' has a dynamic dimension " +
-                               std::to_string(i) +
-                               " besides the batch: export the model with a "
-                               "fixed input size");
-      }
-    }
   }
   return Status::Ok();
 }

@@ -143,25 +143,28 @@ class Trees final : public Predictor {
   ~Trees() override { XGBoosterFree(booster_); }
   std::string kind() const override { return "trees"; }
   double Predict(const std::map<std::string, double>& f) const override {
-    const std::vector<float> x = Vector(f);
-    DMatrixHandle m;
-    XGDMatrixCreateFromMat(x.data(), 1, x.size(), NAN, &m);
+    const std::vector<float> x = Vector(names_, f);
+    DMatrixHandle m = nullptr;
+    if (XGDMatrixCreateFromMat(x.data(), 1, x.size(), NAN, &m) != 0) return NAN;
     bst_ulong n = 0;
     const float* out = nullptr;
-    XGBoosterPredict(booster_, m, 0, 0, 0, &n, &out);
-    const double y = n == 1 ? std::exp(static_cast<double>(out[0])) : NAN;
+    const bool ok = XGBoosterPredict(booster_, m, 0, 0, 0, &n, &out) == 0 && n == 1;
+    const double y = ok ? std::exp(static_cast<double>(out[0])) : NAN;
     XGDMatrixFree(m);
     return y;
   }
   json ToJson() const override {
     bst_ulong len = 0;
     const char* buf = nullptr;
-    XGBoosterSaveModelToBuffer(booster_, R"({"format": "json"})", &len, &buf);
+    if (XGBoosterSaveModelToBuffer(booster_, R"({"format": "json"})", &len, &buf) != 0) {
+      return {{"kind", "trees"}, {"error", XGBGetLastError()}};  // FromJson refuses it
+    }
     return {{"kind", "trees"}, {"features", names_}, {"xgboost", std::string(buf, len)}};
   }
-  std::vector<float> Vector(const std::map<std::string, double>& f) const {
+  static std::vector<float> Vector(const std::vector<std::string>& names,
+                                   const std::map<std::string, double>& f) {
     std::vector<float> x;
-    for (const std::string& n : names_) x.push_back(static_cast<float>(std::log1p(At(f, n))));
+    for (const std::string& n : names) x.push_back(static_cast<float>(std::log1p(At(f, n))));
     return x;
   }
   static Result<std::unique_ptr<Predictor>> Fit(Target target, const std::vector<Row>& rows) {
@@ -177,34 +180,39 @@ class Trees final : public Predictor {
       names.push_back(std::string("flops.") + k);
       names.push_back(std::string("count.") + k);
     }
-    BoosterHandle booster = nullptr;
-    Trees shape(names, nullptr);
     std::vector<float> x, y;
     for (const Row& r : rows) {
-      const auto v = shape.Vector(r.features);
+      const auto v = Vector(names, r.features);
       x.insert(x.end(), v.begin(), v.end());
       y.push_back(static_cast<float>(std::log(TargetOf(r, target))));
     }
-    shape.booster_ = nullptr;
-    DMatrixHandle m;
-    XGDMatrixCreateFromMat(x.data(), rows.size(), names.size(), NAN, &m);
-    XGDMatrixSetFloatInfo(m, "label", y.data(), y.size());
-    XGBoosterCreate(&m, 1, &booster);
+    DMatrixHandle m = nullptr;
+    BoosterHandle booster = nullptr;
+    bool ok = XGDMatrixCreateFromMat(x.data(), rows.size(), names.size(), NAN, &m) == 0 &&
+              XGDMatrixSetFloatInfo(m, "label", y.data(), y.size()) == 0 &&
+              XGBoosterCreate(&m, 1, &booster) == 0;
     for (const auto& [k, v] : {std::pair{"max_depth", "3"},
                                {"eta", "0.1"},
                                {"nthread", "1"},
                                {"seed", "0"},
                                {"min_child_weight", "1"},
                                {"lambda", "1"}}) {
-      XGBoosterSetParam(booster, k, v);
+      ok = ok && XGBoosterSetParam(booster, k, v) == 0;
     }
-    for (int i = 0; i < 300; ++i) XGBoosterUpdateOneIter(booster, i, m);
-    XGDMatrixFree(m);
+    for (int i = 0; ok && i < 300; ++i) ok = XGBoosterUpdateOneIter(booster, i, m) == 0;
+    const std::string error = ok ? "" : XGBGetLastError();
+    if (m != nullptr) XGDMatrixFree(m);
+    if (!ok) {
+      if (booster != nullptr) XGBoosterFree(booster);
+      return InternalError("xgboost could not fit the trees: " + error);
+    }
     return std::unique_ptr<Predictor>(new Trees(std::move(names), booster));
   }
   static Result<std::unique_ptr<Predictor>> Load(const json& j) {
     BoosterHandle booster = nullptr;
-    XGBoosterCreate(nullptr, 0, &booster);
+    if (XGBoosterCreate(nullptr, 0, &booster) != 0) {
+      return InternalError(std::string("xgboost: ") + XGBGetLastError());
+    }
     const std::string model = j.value("xgboost", std::string());
     if (XGBoosterLoadModelFromBuffer(booster, model.data(), model.size()) != 0) {
       XGBoosterFree(booster);
@@ -382,8 +390,18 @@ Result<std::unique_ptr<Predictor>> FromJson(const json& j) {
   const std::string kind = j.value("kind", std::string());
   if (kind == "trees") return Trees::Load(j);
   if (kind == "flops_linear" || kind == "roofline" || kind == "memory_linear") {
-    return std::unique_ptr<Predictor>(new Linear(kind, j.value("terms", std::vector<std::string>{}),
-                                                 j.value("coefficients", std::vector<double>{})));
+    const json terms = j.value("terms", json::array());
+    const json coefficients = j.value("coefficients", json::array());
+    auto all = [](const json& a, bool (json::*is)() const noexcept) {
+      return a.is_array() &&
+             std::all_of(a.begin(), a.end(), [&](const json& v) { return (v.*is)(); });
+    };
+    if (!all(terms, &json::is_string) || !all(coefficients, &json::is_number) || terms.empty() ||
+        terms.size() != coefficients.size()) {
+      return InvalidArgument("the " + kind + " predictor's terms and coefficients do not match");
+    }
+    return std::unique_ptr<Predictor>(new Linear(kind, terms.get<std::vector<std::string>>(),
+                                                 coefficients.get<std::vector<double>>()));
   }
   return InvalidArgument("unknown predictor kind '" + kind + "'");
 }

@@ -123,7 +123,12 @@ HttpResponse::Step HttpResponse::ParseHead() {
       if (c.find("keep-alive") != std::string::npos) keep_alive_ = true;
     }
   }
-  if (status_ == 204 || status_ == 304 || (status_ >= 100 && status_ < 200)) {
+  if (status_ >= 100 && status_ < 200 && status_ != 101) {
+    // An interim response (100 Continue, 103 Early Hints): the real one follows.
+    *this = HttpResponse();
+    return Step::kMore;
+  }
+  if (status_ == 204 || status_ == 304 || status_ == 101) {
     state_ = State::kDone;
   } else if (chunked_) {
     state_ = State::kChunkSize;

@@ -78,17 +78,16 @@ class HttpTransport final : public SutTransport {
   };
 
   // A new non-blocking connection (its connect() may still be under way); -1 when refused.
-  int Connect(std::string& error) const {
-    const int fd = ::socket(target_.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  static int Connect(std::string& error, int family, const std::string& to) {
+    const int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
       error = std::strerror(errno);
       return -1;
     }
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    const auto* address = reinterpret_cast<const sockaddr*>(target_.address.data());
-    if (::connect(fd, address, static_cast<socklen_t>(target_.address.size())) != 0 &&
-        errno != EINPROGRESS) {
+    const auto* address = reinterpret_cast<const sockaddr*>(to.data());
+    if (::connect(fd, address, static_cast<socklen_t>(to.size())) != 0 && errno != EINPROGRESS) {
       error = std::strerror(errno);
       ::close(fd);
       return -1;
@@ -106,7 +105,9 @@ class HttpTransport final : public SutTransport {
     std::erase_if(connections_, [](const Connection& c) { return c.fd < 0; });
     while (!waiting_.empty() && connections_.size() < kMaxConnections) {
       std::string error;
-      const int fd = Connect(error);
+      const int fd = Connect(error, target_.family, target_.address);
+      // Out of descriptors: the queries wait for a connection to come free.
+      if (fd < 0 && (errno == EMFILE || errno == ENFILE) && !connections_.empty()) break;
       if (fd < 0) {
         failed_.emplace_back(waiting_.front().first, "cannot connect: " + error);
         waiting_.pop_front();
@@ -153,14 +154,17 @@ std::string HttpTransport::WaitUntilReady(int64_t deadline_ns) {
       if (::poll(&exited, 1, 0) == 1)
         return "the command exited before its server took a connection";
     }
-    const int fd = Connect(error);
-    if (fd >= 0) {
+    for (const auto& [family, address] : target_.addresses) {
+      const int fd = Connect(error, family, address);
+      if (fd < 0) continue;
       pollfd done{fd, POLLOUT, 0};
       ::poll(&done, 1, 1000);
       int so_error = ETIMEDOUT;
       socklen_t len = sizeof so_error;
       ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len);
       if (so_error == 0 && (done.revents & POLLOUT)) {
+        target_.family = family;  // the address that answers takes every query
+        target_.address = address;
         connections_.push_back(Connection{fd, true});
         return "";
       }
@@ -297,9 +301,13 @@ Result<HttpTarget> ParseHttpTarget(std::string_view url, std::string body_templa
   if (int rc = ::getaddrinfo(name.c_str(), port.c_str(), &hints, &found); rc != 0) {
     return bad("cannot be resolved: " + std::string(::gai_strerror(rc)));
   }
-  t.family = found->ai_family;
-  t.address.assign(reinterpret_cast<const char*>(found->ai_addr), found->ai_addrlen);
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    t.addresses.emplace_back(a->ai_family,
+                             std::string(reinterpret_cast<const char*>(a->ai_addr), a->ai_addrlen));
+  }
   ::freeaddrinfo(found);
+  t.family = t.addresses.front().first;
+  t.address = t.addresses.front().second;
   t.body_template = std::move(body_template);
   return t;
 }

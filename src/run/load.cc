@@ -211,6 +211,10 @@ Status LoadDriver::Start(const DriverStart& start) {
   if (options_.http_url.empty()) {
     transport = MakeLineTransport(start.to_command, start.from_command);
   } else {
+    if (pidfd_ < 0) {  // without it, the server could neither be watched nor stopped
+      return Unsupported(std::string("--http needs pidfd_open (Linux 5.3): ") +
+                         std::strerror(errno));
+    }
     FP_ASSIGN_OR_RETURN(HttpTarget target, ParseHttpTarget(options_.http_url, options_.http_body));
     transport = MakeHttpTransport(target, pidfd_);
   }

@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "footprint/status.h"
 
@@ -59,8 +61,11 @@ struct HttpTarget {
   std::string url;      // http://HOST:PORT/PATH, as given
   std::string host;     // as the Host header names it
   std::string path;     // with the query string
-  int family = 0;       // AF_INET or AF_INET6
-  std::string address;  // the resolved socket address (sockaddr bytes)
+  int family = 0;       // AF_INET or AF_INET6 ...
+  std::string address;  // ... and the socket address (sockaddr bytes) queries go to
+  // Every address the host resolved to (family, sockaddr bytes): `localhost` may be ::1 first
+  // while the server listens on 127.0.0.1; the first that takes a connection is kept.
+  std::vector<std::pair<int, std::string>> addresses;
   // The request's body, with {id} and {samples} replaced by the query's id and sample
   // indices (comma-separated).
   std::string body_template;

@@ -154,3 +154,14 @@ def test_without_its_module_predict_says_so_in_one_line(tmp_path):
     assert proc.returncode == 125
     [line] = proc.stderr.splitlines()
     assert "cannot load the predict module" in line and "FOOTPRINT_PREDICT_MODULE" in line
+
+
+def test_a_predictor_file_that_is_not_one_is_refused_in_one_line(tmp_path):
+    model = export(tmp_path, "mobilenet_v3_small", 64)
+    for text in ('{"version": 1}', '{"latency": {"predictor": {"kind": "roofline", '
+                 '"terms": ["1", "flops"], "coefficients": []}}}', "[1, 2]"):
+        bad = tmp_path / "bad.json"
+        bad.write_text(text)
+        line = refused(run_footprint("predict", str(model), "--batch", "1", "--predictor",
+                                     str(bad)))
+        assert "predictor" in line, line

@@ -19,6 +19,7 @@ TEST(VersionSatisfies, ComparesPartsAsNumbers) {
   EXPECT_TRUE(*VersionSatisfies("0.14.1", ""));
   EXPECT_FALSE(VersionSatisfies("1.0", "~=1.0").ok());
   EXPECT_FALSE(VersionSatisfies("1.0", ">=").ok());
+  EXPECT_TRUE(*VersionSatisfies("1.99999999999999999999", "==1"));  // a part past int64 ends it
 }
 
 class ManifestTest : public ::testing::Test {
@@ -65,6 +66,15 @@ TEST_F(ManifestTest, SaysWhereItIsWrong) {
   EXPECT_NE(m.status().message().find("m.yaml: line 3: 'scenarios.single.min_queries' must be"),
             std::string::npos)
       << m.status().message();
+  auto bare_server = Load("model: {torchvision: resnet18}\nscenarios:\n  server:\n");
+  ASSERT_FALSE(bare_server.ok());
+  EXPECT_NE(bare_server.status().message().find("needs 'qps"), std::string::npos);
+  auto list_key = Load("model: {torchvision: resnet18}\n? [a, b]\n: 1\nscenarios: {single: {}}\n");
+  ASSERT_FALSE(list_key.ok());
+  EXPECT_EQ(list_key.status().code(), StatusCode::kInvalidArgument);
+  auto timeout = Load("model: {torchvision: x}\nscenarios: {single: {query_timeout: 0s}}\n");
+  ASSERT_FALSE(timeout.ok());
+  EXPECT_NE(timeout.status().message().find("--query-timeout"), std::string::npos);
   auto both = Load("model: {torchvision: resnet18, file: x.pt}\nscenarios: {single: {}}\n");
   ASSERT_FALSE(both.ok());
   EXPECT_NE(both.status().message().find("either"), std::string::npos);

@@ -70,6 +70,17 @@ TEST(HttpResponse, ServerSentEventsAreTheTokens) {
   EXPECT_EQ(r.tokens(), 2);  // two data events; a comment and [DONE] are none
 }
 
+TEST(HttpResponse, AnInterimResponseIsNotTheAnswer) {
+  HttpResponse r;
+  EXPECT_EQ(FeedInPieces(r,
+                         "HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n"
+                         "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+                         7),
+            HttpResponse::Step::kDone);
+  EXPECT_EQ(r.status(), 200);
+  EXPECT_EQ(r.tokens(), 1);
+}
+
 TEST(HttpResponse, BodyUpToTheCloseAndErrors) {
   HttpResponse close;
   EXPECT_EQ(close.Feed("HTTP/1.0 200 OK\r\n\r\npartial", 1), HttpResponse::Step::kMore);
