@@ -4,7 +4,7 @@
 #   bin/umlaut-cli                     UMLAUT's command line, answered by footprint
 #   lib/footprint/libfootprint-serve.so  the web server module `footprint serve` loads
 #   lib/footprint/libfootprint-predict.so  the predict module, and
-#   share/footprint/predict/cpu-predictor.json  the predictor it ships (data/predict/)
+#   share/footprint/predict/*-predictor.json  the predictors it ships (data/predict/)
 #   include/footprint/, lib/libfootprint_core.a   the C and C++ API (docs/cpp.md)
 #   FOOTPRINT_PYTHON_DIR/footprint/    the Python package (python/CMakeLists.txt)
 include(GNUInstallDirs)
@@ -16,7 +16,8 @@ install(CODE "execute_process(COMMAND \${CMAKE_COMMAND} -E create_symlink footpr
 install(TARGETS footprint_serve LIBRARY DESTINATION lib/footprint)
 if(TARGET footprint_predict)
   install(TARGETS footprint_predict LIBRARY DESTINATION lib/footprint)
-  install(FILES ${CMAKE_SOURCE_DIR}/data/predict/cpu-predictor.json
+  file(GLOB predictors ${CMAKE_SOURCE_DIR}/data/predict/*-predictor.json)
+  install(FILES ${predictors}
           DESTINATION share/footprint/predict)
 endif()
 install(TARGETS footprint_core ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -14,22 +14,25 @@ Action AddPredict(CLI::App& app) {
   auto batch = std::make_shared<int64_t>(0);
   CLI::App* cmd = app.add_subcommand(
       "predict",
-      "Predict a model's latency and peak memory from its ONNX graph before it runs (per "
-      "operator FLOPs, bytes and parameters, fitted on footprint's own measurements), and the "
-      "smallest MIG profile that holds it on a GPU; or train and evaluate the predictors.");
+      "Predict a model's latency, peak memory and (where measured) energy from its ONNX graph "
+      "before it runs (per operator FLOPs, bytes and parameters, fitted on footprint's own "
+      "measurements), and the smallest MIG profile that holds it on a GPU; or train and "
+      "evaluate the predictors.");
   cmd->add_option("MODEL", o->model, "the model, an ONNX file");
   cmd->add_option("--batch", *batch,
                   "the batch size (the inputs' first dimension); needed when it is dynamic")
       ->option_text("N");
   cmd->add_option("--device", o->device,
                   "cpu (default), or a GPU with a MIG table: A100-40GB, A100-80GB, H100-80GB, "
-                  "H200-141GB (memory and MIG profile only)")
+                  "H200-141GB (latency and energy where a predictor was trained there: the "
+                  "H200 ships one; else memory and MIG profile only)")
       ->option_text("NAME");
   cmd->add_flag("--json", o->json, "one line of JSON");
   cmd->add_flag("--features", o->features, "print the graph's features; predict nothing");
   cmd->add_option("--predictor", o->predictor,
-                  "a predictor file (default: the one shipped, trained on this project's "
-                  "measurements; FOOTPRINT_PREDICTOR names another)")
+                  "a predictor file (default: the one shipped for --device, trained on this "
+                  "project's measurements; FOOTPRINT_PREDICTOR names another); one trained on "
+                  "another device is refused")
       ->option_text("FILE");
   cmd->add_option("--train", o->train,
                   "fit the predictors on a dataset (scripts/predict-dataset) and write the best "
@@ -45,10 +48,11 @@ Action AddPredict(CLI::App& app) {
       ->option_text("SHARE");
   cmd->footer(
       "Exit status: 0; 2 for a model that cannot be read or analyzed (not ONNX, a dynamic "
-      "batch without --batch) or bad options; 125 when the predict module cannot be loaded.\n\n"
+      "batch without --batch), a predictor of another device, or bad options; 125 when the "
+      "predict module cannot be loaded.\n\n"
       "Examples:\n"
       "  footprint predict resnet50.onnx --batch 8\n"
-      "  footprint predict model.onnx --batch 1 --device H100-80GB --json\n"
+      "  footprint predict model.onnx --batch 1 --device H200-141GB --json\n"
       "  footprint predict --train data.csv --out my-predictor.json\n"
       "  footprint predict model.onnx --batch 4 --predictor my-predictor.json");
   return [o, batch, cmd]() -> int {

@@ -37,14 +37,24 @@ json GraphJson(const ModelGraph& g) {
           {"unknown_operators", unknown}};
 }
 
-// The shipped predictor: $FOOTPRINT_PREDICTOR, else the installed one, else the source tree's.
-std::string DefaultPredictor() {
+// The device a predictor is for, as --device names it: "cpu", or the GPU's MIG table name
+// ("H100-80GB") from the name the agent recorded ("NVIDIA H100 80GB HBM3"), else that name.
+std::string DeviceOf(const std::string& measured_on) {
+  if (measured_on.empty() || Lower(measured_on) == "cpu") return "cpu";
+  const MigGpu* gpu = FindMigGpu(measured_on);
+  return gpu ? std::string(gpu->name) : measured_on;
+}
+
+// The shipped predictor of `device`: $FOOTPRINT_PREDICTOR, else the installed
+// DEVICE-predictor.json (cpu-predictor.json, h100-80gb-predictor.json), else the source tree's;
+// empty when neither has one.
+std::string DefaultPredictor(const std::string& device) {
   if (const char* p = std::getenv("FOOTPRINT_PREDICTOR"); p && *p) return p;
-  for (const std::string& path :
-       {std::string(FOOTPRINT_INSTALLED_PREDICTOR), std::string(FOOTPRINT_SOURCE_PREDICTOR)}) {
-    if (std::ifstream(path)) return path;
+  const std::string file = "/" + Lower(device) + "-predictor.json";
+  for (const char* dir : {FOOTPRINT_INSTALLED_PREDICTORS, FOOTPRINT_SOURCE_PREDICTORS}) {
+    if (std::ifstream(dir + file)) return dir + file;
   }
-  return FOOTPRINT_SOURCE_PREDICTOR;
+  return "";
 }
 
 Result<json> ReadJson(const std::string& path, const std::string& what) {
@@ -74,48 +84,81 @@ std::vector<Row> Split(const std::vector<Row>& rows, const std::string& split) {
   return out;
 }
 
-// Fits every latency predictor, keeps the one with the lowest mean held-out-family error, and
-// the memory predictor; writes them with their errors to `out`.
+// Of the latency predictors (kWorkPredictors), the one with the lowest mean held-out-family
+// error for `target`, fitted on all `rows`, with every kind's errors.
+struct Chosen {
+  std::unique_ptr<Predictor> predictor;
+  Errors errors;
+  json baselines = json::object();
+};
+Result<Chosen> Choose(Target target, const std::vector<Row>& rows) {
+  Chosen chosen;
+  std::string best;
+  for (const char* kind : kWorkPredictors) {
+    FP_ASSIGN_OR_RETURN(Errors e, LeaveOneFamilyOut(kind, target, rows));
+    chosen.baselines[kind] = ErrorsJson(e);
+    if (best.empty() || e.mean_family_mape < chosen.errors.mean_family_mape) {
+      best = kind;
+      chosen.errors = e;
+    }
+  }
+  FP_ASSIGN_OR_RETURN(chosen.predictor, Fit(best, target, rows));
+  return chosen;
+}
+
+// Fits every latency predictor, keeps the one with the lowest mean held-out-family error, the
+// memory predictor and, where every row has its energy, the best energy predictor; writes them
+// with their errors to `out`, for the device the rows were measured on.
 Result<int> Train(const PredictOptions& o, std::ostream& out) {
   FP_ASSIGN_OR_RETURN(auto all, ReadDataset(o.train));
   const std::vector<Row> rows = Split(all, "train");
-  json baselines = json::object();
-  std::string best;
-  Errors best_errors;
-  for (const char* kind : kLatencyPredictors) {
-    FP_ASSIGN_OR_RETURN(Errors e, LeaveOneFamilyOut(kind, Target::kLatency, rows));
-    baselines[kind] = ErrorsJson(e);
-    if (best.empty() || e.mean_family_mape < best_errors.mean_family_mape) {
-      best = kind;
-      best_errors = e;
+  for (const Row& r : rows) {
+    if (r.device != rows[0].device) {
+      return InvalidArgument(o.train + ": rows measured on '" + rows[0].device + "' and on '" +
+                             r.device + "': train on one device's rows at a time");
     }
   }
-  FP_ASSIGN_OR_RETURN(auto latency, Fit(best, Target::kLatency, rows));
+  FP_ASSIGN_OR_RETURN(Chosen latency, Choose(Target::kLatency, rows));
   FP_ASSIGN_OR_RETURN(auto memory, Fit("memory_linear", Target::kPeakMemory, rows));
   FP_ASSIGN_OR_RETURN(Errors memory_errors,
                       LeaveOneFamilyOut("memory_linear", Target::kPeakMemory, rows));
   std::set<std::string> families;
   for (const Row& r : rows) families.insert(r.family);
-  const json file = {
+  json file = {
       {"version", kPredictorVersion},
-      {"device", "cpu"},
+      {"device", DeviceOf(rows.empty() ? "" : rows[0].device)},
       {"training_set",
        {{"source", std::filesystem::path(o.train).filename().string()},
         {"rows", rows.size()},
-        {"families", families}}},
+        {"families", families},
+        {"measured_on", rows.empty() || rows[0].device.empty() ? "cpu" : rows[0].device}}},
       {"latency",
-       {{"predictor", latency->ToJson()}, {"held_out_families", ErrorsJson(best_errors)}}},
+       {{"predictor", latency.predictor->ToJson()},
+        {"held_out_families", ErrorsJson(latency.errors)}}},
       {"peak_memory",
        {{"predictor", memory->ToJson()}, {"held_out_families", ErrorsJson(memory_errors)}}},
-      {"baselines", baselines}};
+      {"baselines", latency.baselines}};
+  std::string energy_line;
+  if (Measured(rows, Target::kEnergy)) {
+    FP_ASSIGN_OR_RETURN(Chosen energy, Choose(Target::kEnergy, rows));
+    file["energy"] = {{"predictor", energy.predictor->ToJson()},
+                      {"held_out_families", ErrorsJson(energy.errors)},
+                      {"baselines", energy.baselines}};
+    std::ostringstream line;
+    line << ", energy " << energy.predictor->kind() << " " << energy.errors.mean_family_mape
+         << " %";
+    energy_line = line.str();
+  }
   const std::string path = o.out.empty() ? "predictor.json" : o.out;
   std::ofstream written(path);
   written << file.dump(1) << "\n";
   if (!written.flush()) return IoError("cannot write the predictor to " + path);
-  out << "footprint predict: " << best << " on " << rows.size() << " rows of " << families.size()
-      << " families: held-out-family latency MAPE " << best_errors.mean_family_mape << " % (worst "
-      << best_errors.worst_family << " " << best_errors.worst_family_mape << " %), peak memory "
-      << memory_errors.mean_family_mape << " %; written to " << path << "\n";
+  out << "footprint predict: " << latency.predictor->kind() << " on " << rows.size() << " rows of "
+      << families.size() << " families (" << file["device"].get<std::string>()
+      << "): held-out-family latency MAPE " << latency.errors.mean_family_mape << " % (worst "
+      << latency.errors.worst_family << " " << latency.errors.worst_family_mape
+      << " %), peak memory " << memory_errors.mean_family_mape << " %" << energy_line
+      << "; written to " << path << "\n";
   return 0;
 }
 
@@ -134,14 +177,18 @@ Result<int> Evaluate(const PredictOptions& o, std::ostream& out) {
     FP_ASSIGN_OR_RETURN(Errors lofo, LeaveOneFamilyOut(kind, target, train));
     FP_ASSIGN_OR_RETURN(Errors random, RandomSplit(kind, target, train, 0.8, 1));
     json j = {{"leave_one_family_out", ErrorsJson(lofo)}, {"random_split", ErrorsJson(random)}};
-    if (!outside.empty()) {
+    if (Measured(outside, target)) {
       FP_ASSIGN_OR_RETURN(auto fitted, Fit(kind, target, train));
       j["held_out_families"] = ErrorsJson(Score(*fitted, target, outside));
     }
     return j;
   };
-  for (const char* kind : kLatencyPredictors) {
+  const bool energy = Measured(train, Target::kEnergy);
+  for (const char* kind : kWorkPredictors) {
     FP_ASSIGN_OR_RETURN(report["latency"][kind], evaluate(kind, Target::kLatency));
+    if (energy) {
+      FP_ASSIGN_OR_RETURN(report["energy"][kind], evaluate(kind, Target::kEnergy));
+    }
   }
   FP_ASSIGN_OR_RETURN(report["peak_memory"]["memory_linear"],
                       evaluate("memory_linear", Target::kPeakMemory));
@@ -193,17 +240,72 @@ void PrintAnswer(const ModelGraph& g, const json& a, std::ostream& out) {
   if (a.contains("latency_reason"))
     out << "footprint predict:   " << a["latency_reason"].get<std::string>() << "\n";
   interval("peak memory", a["peak_memory_bytes"], [](double b) { return FormatBytes(b); });
-  out << "footprint predict: energy not predicted: " << a.value("energy_reason", std::string())
-      << "\n";
+  if (a["energy_j"].is_object()) {
+    interval("energy per query", a["energy_j"], [](double j) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.3g J", j);
+      return std::string(text);
+    });
+  } else {
+    out << "footprint predict: energy not predicted: " << a.value("energy_reason", std::string())
+        << "\n";
+  }
   if (a["mig_profile"].is_object()) {
     out << "footprint predict: MIG profile " << a["mig_profile"]["name"].get<std::string>()
         << " on " << a["device"].get<std::string>() << " ("
         << a["mig_profile"]["compute_slices"].get<int>() << " of 7 compute slices, with a "
         << a["mig_profile"]["margin"].get<double>() * 100 << " % margin)\n";
   }
-  out << "footprint predict: predictor " << a["predictor"]["latency"].get<std::string>()
-      << " (version " << a["predictor"]["version"].get<int>() << ", "
-      << a["predictor"]["file"].get<std::string>() << ")\n";
+  if (a["predictor"].is_object()) {
+    out << "footprint predict: predictor " << a["predictor"]["latency"].get<std::string>()
+        << " (version " << a["predictor"]["version"].get<int>() << ", "
+        << a["predictor"]["file"].get<std::string>() << ")\n";
+  }
+}
+
+// The GPU's memory without measurements on it: the weights and the peak of live activations,
+// said as an assumption; latency and energy are not predicted.
+void PredictFromGraphAlone(const ModelGraph& g, const MigGpu& gpu, json& answer) {
+  answer["latency_s"] = nullptr;
+  answer["latency_reason"] = "footprint has no measurements on " + std::string(gpu.name) +
+                             " (footprint predict --train, on a dataset measured there)";
+  answer["peak_memory_bytes"] = {{"value", g.param_bytes + g.peak_activation_bytes}};
+  answer["energy_j"] = nullptr;
+  answer["energy_reason"] = "no energy measurements on " + std::string(gpu.name);
+  answer["assumptions"].push_back(
+      "GPU memory = weights + peak live activations; the framework's context and workspace "
+      "are not included");
+}
+
+// Latency, peak memory and energy from a predictor file for this device.
+Status PredictFromFile(const json& file, const std::map<std::string, double>& features,
+                       json& answer) {
+  // Each member read with a default: a file of another version or edited by hand is refused
+  // by FromJson with one line, never by an exception.
+  auto member = [](const json& j, const char* key) {
+    const json m = j.is_object() ? j.value(key, json::object()) : json::object();
+    return m.is_object() ? m : json::object();
+  };
+  auto predict = [&](const char* target) -> Result<json> {
+    const json section = member(file, target);
+    FP_ASSIGN_OR_RETURN(auto p, FromJson(member(section, "predictor")));
+    return Interval(p->Predict(features),
+                    member(section, "held_out_families").value("p80_relative_error", 0.0));
+  };
+  FP_ASSIGN_OR_RETURN(answer["latency_s"], predict("latency"));
+  FP_ASSIGN_OR_RETURN(answer["peak_memory_bytes"], predict("peak_memory"));
+  answer["predictor"]["latency"] = member(member(file, "latency"), "predictor").value("kind", "");
+  answer["predictor"]["error_on_held_out_families"] =
+      member(member(file, "latency"), "held_out_families");
+  if (file.contains("energy")) {
+    FP_ASSIGN_OR_RETURN(answer["energy_j"], predict("energy"));
+  } else {
+    answer["energy_j"] = nullptr;
+    answer["energy_reason"] =
+        "the predictor was trained where no energy counter was readable "
+        "(RAPL on a CPU, NVML on a GPU)";
+  }
+  return Status::Ok();
 }
 
 Result<int> Predict(const PredictOptions& o, std::ostream& out) {
@@ -222,53 +324,36 @@ Result<int> Predict(const PredictOptions& o, std::ostream& out) {
     out << j.dump(o.json ? -1 : 1) << "\n";
     return 0;
   }
-  const std::string path = o.predictor.empty() ? DefaultPredictor() : o.predictor;
-  FP_ASSIGN_OR_RETURN(json file, ReadJson(path, "the predictor"));
-  // Each member read with a default: a file of another version or edited by hand is refused
-  // by FromJson with one line, never by an exception.
-  auto member = [](const json& j, const char* key) {
-    const json m = j.is_object() ? j.value(key, json::object()) : json::object();
-    return m.is_object() ? m : json::object();
-  };
-  const json latency_file = member(file, "latency"), memory_file = member(file, "peak_memory");
-  FP_ASSIGN_OR_RETURN(auto latency, FromJson(member(latency_file, "predictor")));
-  FP_ASSIGN_OR_RETURN(auto memory, FromJson(member(memory_file, "predictor")));
-  const double latency_p80 =
-      member(latency_file, "held_out_families").value("p80_relative_error", 0.0);
-  const double memory_p80 =
-      member(memory_file, "held_out_families").value("p80_relative_error", 0.0);
-  json answer = {{"model", GraphJson(g)}, {"device", o.device}, {"assumptions", g.assumptions}};
-  answer["predictor"] = {{"version", file.value("version", 0)},
-                         {"file", path},
-                         {"latency", latency->kind()},
-                         {"training_set", member(file, "training_set")},
-                         {"error_on_held_out_families", member(latency_file, "held_out_families")}};
-  if (gpu == nullptr) {
-    answer["latency_s"] = Interval(latency->Predict(features), latency_p80);
-    answer["peak_memory_bytes"] = Interval(memory->Predict(features), memory_p80);
-    answer["energy_j"] = nullptr;
-    answer["energy_reason"] =
-        "the predictor was trained where no CPU energy counter (RAPL) was "
-        "readable";
-    answer["mig_profile"] = nullptr;
+  const std::string device = gpu ? std::string(gpu->name) : "cpu";
+  const std::string path = o.predictor.empty() ? DefaultPredictor(device) : o.predictor;
+  json answer = {{"model", GraphJson(g)}, {"device", device}, {"assumptions", g.assumptions}};
+  if (path.empty()) {  // a GPU footprint ships no predictor for
+    answer["predictor"] = nullptr;
+    PredictFromGraphAlone(g, *gpu, answer);
   } else {
-    // No GPU measurements yet: the GPU's memory is the weights and the peak of live
-    // activations, said as an assumption; latency and energy are not predicted.
-    const double gpu_bytes = g.param_bytes + g.peak_activation_bytes;
-    answer["latency_s"] = nullptr;
-    answer["latency_reason"] = "the predictor has no measurements on " + std::string(gpu->name);
-    answer["peak_memory_bytes"] = {{"value", gpu_bytes}};
-    answer["energy_j"] = nullptr;
-    answer["energy_reason"] = "no energy measurements on " + std::string(gpu->name);
-    answer["assumptions"].push_back(
-        "GPU memory = weights + peak live activations; the "
-        "framework's context and workspace are not included");
-    const auto profile = SmallestFittingProfile(*gpu, gpu_bytes, o.margin);
-    answer["mig_profile"] = profile ? json{{"name", profile->name},
-                                           {"compute_slices", profile->compute_slices},
-                                           {"memory_gib", gpu->profile_gib(*profile)},
-                                           {"margin", o.margin}}
-                                    : json(nullptr);
+    FP_ASSIGN_OR_RETURN(json file, ReadJson(path, "the predictor"));
+    const std::string trained_on = file.value("device", "cpu");
+    if (Lower(trained_on) != Lower(device)) {
+      return InvalidArgument("the predictor " + path + " was trained on " + trained_on + ", not " +
+                             device +
+                             ": pass --predictor with one trained there "
+                             "(footprint predict --train)");
+    }
+    answer["predictor"] = {{"version", file.value("version", 0)},
+                           {"file", path},
+                           {"training_set", file.value("training_set", json::object())}};
+    FP_RETURN_IF_ERROR(PredictFromFile(file, features, answer));
+  }
+  answer["mig_profile"] = nullptr;
+  if (gpu != nullptr) {
+    const auto profile =
+        SmallestFittingProfile(*gpu, answer["peak_memory_bytes"]["value"].get<double>(), o.margin);
+    if (profile) {
+      answer["mig_profile"] = {{"name", profile->name},
+                               {"compute_slices", profile->compute_slices},
+                               {"memory_gib", gpu->profile_gib(*profile)},
+                               {"margin", o.margin}};
+    }
   }
   if (o.json) {
     out << answer.dump() << "\n";

@@ -1,7 +1,7 @@
-// ONNX through libonnx: the protobuf read, ONNX's own shape inference, then one pass over the
-// nodes in their (topological, as ONNX requires) order with a cost formula per operator type.
+// ONNX through libonnx: the protobuf read, ONNX's own shape inference (through the graph's shape
+// computations: shape_folding.h), then one pass over the nodes in their (topological, as ONNX
+// requires) order with a cost formula per operator type.
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -12,12 +12,17 @@
 #include <unordered_map>
 
 #include "footprint/model_graph.h"
+#include "predict/onnx_attributes.h"
 #include "predict/predictors.h"
+#include "predict/shape_folding.h"
 #include "util/sha256.h"
 #include "util/strings.h"
 
 namespace footprint {
 namespace {
+
+using predict::IntAttribute;
+using predict::IntsAttribute;
 
 struct Tensor {
   std::vector<int64_t> dims;  // -1: unknown
@@ -70,20 +75,6 @@ Tensor FromInitializer(const onnx::TensorProto& init) {
   t.known = true;
   t.dims.assign(init.dims().begin(), init.dims().end());
   return t;
-}
-
-int64_t IntAttribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
-  for (const auto& a : node.attribute()) {
-    if (a.name() == name) return a.i();
-  }
-  return fallback;
-}
-
-std::vector<int64_t> IntsAttribute(const onnx::NodeProto& node, const std::string& name) {
-  for (const auto& a : node.attribute()) {
-    if (a.name() == name) return {a.ints().begin(), a.ints().end()};
-  }
-  return {};
 }
 
 double Product(const std::vector<int64_t>& v, size_t from = 0) {
@@ -253,13 +244,14 @@ Result<ModelGraph> AnalyzeOnnx(const std::string& path, std::optional<int64_t> b
   onnx::GraphProto& g = *model.mutable_graph();
   if (Status st = ApplyBatch(g, batch, out); !st.ok())
     return InvalidArgument(path + ": " + st.message());
+  onnx::ModelProto shaped;
   try {
-    onnx::shape_inference::InferShapes(model);
+    shaped = predict::InferShapesThroughShapeComputations(model);
   } catch (const std::exception& e) {
     return InvalidArgument(path + ": ONNX's shape inference failed: " +
                            std::string(Trim(std::string_view(e.what()).substr(0, 200))));
   }
-  const std::unordered_map<std::string, Tensor> tensors = Tensors(g);
+  const std::unordered_map<std::string, Tensor> tensors = Tensors(shaped.graph());
   std::set<std::string> constants;
   for (const auto& init : g.initializer()) {
     constants.insert(init.name());

@@ -21,7 +21,15 @@ using json = nlohmann::json;
 const char* const kKinds[] = {"conv", "gemm", "norm", "elementwise", "pool", "movement", "other"};
 
 double TargetOf(const Row& r, Target t) {
-  return t == Target::kLatency ? r.latency_s : r.peak_memory_bytes;
+  switch (t) {
+    case Target::kLatency:
+      return r.latency_s;
+    case Target::kPeakMemory:
+      return r.peak_memory_bytes;
+    case Target::kEnergy:
+      return r.energy_j;
+  }
+  return 0;
 }
 
 double At(const std::map<std::string, double>& f, const std::string& name) {
@@ -279,13 +287,13 @@ Errors Summarize(const std::vector<std::tuple<std::string, double, double>>& res
 
 std::string_view KindOf(std::string_view t) {
   static const std::set<std::string_view> kElementwise = {
-      "Relu",     "Sigmoid", "Tanh",  "Clip",       "HardSigmoid", "HardSwish",  "LeakyRelu",
-      "Elu",      "Selu",    "PRelu", "Gelu",       "Erf",         "Exp",        "Log",
-      "Sqrt",     "Neg",     "Abs",   "Reciprocal", "Floor",       "Ceil",       "Add",
-      "Sub",      "Mul",     "Div",   "Pow",        "Max",         "Min",        "Sum",
-      "Mean",     "Equal",   "Less",  "Greater",    "Not",         "And",        "Or",
-      "Softplus", "Mish",    "Round", "Sign",       "Softmax",     "LogSoftmax", "Resize",
-      "Upsample"};
+      "Relu",     "Sigmoid", "Tanh",  "Clip",        "HardSigmoid",   "HardSwish",  "LeakyRelu",
+      "Elu",      "Selu",    "PRelu", "Gelu",        "Erf",           "Exp",        "Log",
+      "Sqrt",     "Neg",     "Abs",   "Reciprocal",  "Floor",         "Ceil",       "Add",
+      "Sub",      "Mul",     "Div",   "Pow",         "Max",           "Min",        "Sum",
+      "Mean",     "Equal",   "Less",  "Greater",     "Not",           "And",        "Or",
+      "Softplus", "Mish",    "Round", "Sign",        "Softmax",       "LogSoftmax", "Resize",
+      "Upsample", "Mod",     "Xor",   "LessOrEqual", "GreaterOrEqual"};
   static const std::set<std::string_view> kMovement = {
       "Reshape", "Flatten",        "Transpose", "Concat",       "Split",        "Slice",
       "Gather",  "Squeeze",        "Unsqueeze", "Identity",     "Shape",        "Constant",
@@ -349,7 +357,11 @@ Result<std::vector<Row>> ReadDataset(const std::string& path) {
       const size_t c = column(name);
       return c < fields.size() ? fields[c].value : std::string();
     };
-    Row r{text_at("family"), text_at("model"), text_at("split"), {}, 0, 0, 0};
+    Row r;
+    r.family = text_at("family");
+    r.model = text_at("model");
+    r.split = text_at("split");
+    r.device = text_at("device");
     for (size_t c = 0; c < header.size() && c < fields.size(); ++c) {
       auto v = ParseDouble(fields[c].value);
       if (!v) continue;  // names and paths
@@ -359,6 +371,8 @@ Result<std::vector<Row>> ReadDataset(const std::string& path) {
         r.peak_memory_bytes = *v;
       } else if (header[c] == "latency_cv") {
         r.latency_cv = *v;
+      } else if (header[c] == "energy_j") {
+        r.energy_j = *v;
       } else {
         r.features[header[c]] = *v;
       }
@@ -370,6 +384,11 @@ Result<std::vector<Row>> ReadDataset(const std::string& path) {
     rows.push_back(std::move(r));
   }
   return rows;
+}
+
+bool Measured(const std::vector<Row>& rows, Target target) {
+  return !rows.empty() && std::all_of(rows.begin(), rows.end(),
+                                      [&](const Row& r) { return TargetOf(r, target) > 0; });
 }
 
 Result<std::unique_ptr<Predictor>> Fit(std::string_view kind, Target target,

@@ -5,6 +5,7 @@
 //                 every term non-negative (fitted per kind: convolutions, matrix products, ...)
 //   trees         gradient-boosted trees (xgboost) over the per-kind aggregates, on log t
 // Peak memory: m = a + b * parameter bytes + c * peak live activations (non-negative).
+// Energy per query (where the dataset has it, from a GPU's counter): the latency's predictors.
 // Fits minimise the squared relative error, so small and large models count alike.
 //
 // Thread-safety: a fitted Predictor is read-only; fitting and xgboost calls are not shared.
@@ -30,8 +31,10 @@ std::string_view KindOf(std::string_view op_type);
 
 struct Row {
   std::string family, model, split;  // split: "train" or "held-out"
+  std::string device;                // the measuring device's name; empty: the CPU
   std::map<std::string, double> features;
   double latency_s = 0, peak_memory_bytes = 0, latency_cv = 0;
+  double energy_j = 0;  // per query; 0: not measured
 };
 
 // Reads the CSV that scripts/predict-dataset writes. InvalidArgument, one line, when it lacks a
@@ -47,8 +50,11 @@ class Predictor {
   virtual nlohmann::json ToJson() const = 0;
 };
 
-enum class Target { kLatency, kPeakMemory };
-inline constexpr const char* kLatencyPredictors[] = {"flops_linear", "roofline", "trees"};
+enum class Target { kLatency, kPeakMemory, kEnergy };
+// Whether every row has a measurement of `target` (energy may be missing).
+bool Measured(const std::vector<Row>& rows, Target target);
+// The predictors of latency, and of energy where it was measured.
+inline constexpr const char* kWorkPredictors[] = {"flops_linear", "roofline", "trees"};
 
 // Fits predictor `kind` for `target` on `rows`. InvalidArgument for an unknown kind or too few
 // rows.

@@ -45,15 +45,19 @@ def refused(proc):
 
 
 # torchvision's model cards (weights.meta["_ops"], GFLOPS counted as multiply-adds) and
-# parameter counts; the export folds batch normalisation into the convolutions.
+# parameter counts; the export folds batch normalisation into the convolutions. ShuffleNetV2's
+# channel shuffle and the transformers compute shapes in the graph (Shape -> Gather -> Div ->
+# Concat -> Reshape; Mod and Pad for Swin's windows): what follows is counted only if those are
+# evaluated.
 @pytest.mark.parametrize("builder, gmacs, mparams", [
     ("resnet50", 4.09, 25.56), ("resnet18", 1.81, 11.69), ("mobilenet_v2", 0.30, 3.50),
+    ("shufflenet_v2_x1_0", 0.145, 2.28), ("vit_b_16", 17.56, 86.57), ("swin_t", 4.49, 28.29),
 ])
 def test_multiply_accumulates_match_torchvision(tmp_path, builder, gmacs, mparams):
     f = predict("--features", "--batch", 1, export(tmp_path, builder))
     assert f["macs"] / 1e9 == pytest.approx(gmacs, rel=0.01)
     assert f["param_bytes"] / 4 / 1e6 == pytest.approx(mparams, rel=0.01)
-    assert f["unknown_operators"] == {}
+    assert f["unknown_operators"] == {} and f["assumptions"] == []
     # Eight samples: eight times the work, the same weights.
     f8 = predict("--features", "--batch", 8, export(tmp_path, builder))
     assert f8["macs"] == pytest.approx(8 * f["macs"], rel=1e-9)
@@ -94,33 +98,79 @@ def test_an_unknown_operator_is_counted_named_and_given_a_fallback(tmp_path):
     assert f["flops"] == 16 * 3  # each operator: one operation per output element
 
 
-def test_a_gpu_gets_the_smallest_mig_profile_that_holds_the_model(tmp_path):
-    p = predict(export(tmp_path, "resnet18"), "--batch", 8, "--device", "H100-80GB")
-    assert p["mig_profile"]["name"] == "1g.10gb" and p["mig_profile"]["compute_slices"] == 1
-    assert p["latency_s"] is None and "no measurements on H100-80GB" in p["latency_reason"]
+def test_a_gpu_without_measurements_gets_the_smallest_mig_profile_that_holds_the_model(tmp_path):
+    p = predict(export(tmp_path, "resnet18"), "--batch", 8, "--device", "A100-40GB")
+    assert p["mig_profile"]["name"] == "1g.5gb" and p["mig_profile"]["compute_slices"] == 1
+    assert p["latency_s"] is None and "no measurements on A100-40GB" in p["latency_reason"]
     assert any("GPU memory = weights" in a for a in p["assumptions"])
     line = refused(run_footprint("predict", str(export(tmp_path, "resnet18")), "--batch", "1",
                                  "--device", "V100"))
     assert "--device V100" in line
 
 
-def test_the_predictors_recover_a_known_law(tmp_path):
-    # latency = 2 ms + 1 ns per FLOP exactly, memory = 300 MB + 1.5 x weights: a fit must find it.
+def write_law(path, device=None):
+    """A dataset that follows a known law exactly: latency = 2 ms + 1 ns per FLOP, memory =
+    300 MB + 1.5 x weights and, with a device, energy = 0.5 J + 2 nJ per FLOP."""
     rng = random.Random(7)
-    path = tmp_path / "law.csv"
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["family", "model", "split", "latency_s", "latency_cv", "peak_memory_bytes",
-                    "flops", "flops.conv", "param_bytes", "peak_activation_bytes", "operators"])
+                    "flops", "flops.conv", "param_bytes", "peak_activation_bytes", "operators"]
+                   + (["energy_j", "device"] if device else []))
         for i in range(60):
             flops, params = rng.uniform(1e8, 1e10), rng.uniform(1e6, 5e8)
+            activations, operators = rng.uniform(1e5, 1e8), rng.randint(20, 400)  # no effect
             w.writerow([f"F{i % 6}", f"m{i}", "train", 0.002 + flops * 1e-9, 0.01,
-                        3e8 + 1.5 * params, flops, flops, params, 1e6, 100])
+                        3e8 + 1.5 * params, flops, flops, params, activations, operators]
+                       + ([0.5 + flops * 2e-9, device] if device else []))
+    return path
+
+
+def test_the_predictors_recover_a_known_law(tmp_path):
+    path = write_law(tmp_path / "law.csv", device="NVIDIA H100 80GB HBM3")
     report = json.loads(run_footprint("predict", "--evaluate", str(path), "--json").stdout)
     assert report["latency"]["flops_linear"]["leave_one_family_out"]["mean_family_mape_pct"] < 0.1
     assert report["latency"]["roofline"]["leave_one_family_out"]["mean_family_mape_pct"] < 0.5
     assert report["peak_memory"]["memory_linear"]["leave_one_family_out"][
         "mean_family_mape_pct"] < 0.1
+    assert report["energy"]["flops_linear"]["leave_one_family_out"]["mean_family_mape_pct"] < 0.1
+    cpu = json.loads(run_footprint("predict", "--evaluate", str(write_law(tmp_path / "c.csv")),
+                                   "--json").stdout)
+    assert "energy" not in cpu  # no energy column: none evaluated, none made up
+
+
+def test_the_shipped_h200_predictor_answers_for_an_h200(tmp_path):
+    p = predict(export(tmp_path, "resnet18"), "--batch", 1, "--device", "H200-141GB")
+    assert p["predictor"]["file"].endswith("h200-141gb-predictor.json")
+    with open(REPO / "data" / "predict" / "h200-141gb.csv") as f:
+        [row] = [r for r in csv.DictReader(f) if r["model"] == "resnet18" and r["batch"] == "1"]
+    # Measured with NVML on an H200: the process tree's GPU memory, CUDA's context included.
+    assert p["peak_memory_bytes"]["value"] == pytest.approx(float(row["peak_memory_bytes"]),
+                                                            rel=0.2)
+    assert p["latency_s"]["low"] < p["latency_s"]["value"] < p["latency_s"]["high"]
+    assert p["energy_j"]["value"] > 0 and p["mig_profile"]["name"] == "1g.18gb"
+
+
+def test_a_predictor_trained_on_a_gpu_predicts_energy_there_and_only_there(tmp_path):
+    law, out = write_law(tmp_path / "law.csv", device="NVIDIA H100 80GB HBM3"), tmp_path / "p.json"
+    proc = run_footprint("predict", "--train", str(law), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    trained = json.loads(out.read_text())
+    assert trained["device"] == "H100-80GB"
+    assert trained["training_set"]["measured_on"] == "NVIDIA H100 80GB HBM3"
+    model = export(tmp_path, "resnet18", 128)
+    f = predict("--features", model, "--batch", 4)
+    p = predict(model, "--batch", 4, "--device", "H100-80GB", "--predictor", out)
+    assert p["energy_j"]["value"] == pytest.approx(0.5 + f["flops"] * 2e-9, rel=0.01)
+    assert p["latency_s"]["value"] == pytest.approx(0.002 + f["flops"] * 1e-9, rel=0.01)
+    memory = p["peak_memory_bytes"]["value"]
+    assert memory == pytest.approx(3e8 + 1.5 * f["param_bytes"], rel=0.01)
+    assert p["mig_profile"]["name"] == "1g.10gb"  # 0.37 GB with a 10 % margin
+    line = refused(run_footprint("predict", str(model), "--batch", "4", "--predictor", str(out)))
+    assert "trained on H100-80GB, not cpu" in line
+    line = refused(run_footprint("predict", str(model), "--batch", "4", "--device", "A100-40GB",
+                                 "--predictor", str(out)))
+    assert "trained on H100-80GB, not A100-40GB" in line
 
 
 def test_train_then_predict_round_trip(tmp_path):

@@ -1,0 +1,486 @@
+#include "predict/shape_folding.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "predict/onnx_attributes.h"
+
+namespace footprint::predict {
+namespace {
+
+using onnx::TensorProto;
+
+// Shape-like values only: nothing large is ever materialised.
+constexpr size_t kMaxElements = 64;
+// Each round folds what the last inference made known; a transformer's layers need one each.
+constexpr int kMaxRounds = 64;
+
+// A small tensor of integral values, row-major (floats too, while they hold whole numbers:
+// shape arithmetic casts to float and back).
+struct Value {
+  std::vector<int64_t> v;
+  std::vector<int64_t> dims;  // empty: a scalar
+  int32_t type = TensorProto::INT64;
+  size_t size() const { return v.size(); }
+  bool scalar() const { return dims.empty(); }
+  bool vector() const { return dims.size() == 1; }
+};
+
+// A 1-D value of `type`.
+Value Vector(std::vector<int64_t> v, int32_t type = TensorProto::INT64) {
+  const auto n = static_cast<int64_t>(v.size());
+  return Value{std::move(v), {n}, type};
+}
+
+bool Supported(int32_t type) {
+  return type == TensorProto::INT64 || type == TensorProto::INT32 || type == TensorProto::BOOL ||
+         type == TensorProto::FLOAT || type == TensorProto::DOUBLE;
+}
+
+bool Floating(int32_t type) { return type == TensorProto::FLOAT || type == TensorProto::DOUBLE; }
+
+template <typename T>
+bool ReadRaw(const TensorProto& t, size_t n, std::vector<int64_t>& out) {
+  if (t.raw_data().size() != n * sizeof(T)) return false;
+  for (size_t i = 0; i < n; ++i) {
+    T x;
+    std::memcpy(&x, t.raw_data().data() + i * sizeof(T), sizeof(T));
+    if (static_cast<double>(x) != std::trunc(static_cast<double>(x))) return false;
+    out.push_back(static_cast<int64_t>(x));
+  }
+  return true;
+}
+
+template <typename Field>
+bool ReadField(const Field& field, size_t n, std::vector<int64_t>& out) {
+  if (static_cast<size_t>(field.size()) != n) return false;
+  for (auto x : field) {
+    if (static_cast<double>(x) != std::trunc(static_cast<double>(x))) return false;
+    out.push_back(static_cast<int64_t>(x));
+  }
+  return true;
+}
+
+std::optional<Value> FromTensor(const TensorProto& t) {
+  if (!Supported(t.data_type())) return std::nullopt;
+  Value out;
+  out.type = t.data_type();
+  size_t n = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0 || (d > 0 && n > kMaxElements / static_cast<size_t>(d))) return std::nullopt;
+    n *= static_cast<size_t>(d);
+    out.dims.push_back(d);
+  }
+  if (n > kMaxElements) return std::nullopt;
+  const bool raw = t.has_raw_data();
+  bool ok = false;
+  switch (t.data_type()) {
+    case TensorProto::INT64:
+      ok = raw ? ReadRaw<int64_t>(t, n, out.v) : ReadField(t.int64_data(), n, out.v);
+      break;
+    case TensorProto::INT32:
+      ok = raw ? ReadRaw<int32_t>(t, n, out.v) : ReadField(t.int32_data(), n, out.v);
+      break;
+    case TensorProto::BOOL:
+      ok = raw ? ReadRaw<uint8_t>(t, n, out.v) : ReadField(t.int32_data(), n, out.v);
+      break;
+    case TensorProto::FLOAT:
+      ok = raw ? ReadRaw<float>(t, n, out.v) : ReadField(t.float_data(), n, out.v);
+      break;
+    case TensorProto::DOUBLE:
+      ok = raw ? ReadRaw<double>(t, n, out.v) : ReadField(t.double_data(), n, out.v);
+      break;
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+TensorProto ToTensor(const Value& value) {
+  TensorProto t;
+  t.set_data_type(value.type);
+  for (int64_t d : value.dims) t.add_dims(d);
+  for (int64_t x : value.v) {
+    switch (value.type) {
+      case TensorProto::INT64:
+        t.add_int64_data(x);
+        break;
+      case TensorProto::FLOAT:
+        t.add_float_data(static_cast<float>(x));
+        break;
+      case TensorProto::DOUBLE:
+        t.add_double_data(static_cast<double>(x));
+        break;
+      default:  // INT32, BOOL
+        t.add_int32_data(static_cast<int32_t>(x));
+    }
+  }
+  return t;
+}
+
+// The values every initializer and Constant node holds, where they are small integral tensors.
+std::unordered_map<std::string, Value> Constants(const onnx::GraphProto& g) {
+  std::unordered_map<std::string, Value> values;
+  for (const auto& init : g.initializer()) {
+    if (auto v = FromTensor(init)) values[init.name()] = *v;
+  }
+  for (const auto& node : g.node()) {
+    if (node.op_type() != "Constant" || node.output_size() != 1) continue;
+    std::optional<Value> v;
+    if (const auto* t = Attribute(node, "value")) v = FromTensor(t->t());
+    if (const auto* i = Attribute(node, "value_int")) v = Value{{i->i()}, {}};
+    if (const auto* is = Attribute(node, "value_ints");
+        is && static_cast<size_t>(is->ints_size()) <= kMaxElements) {
+      v = Vector({is->ints().begin(), is->ints().end()});
+    }
+    if (v) values[node.output(0)] = *v;
+  }
+  return values;
+}
+
+// The fully static shapes that inference has found.
+std::unordered_map<std::string, std::vector<int64_t>> StaticShapes(const onnx::GraphProto& g) {
+  std::unordered_map<std::string, std::vector<int64_t>> shapes;
+  auto add = [&](const onnx::ValueInfoProto& v) {
+    const auto& type = v.type().tensor_type();
+    if (!type.has_shape()) return;
+    std::vector<int64_t> dims;
+    for (const auto& d : type.shape().dim()) {
+      if (!d.has_dim_value()) return;
+      dims.push_back(d.dim_value());
+    }
+    shapes[v.name()] = std::move(dims);
+  };
+  for (const auto& v : g.input()) add(v);
+  for (const auto& v : g.value_info()) add(v);
+  for (const auto& v : g.output()) add(v);
+  for (const auto& init : g.initializer()) {
+    shapes[init.name()] = {init.dims().begin(), init.dims().end()};
+  }
+  return shapes;
+}
+
+// An elementwise operator over two values with numpy's broadcasting of one element.
+std::optional<Value> Binary(const std::string& op, const Value& a, const Value& b) {
+  // Equal shapes, or one side of one element (numpy's broadcasting, short of the general case).
+  if (a.dims != b.dims && a.size() != 1 && b.size() != 1) return std::nullopt;
+  Value out;
+  out.dims = a.size() == 1 && b.dims.size() >= a.dims.size() ? b.dims : a.dims;
+  out.type = op == "Equal" ? TensorProto::BOOL : a.type;
+  const size_t n = std::max(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t x = a.v[a.size() == 1 ? 0 : i], y = b.v[b.size() == 1 ? 0 : i];
+    if (op == "Add") {
+      out.v.push_back(x + y);
+    } else if (op == "Sub") {
+      out.v.push_back(x - y);
+    } else if (op == "Mul") {
+      out.v.push_back(x * y);
+    } else if (op == "Equal") {
+      out.v.push_back(x == y);
+    } else if (op == "Mod") {  // the sign of the divisor, as numpy's (fmod=0)
+      if (y == 0) return std::nullopt;
+      out.v.push_back(((x % y) + y) % y);
+    } else {  // Div: integers truncate; a float quotient must stay a whole number
+      if (y == 0 || (Floating(a.type) && x % y != 0)) return std::nullopt;
+      out.v.push_back(x / y);
+    }
+  }
+  return out;
+}
+
+// Numpy's slice data[start:end:step] along `axis`.
+std::optional<Value> Slice(const Value& data, int64_t axis, int64_t start, int64_t end,
+                           int64_t step) {
+  const auto rank = static_cast<int64_t>(data.dims.size());
+  if (axis < 0) axis += rank;
+  if (step == 0 || axis < 0 || axis >= rank) return std::nullopt;
+  const int64_t n = data.dims[axis];
+  auto clamp = [&](int64_t i, int64_t low, int64_t high) {
+    if (i < 0) i += n;
+    return std::clamp(i, low, high);
+  };
+  std::vector<int64_t> picked;
+  if (step > 0) {
+    for (int64_t i = clamp(start, 0, n), e = clamp(end, 0, n); i < e; i += step) {
+      picked.push_back(i);
+    }
+  } else {
+    for (int64_t i = clamp(start, -1, n - 1), e = clamp(end, -1, n - 1); i > e; i += step) {
+      picked.push_back(i);
+    }
+  }
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= data.dims[d];
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= data.dims[d];
+  Value out{{}, data.dims, data.type};
+  out.dims[axis] = static_cast<int64_t>(picked.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i : picked) {
+      for (int64_t k = 0; k < inner; ++k) out.v.push_back(data.v[(o * n + i) * inner + k]);
+    }
+  }
+  return out;
+}
+
+// Reshape's target shape: 0 copies the input's dimension, one -1 takes what is left.
+std::optional<std::vector<int64_t>> ReshapeDims(const Value& data, const Value& shape) {
+  std::vector<int64_t> dims;
+  int64_t known = 1, inferred = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t d = shape.v[i];
+    if (d == 0 && i < data.dims.size()) d = data.dims[i];
+    if (d == -1) {
+      if (inferred >= 0) return std::nullopt;
+      inferred = static_cast<int64_t>(i);
+    } else if (d < 0) {
+      return std::nullopt;
+    } else {
+      known *= d;
+    }
+    dims.push_back(d);
+  }
+  const auto total = static_cast<int64_t>(data.size());
+  if (inferred >= 0) {
+    if (known == 0 || total % known != 0) return std::nullopt;
+    dims[inferred] = total / known;
+  } else if (known != total) {
+    return std::nullopt;
+  }
+  return dims;
+}
+
+std::optional<Value> Transpose(const Value& x, std::vector<int64_t> perm) {
+  const size_t rank = x.dims.size();
+  if (perm.empty()) {
+    for (size_t i = rank; i > 0; --i) perm.push_back(static_cast<int64_t>(i - 1));
+  }
+  if (perm.size() != rank) return std::nullopt;
+  std::vector<int64_t> strides(rank, 1);
+  for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * x.dims[d];
+  Value out{{}, {}, x.type};
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(rank)) return std::nullopt;
+    out.dims.push_back(x.dims[p]);
+  }
+  std::vector<int64_t> index(rank, 0);  // over the output, row-major
+  for (size_t n = 0; n < x.size(); ++n) {
+    int64_t from = 0;
+    for (size_t d = 0; d < rank; ++d) from += index[d] * strides[perm[d]];
+    out.v.push_back(x.v[from]);
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < out.dims[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+// Unsqueeze's and Squeeze's axes: the second input (opset 13) or the attribute.
+std::vector<int64_t> Axes(const onnx::NodeProto& node, const Value* input) {
+  return input ? input->v : IntsAttribute(node, "axes");
+}
+
+// The value of `node`'s one output, where its inputs' values (or, for Shape and Size, their
+// shapes) are known.
+std::optional<Value> Evaluate(const onnx::NodeProto& node,
+                              const std::unordered_map<std::string, Value>& values,
+                              const std::unordered_map<std::string, std::vector<int64_t>>& shapes) {
+  const std::string& op = node.op_type();
+  auto in = [&](int i) -> const Value* {
+    if (i >= node.input_size() || node.input(i).empty()) return nullptr;
+    auto it = values.find(node.input(i));
+    return it == values.end() ? nullptr : &it->second;
+  };
+  if (op == "Shape" || op == "Size") {
+    auto it = node.input_size() > 0 ? shapes.find(node.input(0)) : shapes.end();
+    if (it == shapes.end() || it->second.size() > kMaxElements) return std::nullopt;
+    const std::vector<int64_t>& dims = it->second;
+    if (op == "Size") {
+      int64_t n = 1;
+      for (int64_t d : dims) n *= d;
+      return Value{{n}, {}};
+    }
+    return Slice(Vector(dims), 0, IntAttribute(node, "start", 0),
+                 IntAttribute(node, "end", static_cast<int64_t>(dims.size())), 1);
+  }
+  if (op == "ConstantOfShape") {
+    const Value* shape = in(0);
+    const onnx::AttributeProto* fill = Attribute(node, "value");
+    const std::optional<Value> element =
+        fill ? FromTensor(fill->t()) : Value{{0}, {1}, TensorProto::FLOAT};
+    if (!shape || !element || element->size() != 1) return std::nullopt;
+    size_t n = 1;
+    for (int64_t d : shape->v) {
+      if (d < 0 || (d > 0 && n > kMaxElements / static_cast<size_t>(d))) return std::nullopt;
+      n *= static_cast<size_t>(d);
+    }
+    return Value{std::vector<int64_t>(n, element->v[0]), shape->v, element->type};
+  }
+  const Value* x = in(0);
+  if (!x) return std::nullopt;
+  if (op == "Identity") return *x;
+  if (op == "Cast") {
+    Value out = *x;
+    out.type = static_cast<int32_t>(IntAttribute(node, "to", 0));
+    if (!Supported(out.type)) return std::nullopt;
+    if (out.type == TensorProto::BOOL) {
+      for (int64_t& b : out.v) b = b != 0;
+    }
+    return out;
+  }
+  if (op == "Unsqueeze" || op == "Squeeze") {
+    std::vector<int64_t> axes = Axes(node, in(1));
+    const bool unsqueeze = op == "Unsqueeze";
+    const auto rank = static_cast<int64_t>(x->dims.size() + (unsqueeze ? axes.size() : 0));
+    for (int64_t& a : axes) a += a < 0 ? rank : 0;
+    Value out{x->v, {}, x->type};
+    for (int64_t d = 0, from = 0; d < rank; ++d) {
+      const bool listed = std::find(axes.begin(), axes.end(), d) != axes.end();
+      if (unsqueeze) {
+        out.dims.push_back(listed ? 1 : x->dims[from++]);
+      } else if (!(listed || (axes.empty() && x->dims[d] == 1))) {
+        out.dims.push_back(x->dims[d]);
+      }
+    }
+    return out;
+  }
+  if (op == "Reshape") {
+    const Value* shape = in(1);
+    auto dims = shape ? ReshapeDims(*x, *shape) : std::nullopt;
+    if (!dims) return std::nullopt;
+    return Value{x->v, *dims, x->type};
+  }
+  if (op == "Transpose") return Transpose(*x, IntsAttribute(node, "perm"));
+  if (op == "Gather") {
+    const Value* indices = in(1);
+    if (!indices || !x->vector() || IntAttribute(node, "axis", 0) != 0) return std::nullopt;
+    Value out{{}, indices->dims, x->type};
+    for (int64_t i : indices->v) {
+      if (i < 0) i += static_cast<int64_t>(x->size());
+      if (i < 0 || i >= static_cast<int64_t>(x->size())) return std::nullopt;
+      out.v.push_back(x->v[i]);
+    }
+    return out;
+  }
+  if (op == "Concat") {
+    std::vector<int64_t> all;
+    for (int i = 0; i < node.input_size(); ++i) {
+      const Value* part = in(i);
+      if (!part || !part->vector()) return std::nullopt;
+      all.insert(all.end(), part->v.begin(), part->v.end());
+    }
+    if (all.size() > kMaxElements) return std::nullopt;
+    return Vector(std::move(all), x->type);
+  }
+  if (op == "Slice") {
+    const Value *starts = in(1), *ends = in(2), *axes = in(3), *steps = in(4);
+    if (!starts || !ends || starts->size() != 1 || ends->size() != 1 ||
+        (axes && axes->size() != 1) || (steps && steps->size() != 1)) {
+      return std::nullopt;
+    }
+    return Slice(*x, axes ? axes->v[0] : 0, starts->v[0], ends->v[0], steps ? steps->v[0] : 1);
+  }
+  if (op == "Range") {
+    const Value *limit = in(1), *delta = in(2);
+    if (!limit || !delta || x->size() != 1 || limit->size() != 1 || delta->size() != 1 ||
+        delta->v[0] == 0) {
+      return std::nullopt;
+    }
+    const double count =
+        std::ceil(static_cast<double>(limit->v[0] - x->v[0]) / static_cast<double>(delta->v[0]));
+    if (count > static_cast<double>(kMaxElements)) return std::nullopt;
+    std::vector<int64_t> v;
+    for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) {
+      v.push_back(x->v[0] + i * delta->v[0]);
+    }
+    return Vector(std::move(v), x->type);
+  }
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Mod" || op == "Equal") {
+    const Value* y = in(1);
+    return y ? Binary(op, *x, *y) : std::nullopt;
+  }
+  if (op == "Where") {
+    const Value *a = in(1), *b = in(2);
+    if (!a || !b) return std::nullopt;
+    auto picked = Binary("Mul", *x, *a);  // for the broadcast shape; values set below
+    if (!picked || (b->dims != picked->dims && b->size() != 1)) return std::nullopt;
+    for (size_t i = 0; i < picked->size(); ++i) {
+      const bool take_a = x->v[x->size() == 1 ? 0 : i] != 0;
+      picked->v[i] = take_a ? a->v[a->size() == 1 ? 0 : i] : b->v[b->size() == 1 ? 0 : i];
+    }
+    picked->type = a->type;
+    return picked;
+  }
+  return std::nullopt;
+}
+
+void ReplaceByConstant(onnx::NodeProto& node, const Value& value) {
+  const std::string name = node.name(), output = node.output(0);
+  node.Clear();
+  node.set_op_type("Constant");
+  node.set_name(name);
+  node.add_output(output);
+  onnx::AttributeProto* a = node.add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  *a->mutable_t() = ToTensor(value);
+}
+
+// `model` without its weights: each initializer of more than kMaxElements keeps its name, type
+// and shape but not its data (shape inference reads the data of small ones only).
+onnx::ModelProto CopyWithoutWeights(onnx::ModelProto& model) {
+  auto* initializers = model.mutable_graph()->mutable_initializer();
+  google::protobuf::RepeatedPtrField<TensorProto> weights;
+  weights.Swap(initializers);
+  for (const TensorProto& w : weights) {
+    int64_t elements = 1;
+    for (int64_t d : w.dims()) elements *= d;
+    TensorProto* light = initializers->Add();
+    if (elements <= static_cast<int64_t>(kMaxElements)) {
+      *light = w;
+      continue;
+    }
+    light->set_name(w.name());
+    light->set_data_type(w.data_type());
+    *light->mutable_dims() = w.dims();
+  }
+  onnx::ModelProto copy = model;
+  initializers->Swap(&weights);  // the model's own initializers back
+  return copy;
+}
+
+}  // namespace
+
+onnx::ModelProto InferShapesThroughShapeComputations(onnx::ModelProto& model) {
+  const onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
+                                            /*data_prop_val=*/true);
+  onnx::ModelProto copy = CopyWithoutWeights(model);
+  onnx::GraphProto& g = *copy.mutable_graph();
+  for (int round = 0; round < kMaxRounds; ++round) {
+    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
+    const auto shapes = StaticShapes(g);
+    std::unordered_map<std::string, Value> values = Constants(g);
+    bool folded = false;
+    for (onnx::NodeProto& node : *g.mutable_node()) {
+      const bool standard = node.domain().empty() || node.domain() == "ai.onnx";
+      if (!standard || node.op_type() == "Constant" || node.output_size() != 1) continue;
+      if (auto value = Evaluate(node, values, shapes)) {
+        values[node.output(0)] = *value;
+        ReplaceByConstant(node, *value);
+        folded = true;
+      }
+    }
+    if (!folded) break;
+  }
+  return copy;
+}
+
+}  // namespace footprint::predict
