@@ -38,6 +38,9 @@ struct EvaluationManifest {
   std::string torchvision, model_args_json = "{}";
   std::string model_file;    // absolute
   std::string model_sha256;  // the file's pinned checksum (required with a file)
+  // The same model as ONNX (absolute; optional), and its family: footprint predict --train DB
+  // fits its predictors on the runs whose manifest names them.
+  std::string graph_file, family;
   // The framework: its agent runs under `python` (empty: the caller's default).
   std::string framework = "pytorch", version_constraint, device = "cpu", python;
   int threads = 0;  // 0: the framework's choice
@@ -58,7 +61,8 @@ struct EvaluationManifest {
 Result<EvaluationManifest> LoadManifest(const std::string& path);
 
 // The model file's checksum against the pinned one: InvalidArgument (one line, both digests)
-// when they differ, NotFound when the file cannot be read; OK for a builder.
+// when they differ, NotFound when the file (or the ONNX graph named) cannot be read; OK for a
+// builder.
 Status CheckModelFile(const EvaluationManifest& manifest);
 
 // Whether `version` (e.g. "1.13.0+cpu"; a local suffix after '+' is ignored) satisfies

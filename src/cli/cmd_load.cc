@@ -12,6 +12,7 @@
 #include "footprint/load.h"
 #include "footprint/report.h"
 #include "util/json_text.h"
+#include "util/sha256.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
 
@@ -71,6 +72,12 @@ std::string EvaluationMeta(const EvaluationManifest& m, const std::string& descr
                              ? nlohmann::json{{"torchvision", m.torchvision},
                                               {"args", nlohmann::json::parse(m.model_args_json)}}
                              : nlohmann::json{{"file", m.model_file}, {"sha256", m.model_sha256}};
+  if (!m.graph_file.empty()) {
+    const auto digest = DigestFile(m.graph_file);
+    model["graph"] = {{"file", m.graph_file},
+                      {"sha256", digest ? nlohmann::json(digest->sha256) : nlohmann::json()}};
+  }
+  if (!m.family.empty()) model["family"] = m.family;
   nlohmann::json evaluation = {{"manifest", nlohmann::json::parse(m.manifest_json)},
                                {"manifest_path", m.path},
                                {"manifest_sha256", m.sha256},

@@ -35,15 +35,16 @@ Action AddPredict(CLI::App& app) {
                   "another device is refused")
       ->option_text("FILE");
   cmd->add_option("--train", o->train,
-                  "fit the predictors on a dataset (scripts/predict-dataset) and write the best "
-                  "to --out")
-      ->option_text("DATA.csv");
+                  "fit the predictors on a dataset (scripts/predict-dataset) or on a footprint "
+                  "database's evaluate runs whose manifest names the model's ONNX graph "
+                  "(model.graph), and write the best to --out")
+      ->option_text("DATA.csv|DB");
   cmd->add_option("--out", o->out, "with --train: the predictor file to write")
       ->option_text("FILE");
   cmd->add_option("--evaluate", o->evaluate,
-                  "every predictor on a dataset: leave-one-family-out, a random split, the "
-                  "held-out families")
-      ->option_text("DATA.csv");
+                  "every predictor on a dataset or database: leave-one-family-out, a random "
+                  "split, the held-out families")
+      ->option_text("DATA.csv|DB");
   cmd->add_option("--margin", o->margin, "on predicted memory for the MIG profile (default 0.1)")
       ->option_text("SHARE");
   cmd->footer(
@@ -54,6 +55,7 @@ Action AddPredict(CLI::App& app) {
       "  footprint predict resnet50.onnx --batch 8\n"
       "  footprint predict model.onnx --batch 1 --device H200-141GB --json\n"
       "  footprint predict --train data.csv --out my-predictor.json\n"
+      "  footprint predict --train footprint.db --out my-predictor.json\n"
       "  footprint predict model.onnx --batch 4 --predictor my-predictor.json");
   return [o, batch, cmd]() -> int {
     if (cmd->count("--batch")) o->batch = *batch;

@@ -85,9 +85,17 @@ std::string NextToManifest(const std::string& manifest, const std::string& path)
 }
 
 Status ParseModel(const YAML::Node& node, EvaluationManifest& m) {
-  FP_RETURN_IF_ERROR(OnlyKeys(node, "model", {"torchvision", "args", "file", "sha256"}));
+  FP_RETURN_IF_ERROR(
+      OnlyKeys(node, "model", {"torchvision", "args", "file", "sha256", "graph", "family"}));
   if (node["torchvision"].IsDefined() == node["file"].IsDefined()) {
     return YamlError(node, "'model' names either 'torchvision: BUILDER' or 'file: PATH', one");
+  }
+  if (node["graph"]) {  // the same model as ONNX: what footprint predict --train DB reads
+    FP_ASSIGN_OR_RETURN(std::string graph, Scalar(node["graph"], "model.graph"));
+    m.graph_file = NextToManifest(m.path, graph);
+  }
+  if (node["family"]) {
+    FP_ASSIGN_OR_RETURN(m.family, Scalar(node["family"], "model.family"));
   }
   if (node["torchvision"]) {
     FP_ASSIGN_OR_RETURN(m.torchvision, Scalar(node["torchvision"], "model.torchvision"));
@@ -365,6 +373,9 @@ Result<EvaluationManifest> LoadManifest(const std::string& path) {
 }
 
 Status CheckModelFile(const EvaluationManifest& m) {
+  if (!m.graph_file.empty() && !std::ifstream(m.graph_file)) {
+    return NotFound("model.graph " + m.graph_file + " cannot be read");
+  }
   if (m.model_file.empty()) return Status::Ok();
   auto digest = DigestFile(m.model_file);
   if (!digest) return NotFound("model file " + m.model_file + " cannot be read");

@@ -12,7 +12,9 @@
 
 #include "footprint/mig.h"
 #include "footprint/model_graph.h"
+#include "footprint/store.h"
 #include "predict/predictors.h"
+#include "predict/training_data.h"
 #include "util/strings.h"
 
 namespace footprint::predict {
@@ -110,8 +112,8 @@ Result<Chosen> Choose(Target target, const std::vector<Row>& rows) {
 // memory predictor and, where every row has its energy, the best energy predictor; writes them
 // with their errors to `out`, for the device the rows were measured on.
 Result<int> Train(const PredictOptions& o, std::ostream& out) {
-  FP_ASSIGN_OR_RETURN(auto all, ReadDataset(o.train));
-  const std::vector<Row> rows = Split(all, "train");
+  FP_ASSIGN_OR_RETURN(TrainingData data, ReadTrainingData(o.train));
+  const std::vector<Row> rows = Split(data.rows, "train");
   for (const Row& r : rows) {
     if (r.device != rows[0].device) {
       return InvalidArgument(o.train + ": rows measured on '" + rows[0].device + "' and on '" +
@@ -128,7 +130,8 @@ Result<int> Train(const PredictOptions& o, std::ostream& out) {
       {"version", kPredictorVersion},
       {"device", DeviceOf(rows.empty() ? "" : rows[0].device)},
       {"training_set",
-       {{"source", std::filesystem::path(o.train).filename().string()},
+       {{"source", IsServerLocation(o.train) ? RedactedLocation(o.train)
+                                             : std::filesystem::path(o.train).filename().string()},
         {"rows", rows.size()},
         {"families", families},
         {"measured_on", rows.empty() || rows[0].device.empty() ? "cpu" : rows[0].device}}},
@@ -149,6 +152,10 @@ Result<int> Train(const PredictOptions& o, std::ostream& out) {
          << " %";
     energy_line = line.str();
   }
+  if (!data.left_out.empty()) {
+    out << "footprint predict: " << data.left_out.size() << " run(s) left out, such as "
+        << Inert(data.left_out.front()) << "\n";
+  }
   const std::string path = o.out.empty() ? "predictor.json" : o.out;
   std::ofstream written(path);
   written << file.dump(1) << "\n";
@@ -165,14 +172,15 @@ Result<int> Train(const PredictOptions& o, std::ostream& out) {
 // Every predictor on the dataset: leave-one-family-out and a random split (apart), the
 // held-out families against a fit on the training ones, and the noise floor.
 Result<int> Evaluate(const PredictOptions& o, std::ostream& out) {
-  FP_ASSIGN_OR_RETURN(auto all, ReadDataset(o.evaluate));
-  const std::vector<Row> train = Split(all, "train"), outside = Split(all, "held-out");
+  FP_ASSIGN_OR_RETURN(TrainingData data, ReadTrainingData(o.evaluate));
+  const std::vector<Row> train = Split(data.rows, "train"), outside = Split(data.rows, "held-out");
   json report = json::object();
   std::vector<double> cvs;
   for (const Row& r : train) cvs.push_back(r.latency_cv);
   std::sort(cvs.begin(), cvs.end());
   report["noise_floor_latency_cv"] = cvs.empty() ? 0 : cvs[cvs.size() / 2];
   report["rows"] = {{"train", train.size()}, {"held_out", outside.size()}};
+  report["left_out"] = data.left_out;
   auto evaluate = [&](const char* kind, Target target) -> Result<json> {
     FP_ASSIGN_OR_RETURN(Errors lofo, LeaveOneFamilyOut(kind, target, train));
     FP_ASSIGN_OR_RETURN(Errors random, RandomSplit(kind, target, train, 0.8, 1));

@@ -215,3 +215,42 @@ def test_a_predictor_file_that_is_not_one_is_refused_in_one_line(tmp_path):
         line = refused(run_footprint("predict", str(model), "--batch", "1", "--predictor",
                                      str(bad)))
         assert "predictor" in line, line
+
+
+def test_a_database_of_evaluations_trains_what_its_csv_trains(tmp_path):
+    # scripts/predict-dataset measures through footprint evaluate into WORK/measurements.db,
+    # its manifests naming each model's ONNX graph and family: --train DB must read the same
+    # rows as --train of the CSV written from the same runs.
+    import os
+    import subprocess
+
+    from fp_python import PYTHON, child_env
+
+    if not os.environ.get("FOOTPRINT_BIN"):
+        pytest.skip("needs the built footprint (FOOTPRINT_BIN) beside its Python package")
+    build = os.path.dirname(os.path.abspath(os.environ["FOOTPRINT_BIN"]))
+    models = ("squeezenet1_1,squeezenet1_0,mobilenet_v3_small,shufflenet_v2_x0_5,mnasnet0_5,"
+              "resnet18")
+    proc = subprocess.run([PYTHON, str(REPO / "scripts" / "predict-dataset"), "--build", build,
+                           "--work", str(tmp_path), "--out", str(tmp_path / "data.csv"),
+                           "--resolutions", "64", "--batches", "1,2", "--models", models],
+                          env=child_env(), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    db = tmp_path / "measurements.db"
+    for source, out in ((db, tmp_path / "from-db.json"), (tmp_path / "data.csv",
+                                                          tmp_path / "from-csv.json")):
+        proc = run_footprint("predict", "--train", str(source), "--out", str(out))
+        assert proc.returncode == 0, proc.stderr
+    from_db, from_csv = (json.loads((tmp_path / f).read_text())
+                         for f in ("from-db.json", "from-csv.json"))
+    assert from_db["training_set"]["rows"] == 12
+    assert from_db["training_set"]["families"] == from_csv["training_set"]["families"]
+    assert from_db["latency"] == from_csv["latency"]
+    assert from_db["peak_memory"] == from_csv["peak_memory"]
+    # A graph changed since its run: that run is left out, and said so.
+    graph = tmp_path / "resnet18-64.onnx"
+    graph.write_bytes(graph.read_bytes() + b"\0")
+    report = json.loads(run_footprint("predict", "--evaluate", str(db), "--json").stdout)
+    assert report["rows"]["train"] == 10
+    assert sorted(report["left_out"]) == [
+        f"resnet18-64-multi-b{b}: model.graph {graph} changed since the run" for b in (1, 2)]

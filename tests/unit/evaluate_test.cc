@@ -80,5 +80,21 @@ TEST_F(ManifestTest, SaysWhereItIsWrong) {
   EXPECT_NE(both.status().message().find("either"), std::string::npos);
 }
 
+TEST_F(ManifestTest, TheModelsGraphIsFoundNextToTheManifestAndMustBeReadable) {
+  auto m = Load(
+      "model: {torchvision: resnet18, graph: r18.onnx, family: ResNet}\n"
+      "scenarios: {multi: {}}\n");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->graph_file, dir_.File("r18.onnx"));
+  EXPECT_EQ(m->family, "ResNet");
+  const Status missing = CheckModelFile(*m);
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.message().find("model.graph " + dir_.File("r18.onnx") + " cannot be read"),
+            std::string::npos)
+      << missing.message();
+  std::ofstream(dir_.File("r18.onnx")) << "graph";
+  EXPECT_TRUE(CheckModelFile(*m).ok());
+}
+
 }  // namespace
 }  // namespace footprint
