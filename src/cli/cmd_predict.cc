@@ -61,7 +61,7 @@ Action AddPredict(CLI::App& app) {
     if (cmd->count("--batch")) o->batch = *batch;
     if (o->model.empty() && o->train.empty() && o->evaluate.empty()) {
       Fail(
-          InvalidArgument("predict needs MODEL.onnx (or --train/--evaluate DATA.csv); see "
+          InvalidArgument("predict needs MODEL.onnx (or --train/--evaluate DATA.csv|DB); see "
                           "footprint predict --help"));
       return kExitUsage;
     }

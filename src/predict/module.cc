@@ -86,6 +86,27 @@ std::vector<Row> Split(const std::vector<Row>& rows, const std::string& split) {
   return out;
 }
 
+// The rows of one device: all of them where they share one, else those of `device` (--device),
+// saying so. InvalidArgument, naming the devices, when none is of `device`.
+Result<std::vector<Row>> OneDevice(std::vector<Row> rows, const std::string& device,
+                                   const std::string& source, std::ostream& out) {
+  std::set<std::string> devices;
+  for (const Row& r : rows) devices.insert(DeviceOf(r.device));
+  if (devices.size() <= 1) return rows;
+  const MigGpu* gpu = FindMigGpu(device);
+  const std::string wanted = gpu ? std::string(gpu->name) : device;
+  std::string all;
+  for (const std::string& d : devices) all += (all.empty() ? "" : ", ") + d;
+  std::erase_if(rows, [&](const Row& r) { return Lower(DeviceOf(r.device)) != Lower(wanted); });
+  if (rows.empty()) {
+    return InvalidArgument(RedactedLocation(source) + ": rows measured on " + all + ", none on " +
+                           wanted + ": name one with --device");
+  }
+  out << "footprint predict: the rows measured on " << wanted << " only (--device), of " << all
+      << "\n";
+  return rows;
+}
+
 // Of the latency predictors (kWorkPredictors), the one with the lowest mean held-out-family
 // error for `target`, fitted on all `rows`, with every kind's errors.
 struct Chosen {
@@ -113,13 +134,8 @@ Result<Chosen> Choose(Target target, const std::vector<Row>& rows) {
 // with their errors to `out`, for the device the rows were measured on.
 Result<int> Train(const PredictOptions& o, std::ostream& out) {
   FP_ASSIGN_OR_RETURN(TrainingData data, ReadTrainingData(o.train));
-  const std::vector<Row> rows = Split(data.rows, "train");
-  for (const Row& r : rows) {
-    if (r.device != rows[0].device) {
-      return InvalidArgument(o.train + ": rows measured on '" + rows[0].device + "' and on '" +
-                             r.device + "': train on one device's rows at a time");
-    }
-  }
+  FP_ASSIGN_OR_RETURN(const std::vector<Row> rows,
+                      OneDevice(Split(data.rows, "train"), o.device, o.train, out));
   FP_ASSIGN_OR_RETURN(Chosen latency, Choose(Target::kLatency, rows));
   FP_ASSIGN_OR_RETURN(auto memory, Fit("memory_linear", Target::kPeakMemory, rows));
   FP_ASSIGN_OR_RETURN(Errors memory_errors,
@@ -173,6 +189,8 @@ Result<int> Train(const PredictOptions& o, std::ostream& out) {
 // held-out families against a fit on the training ones, and the noise floor.
 Result<int> Evaluate(const PredictOptions& o, std::ostream& out) {
   FP_ASSIGN_OR_RETURN(TrainingData data, ReadTrainingData(o.evaluate));
+  std::ostringstream said;  // --json keeps its one line: what OneDevice says goes to the report
+  FP_ASSIGN_OR_RETURN(data.rows, OneDevice(std::move(data.rows), o.device, o.evaluate, said));
   const std::vector<Row> train = Split(data.rows, "train"), outside = Split(data.rows, "held-out");
   json report = json::object();
   std::vector<double> cvs;
@@ -181,6 +199,7 @@ Result<int> Evaluate(const PredictOptions& o, std::ostream& out) {
   report["noise_floor_latency_cv"] = cvs.empty() ? 0 : cvs[cvs.size() / 2];
   report["rows"] = {{"train", train.size()}, {"held_out", outside.size()}};
   report["left_out"] = data.left_out;
+  if (!said.str().empty()) report["rows_of_device"] = o.device;
   auto evaluate = [&](const char* kind, Target target) -> Result<json> {
     FP_ASSIGN_OR_RETURN(Errors lofo, LeaveOneFamilyOut(kind, target, train));
     FP_ASSIGN_OR_RETURN(Errors random, RandomSplit(kind, target, train, 0.8, 1));
@@ -335,6 +354,11 @@ Result<int> Predict(const PredictOptions& o, std::ostream& out) {
   const std::string device = gpu ? std::string(gpu->name) : "cpu";
   const std::string path = o.predictor.empty() ? DefaultPredictor(device) : o.predictor;
   json answer = {{"model", GraphJson(g)}, {"device", device}, {"assumptions", g.assumptions}};
+  if (path.empty() && gpu == nullptr) {
+    return NotFound(
+        "no predictor for cpu was found (installed in share/footprint/predict, or the source "
+        "tree's data/predict): pass --predictor FILE, or train one with --train");
+  }
   if (path.empty()) {  // a GPU footprint ships no predictor for
     answer["predictor"] = nullptr;
     PredictFromGraphAlone(g, *gpu, answer);
@@ -377,7 +401,15 @@ Result<int> Predict(const PredictOptions& o, std::ostream& out) {
 extern "C" __attribute__((visibility("default"))) footprint::Result<int> footprint_predict_entry(
     const footprint::predict::PredictOptions& options, std::ostream& out) {
   using namespace footprint::predict;
-  if (!options.train.empty()) return Train(options, out);
-  if (!options.evaluate.empty()) return Evaluate(options, out);
-  return Predict(options, out);
+  // A predictor or dataset edited by hand (a string where a number belongs, NaN written as null)
+  // is one line, not a crash.
+  try {
+    if (!options.train.empty()) return Train(options, out);
+    if (!options.evaluate.empty()) return Evaluate(options, out);
+    return Predict(options, out);
+  } catch (const nlohmann::json::exception& e) {
+    return footprint::InvalidArgument(
+        std::string("a predictor file or the runs' records hold a value of the wrong kind: ") +
+        e.what());
+  }
 }

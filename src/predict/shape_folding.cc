@@ -8,6 +8,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -21,7 +22,7 @@ using onnx::TensorProto;
 // Shape-like values only: nothing large is ever materialised.
 constexpr size_t kMaxElements = 64;
 // Each round folds what the last inference made known; a transformer's layers need one each.
-constexpr int kMaxRounds = 64;
+constexpr int kMaxRounds = 256;
 
 // A small tensor of integral values, row-major (floats too, while they hold whole numbers:
 // shape arithmetic casts to float and back).
@@ -47,14 +48,25 @@ bool Supported(int32_t type) {
 
 bool Floating(int32_t type) { return type == TensorProto::FLOAT || type == TensorProto::DOUBLE; }
 
+// An element as an int64: integers as they are; a float only when it is a whole number well
+// inside int64's range (not the -inf or -3.4e38 of an attention mask).
+template <typename T>
+bool Append(T x, std::vector<int64_t>& out) {
+  if constexpr (std::is_floating_point_v<T>) {
+    const auto d = static_cast<double>(x);
+    if (!std::isfinite(d) || std::fabs(d) >= 9e18 || d != std::trunc(d)) return false;
+  }
+  out.push_back(static_cast<int64_t>(x));
+  return true;
+}
+
 template <typename T>
 bool ReadRaw(const TensorProto& t, size_t n, std::vector<int64_t>& out) {
   if (t.raw_data().size() != n * sizeof(T)) return false;
   for (size_t i = 0; i < n; ++i) {
     T x;
     std::memcpy(&x, t.raw_data().data() + i * sizeof(T), sizeof(T));
-    if (static_cast<double>(x) != std::trunc(static_cast<double>(x))) return false;
-    out.push_back(static_cast<int64_t>(x));
+    if (!Append(x, out)) return false;
   }
   return true;
 }
@@ -63,8 +75,7 @@ template <typename Field>
 bool ReadField(const Field& field, size_t n, std::vector<int64_t>& out) {
   if (static_cast<size_t>(field.size()) != n) return false;
   for (auto x : field) {
-    if (static_cast<double>(x) != std::trunc(static_cast<double>(x))) return false;
-    out.push_back(static_cast<int64_t>(x));
+    if (!Append(x, out)) return false;
   }
   return true;
 }
@@ -168,30 +179,43 @@ std::unordered_map<std::string, std::vector<int64_t>> StaticShapes(const onnx::G
 }
 
 // An elementwise operator over two values with numpy's broadcasting of one element.
-std::optional<Value> Binary(const std::string& op, const Value& a, const Value& b) {
-  // Equal shapes, or one side of one element (numpy's broadcasting, short of the general case).
-  if (a.dims != b.dims && a.size() != 1 && b.size() != 1) return std::nullopt;
-  Value out;
-  out.dims = a.size() == 1 && b.dims.size() >= a.dims.size() ? b.dims : a.dims;
-  out.type = op == "Equal" ? TensorProto::BOOL : a.type;
-  const size_t n = std::max(a.size(), b.size());
-  for (size_t i = 0; i < n; ++i) {
+// An elementwise operator over two values: equal shapes, or one side of one element whose
+// rank is not above the other's (numpy's broadcasting, short of the general case). None on
+// overflow, a zero divisor, or a float quotient that is not a whole number. `fmod`: Mod's
+// attribute (the dividend's sign, as C's %, instead of the divisor's).
+std::optional<Value> Binary(const std::string& op, const Value& a, const Value& b,
+                            bool fmod = false) {
+  const Value* shape = nullptr;
+  if (a.dims == b.dims) {
+    shape = &a;
+  } else if (a.size() == 1 && a.dims.size() <= b.dims.size()) {
+    shape = &b;
+  } else if (b.size() == 1 && b.dims.size() <= a.dims.size()) {
+    shape = &a;
+  }
+  if (shape == nullptr || a.size() == 0 || b.size() == 0) return std::nullopt;
+  Value out{{}, shape->dims, op == "Equal" ? TensorProto::BOOL : a.type};
+  for (size_t i = 0; i < shape->size(); ++i) {
     const int64_t x = a.v[a.size() == 1 ? 0 : i], y = b.v[b.size() == 1 ? 0 : i];
-    if (op == "Add") {
-      out.v.push_back(x + y);
-    } else if (op == "Sub") {
-      out.v.push_back(x - y);
-    } else if (op == "Mul") {
-      out.v.push_back(x * y);
-    } else if (op == "Equal") {
-      out.v.push_back(x == y);
-    } else if (op == "Mod") {  // the sign of the divisor, as numpy's (fmod=0)
-      if (y == 0) return std::nullopt;
-      out.v.push_back(((x % y) + y) % y);
-    } else {  // Div: integers truncate; a float quotient must stay a whole number
-      if (y == 0 || (Floating(a.type) && x % y != 0)) return std::nullopt;
-      out.v.push_back(x / y);
+    int64_t r = 0;
+    if (op == "Add"   ? __builtin_add_overflow(x, y, &r)
+        : op == "Sub" ? __builtin_sub_overflow(x, y, &r)
+        : op == "Mul" ? __builtin_mul_overflow(x, y, &r)
+                      : false) {
+      return std::nullopt;
     }
+    if (op == "Equal") {
+      r = x == y;
+    } else if (op == "Mod" || op == "Div") {
+      if (y == 0 || (y == -1 && x == INT64_MIN)) return std::nullopt;
+      if (op == "Mod") {
+        r = fmod || x % y == 0 || (x % y < 0) == (y < 0) ? x % y : x % y + y;
+      } else {  // integers truncate; a float quotient must stay a whole number
+        if (Floating(a.type) && x % y != 0) return std::nullopt;
+        r = x / y;
+      }
+    }
+    out.v.push_back(r);
   }
   return out;
 }
@@ -208,14 +232,11 @@ std::optional<Value> Slice(const Value& data, int64_t axis, int64_t start, int64
     return std::clamp(i, low, high);
   };
   std::vector<int64_t> picked;
-  if (step > 0) {
-    for (int64_t i = clamp(start, 0, n), e = clamp(end, 0, n); i < e; i += step) {
-      picked.push_back(i);
-    }
-  } else {
-    for (int64_t i = clamp(start, -1, n - 1), e = clamp(end, -1, n - 1); i > e; i += step) {
-      picked.push_back(i);
-    }
+  const int64_t first = step > 0 ? clamp(start, 0, n) : clamp(start, -1, n - 1);
+  const int64_t last = step > 0 ? clamp(end, 0, n) : clamp(end, -1, n - 1);
+  for (int64_t i = first; step > 0 ? i < last : i > last;) {
+    picked.push_back(i);
+    if (__builtin_add_overflow(i, step, &i)) break;
   }
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= data.dims[d];
@@ -230,20 +251,22 @@ std::optional<Value> Slice(const Value& data, int64_t axis, int64_t start, int64
   return out;
 }
 
-// Reshape's target shape: 0 copies the input's dimension, one -1 takes what is left.
-std::optional<std::vector<int64_t>> ReshapeDims(const Value& data, const Value& shape) {
+// Reshape's target shape: 0 copies the input's dimension (unless `allow_zero`), one -1 takes
+// what is left.
+std::optional<std::vector<int64_t>> ReshapeDims(const Value& data, const Value& shape,
+                                                bool allow_zero) {
   std::vector<int64_t> dims;
   int64_t known = 1, inferred = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
     int64_t d = shape.v[i];
-    if (d == 0 && i < data.dims.size()) d = data.dims[i];
+    if (d == 0 && !allow_zero && i < data.dims.size()) d = data.dims[i];
     if (d == -1) {
       if (inferred >= 0) return std::nullopt;
       inferred = static_cast<int64_t>(i);
     } else if (d < 0) {
       return std::nullopt;
-    } else {
-      known *= d;
+    } else if (__builtin_mul_overflow(known, d, &known)) {
+      return std::nullopt;
     }
     dims.push_back(d);
   }
@@ -263,13 +286,15 @@ std::optional<Value> Transpose(const Value& x, std::vector<int64_t> perm) {
     for (size_t i = rank; i > 0; --i) perm.push_back(static_cast<int64_t>(i - 1));
   }
   if (perm.size() != rank) return std::nullopt;
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[p]) return std::nullopt;
+    seen[p] = true;
+  }
   std::vector<int64_t> strides(rank, 1);
   for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * x.dims[d];
   Value out{{}, {}, x.type};
-  for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(rank)) return std::nullopt;
-    out.dims.push_back(x.dims[p]);
-  }
+  for (int64_t p : perm) out.dims.push_back(x.dims[p]);
   std::vector<int64_t> index(rank, 0);  // over the output, row-major
   for (size_t n = 0; n < x.size(); ++n) {
     int64_t from = 0;
@@ -283,9 +308,24 @@ std::optional<Value> Transpose(const Value& x, std::vector<int64_t> perm) {
   return out;
 }
 
-// Unsqueeze's and Squeeze's axes: the second input (opset 13) or the attribute.
-std::vector<int64_t> Axes(const onnx::NodeProto& node, const Value* input) {
-  return input ? input->v : IntsAttribute(node, "axes");
+// Whether input `i` of `node` is given (an optional one may be left out or named "").
+bool Given(const onnx::NodeProto& node, int i) {
+  return i < node.input_size() && !node.input(i).empty();
+}
+
+// Unsqueeze's and Squeeze's axes, from 0: the second input (opset 13) or the attribute; none
+// when the input is given but its value unknown, or an axis is repeated or out of range.
+std::optional<std::vector<int64_t>> Axes(const onnx::NodeProto& node, const Value* input,
+                                         int64_t rank) {
+  if (Given(node, 1) && !input) return std::nullopt;
+  std::vector<int64_t> axes = input ? input->v : IntsAttribute(node, "axes");
+  for (int64_t& a : axes) {
+    if (a < -rank || a >= rank) return std::nullopt;
+    if (a < 0) a += rank;
+  }
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) return std::nullopt;
+  return axes;
 }
 
 // The value of `node`'s one output, where its inputs' values (or, for Shape and Size, their
@@ -337,16 +377,24 @@ std::optional<Value> Evaluate(const onnx::NodeProto& node,
     return out;
   }
   if (op == "Unsqueeze" || op == "Squeeze") {
-    std::vector<int64_t> axes = Axes(node, in(1));
     const bool unsqueeze = op == "Unsqueeze";
-    const auto rank = static_cast<int64_t>(x->dims.size() + (unsqueeze ? axes.size() : 0));
-    for (int64_t& a : axes) a += a < 0 ? rank : 0;
+    // Unsqueeze's axes index its output, whose rank is the input's plus one per axis.
+    const Value* given = in(1);
+    const size_t added =
+        unsqueeze ? (given ? given->size() : IntsAttribute(node, "axes").size()) : 0;
+    const auto rank = static_cast<int64_t>(x->dims.size() + added);
+    const auto axes = Axes(node, given, rank);
+    if (!axes || (!unsqueeze && !axes->empty() && axes->size() > x->dims.size())) {
+      return std::nullopt;
+    }
     Value out{x->v, {}, x->type};
     for (int64_t d = 0, from = 0; d < rank; ++d) {
-      const bool listed = std::find(axes.begin(), axes.end(), d) != axes.end();
+      const bool listed = std::binary_search(axes->begin(), axes->end(), d);
       if (unsqueeze) {
         out.dims.push_back(listed ? 1 : x->dims[from++]);
-      } else if (!(listed || (axes.empty() && x->dims[d] == 1))) {
+      } else if (listed && x->dims[d] != 1) {
+        return std::nullopt;  // Squeeze of a dimension that is not 1
+      } else if (!(listed || (axes->empty() && x->dims[d] == 1))) {
         out.dims.push_back(x->dims[d]);
       }
     }
@@ -354,7 +402,8 @@ std::optional<Value> Evaluate(const onnx::NodeProto& node,
   }
   if (op == "Reshape") {
     const Value* shape = in(1);
-    auto dims = shape ? ReshapeDims(*x, *shape) : std::nullopt;
+    auto dims =
+        shape ? ReshapeDims(*x, *shape, IntAttribute(node, "allowzero", 0) != 0) : std::nullopt;
     if (!dims) return std::nullopt;
     return Value{x->v, *dims, x->type};
   }
@@ -382,6 +431,7 @@ std::optional<Value> Evaluate(const onnx::NodeProto& node,
   }
   if (op == "Slice") {
     const Value *starts = in(1), *ends = in(2), *axes = in(3), *steps = in(4);
+    if ((Given(node, 3) && !axes) || (Given(node, 4) && !steps)) return std::nullopt;
     if (!starts || !ends || starts->size() != 1 || ends->size() != 1 ||
         (axes && axes->size() != 1) || (steps && steps->size() != 1)) {
       return std::nullopt;
@@ -395,17 +445,19 @@ std::optional<Value> Evaluate(const onnx::NodeProto& node,
       return std::nullopt;
     }
     const double count =
-        std::ceil(static_cast<double>(limit->v[0] - x->v[0]) / static_cast<double>(delta->v[0]));
+        std::ceil((static_cast<double>(limit->v[0]) - static_cast<double>(x->v[0])) /
+                  static_cast<double>(delta->v[0]));
     if (count > static_cast<double>(kMaxElements)) return std::nullopt;
     std::vector<int64_t> v;
-    for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) {
-      v.push_back(x->v[0] + i * delta->v[0]);
+    for (int64_t i = 0, at = x->v[0]; i < static_cast<int64_t>(count); ++i) {
+      v.push_back(at);
+      if (__builtin_add_overflow(at, delta->v[0], &at)) break;
     }
     return Vector(std::move(v), x->type);
   }
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Mod" || op == "Equal") {
     const Value* y = in(1);
-    return y ? Binary(op, *x, *y) : std::nullopt;
+    return y ? Binary(op, *x, *y, IntAttribute(node, "fmod", 0) != 0) : std::nullopt;
   }
   if (op == "Where") {
     const Value *a = in(1), *b = in(2);

@@ -1,5 +1,6 @@
 #include "predict/training_data.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -17,12 +18,22 @@ namespace {
 
 using json = nlohmann::json;
 
+// Member `key` of `j` where `j` is an object, else null: a record from another version or
+// edited by hand is read, never thrown on.
+json Member(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) ? j[key] : json();
+}
+
+// Member `key` as text, else `fallback`.
+std::string Text(const json& j, const char* key, const std::string& fallback) {
+  const json m = Member(j, key);
+  return m.is_string() ? m.get<std::string>() : fallback;
+}
+
 // Where a run's model was measured: the GPU's name on a GPU, empty on the CPU.
 std::string DeviceName(const json& framework) {
-  const json device = framework.value("device", json("cpu"));
-  if (!device.is_string() || !device.get<std::string>().starts_with("cuda")) return "";
-  const json name = framework.value("device_name", json("cuda"));
-  return name.is_string() ? name.get<std::string>() : "cuda";
+  if (!Text(framework, "device", "cpu").starts_with("cuda")) return "";
+  return Text(framework, "device_name", "cuda");
 }
 
 // The spread of the run's query latencies (standard deviation over mean).
@@ -46,9 +57,11 @@ double PeakMemory(const RunSummary& s, bool gpu) {
     auto it = s.totals.find("peak_memory_bytes");
     return it == s.totals.end() ? 0 : it->second;
   }
-  double peak = 0;
+  double peak = 0;  // of the GPUs, the one that held the most (a MIG slice is one GPU's)
   for (const MetricSummary& m : s.metrics) {
-    if (m.metric == "gpu.memory.tree" && m.scope.empty() && m.count > 0) peak += m.max;
+    if (m.metric == "gpu.memory.tree" && m.scope.empty() && m.count > 0) {
+      peak = std::max(peak, m.max);
+    }
   }
   return peak;
 }
@@ -65,27 +78,24 @@ class FromDatabase {
   // forward pass's) are passed over without a reason.
   Result<Reason> Add(const RunRecord& run, TrainingData& out) {
     const json meta = json::parse(run.meta_json, nullptr, false);
-    if (!meta.is_object() || !meta.contains("evaluation") || !meta.contains("load")) {
-      return Reason();
-    }
-    const json &evaluation = meta["evaluation"], &load = meta["load"];
-    const std::string scenario = load.value("scenario", "");
+    const json evaluation = Member(meta, "evaluation"), load = Member(meta, "load");
+    if (!evaluation.is_object() || !load.is_object()) return Reason();
+    const std::string scenario = Text(load, "scenario", "");
     if (scenario != "single" && scenario != "multi") return Reason();
     if (run.status != RunStatus::kOk) return Reason("the run did not end ok");
-    const json model = evaluation.value("model", json::object());
-    const json graph = model.value("graph", json());
-    if (!graph.is_object() || !graph.value("file", json()).is_string()) {
-      return Reason("its manifest names no model.graph (the model as ONNX)");
-    }
-    const std::string file = graph["file"].get<std::string>();
+    const json model = Member(evaluation, "model"), graph = Member(model, "graph");
+    const std::string file = Text(graph, "file", "");
+    if (file.empty()) return Reason("its manifest names no model.graph (the model as ONNX)");
     const auto digest = DigestFile(file);
     if (!digest) return Reason("model.graph " + file + " cannot be read");
-    if (graph.value("sha256", json()) != json(digest->sha256)) {
+    if (Text(graph, "sha256", "") != digest->sha256) {
       return Reason("model.graph " + file + " changed since the run");
     }
-    const double queries = load.value("queries", 0.0), samples = load.value("samples", 0.0);
-    const json latency = load.value("latency_s", json::object());
-    if (queries <= 0 || !latency.value("p50", json()).is_number()) {
+    const json queries_json = Member(load, "queries"), samples_json = Member(load, "samples");
+    const json p50 = Member(Member(load, "latency_s"), "p50");
+    const double queries = queries_json.is_number() ? queries_json.get<double>() : 0;
+    const double samples = samples_json.is_number() ? samples_json.get<double>() : 0;
+    if (!(queries > 0) || !(samples > 0) || !p50.is_number()) {
       return Reason("no query was answered");
     }
     const auto batch = static_cast<int64_t>(std::llround(samples / queries));
@@ -94,12 +104,12 @@ class FromDatabase {
     FP_ASSIGN_OR_RETURN(RunSummary s, SummarizeRun(store_, run));
     Row r;
     const std::string stem = std::filesystem::path(file).stem().string();
-    r.model = model.value("torchvision", stem);
-    r.family = model.value("family", r.model);
-    r.split = "train";
-    r.device = DeviceName(evaluation.value("framework", json::object()));
+    r.model = Text(model, "torchvision", stem);
+    r.family = Text(model, "family", r.model);
+    r.split = "train";  // a database has no held-out families: every run is a row to learn from
+    r.device = DeviceName(Member(evaluation, "framework"));
     r.features = *features;
-    r.latency_s = latency["p50"].get<double>();
+    r.latency_s = p50.get<double>();
     r.latency_cv = LatencySpread(s);
     r.peak_memory_bytes = PeakMemory(s, !r.device.empty());
     for (const LoadEnergy& e : s.load_energy) {

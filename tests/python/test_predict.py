@@ -173,6 +173,23 @@ def test_a_predictor_trained_on_a_gpu_predicts_energy_there_and_only_there(tmp_p
     assert "trained on H100-80GB, not A100-40GB" in line
 
 
+def test_rows_of_several_devices_train_the_one_named(tmp_path):
+    gpu = write_law(tmp_path / "gpu.csv", device="NVIDIA H100 80GB HBM3").read_text()
+    cpu = write_law(tmp_path / "cpu.csv", device="cpu").read_text()
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text(gpu + "".join(cpu.splitlines(keepends=True)[1:]))
+    for device, expected in (("cpu", "cpu"), ("H100-80GB", "H100-80GB")):
+        out = tmp_path / f"{device}.json"
+        proc = run_footprint("predict", "--train", str(mixed), "--device", device, "--out",
+                             str(out))
+        assert proc.returncode == 0, proc.stderr
+        assert f"the rows measured on {expected} only" in proc.stdout
+        trained = json.loads(out.read_text())
+        assert trained["device"] == expected and trained["training_set"]["rows"] == 60
+    line = refused(run_footprint("predict", "--train", str(mixed), "--device", "A100-40GB"))
+    assert "rows measured on H100-80GB, cpu, none on A100-40GB" in line
+
+
 def test_train_then_predict_round_trip(tmp_path):
     out = tmp_path / "mine.json"
     proc = run_footprint("predict", "--train", str(DATASET), "--out", str(out))
@@ -209,7 +226,12 @@ def test_without_its_module_predict_says_so_in_one_line(tmp_path):
 def test_a_predictor_file_that_is_not_one_is_refused_in_one_line(tmp_path):
     model = export(tmp_path, "mobilenet_v3_small", 64)
     for text in ('{"version": 1}', '{"latency": {"predictor": {"kind": "roofline", '
-                 '"terms": ["1", "flops"], "coefficients": []}}}', "[1, 2]"):
+                 '"terms": ["1", "flops"], "coefficients": []}}}', "[1, 2]",
+                 # NaN is written as null; a number given as text
+                 '{"latency": {"predictor": {"kind": "flops_linear", "terms": ["1", "flops"], '
+                 '"coefficients": [0.1, 1e-9]}, "held_out_families": {"p80_relative_error": '
+                 'null}}, "peak_memory": {"predictor": {"kind": "memory_linear", "terms": ["1"],'
+                 ' "coefficients": [1]}}, "version": "1"}'):
         bad = tmp_path / "bad.json"
         bad.write_text(text)
         line = refused(run_footprint("predict", str(model), "--batch", "1", "--predictor",
