@@ -21,7 +21,8 @@ for the profiler), it profiles ``--trace-batches`` batches with torch.profiler a
 operators that took the most time.
 
 Inside ``footprint load`` (or ``footprint run``) it joins the run through the Python API:
-each batch is a scope ``inference`` (its size as the value ``batch_size``); the value
+each batch is a scope ``inference`` (its size as the value ``batch_size``; on a GPU it ends
+when the GPU has finished the batch); the value
 ``framework`` holds what ``--describe`` prints plus the model and input settings, and
 ``framework.operators`` the profiler's operators.
 """
@@ -414,6 +415,8 @@ def _serve(model: Any, pool: Any, args: argparse.Namespace, bm: Any) -> int:
         indices = torch.tensor(samples, device=pool.device)
         with bm.scope("inference") if bm is not None else contextlib.nullcontext():
             out = model(pool[indices])
+            if pool.is_cuda:  # the scope ends when the GPU is done, not when the launches are
+                torch.cuda.synchronize(pool.device)
         if bm is not None:
             bm.log("batch_size", float(len(samples)))
         results = args.answer(out[firsts])
