@@ -36,6 +36,10 @@ int UmlautCliMain(int argc, char** argv);
 
 // Prints "footprint: MESSAGE" on stderr and returns the exit code for `status`.
 int Fail(const Status& status);
+// Fail's line, with the exit code of a subcommand whose inputs are files it was given
+// (evaluate's manifest, predict's model and datasets): one that is wrong or cannot be read
+// (InvalidArgument, NotFound) is a usage error, kExitUsage; anything else `otherwise`.
+int FailOnInputs(const Status& status, int otherwise);
 
 // Each Add* declares a subcommand and returns the action to run once parsing succeeded.
 using Action = std::function<int()>;

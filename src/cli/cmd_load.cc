@@ -307,11 +307,7 @@ Action AddEvaluate(CLI::App& app) {
       PrintEvaluation(runs, summaries, std::cerr);
       return status;
     }();
-    if (outcome.ok()) return *outcome;
-    Fail(outcome.status());
-    const StatusCode code = outcome.status().code();
-    return code == StatusCode::kInvalidArgument || code == StatusCode::kNotFound ? kExitUsage
-                                                                                 : kExitRunFailed;
+    return outcome.ok() ? *outcome : FailOnInputs(outcome.status(), kExitRunFailed);
   };
 }
 

@@ -72,11 +72,7 @@ Action AddPredict(CLI::App& app) {
       return kExitRunFailed;
     }
     Result<int> status = reinterpret_cast<predict::Entry>(*loaded)(*o, std::cout);
-    if (status.ok()) return *status;
-    Fail(status.status());
-    const StatusCode code = status.status().code();
-    return code == StatusCode::kInvalidArgument || code == StatusCode::kNotFound ? kExitUsage
-                                                                                 : kExitError;
+    return status.ok() ? *status : FailOnInputs(status.status(), kExitError);
   };
 }
 

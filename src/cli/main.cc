@@ -24,6 +24,13 @@ int Fail(const Status& status) {
   }
 }
 
+int FailOnInputs(const Status& status, int otherwise) {
+  Fail(status);
+  const StatusCode code = status.code();
+  return code == StatusCode::kInvalidArgument || code == StatusCode::kNotFound ? kExitUsage
+                                                                               : otherwise;
+}
+
 void AddDbOption(CLI::App& cmd, std::string& db) {
   db = DefaultStoreLocation();
   cmd.add_option("-o,--db", db,

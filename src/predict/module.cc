@@ -13,6 +13,7 @@
 #include "footprint/mig.h"
 #include "footprint/model_graph.h"
 #include "footprint/store.h"
+#include "predict/json_members.h"
 #include "predict/predictors.h"
 #include "predict/training_data.h"
 #include "util/strings.h"
@@ -93,8 +94,7 @@ Result<std::vector<Row>> OneDevice(std::vector<Row> rows, const std::string& dev
   std::set<std::string> devices;
   for (const Row& r : rows) devices.insert(DeviceOf(r.device));
   if (devices.size() <= 1) return rows;
-  const MigGpu* gpu = FindMigGpu(device);
-  const std::string wanted = gpu ? std::string(gpu->name) : device;
+  const std::string wanted = DeviceOf(device);
   std::string all;
   for (const std::string& d : devices) all += (all.empty() ? "" : ", ") + d;
   std::erase_if(rows, [&](const Row& r) { return Lower(DeviceOf(r.device)) != Lower(wanted); });
@@ -307,23 +307,24 @@ void PredictFromGraphAlone(const ModelGraph& g, const MigGpu& gpu, json& answer)
 // Latency, peak memory and energy from a predictor file for this device.
 Status PredictFromFile(const json& file, const std::map<std::string, double>& features,
                        json& answer) {
-  // Each member read with a default: a file of another version or edited by hand is refused
-  // by FromJson with one line, never by an exception.
-  auto member = [](const json& j, const char* key) {
-    const json m = j.is_object() ? j.value(key, json::object()) : json::object();
-    return m.is_object() ? m : json::object();
-  };
+  // A file of another version or edited by hand is refused by FromJson with one line.
   auto predict = [&](const char* target) -> Result<json> {
-    const json section = member(file, target);
-    FP_ASSIGN_OR_RETURN(auto p, FromJson(member(section, "predictor")));
-    return Interval(p->Predict(features),
-                    member(section, "held_out_families").value("p80_relative_error", 0.0));
+    const json section = Object(file, target);
+    FP_ASSIGN_OR_RETURN(auto p, FromJson(Object(section, "predictor")));
+    // Without its error there is no interval to give: never a silent one of zero width.
+    const json p80 = Member(Object(section, "held_out_families"), "p80_relative_error");
+    if (!p80.is_number()) {
+      return InvalidArgument(std::string("the predictor's ") + target +
+                             " has no held_out_families.p80_relative_error (its error on "
+                             "held-out families): train it again with footprint predict --train");
+    }
+    return Interval(p->Predict(features), p80.get<double>());
   };
   FP_ASSIGN_OR_RETURN(answer["latency_s"], predict("latency"));
   FP_ASSIGN_OR_RETURN(answer["peak_memory_bytes"], predict("peak_memory"));
-  answer["predictor"]["latency"] = member(member(file, "latency"), "predictor").value("kind", "");
+  answer["predictor"]["latency"] = Text(Object(Object(file, "latency"), "predictor"), "kind", "");
   answer["predictor"]["error_on_held_out_families"] =
-      member(member(file, "latency"), "held_out_families");
+      Object(Object(file, "latency"), "held_out_families");
   if (file.contains("energy")) {
     FP_ASSIGN_OR_RETURN(answer["energy_j"], predict("energy"));
   } else {
@@ -364,16 +365,16 @@ Result<int> Predict(const PredictOptions& o, std::ostream& out) {
     PredictFromGraphAlone(g, *gpu, answer);
   } else {
     FP_ASSIGN_OR_RETURN(json file, ReadJson(path, "the predictor"));
-    const std::string trained_on = file.value("device", "cpu");
+    const std::string trained_on = Text(file, "device", "cpu");
     if (Lower(trained_on) != Lower(device)) {
       return InvalidArgument("the predictor " + path + " was trained on " + trained_on + ", not " +
                              device +
                              ": pass --predictor with one trained there "
                              "(footprint predict --train)");
     }
-    answer["predictor"] = {{"version", file.value("version", 0)},
+    answer["predictor"] = {{"version", static_cast<int>(Number(file, "version", 0))},
                            {"file", path},
-                           {"training_set", file.value("training_set", json::object())}};
+                           {"training_set", Object(file, "training_set")}};
     FP_RETURN_IF_ERROR(PredictFromFile(file, features, answer));
   }
   answer["mig_profile"] = nullptr;

@@ -12,7 +12,7 @@
 #include <unordered_map>
 
 #include "footprint/model_graph.h"
-#include "predict/onnx_attributes.h"
+#include "predict/onnx_proto.h"
 #include "predict/predictors.h"
 #include "predict/shape_folding.h"
 #include "util/sha256.h"
@@ -21,61 +21,11 @@
 namespace footprint {
 namespace {
 
+using predict::FromInitializer;
 using predict::IntAttribute;
 using predict::IntsAttribute;
-
-struct Tensor {
-  std::vector<int64_t> dims;  // -1: unknown
-  int elem_bytes = 4;
-  bool known = false;
-  double elements() const {
-    double n = 1;
-    for (int64_t d : dims) n *= static_cast<double>(std::max<int64_t>(d, 0));
-    return n;
-  }
-  double bytes() const { return elements() * elem_bytes; }
-};
-
-int ElemBytes(int32_t type) {
-  switch (type) {
-    case onnx::TensorProto::UINT8:
-    case onnx::TensorProto::INT8:
-    case onnx::TensorProto::BOOL:
-      return 1;
-    case onnx::TensorProto::UINT16:
-    case onnx::TensorProto::INT16:
-    case onnx::TensorProto::FLOAT16:
-    case onnx::TensorProto::BFLOAT16:
-      return 2;
-    case onnx::TensorProto::INT64:
-    case onnx::TensorProto::UINT64:
-    case onnx::TensorProto::DOUBLE:
-      return 8;
-    default:
-      return 4;
-  }
-}
-
-Tensor FromValueInfo(const onnx::ValueInfoProto& v) {
-  Tensor t;
-  const auto& type = v.type().tensor_type();
-  t.elem_bytes = ElemBytes(type.elem_type());
-  if (!type.has_shape()) return t;
-  t.known = true;
-  for (const auto& d : type.shape().dim()) {
-    t.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
-    if (!d.has_dim_value()) t.known = false;
-  }
-  return t;
-}
-
-Tensor FromInitializer(const onnx::TensorProto& init) {
-  Tensor t;
-  t.elem_bytes = ElemBytes(init.data_type());
-  t.known = true;
-  t.dims.assign(init.dims().begin(), init.dims().end());
-  return t;
-}
+using predict::Tensor;
+using predict::Tensors;
 
 double Product(const std::vector<int64_t>& v, size_t from = 0) {
   double n = 1;
@@ -180,16 +130,6 @@ Status ApplyBatch(onnx::GraphProto& g, std::optional<int64_t> batch, ModelGraph&
     out.batch = *batch;
   }
   return Status::Ok();
-}
-
-// The graph's tensors by name: inputs, initializers, inferred intermediate values, outputs.
-std::unordered_map<std::string, Tensor> Tensors(const onnx::GraphProto& g) {
-  std::unordered_map<std::string, Tensor> t;
-  for (const auto& v : g.input()) t[v.name()] = FromValueInfo(v);
-  for (const auto& v : g.value_info()) t[v.name()] = FromValueInfo(v);
-  for (const auto& v : g.output()) t[v.name()] = FromValueInfo(v);
-  for (const auto& init : g.initializer()) t[init.name()] = FromInitializer(init);
-  return t;
 }
 
 // The most activation bytes alive at once: a tensor lives from the operator that makes it (or

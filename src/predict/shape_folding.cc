@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "predict/onnx_attributes.h"
+#include "predict/onnx_proto.h"
 
 namespace footprint::predict {
 namespace {
@@ -39,6 +39,19 @@ struct Value {
 Value Vector(std::vector<int64_t> v, int32_t type = TensorProto::INT64) {
   const auto n = static_cast<int64_t>(v.size());
   return Value{std::move(v), {n}, type};
+}
+
+// The elements of a tensor of `dims`, where they are at most kMaxElements (none for a
+// negative dimension, and before a product could overflow).
+template <typename Dims>
+std::optional<size_t> SmallCount(const Dims& dims) {
+  size_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || (d > 0 && n > kMaxElements / static_cast<size_t>(d))) return std::nullopt;
+    n *= static_cast<size_t>(d);
+  }
+  if (n > kMaxElements) return std::nullopt;
+  return n;
 }
 
 bool Supported(int32_t type) {
@@ -82,15 +95,10 @@ bool ReadField(const Field& field, size_t n, std::vector<int64_t>& out) {
 
 std::optional<Value> FromTensor(const TensorProto& t) {
   if (!Supported(t.data_type())) return std::nullopt;
-  Value out;
-  out.type = t.data_type();
-  size_t n = 1;
-  for (int64_t d : t.dims()) {
-    if (d < 0 || (d > 0 && n > kMaxElements / static_cast<size_t>(d))) return std::nullopt;
-    n *= static_cast<size_t>(d);
-    out.dims.push_back(d);
-  }
-  if (n > kMaxElements) return std::nullopt;
+  const std::optional<size_t> count = SmallCount(t.dims());
+  if (!count) return std::nullopt;
+  const size_t n = *count;
+  Value out{{}, {t.dims().begin(), t.dims().end()}, t.data_type()};
   const bool raw = t.has_raw_data();
   bool ok = false;
   switch (t.data_type()) {
@@ -156,29 +164,6 @@ std::unordered_map<std::string, Value> Constants(const onnx::GraphProto& g) {
   return values;
 }
 
-// The fully static shapes that inference has found.
-std::unordered_map<std::string, std::vector<int64_t>> StaticShapes(const onnx::GraphProto& g) {
-  std::unordered_map<std::string, std::vector<int64_t>> shapes;
-  auto add = [&](const onnx::ValueInfoProto& v) {
-    const auto& type = v.type().tensor_type();
-    if (!type.has_shape()) return;
-    std::vector<int64_t> dims;
-    for (const auto& d : type.shape().dim()) {
-      if (!d.has_dim_value()) return;
-      dims.push_back(d.dim_value());
-    }
-    shapes[v.name()] = std::move(dims);
-  };
-  for (const auto& v : g.input()) add(v);
-  for (const auto& v : g.value_info()) add(v);
-  for (const auto& v : g.output()) add(v);
-  for (const auto& init : g.initializer()) {
-    shapes[init.name()] = {init.dims().begin(), init.dims().end()};
-  }
-  return shapes;
-}
-
-// An elementwise operator over two values with numpy's broadcasting of one element.
 // An elementwise operator over two values: equal shapes, or one side of one element whose
 // rank is not above the other's (numpy's broadcasting, short of the general case). None on
 // overflow, a zero divisor, or a float quotient that is not a whole number. `fmod`: Mod's
@@ -329,10 +314,10 @@ std::optional<std::vector<int64_t>> Axes(const onnx::NodeProto& node, const Valu
 }
 
 // The value of `node`'s one output, where its inputs' values (or, for Shape and Size, their
-// shapes) are known.
+// shapes, from `tensors`) are known.
 std::optional<Value> Evaluate(const onnx::NodeProto& node,
                               const std::unordered_map<std::string, Value>& values,
-                              const std::unordered_map<std::string, std::vector<int64_t>>& shapes) {
+                              const std::unordered_map<std::string, Tensor>& tensors) {
   const std::string& op = node.op_type();
   auto in = [&](int i) -> const Value* {
     if (i >= node.input_size() || node.input(i).empty()) return nullptr;
@@ -340,9 +325,11 @@ std::optional<Value> Evaluate(const onnx::NodeProto& node,
     return it == values.end() ? nullptr : &it->second;
   };
   if (op == "Shape" || op == "Size") {
-    auto it = node.input_size() > 0 ? shapes.find(node.input(0)) : shapes.end();
-    if (it == shapes.end() || it->second.size() > kMaxElements) return std::nullopt;
-    const std::vector<int64_t>& dims = it->second;
+    auto it = node.input_size() > 0 ? tensors.find(node.input(0)) : tensors.end();
+    if (it == tensors.end() || !it->second.known || it->second.dims.size() > kMaxElements) {
+      return std::nullopt;
+    }
+    const std::vector<int64_t>& dims = it->second.dims;
     if (op == "Size") {
       int64_t n = 1;
       for (int64_t d : dims) n *= d;
@@ -356,13 +343,9 @@ std::optional<Value> Evaluate(const onnx::NodeProto& node,
     const onnx::AttributeProto* fill = Attribute(node, "value");
     const std::optional<Value> element =
         fill ? FromTensor(fill->t()) : Value{{0}, {1}, TensorProto::FLOAT};
-    if (!shape || !element || element->size() != 1) return std::nullopt;
-    size_t n = 1;
-    for (int64_t d : shape->v) {
-      if (d < 0 || (d > 0 && n > kMaxElements / static_cast<size_t>(d))) return std::nullopt;
-      n *= static_cast<size_t>(d);
-    }
-    return Value{std::vector<int64_t>(n, element->v[0]), shape->v, element->type};
+    const std::optional<size_t> n = shape ? SmallCount(shape->v) : std::nullopt;
+    if (!n || !element || element->size() != 1) return std::nullopt;
+    return Value{std::vector<int64_t>(*n, element->v[0]), shape->v, element->type};
   }
   const Value* x = in(0);
   if (!x) return std::nullopt;
@@ -493,10 +476,8 @@ onnx::ModelProto CopyWithoutWeights(onnx::ModelProto& model) {
   google::protobuf::RepeatedPtrField<TensorProto> weights;
   weights.Swap(initializers);
   for (const TensorProto& w : weights) {
-    int64_t elements = 1;
-    for (int64_t d : w.dims()) elements *= d;
     TensorProto* light = initializers->Add();
-    if (elements <= static_cast<int64_t>(kMaxElements)) {
+    if (SmallCount(w.dims())) {
       *light = w;
       continue;
     }
@@ -518,13 +499,13 @@ onnx::ModelProto InferShapesThroughShapeComputations(onnx::ModelProto& model) {
   onnx::GraphProto& g = *copy.mutable_graph();
   for (int round = 0; round < kMaxRounds; ++round) {
     onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
-    const auto shapes = StaticShapes(g);
+    const auto tensors = Tensors(g);
     std::unordered_map<std::string, Value> values = Constants(g);
     bool folded = false;
     for (onnx::NodeProto& node : *g.mutable_node()) {
       const bool standard = node.domain().empty() || node.domain() == "ai.onnx";
       if (!standard || node.op_type() == "Constant" || node.output_size() != 1) continue;
-      if (auto value = Evaluate(node, values, shapes)) {
+      if (auto value = Evaluate(node, values, tensors)) {
         values[node.output(0)] = *value;
         ReplaceByConstant(node, *value);
         folded = true;

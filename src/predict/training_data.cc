@@ -5,11 +5,15 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "footprint/model_graph.h"
 #include "footprint/report.h"
+#include "footprint/stats.h"
 #include "footprint/store.h"
+#include "predict/json_members.h"
 #include "util/sha256.h"
 #include "util/strings.h"
 
@@ -17,18 +21,6 @@ namespace footprint::predict {
 namespace {
 
 using json = nlohmann::json;
-
-// Member `key` of `j` where `j` is an object, else null: a record from another version or
-// edited by hand is read, never thrown on.
-json Member(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) ? j[key] : json();
-}
-
-// Member `key` as text, else `fallback`.
-std::string Text(const json& j, const char* key, const std::string& fallback) {
-  const json m = Member(j, key);
-  return m.is_string() ? m.get<std::string>() : fallback;
-}
 
 // Where a run's model was measured: the GPU's name on a GPU, empty on the CPU.
 std::string DeviceName(const json& framework) {
@@ -38,16 +30,12 @@ std::string DeviceName(const json& framework) {
 
 // The spread of the run's query latencies (standard deviation over mean).
 double LatencySpread(const RunSummary& s) {
-  double n = 0, sum = 0, squares = 0;
+  std::vector<double> latencies;
   for (const ValueRecord& v : s.values) {
-    if (v.name != "load.latency" || !v.value) continue;
-    n += 1;
-    sum += *v.value;
-    squares += *v.value * *v.value;
+    if (v.name == "load.latency" && v.value) latencies.push_back(*v.value);
   }
-  if (n < 2 || sum <= 0) return 0;
-  const double mean = sum / n;
-  return std::sqrt(std::max(0.0, squares / n - mean * mean)) / mean;
+  const Description d = Describe(latencies);
+  return d.sd && d.mean > 0 ? *d.sd / d.mean : 0;
 }
 
 // The peak the row predicts: the tree's GPU memory on a GPU (what a MIG slice must hold), the
@@ -91,11 +79,9 @@ class FromDatabase {
     if (Text(graph, "sha256", "") != digest->sha256) {
       return Reason("model.graph " + file + " changed since the run");
     }
-    const json queries_json = Member(load, "queries"), samples_json = Member(load, "samples");
-    const json p50 = Member(Member(load, "latency_s"), "p50");
-    const double queries = queries_json.is_number() ? queries_json.get<double>() : 0;
-    const double samples = samples_json.is_number() ? samples_json.get<double>() : 0;
-    if (!(queries > 0) || !(samples > 0) || !p50.is_number()) {
+    const double queries = Number(load, "queries", 0), samples = Number(load, "samples", 0);
+    const double p50 = Number(Member(load, "latency_s"), "p50", 0);
+    if (!(queries > 0) || !(samples > 0) || !(p50 > 0)) {
       return Reason("no query was answered");
     }
     const auto batch = static_cast<int64_t>(std::llround(samples / queries));
@@ -109,7 +95,7 @@ class FromDatabase {
     r.split = "train";  // a database has no held-out families: every run is a row to learn from
     r.device = DeviceName(Member(evaluation, "framework"));
     r.features = *features;
-    r.latency_s = p50.get<double>();
+    r.latency_s = p50;
     r.latency_cv = LatencySpread(s);
     r.peak_memory_bytes = PeakMemory(s, !r.device.empty());
     for (const LoadEnergy& e : s.load_energy) {
