@@ -3,7 +3,8 @@
 baseline measured in the same run, on a throwaway server (tests/cluster/pg_server.py):
 
 1. ingest: 32 runs writing at once through Store::Append (fp_store_ingest), every sample
-   counted back; baseline: the same load into one SQLite file;
+   counted back; into PostgreSQL each run's writes go through its local buffer, as footprint
+   run's do; baseline: the same load into one SQLite file;
 2. reading a run of 10 M samples: `footprint show` and `footprint plot` from PostgreSQL;
    baseline: the same run in SQLite;
 3. bytes per sample: footprint's chunks against MLflow's metrics table (its schema as
@@ -76,6 +77,7 @@ def main():
     long_samples = 100_000 if args.quick else 1_000_000  # per series, 10 series
     server = Postgres()
     tmp = tempfile.mkdtemp(prefix="fp-cluster-bench-")
+    os.environ["FOOTPRINT_BUFFER_DIR"] = f"{tmp}/buffers"  # writes to the server go through them
     try:
         # 1. Ingest: 32 runs x 10 series x 10,000 samples, 500 per series per write.
         pg_ingest, sqlite_ingest = [], []

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "footprint/buffer.h"
 #include "footprint/status.h"
 #include "footprint/store.h"
 
@@ -87,6 +88,7 @@ struct RunSummary {
   std::map<int64_t, std::string> scope_names;  // scope id -> name, for values' scopes
   std::vector<ArtifactRecord> artifacts;
   std::vector<LoadEnergy> load_energy;  // a load run's energy per query (LoadWindowEnergy)
+  std::vector<WaitingBuffer> waiting;   // local buffers that may still hold some of the run
 };
 
 // When the CPU total and the integrated `cpu` series disagree by more than 5 % (beyond what

@@ -113,6 +113,15 @@ struct ArtifactRecord {
   int64_t size = 0;
 };
 
+// A writer that sends a run to a server through a local buffer (docs/cluster.md) and has not
+// said it is done with it: what it wrote last may still wait in `path` on `host`.
+struct PendingBuffer {
+  std::string writer;
+  std::string host;
+  std::string path;
+  int64_t shipped_at_ns = 0;  // UTC wall clock of its last entries that arrived
+};
+
 struct StoreOptions {
   // Reads only, and leaves the file as it found it: no schema migration, no journal-mode
   // change, no -wal/-shm/-journal file left behind (a WAL database is read through them while
@@ -178,6 +187,12 @@ class Store {
   virtual Result<std::vector<ScopeRecord>> ListScopes(const std::string& run_id) = 0;
   virtual Result<std::vector<ValueRecord>> ListValues(const std::string& run_id) = 0;
   virtual Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) = 0;
+
+  // The buffers that may still hold entries of `run_id` (none for a store written directly).
+  virtual Result<std::vector<PendingBuffer>> PendingBuffers(const std::string& run_id) {
+    (void)run_id;
+    return std::vector<PendingBuffer>{};
+  }
 
   // Human-readable location, for messages and records: never a password.
   virtual const std::string& location() const = 0;

@@ -176,7 +176,8 @@ class Benchmark::Impl {
  public:
   Impl(std::unique_ptr<Store> store, std::unique_ptr<Store> sample_store, RunRecord run,
        bool joined, int64_t t0, const BenchmarkOptions& options)
-      : store_(std::move(store)),
+      : location_(store->location()),
+        store_(std::move(store)),
         sample_store_(std::move(sample_store)),
         run_(std::move(run)),
         joined_(joined),
@@ -186,8 +187,19 @@ class Benchmark::Impl {
         gpu_(*options.env) {}
 
   Status Start(json meta);
-  Status Close(RunStatus status);
-  Status FlushNow();  // asks the writer for a flush and waits for its result
+  // Ends the run and lets go of its stores: a server store's local buffer is closed with them
+  // (include/footprint/buffer.h), even when the Benchmark object outlives the run.
+  Status Close(RunStatus status) {
+    std::lock_guard<std::mutex> close_lock(close_mu_);
+    if (closed_) return Status::Ok();
+    Status st = Finish(status);
+    if (session_) session_->Stop();  // its writer uses sample_store_
+    store_.reset();
+    sample_store_.reset();
+    return st;
+  }
+  Status Finish(RunStatus status);  // Close's work, with close_mu_ held
+  Status FlushNow();                // asks the writer for a flush and waits for its result
   ThreadScopes* ForThisThread();
   // Asks the writer for a flush now (a ring is half full, or Flush() was called).
   uint64_t Wake() {
@@ -206,6 +218,7 @@ class Benchmark::Impl {
     artifacts_.push_back(std::move(a));
   }
 
+  const std::string location_;           // the store's, which outlives it
   std::unique_ptr<Store> store_;         // scopes and values (the API writer's)
   std::unique_ptr<Store> sample_store_;  // samples (the sample writer's), when not joined
   RunRecord run_;
@@ -653,9 +666,7 @@ Status Benchmark::Impl::FlushNow() {
   return last_flush_;
 }
 
-Status Benchmark::Impl::Close(RunStatus status) {
-  std::lock_guard<std::mutex> close_lock(close_mu_);
-  if (closed_) return Status::Ok();
+Status Benchmark::Impl::Finish(RunStatus status) {
   closed_ = true;
   {
     std::lock_guard<std::mutex> lock(wake_mu_);
@@ -802,7 +813,7 @@ Status Benchmark::Close(RunStatus status) {
 Status Benchmark::Flush() { return impl_->FlushNow(); }
 
 const std::string& Benchmark::run_id() const { return impl_->run_.id; }
-const std::string& Benchmark::location() const { return impl_->store_->location(); }
+const std::string& Benchmark::location() const { return impl_->location_; }
 bool Benchmark::joined() const { return impl_->joined_; }
 int64_t Benchmark::NowNs() const { return MonotonicNs() - impl_->t0_; }
 

@@ -241,6 +241,22 @@ void PrintExperiment(const json& meta, std::ostream& out) {
   }
 }
 
+// What may still wait in a local buffer, and where to send it from.
+std::string WaitingText(const WaitingBuffer& w) {
+  const std::string since = w.where.shipped_at_ns > 0
+                                ? " (the last arrived " + FormatUtc(w.where.shipped_at_ns) + " UTC)"
+                                : " (none arrived yet)";
+  if (!w.here) {
+    return "part of this run may still wait on " + w.where.host + " in " + w.where.path + since +
+           ": run `footprint push` there";
+  }
+  if (w.here->live)
+    return "a live footprint is still sending part of this run from " + w.here->path;
+  return std::to_string(w.here->samples) + " samples (" + std::to_string(w.here->entries) +
+         " changes) of this run wait on this machine in " + w.here->path +
+         ": `footprint push` sends them";
+}
+
 void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
   const RunRecord& r = s.run;
   json meta = json::parse(r.meta_json, nullptr, false);
@@ -252,6 +268,7 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
               : "")
       << "\n";
   if (auto lost = IncompleteReason(r)) out << "lost     " << Inert(*lost) << "\n";
+  for (const WaitingBuffer& w : s.waiting) out << "waiting  " << Inert(WaitingText(w)) << "\n";
   out << "started  " << FormatUtc(r.started_at_ns) << " UTC on " << r.host << " by " << r.user
       << "\n"
       << "command  " << FormatCommand(r.command) << "\n"

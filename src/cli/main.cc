@@ -74,8 +74,8 @@ int Main(int argc, char** argv) {
       {"runs", AddRuns(app)},         {"show", AddShow(app)},
       {"compare", AddCompare(app)},   {"export", AddExport(app)},
       {"plot", AddPlot(app)},         {"experiment", AddExperiment(app)},
-      {"import", AddImport(app)},     {"serve", AddServe(app)},
-      {"doctor", AddDoctor(app)},
+      {"import", AddImport(app)},     {"push", AddPush(app)},
+      {"serve", AddServe(app)},       {"doctor", AddDoctor(app)},
   };
   try {
     app.parse(argc, argv);

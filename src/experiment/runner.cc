@@ -102,6 +102,7 @@ MonitorOptions OptionsFor(const ExperimentPlan& plan, const PlannedRun& run,
     return Status::Ok();
   };
   auto outcome = RunMonitored(**store, mo);
+  store->reset();  // _exit runs no destructor: a server store's buffer is closed here
   if (!outcome.ok()) {
     send("E " + outcome.status().message() + "\n");
     _exit(1);

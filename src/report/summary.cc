@@ -223,6 +223,7 @@ Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend
   }
   FP_ASSIGN_OR_RETURN(out.artifacts, store.ListArtifacts(run.id));
   FP_ASSIGN_OR_RETURN(out.load_energy, LoadWindowEnergy(store, run, out.totals));
+  FP_ASSIGN_OR_RETURN(out.waiting, WaitingBuffers(store, run));
   return out;
 }
 
@@ -296,8 +297,21 @@ std::string SummaryJson(const RunSummary& s, int indent) {
     artifacts.push_back(
         {{"name", a.name}, {"path", a.path}, {"sha256", a.sha256}, {"size", a.size}});
   }
+  json waiting = json::array();
+  for (const WaitingBuffer& w : s.waiting) {
+    json b = {{"host", w.where.host},
+              {"path", w.where.path},
+              {"last_arrived_ns", w.where.shipped_at_ns},
+              {"here", w.here.has_value()}};
+    if (w.here && !w.here->live) {
+      b["changes"] = w.here->entries;
+      b["samples"] = w.here->samples;
+    }
+    waiting.push_back(b);
+  }
   json out = {{"run", run},
               {"totals", totals},
+              {"waiting", waiting},
               {"metrics", metrics},
               {"scopes", scopes},
               {"scopes_dropped", s.scopes_dropped},

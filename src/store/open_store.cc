@@ -1,5 +1,6 @@
 // OpenStore: the location string chooses the store (include/footprint/store.h).
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -79,7 +80,13 @@ std::string DefaultStoreLocation(Env& env) {
 }
 
 Result<std::unique_ptr<Store>> OpenStore(const std::string& location, const StoreOptions& options) {
-  if (IsServerLocation(location)) return OpenPostgresStore(location, options, Env::Default());
+  if (IsServerLocation(location)) {
+    FP_ASSIGN_OR_RETURN(auto remote, OpenPostgresStore(location, options, Env::Default()));
+    if (options.read_only) return remote;
+    return OpenBufferedStore(std::move(remote), Env::Default(), [](const std::string& line) {
+      std::fprintf(stderr, "footprint: %s\n", line.c_str());
+    });
+  }
   return OpenSqliteStore(location, options);
 }
 

@@ -17,6 +17,7 @@
 #include "store/libpq.h"
 #include "store/rows.h"
 #include "store/schema.h"
+#include "store/shipment.h"
 #include "store/stores.h"
 
 namespace footprint {
@@ -159,7 +160,7 @@ void KeepOnePerTime(std::vector<Sample>& samples) {
   samples.resize(kept);
 }
 
-class PostgresStore final : public Store {
+class PostgresStore final : public Store, public ShipmentLog {
  public:
   PostgresStore(const pq::Library* lib, pq::Conn* conn, std::string uri, bool read_only)
       : lib_(lib),
@@ -194,6 +195,10 @@ class PostgresStore final : public Store {
   Result<std::optional<int64_t>> SeriesEnd(int64_t series_id) override;
   Result<std::optional<int64_t>> LastSampleTime(const std::string& run_id) override;
   Result<std::map<std::string, double>> LoadTotals(const std::string& run_id) override;
+  Result<std::vector<PendingBuffer>> PendingBuffers(const std::string& run_id) override;
+  Result<int64_t> LockWriter(const JournalInfo& info, const std::string& path) override;
+  Status LoadIds(const std::string& writer, std::unordered_map<int64_t, int64_t>& ids) override;
+  Status Record(const std::string& writer, const Shipment& shipment) override;
   const std::string& location() const override { return location_; }
   const std::string& open_location() const override { return uri_; }
   bool read_only() const override { return read_only_; }
@@ -322,14 +327,15 @@ Status PostgresStore::Migrate() {
     return static_cast<int>(v[0].OptInt(0).value_or(0));
   };
   auto check = [&](int v) -> Status {
-    if (v <= kSchemaVersion) return Status::Ok();
+    if (v <= kPostgresSchemaVersion) return Status::Ok();
     return DatabaseError(location_ + " was written by a newer footprint (schema v" +
                          std::to_string(v) + "; this footprint knows up to v" +
-                         std::to_string(kSchemaVersion) + "); upgrade footprint to read it");
+                         std::to_string(kPostgresSchemaVersion) +
+                         "); upgrade footprint to read it");
   };
   FP_ASSIGN_OR_RETURN(int v, version());
   FP_RETURN_IF_ERROR(check(v));
-  if (v == kSchemaVersion) return Status::Ok();
+  if (v == kPostgresSchemaVersion) return Status::Ok();
   if (read_only_) {
     return DatabaseError(v == 0 ? "no footprint database at " + location_ +
                                       "; record a run first (footprint run -o URI -- COMMAND)"
@@ -346,12 +352,12 @@ Status PostgresStore::Migrate() {
       FP_RETURN_IF_ERROR(Exec("CREATE TABLE footprint_schema(version INTEGER NOT NULL)",
                               "cannot create the schema in"));
     }
-    for (int i = now; i < kSchemaVersion; ++i) {
+    for (int i = now; i < kPostgresSchemaVersion; ++i) {
       FP_RETURN_IF_ERROR(
           ExecScript(migrations[static_cast<size_t>(i)], "cannot create the schema in"));
     }
     FP_RETURN_IF_ERROR(Exec("DELETE FROM footprint_schema", "cannot set the version of"));
-    return Run("INSERT INTO footprint_schema VALUES ($1)", Params().Int(kSchemaVersion),
+    return Run("INSERT INTO footprint_schema VALUES ($1)", Params().Int(kPostgresSchemaVersion),
                "cannot set the version of")
         .status();
   });
@@ -359,6 +365,7 @@ Status PostgresStore::Migrate() {
 
 Status PostgresStore::InTransaction(const std::function<Status()>& body) {
   if (read_only_) return DatabaseError(location_ + " is open read-only");
+  if (in_transaction_) return body();  // a part of the transaction open (a buffer's shipment)
   FP_RETURN_IF_ERROR(Exec("BEGIN", "cannot start a transaction in"));
   in_transaction_ = true;
   struct Ended {  // also when `body` throws
@@ -653,6 +660,79 @@ Result<std::map<std::string, double>> PostgresStore::LoadTotals(const std::strin
   FP_RETURN_IF_ERROR(Query(kTotalsOfRun, Params().Text(run_id),
                            [&](const PgResult::Row& s) { out[s.Text(0)] = s.Real(1); }));
   return out;
+}
+
+Result<std::vector<PendingBuffer>> PostgresStore::PendingBuffers(const std::string& run_id) {
+  std::vector<PendingBuffer> out;
+  FP_RETURN_IF_ERROR(Query(
+      "SELECT w.writer, w.host, w.path, w.shipped_at_ns FROM buffer_runs r JOIN buffer_writers w "
+      "USING (writer) WHERE r.run_id = $1 AND NOT r.closed ORDER BY w.shipped_at_ns",
+      Params().Text(run_id), [&](const PgResult::Row& s) {
+        out.push_back({s.Text(0), s.Text(1), s.Text(2), s.Int(3)});
+      }));
+  return out;
+}
+
+Result<int64_t> PostgresStore::LockWriter(const JournalInfo& info, const std::string& path) {
+  FP_RETURN_IF_ERROR(Run("INSERT INTO buffer_writers(writer, host, path, shipped_seq, "
+                         "shipped_at_ns) VALUES ($1,$2,$3,0,0) ON CONFLICT (writer) DO NOTHING",
+                         Params().Text(info.writer).Text(info.host).Text(path), "cannot write to")
+                         .status());
+  FP_ASSIGN_OR_RETURN(PgResult res,
+                      Run("SELECT shipped_seq FROM buffer_writers WHERE writer = $1 FOR UPDATE",
+                          Params().Text(info.writer), "cannot read"));
+  return res[0].Int(0);
+}
+
+Status PostgresStore::LoadIds(const std::string& writer,
+                              std::unordered_map<int64_t, int64_t>& ids) {
+  return Query("SELECT local_id, remote_id FROM buffer_ids WHERE writer = $1",
+               Params().Text(writer), [&](const PgResult::Row& s) { ids[s.Int(0)] = s.Int(1); });
+}
+
+Status PostgresStore::Record(const std::string& writer, const Shipment& s) {
+  FP_RETURN_IF_ERROR(Run("UPDATE buffer_writers SET shipped_seq = $2, shipped_at_ns = $3 "
+                         "WHERE writer = $1",
+                         Params().Text(writer).Int(s.seq).Int(s.at_ns), "cannot write to")
+                         .status());
+  if (!s.new_ids.empty()) {
+    std::string local = "{", remote = "{";  // array literals
+    for (const auto& [l, r] : s.new_ids) {
+      local += std::to_string(l) + ',';
+      remote += std::to_string(r) + ',';
+    }
+    local.back() = '}';
+    remote.back() = '}';
+    FP_RETURN_IF_ERROR(Run("INSERT INTO buffer_ids(writer, local_id, remote_id) "
+                           "SELECT $1, unnest($2::bigint[]), unnest($3::bigint[])",
+                           Params().Text(writer).Text(local).Text(remote), "cannot write to")
+                           .status());
+  }
+  for (const std::string& run : s.runs) {
+    FP_RETURN_IF_ERROR(
+        Run("INSERT INTO buffer_runs(writer, run_id, creator, closed) VALUES ($1,$2,$3,$4) "
+            "ON CONFLICT (writer, run_id) DO UPDATE SET creator = buffer_runs.creator OR "
+            "excluded.creator, closed = buffer_runs.closed OR excluded.closed",
+            Params()
+                .Text(writer)
+                .Text(run)
+                .Text(s.created.contains(run) ? "true" : "false")
+                .Text(s.finished.contains(run) ? "true" : "false"),
+            "cannot write to")
+            .status());
+  }
+  if (!s.closed) return Status::Ok();
+  if (s.died) {
+    FP_RETURN_IF_ERROR(
+        Run("UPDATE runs SET status = 'interrupted', ended_at_ns = coalesce(heartbeat_ns, "
+            "started_at_ns) WHERE status = 'running' AND id IN (SELECT run_id FROM buffer_runs "
+            "WHERE writer = $1 AND creator AND NOT closed)",
+            Params().Text(writer), "cannot write to")
+            .status());
+  }
+  return Run("UPDATE buffer_runs SET closed = true WHERE writer = $1", Params().Text(writer),
+             "cannot write to")
+      .status();
 }
 
 }  // namespace

@@ -176,8 +176,38 @@ CREATE TABLE run_totals(
 );
 )sql";
 
-constexpr std::array<std::string_view, 1> kPostgresMigrations = {kPostgresV1};
-static_assert(kPostgresMigrations.size() == kSchemaVersion, "one migration per schema version");
+// PostgreSQL v2: what the server knows of the local buffers its writers send through
+// (store/journal.h): how far each writer's entries arrived (a replayed entry is taken once),
+// the server's ids of the series and scopes it created, and which of its runs it may still
+// hold entries of (`footprint show` says so while `closed` is false). SQLite has no v2: it is
+// written directly, never through a buffer.
+constexpr std::string_view kPostgresV2 = R"sql(
+CREATE TABLE buffer_writers(
+  writer TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  path TEXT NOT NULL,
+  shipped_seq BIGINT NOT NULL,
+  shipped_at_ns BIGINT NOT NULL
+);
+CREATE TABLE buffer_runs(
+  writer TEXT NOT NULL REFERENCES buffer_writers(writer) ON DELETE CASCADE,
+  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  creator BOOLEAN NOT NULL DEFAULT false,
+  closed BOOLEAN NOT NULL DEFAULT false,
+  PRIMARY KEY (writer, run_id)
+);
+CREATE INDEX buffer_runs_by_run ON buffer_runs(run_id);
+CREATE TABLE buffer_ids(
+  writer TEXT NOT NULL REFERENCES buffer_writers(writer) ON DELETE CASCADE,
+  local_id BIGINT NOT NULL,
+  remote_id BIGINT NOT NULL,
+  PRIMARY KEY (writer, local_id)
+);
+)sql";
+
+constexpr std::array<std::string_view, 2> kPostgresMigrations = {kPostgresV1, kPostgresV2};
+static_assert(kPostgresMigrations.size() == kPostgresSchemaVersion,
+              "one migration per schema version");
 
 }  // namespace
 

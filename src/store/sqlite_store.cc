@@ -17,6 +17,7 @@
 #include "footprint/store.h"
 #include "store/rows.h"
 #include "store/schema.h"
+#include "store/sqlite_stmt.h"
 #include "store/stores.h"
 #include "util/clock.h"
 
@@ -24,65 +25,6 @@ namespace footprint {
 namespace {
 
 using json = nlohmann::json;
-
-// A prepared statement, reset after each use.
-class Stmt {
- public:
-  Stmt() = default;
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-  ~Stmt() { sqlite3_finalize(stmt_); }
-
-  int Prepare(sqlite3* db, std::string_view sql) {
-    sqlite3_finalize(stmt_);
-    stmt_ = nullptr;
-    return sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()),
-                              SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
-  }
-  sqlite3_stmt* get() const { return stmt_; }
-  void Reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  void Bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
-  void Bind(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
-  void Bind(int i, std::string_view v) {
-    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-  }
-  void BindNull(int i) { sqlite3_bind_null(stmt_, i); }
-  template <typename T>
-  void BindOpt(int i, const std::optional<T>& v) {
-    if (v) {
-      Bind(i, static_cast<int64_t>(*v));
-    } else {
-      BindNull(i);
-    }
-  }
-  int Step() { return sqlite3_step(stmt_); }
-
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  double Real(int col) const { return sqlite3_column_double(stmt_, col); }
-  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  std::string Text(int col) const {
-    const unsigned char* t = sqlite3_column_text(stmt_, col);
-    return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
-  }
-  std::optional<int64_t> OptInt(int col) const {
-    if (IsNull(col)) return std::nullopt;
-    return Int(col);
-  }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-};
-
-// The binder BindRun takes.
-struct StmtBinder {
-  Stmt& s;
-  void Text(int i, std::string_view v) { s.Bind(i, v); }
-  void Int(int i, int64_t v) { s.Bind(i, v); }
-  void Null(int i) { s.BindNull(i); }
-};
 
 // `path` from the root, for a process started in another folder.
 std::string AbsolutePath(const std::string& path) {

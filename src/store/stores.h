@@ -2,6 +2,7 @@
 #ifndef FOOTPRINT_STORE_STORES_H_
 #define FOOTPRINT_STORE_STORES_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -18,6 +19,14 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& location,
 // A PostgreSQL database named by a libpq URI, through libpq loaded from `env`.
 Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri,
                                                  const StoreOptions& options, Env& env);
+
+// Receives the buffered store's lines on the server going away and coming back (no
+// "footprint:" prefix, no newline).
+using BufferNotice = std::function<void(const std::string&)>;
+// `remote` written through a local buffer in BufferDirectory(env) (include/footprint/buffer.h)
+// when it is a server store; `remote` itself otherwise.
+Result<std::unique_ptr<Store>> OpenBufferedStore(std::unique_ptr<Store> remote, Env& env,
+                                                 BufferNotice notice);
 
 // `text` with every password `location` carries replaced by "***" (libpq may quote the URI it
 // could not parse in its message).

@@ -10,6 +10,7 @@ Run from CTest (tests/CMakeLists.txt) or by hand:
 import os
 import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -24,6 +25,8 @@ def pytest_configure(config):
     problem = fp_helpers.env_problem()
     if problem:
         raise pytest.UsageError(problem + "; set FOOTPRINT_BIN and FP_WORKLOADS")
+    # Runs into a server go through local buffers: the tests' own, not the user's.
+    os.environ["FOOTPRINT_BUFFER_DIR"] = tempfile.mkdtemp(prefix="fp-buffers-")
 
 
 @pytest.fixture(scope="session")

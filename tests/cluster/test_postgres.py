@@ -8,7 +8,6 @@ import textwrap
 import time
 import urllib.request
 
-import pytest
 
 from fp_helpers import FOOTPRINT, clean_env, describe, fp, run_ok, show, single_error_line, wl
 from test_import import UUID as UMLAUT_UUID, make_umlaut_db
@@ -129,11 +128,13 @@ def test_server_restart_mid_run_loses_no_sample(postgres, pg_uri):
     assert run.poll() is None, "the run ended before the server was back: the test proves nothing"
     out, err = run.communicate(timeout=120)
     assert run.returncode == 0, f"{out}\n{err}"
+    # The restart did hit the shipping from the run's local buffer, which said so, twice.
+    assert "the run goes on, its data kept in" in err and "the server answers again" in err, err
     [record] = fp_json("runs", "-o", pg_uri)
     summary = show(pg_uri, record["id"])
     monitor = summary["meta"]["monitor"]
-    assert monitor["writer"]["failed_flushes"] > 0, monitor  # the restart did hit the writer
     assert monitor["samples_dropped"] == 0 and "incomplete" not in summary["meta"]
+    assert summary["waiting"] == [] and os.listdir(os.environ["FOOTPRINT_BUFFER_DIR"]) == []
     counted = sum(sample_counts(postgres, db, record["id"]).values())
     assert counted == monitor["sampler"]["samples"] == monitor["writer"]["samples_written"]
     # Each time once per series: nothing was written twice (the server's bytes, 8 per time).
@@ -141,6 +142,112 @@ def test_server_restart_mid_run_loses_no_sample(postgres, pg_uri):
         "SELECT sum(c.n), sum(length(c.t_ns)) FROM sample_chunks c JOIN series s "
         f"ON s.id = c.series_id WHERE s.run_id = '{record['id']}'", db)
     assert int(times) == counted and int(bytes_) == 8 * counted
+
+
+def chunk_totals(postgres, db, run_id):
+    """(samples, bytes of their times) of a run on the server: 8 bytes per sample stored once."""
+    [[times, bytes_]] = postgres.sql(
+        "SELECT coalesce(sum(c.n), 0), coalesce(sum(length(c.t_ns)), 0) FROM sample_chunks c "
+        f"JOIN series s ON s.id = c.series_id WHERE s.run_id = '{run_id}'", db)
+    return int(times), int(bytes_)
+
+
+def buffers(directory):
+    return sorted(p for p in os.listdir(directory) if p.endswith(".db"))
+
+
+def test_server_down_at_the_end_push_sends_everything_once(postgres, pg_uri, tmp_path):
+    """The server goes down in the middle of a 1 ms run and is still down when it ends: the
+    command is unharmed, the rest waits in the local buffer, `show` says so, `footprint push`
+    sends it, and pushing the same buffer again adds nothing."""
+    db = database_of(pg_uri)
+    folder = tmp_path / "buffers"
+    env = clean_env(FOOTPRINT_BUFFER_DIR=folder)
+    run = subprocess.Popen([FOOTPRINT, "run", "-o", pg_uri, "-n", "down-at-end", "-i", "1ms",
+                            "--", "sh", "-c", f"{wl('burn')} 1 2; exit 7"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    postgres.stop()
+    try:
+        out, err = run.communicate(timeout=120)
+        assert run.returncode == 7, f"{out}\n{err}"  # the command's own status, unharmed
+        assert "the run goes on, its data kept in" in err and "footprint push" in err, err
+        [name] = buffers(folder)
+        kept = (folder / name).read_bytes()  # the buffer as it was, for a second push below
+        listed = json.loads(fp("push", "--list", "--json", env=env).stdout)
+        assert len(listed) == 1 and listed[0]["writer_ended"] and listed[0]["samples"] > 0
+    finally:
+        postgres.start()
+    [record] = fp_json("runs", "-o", pg_uri)
+    before = show(pg_uri, record["id"], env=env)
+    assert before["run"]["status"] == "interrupted"  # its end waits in the buffer
+    [waiting] = before["waiting"]
+    assert waiting["here"] and waiting["samples"] == listed[0]["samples"], waiting
+    text = fp("show", "-o", pg_uri, record["id"], env=env).stdout
+    assert f"wait on this machine in {folder / name}: `footprint push` sends them" in text, text
+
+    proc = fp("push", env=env)
+    assert proc.returncode == 0 and "sent" in proc.stdout, describe(proc)
+    assert buffers(folder) == []
+    after = show(pg_uri, record["id"], env=env)
+    monitor = after["meta"]["monitor"]
+    assert after["run"]["status"] == "failed" and after["run"]["exit_code"] == 7
+    assert after["waiting"] == []
+    counted, bytes_ = chunk_totals(postgres, db, record["id"])
+    assert counted == monitor["sampler"]["samples"] == monitor["writer"]["samples_written"]
+    assert bytes_ == 8 * counted
+
+    (folder / name).write_bytes(kept)  # the same changes once more: a replay
+    proc = fp("push", env=env)
+    assert proc.returncode == 0 and "sent 0 changes" in proc.stdout, describe(proc)
+    assert "already there" in proc.stdout and buffers(folder) == []
+    assert chunk_totals(postgres, db, record["id"]) == (counted, bytes_)
+    assert show(pg_uri, record["id"], env=env)["run"]["status"] == "failed"
+
+
+def test_crash_while_the_server_is_down_then_push(postgres, pg_uri, tmp_path):
+    """footprint is killed (SIGKILL) while the server is down: what it had written to its buffer
+    arrives with `footprint push`, exactly once, and the run is marked interrupted."""
+    db = database_of(pg_uri)
+    folder = tmp_path / "buffers"
+    env = clean_env(FOOTPRINT_BUFFER_DIR=folder)
+    run = subprocess.Popen([FOOTPRINT, "run", "-o", pg_uri, "-n", "crashed", "-i", "5ms", "--",
+                            "sleep", "60"], env=env, start_new_session=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    postgres.stop()
+    try:
+        time.sleep(1.5)  # samples go to the buffer only
+        os.killpg(run.pid, 9)
+        run.communicate(timeout=30)
+        [listed] = json.loads(fp("push", "--list", "--json", env=env).stdout)
+        assert not listed["writer_ended"] and listed["samples"] > 0, listed
+    finally:
+        postgres.start()
+    [record] = fp_json("runs", "-o", pg_uri)
+    arrived, _ = chunk_totals(postgres, db, record["id"])
+    assert arrived > 0  # what was sent before the server went down
+    proc = fp("push", "-o", pg_uri, env=env)
+    assert proc.returncode == 0 and buffers(folder) == [], describe(proc)
+    counted, bytes_ = chunk_totals(postgres, db, record["id"])
+    assert counted == arrived + listed["samples"] and bytes_ == 8 * counted
+    after = show(pg_uri, record["id"], env=env)
+    assert after["run"]["status"] == "interrupted" and after["waiting"] == [], after["run"]
+    [[status]] = postgres.sql(f"SELECT status FROM runs WHERE id = '{record['id']}'", db)
+    assert status == "interrupted"  # marked on the server by the push, not only in show
+
+
+def test_push_bad_input_is_one_line(postgres, pg_uri, tmp_path):
+    folder = tmp_path / "buffers"
+    folder.mkdir()
+    (folder / "junk.db").write_text("not a buffer")
+    env = clean_env(FOOTPRINT_BUFFER_DIR=folder)
+    proc = fp("push", env=env)
+    line = single_error_line(proc)
+    assert proc.returncode == 3 and "is not a local buffer of footprint" in line, describe(proc)
+    assert fp("push", "--json", env=env).returncode == 2
+    proc = fp("push", "--list", "--dir", tmp_path / "none", env=env)
+    assert proc.returncode == 0 and "nothing waits in" in proc.stderr, describe(proc)
 
 
 def test_credentials_are_never_printed_or_recorded(postgres, pg_uri, tmp_path):

@@ -1,0 +1,100 @@
+// footprint push: sends what waits in local buffers (include/footprint/buffer.h) to the servers
+// they belong to.
+#include <iostream>
+#include <memory>
+
+#include "cli/cli.h"
+#include "cli/format.h"
+#include "footprint/buffer.h"
+#include "util/json_text.h"
+#include "util/strings.h"
+
+namespace footprint::cli {
+namespace {
+
+nlohmann::json BufferJson(const BufferState& b) {
+  return {{"path", b.path},           {"location", b.location}, {"host", b.host},
+          {"live", b.live},           {"changes", b.entries},   {"samples", b.samples},
+          {"writer_ended", b.closed}, {"runs", b.runs}};
+}
+
+std::string Describe(const BufferState& b) {
+  if (b.live) return b.path + ": open in a live footprint, which sends it itself";
+  std::string runs;
+  for (const std::string& r : b.runs) runs += (runs.empty() ? "" : ", ") + r.substr(0, 8);
+  return b.path + ": " + std::to_string(b.samples) + " samples (" + std::to_string(b.entries) +
+         " changes) for " + b.location + (runs.empty() ? "" : ", runs " + runs) +
+         (b.closed ? "" : "; its footprint ended without closing it");
+}
+
+}  // namespace
+
+Action AddPush(CLI::App& app) {
+  struct Args {
+    std::string db, dir;
+    bool list = false, json = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand(
+      "push",
+      "Send what waits in the local buffers to the database servers they belong to. Runs "
+      "written to a server (-o postgresql://...) go through a local buffer; what could not be "
+      "sent before footprint ended (the server down, a crash, a killed job) waits there. Each "
+      "change is taken once, however often it is sent. A buffer whose footprint died is "
+      "closed: its runs that never ended are marked interrupted.");
+  cmd->add_option("-o,--db", args->db,
+                  "push only the buffers of this server; its URI gives the credentials "
+                  "(default: each buffer's own server, with ~/.pgpass or PGPASSWORD)");
+  cmd->add_option("--dir", args->dir,
+                  "the folder of the buffers (default: $FOOTPRINT_BUFFER_DIR, else "
+                  "$XDG_STATE_HOME/footprint/buffers, else ~/.local/state/footprint/buffers)");
+  cmd->add_flag("--list", args->list, "say what waits, send nothing");
+  cmd->add_flag("--json", args->json, "with --list: as JSON");
+  cmd->footer(
+      "Exit status: 0 when everything was sent (or nothing waited), 3 when a server could not "
+      "take a buffer (it is kept; push again later), 2 for bad options.\n"
+      "Examples:\n"
+      "  footprint push --list\n"
+      "  footprint push\n"
+      "  footprint push -o postgresql://alice@db.lab/footprint");
+  return [args]() -> int {
+    return ExitCodeOf([&]() -> Result<int> {
+      if (args->json && !args->list) return InvalidArgument("--json goes with --list");
+      const std::string dir = args->dir.empty() ? BufferDirectory() : args->dir;
+      FP_ASSIGN_OR_RETURN(std::vector<BufferState> buffers, ListBuffers(dir));
+      if (args->list) {
+        if (args->json) {
+          nlohmann::json out = nlohmann::json::array();
+          for (const BufferState& b : buffers) out.push_back(BufferJson(b));
+          std::cout << JsonText(out, 2) << "\n";
+        } else {
+          for (const BufferState& b : buffers) std::cout << Inert(Describe(b)) << "\n";
+          if (buffers.empty()) std::cerr << "footprint: nothing waits in " << dir << "\n";
+        }
+        return kExitOk;
+      }
+      const std::string only = args->db.empty() ? "" : RedactedLocation(args->db);
+      int failed = 0, pushed = 0;
+      for (const BufferState& b : buffers) {
+        if (b.live || (!only.empty() && b.location != only)) continue;
+        Result<PushOutcome> out = PushBuffer(b.path, only.empty() ? "" : args->db);
+        if (!out.ok()) {
+          ++failed;
+          std::cerr << "footprint: " << Inert(out.status().message()) << "; kept for later\n";
+          continue;
+        }
+        ++pushed;
+        std::cout << Inert(Describe(b)) << ": sent " << out->sent << " changes"
+                  << (out->already_there > 0
+                          ? ", " + std::to_string(out->already_there) + " already there"
+                          : "")
+                  << "\n";
+      }
+      std::cerr << "footprint: " << pushed << " buffer(s) sent from " << dir
+                << (failed > 0 ? ", " + std::to_string(failed) + " kept" : "") << "\n";
+      return failed > 0 ? kExitDatabase : kExitOk;
+    });
+  };
+}
+
+}  // namespace footprint::cli
