@@ -141,7 +141,7 @@ def report(pg_ingest, sqlite_ingest, pg_write, sqlite_write, reads, sizes, long_
         "",
         "| what | PostgreSQL | SQLite (baseline) | target |",
         "|---|---|---|---|",
-        f"| ingest, 32 runs writing at once (3.2 M samples, median of 3) | "
+        f"| ingest, 32 runs writing at once (3.2 M samples; into PostgreSQL through their local buffers; median of 3) | "
         f"{rate(pg_ingest) / 1e3:.0f} k samples/s | {rate(sqlite_ingest) / 1e3:.0f} k samples/s "
         "| ≥ 200 k samples/s, nothing lost |",
         f"| samples lost (read back and counted) | {lost} | | 0 |",
