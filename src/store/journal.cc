@@ -202,7 +202,7 @@ Status Journal::Remove() {
 
 std::vector<SamplePoint> UnpackSamples(std::string_view bytes) {
   std::vector<SamplePoint> out(bytes.size() / sizeof(SamplePoint));
-  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(SamplePoint));
+  if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(SamplePoint));
   return out;
 }
 
