@@ -60,6 +60,12 @@ Action AddPush(CLI::App& app) {
   return [args]() -> int {
     return ExitCodeOf([&]() -> Result<int> {
       if (args->json && !args->list) return InvalidArgument("--json goes with --list");
+      if (!args->db.empty() && !IsServerLocation(args->db)) {
+        return InvalidArgument(
+            "push sends to database servers: -o takes a postgresql:// URI, "
+            "not " +
+            args->db);
+      }
       const std::string dir = args->dir.empty() ? BufferDirectory() : args->dir;
       FP_ASSIGN_OR_RETURN(std::vector<BufferState> buffers, ListBuffers(dir));
       if (args->list) {

@@ -246,6 +246,8 @@ def test_push_bad_input_is_one_line(postgres, pg_uri, tmp_path):
     line = single_error_line(proc)
     assert proc.returncode == 3 and "is not a local buffer of footprint" in line, describe(proc)
     assert fp("push", "--json", env=env).returncode == 2
+    proc = fp("push", "-o", tmp_path / "fp.db", env=env)
+    assert proc.returncode == 2 and "takes a postgresql:// URI" in single_error_line(proc)
     proc = fp("push", "--list", "--dir", tmp_path / "none", env=env)
     assert proc.returncode == 0 and "nothing waits in" in proc.stderr, describe(proc)
 
