@@ -1,6 +1,17 @@
 // BufferedStore: a server store written through a local buffer (include/footprint/buffer.h):
-// every write goes into the journal first, then the shipper sends it. Reads go to the server.
+// every write goes into the journal first, then a thread of its own sends it, so that a server
+// that does not answer (stopped, a network cut) never holds up the writer, nor the run's end
+// for more than kCloseWaitNs. Reads go to the server.
+#include <pthread.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -16,19 +27,145 @@
 namespace footprint {
 namespace {
 
+// After a failed shipment the next waits 1 s, doubling up to 8 s: a server that is away is not
+// asked at every flush.
+constexpr int64_t kFirstBackoffNs = 1'000'000'000, kMaxBackoffNs = 8'000'000'000;
+// Shipments at least this often while writes come (the writer flushes every 0.5 s).
+constexpr int64_t kShipEveryNs = 500'000'000;
+// How long the end waits for the server to take what is left, and a reader for a shipment.
+constexpr int64_t kCloseWaitNs = 10'000'000'000;
+
+// What the shipping thread shares with the store. Both hold it, so that a thread left in a call
+// to a server that does not answer keeps what it uses after the store is gone; whoever lets go
+// last deletes the buffer if everything in it was sent.
+struct Shipping {
+  Shipping(std::unique_ptr<Store> remote_store, ShipmentLog& shipment_log, Env& e, BufferNotice n)
+      : remote(std::move(remote_store)), log(shipment_log), env(e), notice(std::move(n)) {}
+  ~Shipping() { (void)RemoveIfSent(); }
+
+  // Makes the buffer at `dir` and the connection the thread uses.
+  Status OpenJournal(const std::string& dir) {
+    const JournalInfo info{NewRunId(), remote->location(), HostName(), env.RealtimeNs()};
+    FP_ASSIGN_OR_RETURN(journal, Journal::Create(dir + "/" + info.writer + ".db", info));
+    FP_ASSIGN_OR_RETURN(ship_journal, journal->SecondConnection());
+    shipper = std::make_unique<Shipper>(*ship_journal, *remote, log, env);
+    return Status::Ok();
+  }
+  // After a write of entry `seq`: the thread sends it.
+  void Wake(int64_t seq) {
+    {
+      std::lock_guard<std::mutex> lock(wake_mu);
+      wake = true;
+      written = std::max(written, seq);
+    }
+    wake_cv.notify_all();
+  }
+  // Before a read: waits (at most kCloseWaitNs) until what was written has reached the server,
+  // so that a reader sees its own writes, unless the server is away (then the reader sees what
+  // the server holds).
+  void Sync() {
+    std::unique_lock<std::mutex> lock(wake_mu);
+    if (away || shipped >= written) return;
+    env.WaitUntil(wake_cv, lock, env.MonotonicNs() + kCloseWaitNs,
+                  [&] { return away || shipped >= written; });
+  }
+  // The thread: sends what waits after each write (at most every kShipEveryNs), less often
+  // while the server fails, and once more, whatever the back-off, when asked to stop.
+  void Loop() {
+    pthread_setname_np(pthread_self(), "fp-shipper");
+    int64_t next_ns = 0;
+    bool stop = false;
+    while (!stop) {
+      {
+        std::unique_lock<std::mutex> lock(wake_mu);
+        env.WaitUntil(wake_cv, lock, std::max(next_ns, env.MonotonicNs() + kShipEveryNs),
+                      [&] { return stopping || (wake && env.MonotonicNs() >= next_ns); });
+        wake = false;
+        stop = stopping;
+      }
+      next_ns = env.MonotonicNs() + Ship(/*at_close=*/stop);
+    }
+    std::lock_guard<std::mutex> lock(wake_mu);
+    done = true;
+    wake_cv.notify_all();
+  }
+  // Sends what waits; says when the server goes away and when it is back. Returns how long to
+  // wait before the next try: 0 after a success, a growing back-off after a failure.
+  int64_t Ship(bool at_close) {
+    int64_t target;
+    {
+      std::lock_guard<std::mutex> lock(wake_mu);
+      target = written;
+    }
+    Status st;
+    {
+      std::lock_guard<std::timed_mutex> lock(remote_mu);
+      st = shipper->ShipAll();
+    }
+    {
+      std::lock_guard<std::mutex> lock(wake_mu);
+      if (st.ok()) shipped = std::max(shipped, target);
+      away = !st.ok();
+    }
+    wake_cv.notify_all();
+    if (st.ok()) {
+      if (failing) Say("the server answers again; what waited in " + journal->path() + " is sent");
+      failing = false;
+      backoff_ns = kFirstBackoffNs;
+      return 0;
+    }
+    if (!failing && !at_close) {
+      Say(st.message() + "; the run goes on, its data kept in " + journal->path() +
+          " until the server answers");
+    }
+    failing = true;
+    const int64_t wait = backoff_ns;
+    backoff_ns = std::min(backoff_ns * 2, kMaxBackoffNs);
+    return wait;
+  }
+  // Deletes the buffer when nothing waits in it; else what waits (nullopt: nothing was kept).
+  std::optional<std::string> RemoveIfSent() {
+    if (!journal) return std::nullopt;
+    shipper.reset();
+    ship_journal.reset();  // before journal's, whose lock goes with it
+    Result<JournalBacklog> left = journal->Backlog();
+    if (left.ok() && left->entries == 0) {
+      (void)journal->Remove();
+      journal.reset();
+      return std::nullopt;
+    }
+    return left.ok() ? std::to_string(left->samples) + " samples (" +
+                           std::to_string(left->entries) + " changes)"
+                     : "changes";
+  }
+  void Say(const std::string& line) {
+    if (notice) notice(line);
+  }
+
+  std::unique_ptr<Store> remote;
+  ShipmentLog& log;
+  Env& env;
+  BufferNotice notice;
+  std::unique_ptr<Journal> journal;       // the writer's connection
+  std::unique_ptr<Journal> ship_journal;  // the thread's
+  std::unique_ptr<Shipper> shipper;
+  // remote and shipper are used by one thread at a time: the shipping thread, or a reader.
+  std::timed_mutex remote_mu;
+  std::mutex wake_mu;  // wake, stopping, done, written, shipped and away
+  std::condition_variable wake_cv;
+  bool wake = false, stopping = false, done = false;
+  int64_t written = 0, shipped = 0;  // the last entry written, and the last known sent
+  bool away = false;                 // the last shipment failed
+  bool failing = false;              // the thread's own, as backoff_ns
+  int64_t backoff_ns = kFirstBackoffNs;
+};
+
 class BufferedStore final : public Store {
  public:
-  // After a failed shipment the next waits 1 s, doubling up to 8 s: a server that is away is
-  // not asked at every flush.
-  static constexpr int64_t kFirstBackoffNs = 1'000'000'000, kMaxBackoffNs = 8'000'000'000;
-
   BufferedStore(std::unique_ptr<Store> remote, ShipmentLog& log, std::string dir, Env& env,
                 BufferNotice notice)
-      : remote_(std::move(remote)),
-        log_(log),
-        dir_(std::move(dir)),
-        env_(env),
-        notice_(std::move(notice)) {}
+      : shipping_(std::make_shared<Shipping>(std::move(remote), log, env, std::move(notice))),
+        dir_(std::move(dir)) {}
   ~BufferedStore() override { Close(); }
 
   Status CreateRun(const RunRecord& run) override {
@@ -52,9 +189,9 @@ class BufferedStore final : public Store {
   Status InTransaction(const std::function<Status()>& body) override {
     FP_RETURN_IF_ERROR(OpenJournal());
     in_transaction_ = true;
-    Status st = journal_->InTransaction(body);
+    Status st = shipping_->journal->InTransaction(body);
     in_transaction_ = false;
-    if (st.ok()) Ship(/*at_close=*/false);
+    if (st.ok()) shipping_->Wake(last_seq_);
     return st;
   }
   Result<int64_t> InsertScope(const ScopeRecord& scope) override {
@@ -73,117 +210,135 @@ class BufferedStore final : public Store {
 
   // A reader's repair of the server's records, not a write of a run: sent directly.
   Status MarkInterrupted(const std::string& run_id, int64_t ended_at_ns) override {
-    return remote_->MarkInterrupted(run_id, ended_at_ns);
+    FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
+    return remote().MarkInterrupted(run_id, ended_at_ns);
   }
-  Result<std::vector<RunRecord>> ListRuns() override { return remote_->ListRuns(); }
-  Result<RunRecord> GetRun(const std::string& id) override { return remote_->GetRun(id); }
+  Result<std::vector<RunRecord>> ListRuns() override {
+    FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
+    return remote().ListRuns();
+  }
+  Result<RunRecord> GetRun(const std::string& id) override {
+    FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
+    return remote().GetRun(id);
+  }
   Result<std::vector<SeriesRecord>> ListSeries(const std::string& run_id) override {
-    return remote_->ListSeries(run_id);
+    FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
+    return remote().ListSeries(run_id);
   }
   Result<std::vector<double>> LoadValues(int64_t series_id, std::vector<int64_t>* times) override {
-    return remote_->LoadValues(Known(series_id), times);
+    FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
+    return remote().LoadValues(Known(series_id), times);
   }
   Status ScanSamplesAfter(int64_t series_id, int64_t after_ns, size_t limit,
                           const std::function<void(int64_t, double)>& visit) override {
-    return remote_->ScanSamplesAfter(Known(series_id), after_ns, limit, visit);
+    FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
+    return remote().ScanSamplesAfter(Known(series_id), after_ns, limit, visit);
   }
   Result<std::optional<int64_t>> SeriesEnd(int64_t series_id) override {
-    return remote_->SeriesEnd(Known(series_id));
+    FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
+    return remote().SeriesEnd(Known(series_id));
   }
   Result<std::optional<int64_t>> LastSampleTime(const std::string& run_id) override {
-    return remote_->LastSampleTime(run_id);
+    FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
+    return remote().LastSampleTime(run_id);
   }
   Result<std::map<std::string, double>> LoadTotals(const std::string& run_id) override {
-    return remote_->LoadTotals(run_id);
+    FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
+    return remote().LoadTotals(run_id);
   }
   Result<std::vector<ScopeRecord>> ListScopes(const std::string& run_id) override {
-    return remote_->ListScopes(run_id);
+    FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
+    return remote().ListScopes(run_id);
   }
   Result<std::vector<ValueRecord>> ListValues(const std::string& run_id) override {
-    return remote_->ListValues(run_id);
+    FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
+    return remote().ListValues(run_id);
   }
   Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) override {
-    return remote_->ListArtifacts(run_id);
+    FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
+    return remote().ListArtifacts(run_id);
   }
   Result<std::vector<PendingBuffer>> PendingBuffers(const std::string& run_id) override {
-    return remote_->PendingBuffers(run_id);
+    FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
+    return remote().PendingBuffers(run_id);
   }
-  const std::string& location() const override { return remote_->location(); }
-  const std::string& open_location() const override { return remote_->open_location(); }
+  // The location is fixed when the store opens: no lock needed.
+  const std::string& location() const override { return remote().location(); }
+  const std::string& open_location() const override { return remote().open_location(); }
   bool read_only() const override { return false; }
-  Status CheckLocation() override { return remote_->CheckLocation(); }
-  Status SaveCopyTo(const std::string& path) override { return remote_->SaveCopyTo(path); }
+  Status CheckLocation() override { return Status::Ok(); }  // a server's data is where it is
+  Status SaveCopyTo(const std::string& path) override {
+    FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
+    return remote().SaveCopyTo(path);
+  }
 
  private:
-  // The journal is made with the first write: readers that open a store for writing (to repair
-  // runs) leave no file behind.
+  Store& remote() const { return *shipping_->remote; }
+  // The server for a reader, once it has this writer's writes (Sync), or kDatabase when a
+  // shipment holds it past kCloseWaitNs (a server that does not answer).
+  Result<std::unique_lock<std::timed_mutex>> LockRemote() const {
+    shipping_->Sync();
+    std::unique_lock<std::timed_mutex> lock(shipping_->remote_mu, std::defer_lock);
+    if (!lock.try_lock_for(std::chrono::nanoseconds(kCloseWaitNs))) {
+      return DatabaseError(location() + " does not answer");
+    }
+    return lock;
+  }
+  // A series id of this writer's as the server knows it (one not sent yet is none there); with
+  // the server locked.
+  int64_t Known(int64_t id) const {
+    return shipping_->shipper ? shipping_->shipper->KnownId(id).value_or(id) : id;
+  }
+  // The buffer and its thread are made with the first write: readers that open a store for
+  // writing (to repair runs) leave no file behind.
   Status OpenJournal() {
-    if (journal_) return Status::Ok();
-    const JournalInfo info{NewRunId(), location(), HostName(), env_.RealtimeNs()};
-    FP_ASSIGN_OR_RETURN(journal_, Journal::Create(dir_ + "/" + info.writer + ".db", info));
-    shipper_ = std::make_unique<Shipper>(*journal_, *remote_, log_, env_);
+    if (shipping_->journal) return Status::Ok();
+    FP_RETURN_IF_ERROR(shipping_->OpenJournal(dir_));
+    thread_ = std::thread([shipping = shipping_] { shipping->Loop(); });
     return Status::Ok();
   }
-  // A series id of this writer's as the server knows it (one not sent yet is none there).
-  int64_t Known(int64_t id) const { return shipper_ ? shipper_->KnownId(id).value_or(id) : id; }
   Result<int64_t> Write(JournalOp op, const std::string& run_id, const std::string& record,
                         std::span<const SamplePoint> samples = {}) {
     FP_RETURN_IF_ERROR(OpenJournal());
-    FP_ASSIGN_OR_RETURN(int64_t seq, journal_->Add(op, run_id, record, samples));
-    if (!in_transaction_) Ship(/*at_close=*/false);
+    FP_ASSIGN_OR_RETURN(int64_t seq, shipping_->journal->Add(op, run_id, record, samples));
+    last_seq_ = seq;
+    if (!in_transaction_) shipping_->Wake(seq);
     return seq;
   }
-  // Sends what waits, unless the server failed a moment ago; says when the server goes away and
-  // when it is back.
-  void Ship(bool at_close) {
-    const int64_t now = env_.MonotonicNs();
-    if (!at_close && failing_ && now < next_try_ns_) return;
-    Status st = shipper_->ShipAll();
-    if (st.ok()) {
-      if (failing_)
-        say("the server answers again; the data that waited in " + journal_->path() + " is sent");
-      failing_ = false;
-      backoff_ns_ = kFirstBackoffNs;
-      return;
-    }
-    if (!failing_ && !at_close) {
-      say(st.message() + "; the run goes on, its data kept in " + journal_->path() +
-          " until the server answers");
-    }
-    failing_ = true;
-    next_try_ns_ = now + backoff_ns_;
-    backoff_ns_ = std::min(backoff_ns_ * 2, kMaxBackoffNs);
-  }
+  // Writes the journal's end and lets the thread send it with everything before; the buffer
+  // is deleted when nothing is left. A server that does not answer within kCloseWaitNs keeps
+  // the thread in its call: it goes on alone, and the buffer stays for `footprint push`.
   void Close() {
-    if (!journal_) return;
-    if (journal_->Add(JournalOp::kClose, "", CloseEntry(/*died=*/false)).ok()) Ship(true);
-    Result<JournalBacklog> left = journal_->Backlog();
-    if (left.ok() && left->entries == 0) {
-      (void)journal_->Remove();
+    if (!thread_.joinable()) return;
+    Shipping& s = *shipping_;
+    (void)s.journal->Add(JournalOp::kClose, "", CloseEntry(/*died=*/false));
+    bool done;
+    {
+      std::unique_lock<std::mutex> lock(s.wake_mu);
+      s.stopping = true;
+      s.wake_cv.notify_all();
+      done = s.env.WaitUntil(s.wake_cv, lock, s.env.MonotonicNs() + kCloseWaitNs,
+                             [&] { return s.done; });
+    }
+    if (!done) {
+      s.Say(location() + " does not answer; what is left of this writer's data stays in " +
+            s.journal->path() + ": `footprint push` sends it once the server answers");
+      thread_.detach();
       return;
     }
-    std::string what = left.ok() ? std::to_string(left->samples) + " samples (" +
-                                       std::to_string(left->entries) + " changes)"
-                                 : "changes";
-    say(what + " wait in " + journal_->path() + " for " + location() +
-        ", which cannot be reached; `footprint push` sends them once it answers");
-  }
-  void say(const std::string& line) {
-    if (notice_) notice_(line);
+    thread_.join();
+    if (std::optional<std::string> left = s.RemoveIfSent()) {
+      s.Say(*left + " wait in " + s.journal->path() + " for " + location() +
+            ", which cannot be reached; `footprint push` sends them once it answers");
+    }
   }
 
-  std::unique_ptr<Store> remote_;
-  ShipmentLog& log_;
+  std::shared_ptr<Shipping> shipping_;
   std::string dir_;
-  Env& env_;
-  BufferNotice notice_;
-  std::unique_ptr<Journal> journal_;
-  std::unique_ptr<Shipper> shipper_;
+  std::thread thread_;
   std::unordered_map<std::string, int64_t> series_;  // EnsureSeries' answers
   bool in_transaction_ = false;
-  bool failing_ = false;
-  int64_t next_try_ns_ = 0;
-  int64_t backoff_ns_ = kFirstBackoffNs;
+  int64_t last_seq_ = 0;  // of the last entry written
 };
 
 }  // namespace

@@ -28,6 +28,20 @@ CREATE TABLE IF NOT EXISTS journal(
   samples BLOB);
 )sql";
 
+// Opens the SQLite connection to the journal at `path`.
+Status Connect(const std::string& path, sqlite3*& db) {
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
+      SQLITE_OK) {
+    std::string why = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close_v2(db);
+    db = nullptr;
+    return DatabaseError("cannot open the local buffer " + path + ": " + why);
+  }
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, 30000);
+  return Status::Ok();
+}
+
 // Opens `path` (created when `create`) and takes its lock without waiting: lock_fd is -1 when
 // another process holds it.
 Status OpenLocked(const std::string& path, bool create, sqlite3*& db, int& lock_fd) {
@@ -40,16 +54,9 @@ Status OpenLocked(const std::string& path, bool create, sqlite3*& db, int& lock_
     CloseFd(lock_fd);
     return Status::Ok();
   }
-  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
-  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
-    std::string why = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close_v2(db);
-    db = nullptr;
-    CloseFd(lock_fd);
-    return DatabaseError("cannot open the local buffer " + path + ": " + why);
-  }
-  sqlite3_extended_result_codes(db, 1);
-  return Status::Ok();
+  Status st = Connect(path, db);
+  if (!st.ok()) CloseFd(lock_fd);
+  return st;
 }
 
 }  // namespace
@@ -81,6 +88,7 @@ Result<std::unique_ptr<Journal>> Journal::Create(const std::string& path, const 
   sqlite3* db = nullptr;
   int lock_fd = -1;
   FP_RETURN_IF_ERROR(OpenLocked(path, /*create=*/true, db, lock_fd));
+  if (lock_fd < 0) return DatabaseError("another process took the new local buffer " + path);
   std::unique_ptr<Journal> j(new Journal(db, path, lock_fd));
   FP_RETURN_IF_ERROR(
       j->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", "cannot set up"));
@@ -111,6 +119,14 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path) {
                          "); move it out of the buffer folder");
   }
   j->info_ = {s.Text(0), s.Text(1), s.Text(2), s.Int(3)};
+  return j;
+}
+
+Result<std::unique_ptr<Journal>> Journal::SecondConnection() const {
+  sqlite3* db = nullptr;
+  FP_RETURN_IF_ERROR(Connect(path_, db));
+  std::unique_ptr<Journal> j(new Journal(db, path_, -1));
+  j->info_ = info_;
   return j;
 }
 

@@ -11,7 +11,8 @@
 // The file is locked (flock) while a writer or `footprint push` has it open, so that a buffer
 // being written is never pushed by another process, nor pushed twice at once.
 //
-// Thread-safety: none; one Journal per thread.
+// Thread-safety: none; one Journal per thread (SecondConnection for another). Connections wait
+// up to 30 s for each other's writes.
 #ifndef FOOTPRINT_STORE_JOURNAL_H_
 #define FOOTPRINT_STORE_JOURNAL_H_
 
@@ -74,6 +75,9 @@ class Journal {
   // Opens an existing journal: nullptr when another process holds it (a live writer or a
   // push), kDatabase when it is not a journal.
   static Result<std::unique_ptr<Journal>> Open(const std::string& path);
+  // Another connection to this journal, for another thread of the process that holds it (the
+  // shipper's); it takes no lock of its own. Destroy it before this one.
+  Result<std::unique_ptr<Journal>> SecondConnection() const;
   ~Journal();
 
   const JournalInfo& info() const { return info_; }

@@ -5,6 +5,7 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import tempfile
 
@@ -48,6 +49,25 @@ class Postgres:
 
     def stop(self):
         self._server("pg_ctl", "-D", self.data, "-w", "-m", "fast", "stop")
+
+    def _processes(self):
+        """The server's processes: the postmaster (first line of postmaster.pid) and its
+        children."""
+        with open(os.path.join(self.data, "postmaster.pid")) as f:
+            main = int(f.readline())
+        children = subprocess.run(["ps", "-o", "pid=", "--ppid", str(main)],
+                                  capture_output=True, text=True).stdout.split()
+        return [main, *map(int, children)]
+
+    def pause(self):
+        """Stops the server's processes where they are: it no longer answers, as a hung server
+        or a cut network, without closing a connection."""
+        for pid in self._processes():
+            os.kill(pid, signal.SIGSTOP)
+
+    def resume(self):
+        for pid in self._processes():
+            os.kill(pid, signal.SIGCONT)
 
     def uri(self, database="postgres", user="postgres", password=None):
         auth = user + (":" + password if password else "")

@@ -237,6 +237,38 @@ def test_crash_while_the_server_is_down_then_push(postgres, pg_uri, tmp_path):
     assert status == "interrupted"  # marked on the server by the push, not only in show
 
 
+def test_a_server_that_stops_answering_holds_nothing_up(postgres, pg_uri, tmp_path):
+    """The server stops answering mid-run (its processes stopped, as a hung server or a cut
+    network: no error, no closed connection): the samples go on into the local buffer, more of
+    them than the sampler's queue holds, none dropped; the run ends at most 10 s after its
+    command while the server still does not answer; `footprint push` sends the rest."""
+    db = database_of(pg_uri)
+    folder = tmp_path / "buffers"
+    env = clean_env(FOOTPRINT_BUFFER_DIR=folder)
+    run = subprocess.Popen([FOOTPRINT, "run", "-o", pg_uri, "-n", "hung", "-i", "1ms", "--",
+                            wl("burn"), "1", "7"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    postgres.pause()
+    try:
+        out, err = run.communicate(timeout=120)
+        assert run.returncode == 0, f"{out}\n{err}"
+        assert "does not answer" in err and "footprint push" in err, err
+        [listed] = json.loads(fp("push", "--list", "--json", env=env).stdout)
+    finally:
+        postgres.resume()
+    proc = fp("push", env=env)
+    assert proc.returncode == 0 and buffers(folder) == [], describe(proc)
+    [record] = fp_json("runs", "-o", pg_uri)
+    monitor = show(pg_uri, record["id"], env=env)["meta"]["monitor"]
+    # More samples than the queue between the sampler and the writer holds (65,536) were taken
+    # while the server was stopped: with the writer waiting on the server, some would be lost.
+    assert listed["samples"] > 65_536 and monitor["samples_dropped"] == 0, (listed, monitor)
+    counted, bytes_ = chunk_totals(postgres, db, record["id"])
+    assert counted == monitor["sampler"]["samples"] == monitor["writer"]["samples_written"]
+    assert bytes_ == 8 * counted
+
+
 def test_push_bad_input_is_one_line(postgres, pg_uri, tmp_path):
     folder = tmp_path / "buffers"
     folder.mkdir()
