@@ -3,6 +3,7 @@
 // that does not answer (stopped, a network cut) never holds up the writer, nor the run's end
 // for more than kCloseWaitNs. Reads go to the server.
 #include <pthread.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
@@ -294,7 +295,13 @@ class BufferedStore final : public Store {
   Status OpenJournal() {
     if (shipping_->journal) return Status::Ok();
     FP_RETURN_IF_ERROR(shipping_->OpenJournal(dir_));
+    // The thread takes no signal: one sent to the process (SIGCHLD, which `run` waits for with
+    // sigtimedwait) must reach the thread that waits for it, not be discarded here.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
     thread_ = std::thread([shipping = shipping_] { shipping->Loop(); });
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
     return Status::Ok();
   }
   Result<int64_t> Write(JournalOp op, const std::string& run_id, const std::string& record,
@@ -306,7 +313,8 @@ class BufferedStore final : public Store {
     return seq;
   }
   // Writes the journal's end and lets the thread send it with everything before; the buffer
-  // is deleted when nothing is left. A server that does not answer within kCloseWaitNs keeps
+  // is deleted when nothing is left, and then buffers that earlier footprints left for the
+  // same server are sent too. A server that does not answer within kCloseWaitNs keeps
   // the thread in its call: it goes on alone, and the buffer stays for `footprint push`.
   void Close() {
     if (!thread_.joinable()) return;
@@ -330,7 +338,9 @@ class BufferedStore final : public Store {
     if (std::optional<std::string> left = s.RemoveIfSent()) {
       s.Say(*left + " wait in " + s.journal->path() + " for " + location() +
             ", which cannot be reached; `footprint push` sends them once it answers");
+      return;
     }
+    PushLeftBehind(dir_, open_location(), s.notice);  // the server answers: what others left
   }
 
   std::shared_ptr<Shipping> shipping_;

@@ -93,6 +93,20 @@ Result<PushOutcome> PushBuffer(const std::string& path, const std::string& uri) 
   return out;
 }
 
+void PushLeftBehind(const std::string& dir, const std::string& uri, const BufferNotice& notice) {
+  Result<std::vector<BufferState>> buffers = ListBuffers(dir);
+  if (!buffers.ok()) return;
+  const std::string location = RedactedLocation(uri);
+  for (const BufferState& b : *buffers) {
+    if (b.live || b.location != location) continue;
+    Result<PushOutcome> out = PushBuffer(b.path, uri);
+    if (out.ok() && notice) {
+      notice("sent what an earlier footprint left in " + b.path + " (" + std::to_string(b.samples) +
+             " samples, " + std::to_string(out->sent) + " changes)");
+    }
+  }
+}
+
 Result<std::vector<WaitingBuffer>> WaitingBuffers(Store& store, const RunRecord& run) {
   std::vector<WaitingBuffer> out;
   if (run.status == RunStatus::kRunning) return out;

@@ -28,6 +28,10 @@ using BufferNotice = std::function<void(const std::string&)>;
 Result<std::unique_ptr<Store>> OpenBufferedStore(std::unique_ptr<Store> remote, Env& env,
                                                  BufferNotice notice);
 
+// Sends the buffers in `dir` that earlier footprints left for the server at `uri` (they ended
+// before the server took everything), saying each on `notice`; one that cannot be sent stays.
+void PushLeftBehind(const std::string& dir, const std::string& uri, const BufferNotice& notice);
+
 // `text` with every password `location` carries replaced by "***" (libpq may quote the URI it
 // could not parse in its message).
 std::string WithoutSecrets(std::string text, std::string_view location);
