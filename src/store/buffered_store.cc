@@ -33,7 +33,8 @@ namespace {
 constexpr int64_t kFirstBackoffNs = 1'000'000'000, kMaxBackoffNs = 8'000'000'000;
 // Shipments at least this often while writes come (the writer flushes every 0.5 s).
 constexpr int64_t kShipEveryNs = 500'000'000;
-// How long the end waits for the server to take what is left, and a reader for a shipment.
+// How long the end waits for the server to take more of what is left, and a reader for a
+// shipment: a server that takes nothing for this long does not answer.
 constexpr int64_t kCloseWaitNs = 10'000'000'000;
 
 // What the shipping thread shares with the store. Both hold it, so that a thread left in a call
@@ -66,10 +67,21 @@ struct Shipping {
   // the server holds).
   void Sync() {
     std::unique_lock<std::mutex> lock(wake_mu);
-    if (away || shipped >= written) return;
-    env.WaitUntil(wake_cv, lock, env.MonotonicNs() + kCloseWaitNs,
-                  [&] { return away || shipped >= written; });
+    WaitWhileProgressing(lock, [&] { return away || shipped >= written; });
   }
+  // Waits until `ready` (with wake_mu held), as long as the server takes entries: false once
+  // kCloseWaitNs passed without one (a server that does not answer; a slow one is waited for).
+  bool WaitWhileProgressing(std::unique_lock<std::mutex>& lock,
+                            const std::function<bool()>& ready) {
+    int64_t seen = Progress();
+    while (!env.WaitUntil(wake_cv, lock, env.MonotonicNs() + kCloseWaitNs, ready)) {
+      const int64_t now = Progress();
+      if (now == seen) return false;
+      seen = now;
+    }
+    return true;
+  }
+  int64_t Progress() const { return shipper ? shipper->sent() + shipper->already_there() : 0; }
   // The thread: sends what waits after each write (at most every kShipEveryNs), less often
   // while the server fails, and once more, whatever the back-off, when asked to stop.
   void Loop() {
@@ -314,8 +326,8 @@ class BufferedStore final : public Store {
   }
   // Writes the journal's end and lets the thread send it with everything before; the buffer
   // is deleted when nothing is left, and then buffers that earlier footprints left for the
-  // same server are sent too. A server that does not answer within kCloseWaitNs keeps
-  // the thread in its call: it goes on alone, and the buffer stays for `footprint push`.
+  // same server are sent too. A server that takes nothing for kCloseWaitNs keeps the thread
+  // in its call: it goes on alone, and the buffer stays for `footprint push`.
   void Close() {
     if (!thread_.joinable()) return;
     Shipping& s = *shipping_;
@@ -325,8 +337,7 @@ class BufferedStore final : public Store {
       std::unique_lock<std::mutex> lock(s.wake_mu);
       s.stopping = true;
       s.wake_cv.notify_all();
-      done = s.env.WaitUntil(s.wake_cv, lock, s.env.MonotonicNs() + kCloseWaitNs,
-                             [&] { return s.done; });
+      done = s.WaitWhileProgressing(lock, [&] { return s.done; });
     }
     if (!done) {
       s.Say(location() + " does not answer; what is left of this writer's data stays in " +

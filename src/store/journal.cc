@@ -160,7 +160,8 @@ Status Journal::InTransaction(const std::function<Status()>& body) {
   return st;
 }
 
-Status Journal::Read(int64_t after_seq, int limit, std::vector<JournalEntry>& out) {
+Status Journal::Read(int64_t after_seq, int limit, size_t max_sample_bytes,
+                     std::vector<JournalEntry>& out) {
   out.clear();
   Stmt s;
   if (s.Prepare(db_,
@@ -171,11 +172,13 @@ Status Journal::Read(int64_t after_seq, int limit, std::vector<JournalEntry>& ou
   s.Bind(1, after_seq);
   s.Bind(2, int64_t{limit});
   int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) {
+  size_t bytes = 0;
+  while (bytes < max_sample_bytes && (rc = s.Step()) == SQLITE_ROW) {
     out.push_back(
         {s.Int(0), static_cast<JournalOp>(s.Int(1)), s.Text(2), s.Text(3), std::string(s.Blob(4))});
+    bytes += out.back().samples.size();
   }
-  return rc == SQLITE_DONE ? Status::Ok() : Error("cannot read");
+  return bytes >= max_sample_bytes || rc == SQLITE_DONE ? Status::Ok() : Error("cannot read");
 }
 
 Status Journal::Forget(int64_t seq) {

@@ -88,8 +88,10 @@ class Journal {
                       std::span<const SamplePoint> samples = {});
   // Runs `body` in one transaction of the file: its entries are kept all or none.
   Status InTransaction(const std::function<Status()>& body);
-  // The first `limit` entries after `after_seq`, in order.
-  Status Read(int64_t after_seq, int limit, std::vector<JournalEntry>& out);
+  // The first entries after `after_seq`, in order: at most `limit`, and no more once their
+  // samples reach `max_sample_bytes` (at least one entry).
+  Status Read(int64_t after_seq, int limit, size_t max_sample_bytes,
+              std::vector<JournalEntry>& out);
   // Forgets the entries up to `seq`: the server holds them.
   Status Forget(int64_t seq);
   Result<JournalBacklog> Backlog();

@@ -10,7 +10,7 @@ namespace footprint {
 Status Shipper::ShipAll() {
   std::vector<JournalEntry> batch;
   while (true) {
-    FP_RETURN_IF_ERROR(journal_.Read(0, kBatch, batch));
+    FP_RETURN_IF_ERROR(journal_.Read(0, kBatch, kBatchSamples * sizeof(SamplePoint), batch));
     if (batch.empty()) return Status::Ok();
     FP_RETURN_IF_ERROR(ShipBatch(batch));
   }

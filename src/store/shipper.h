@@ -2,13 +2,14 @@
 // each exactly once: the buffered store after each write, `footprint push` for a buffer left
 // behind.
 //
-// Entries go in transactions of at most kBatch; each transaction also records, through the
-// server's ShipmentLog, the last entry it holds, so an entry already there (a commit whose
-// answer was lost) is skipped. The writer's ids of series and scopes are translated to the
+// Entries go in transactions of at most kBatch (and kBatchSamples); each transaction also records,
+// through the server's ShipmentLog, the last entry it holds, so an entry already there (a commit
+// whose answer was lost) is skipped. The writer's ids of series and scopes are translated to the
 // server's. An entry leaves the buffer once its transaction committed.
 #ifndef FOOTPRINT_STORE_SHIPPER_H_
 #define FOOTPRINT_STORE_SHIPPER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
@@ -23,7 +24,11 @@ namespace footprint {
 
 class Shipper {
  public:
+  // One transaction sends at most kBatch entries, and no more once they hold kBatchSamples
+  // samples: a long backlog goes in steps the server commits one by one (progress a waiting
+  // thread can see), each about a second's work.
   static constexpr int kBatch = 4096;
+  static constexpr size_t kBatchSamples = size_t{1} << 18;
 
   // `remote` is also its ShipmentLog (the PostgreSQL store).
   Shipper(Journal& journal, Store& remote, ShipmentLog& log, Env& env)
@@ -34,8 +39,10 @@ class Shipper {
   // The server's id of a series or scope: itself when it is one already, nullopt when the
   // writer's id (WriterId) has not reached the server yet.
   std::optional<int64_t> KnownId(int64_t id) const;
-  int64_t sent() const { return sent_; }
-  int64_t already_there() const { return already_there_; }
+  // Entries the server took, and those it held already; after each transaction, readable from
+  // any thread (how another thread tells a slow shipment from a server that does not answer).
+  int64_t sent() const { return sent_.load(std::memory_order_relaxed); }
+  int64_t already_there() const { return already_there_.load(std::memory_order_relaxed); }
 
  private:
   Status ShipBatch(const std::vector<JournalEntry>& batch);
@@ -57,7 +64,7 @@ class Shipper {
   std::string samples_run_;
   std::vector<SamplePoint> samples_;
   int64_t heartbeat_ns_ = 0;
-  int64_t sent_ = 0, already_there_ = 0;
+  std::atomic<int64_t> sent_{0}, already_there_{0};
 };
 
 }  // namespace footprint

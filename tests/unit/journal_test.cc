@@ -43,7 +43,7 @@ TEST(Journal, KeepsEntriesInOrderUntilForgotten) {
   EXPECT_EQ(backlog->runs, std::vector<std::string>{"r1"});
 
   std::vector<JournalEntry> entries;
-  ASSERT_TRUE((*j)->Read(*a, 10, entries).ok());
+  ASSERT_TRUE((*j)->Read(*a, 10, 1 << 20, entries).ok());
   ASSERT_EQ(entries.size(), 2u);
   EXPECT_EQ(entries[0].op, JournalOp::kSamples);
   std::vector<SamplePoint> back = UnpackSamples(entries[0].samples);
@@ -53,8 +53,12 @@ TEST(Journal, KeepsEntriesInOrderUntilForgotten) {
   EXPECT_EQ(back[1].value, 2.5);
   EXPECT_EQ(*ReadSamplesEntry(entries[0].record), 7);
 
+  // A byte budget stops the read after the entry that reaches it.
+  ASSERT_TRUE((*j)->Read(0, 10, 1, entries).ok());
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[1].seq, *b);
   ASSERT_TRUE((*j)->Forget(*b).ok());
-  ASSERT_TRUE((*j)->Read(0, 10, entries).ok());
+  ASSERT_TRUE((*j)->Read(0, 10, 1 << 20, entries).ok());
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_EQ(entries[0].seq, *c);
   // A new entry never reuses a number, even after the newest were forgotten.
