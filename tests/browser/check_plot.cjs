@@ -42,6 +42,10 @@ async function main() {
           document.querySelector('.fp-fold > summary').textContent,
     }));
     await page.click('.fp-fold > summary');
+    // The fold draws on its 'toggle' event, which the browser fires as a task of its own after
+    // the click (Chromium 156 runs it after the click's promise resolves).
+    await page.waitForFunction((n) => window.footprintPlot.describe().length > n,
+                               folded.before.length, {timeout: 30000});
     const charts = await page.evaluate(() => window.footprintPlot.describe());
     await page.screenshot({path: path.join(outDir, 'page.png')});
 
