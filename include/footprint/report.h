@@ -69,9 +69,32 @@ struct LoadEnergy {
 Result<std::vector<LoadEnergy>> LoadWindowEnergy(Store& store, const RunRecord& run,
                                                  const std::map<std::string, double>& totals);
 
+// One host's part of a run measured on several hosts: each node's `footprint agent` stores the
+// node's part of a Slurm step as a run of its own, all with the step's meta.span key.
+struct HostPart {
+  std::string host;
+  RunRecord run;
+  std::map<std::string, double> totals;
+};
+
+// The runs of `store` that are parts of the same multi-host run as `run` (meta.span.key), by
+// host, `run` among them; empty when `run` is not a part of one.
+Result<std::vector<RunRecord>> HostParts(Store& store, const RunRecord& run);
+// The host of a part of a multi-host run (meta.span.host); empty for any other run.
+std::string SpanHost(const RunRecord& run);
+
+// A multi-host run's totals from its parts: the longest duration and the largest single
+// process (max_*), the sum of everything else (CPU, energy, I/O, and each host's peak memory:
+// what the run held across its hosts, each at its own peak).
+std::map<std::string, double> SumHostTotals(const std::vector<HostPart>& parts);
+
 struct RunSummary {
   RunRecord run;
-  double duration_s = 0;  // also for runs that are still running or were interrupted
+  // The parts of a multi-host run (meta.span), by host, this run's among them; `totals` and
+  // `metrics` then cover them all. Empty for a run measured on one host.
+  std::vector<HostPart> hosts;
+  int hosts_expected = 0;  // how many hosts the run spans (meta.span.hosts)
+  double duration_s = 0;   // also for runs that are still running or were interrupted
   std::map<std::string, double> totals;
   std::vector<MetricSummary> metrics;  // whole-run series first, then per scope name
   std::vector<ScopeSummary> scopes;    // by first appearance

@@ -59,6 +59,7 @@ Action AddExport(CLI::App& app);
 Action AddExperiment(CLI::App& app);
 Action AddImport(CLI::App& app);
 Action AddPush(CLI::App& app);
+Action AddAgent(CLI::App& app);
 
 // Adds -o/--db with the default location and the help text every subcommand shares.
 void AddDbOption(CLI::App& cmd, std::string& db);

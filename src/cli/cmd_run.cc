@@ -67,26 +67,20 @@ Result<MonitorOptions> RunOptions(const RunArgs& args, const CLI::App& cmd,
     return InvalidArgument("unknown option '" + o.command[0] +
                            "' (put the command after --); see footprint run --help");
   }
-  o.name = args.name;
   if (!args.shell.empty() && !o.command.empty()) {  // hyperfine's way: one line for the shell
     std::string line;
     for (const std::string& w : o.command) line += (line.empty() ? "" : " ") + w;
     o.command = {args.shell, "-c", line};
     // Named after its first program ("sort big.txt | uniq" is sort), not after the shell.
     auto programs = SplitShellWords(line);
-    if (o.name.empty() && programs.ok() && !programs->empty()) o.name = DefaultRunName(*programs);
+    if (args.name.empty() && programs.ok() && !programs->empty()) {
+      o.name = DefaultRunName(*programs);
+    }
   }
-  o.description = args.description;
   o.output = args.output;
   o.use_cgroup = !args.no_cgroup;
   o.record_git = !args.no_git;
-  if (cmd.count("--gpus") > 0) o.gpus = args.gpus;
-  FP_RETURN_IF_ERROR(ApplyKeyValues(args.tags, "--tag", o.tags));
-  FP_RETURN_IF_ERROR(ApplyKeyValues(args.params, "--param", o.params));
-  FP_RETURN_IF_ERROR(ApplyIntervals(args.intervals, o));
-  if (cmd.count("--metrics") > 0) {
-    FP_ASSIGN_OR_RETURN(o.metrics, ParseMetricList(args.metrics));
-  }
+  FP_RETURN_IF_ERROR(ApplySamplingOptions(args, cmd, o));
   FP_RETURN_IF_ERROR(ValidateMonitorOptions(o));
   return o;
 }
@@ -379,15 +373,32 @@ void PrintOutcome(const MonitorOutcome& out, const std::string& db, const std::s
   err << "footprint: " << label << Inert(out.run.name) << " " << status << " in "
       << FormatDuration(total("duration_s")) << ": cpu " << FormatDuration(total("cpu_user_s"))
       << " user + " << FormatDuration(total("cpu_system_s")) << " system, peak memory "
-      << FormatBytes(total("peak_memory_bytes")) << ", io " << FormatBytes(total("io_read_bytes"))
-      << " read / " << FormatBytes(total("io_write_bytes")) << " written\n";
+      << FormatBytes(total("peak_memory_bytes"));
+  if (out.totals.contains("io_read_bytes")) {
+    err << ", io " << FormatBytes(total("io_read_bytes")) << " read / "
+        << FormatBytes(total("io_write_bytes")) << " written";
+  }
+  err << "\n";
   if (out.run.group_id.empty() && !out.database_vanished) {  // else the warnings said where
     err << "footprint: run " << out.run.id.substr(0, 8) << " stored in " << db
         << " (footprint show " << out.run.id.substr(0, 8) << ")\n";
   }
 }
 
-void AddMeasureOptions(CLI::App* cmd, RunArgs* args) {
+Status ApplySamplingOptions(const RunArgs& args, const CLI::App& cmd, MonitorOptions& o) {
+  if (!args.name.empty()) o.name = args.name;
+  o.description = args.description;
+  if (cmd.count("--gpus") > 0) o.gpus = args.gpus;
+  FP_RETURN_IF_ERROR(ApplyKeyValues(args.tags, "--tag", o.tags));
+  FP_RETURN_IF_ERROR(ApplyKeyValues(args.params, "--param", o.params));
+  FP_RETURN_IF_ERROR(ApplyIntervals(args.intervals, o));
+  if (cmd.count("--metrics") > 0) {
+    FP_ASSIGN_OR_RETURN(o.metrics, ParseMetricList(args.metrics));
+  }
+  return Status::Ok();
+}
+
+void AddSamplingOptions(CLI::App* cmd, RunArgs* args) {
   AddDbOption(*cmd, args->db);
   cmd->add_option("-n,--name", args->name,
                   "run name (default: the command's base name; for an interpreter, the "
@@ -405,10 +416,14 @@ void AddMeasureOptions(CLI::App* cmd, RunArgs* args) {
                   "GPUs to measure, listed as CUDA_VISIBLE_DEVICES lists them (indices, GPU-/MIG- "
                   "UUIDs) or 'all'; default: those CUDA_VISIBLE_DEVICES allows, else all. The "
                   "command's environment is not changed");
+  cmd->add_flag("-q,--quiet", args->quiet, "print no summary when the command ends");
+}
+
+void AddMeasureOptions(CLI::App* cmd, RunArgs* args) {
+  AddSamplingOptions(cmd, args);
   cmd->add_flag("--no-cgroup", args->no_cgroup,
                 "do not put the command in a cgroup of its own (totals then come from wait4)");
   cmd->add_flag("--no-git", args->no_git, "do not record the git commit of the current folder");
-  cmd->add_flag("-q,--quiet", args->quiet, "print no summary when the command ends");
 }
 
 Result<MonitorOptions> CommandOptions(RunArgs& args, CLI::App& cmd,

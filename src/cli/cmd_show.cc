@@ -257,6 +257,22 @@ std::string WaitingText(const WaitingBuffer& w) {
          ": `footprint push` sends them";
 }
 
+// The parts of a multi-host run, a line per host; the totals below are their sums.
+void PrintHosts(const RunSummary& s, std::ostream& out) {
+  if (s.hosts.empty()) return;
+  out << "hosts    " << s.hosts.size() << " of " << s.hosts_expected
+      << " reported; the totals below are their sums\n";
+  for (const HostPart& part : s.hosts) {
+    auto total = [&](const char* name) {
+      auto it = part.totals.find(name);
+      return it == part.totals.end() ? 0.0 : it->second;
+    };
+    out << "  " << Inert(part.host) << "  " << RunStatusText(part.run) << ", cpu "
+        << FormatDuration(total("cpu_user_s") + total("cpu_system_s")) << ", peak memory "
+        << FormatBytes(total("peak_memory_bytes")) << " (run " << part.run.id.substr(0, 8) << ")\n";
+  }
+}
+
 void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
   const RunRecord& r = s.run;
   json meta = json::parse(r.meta_json, nullptr, false);
@@ -273,6 +289,7 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
       << "\n"
       << "command  " << FormatCommand(r.command) << "\n"
       << "cwd      " << Inert(r.cwd) << "\n";
+  PrintHosts(s, out);
   if (!r.group_id.empty()) {
     out << "group    " << r.group_id.substr(0, 8) << ", "
         << (IsWarmup(r) ? std::string("warm-up") : "repetition " + std::to_string(r.repetition))

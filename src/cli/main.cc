@@ -75,7 +75,8 @@ int Main(int argc, char** argv) {
       {"compare", AddCompare(app)},   {"export", AddExport(app)},
       {"plot", AddPlot(app)},         {"experiment", AddExperiment(app)},
       {"import", AddImport(app)},     {"push", AddPush(app)},
-      {"serve", AddServe(app)},       {"doctor", AddDoctor(app)},
+      {"agent", AddAgent(app)},       {"serve", AddServe(app)},
+      {"doctor", AddDoctor(app)},
   };
   try {
     app.parse(argc, argv);

@@ -26,8 +26,14 @@ struct RunArgs {
   std::string step = "1";
 };
 
-// Declares -o, -n, -d, --tag, --param, -m, -i, --gpus, --no-cgroup, --no-git and -q.
+// Declares -o, -n, -d, --tag, --param, -m, -i, --gpus and -q: how any measurement is sampled
+// and recorded.
+void AddSamplingOptions(CLI::App* cmd, RunArgs* args);
+// Those, and --no-cgroup and --no-git: the options of a command footprint starts.
 void AddMeasureOptions(CLI::App* cmd, RunArgs* args);
+
+// What AddSamplingOptions declared, into `o` (its command and what it runs untouched).
+Status ApplySamplingOptions(const RunArgs& args, const CLI::App& cmd, MonitorOptions& o);
 
 // The command after `--` (or the first word CLI11 did not know), checked into options.
 Result<MonitorOptions> CommandOptions(RunArgs& args, CLI::App& cmd,

@@ -52,6 +52,10 @@ ProcessTreeProbe::ProcessTreeProbe(Options options)
     cgroup_procs_ = KernelFile(options_.cgroup->procs_path());
     cgroup_threads_ = KernelFile(options_.cgroup->threads_path());
   }
+  if (options_.foreign_root) {
+    root_stat_ =
+        KernelFile(options_.proc_root + "/" + std::to_string(options_.monitor_pid) + "/stat");
+  }
   entries_.reserve(64);
   members_.reserve(64);
   list_buf_.reserve(4096);
@@ -63,7 +67,7 @@ std::vector<SeriesSpec> ProcessTreeProbe::Series(const MetricSet& wanted) {
     if (!wanted.test(static_cast<size_t>(m))) continue;
     if (m == MetricId::kPageCache && !memory_from_cgroup()) continue;  // nothing to read it from
     slot_[static_cast<size_t>(m)] = static_cast<int>(specs.size());
-    specs.push_back({m, "tree"});
+    specs.push_back({m, options_.entity});
   }
   return specs;
 }
@@ -108,6 +112,7 @@ void ProcessTreeProbe::ListMembers() {
     ScanAllProcesses();
     return;
   }
+  if (options_.foreign_root) monitor_children_.clear();  // its threads come and go
   if (monitor_children_.empty()) {
     const std::string task_dir =
         options_.proc_root + "/" + std::to_string(options_.monitor_pid) + "/task";
@@ -163,7 +168,8 @@ ProcessTreeProbe::Entry* ProcessTreeProbe::Read(pid_t pid, ProcessFigures& f) {
     f.live = st->state != 'Z' && st->state != 'X';
     f.rss_pages = f.live ? st->rss_pages : 0;
     f.threads = f.live ? st->num_threads : 0;
-    f.cpu_ticks = static_cast<int64_t>(st->utime + st->stime) + st->cutime + st->cstime;
+    f.user_ticks = static_cast<int64_t>(st->utime) + st->cutime;
+    f.cpu_ticks = f.user_ticks + static_cast<int64_t>(st->stime) + st->cstime;
     return true;
   };
   auto it = entries_.find(pid);
@@ -222,6 +228,14 @@ int64_t ProcessTreeProbe::FootprintThreadsCpuNs() const {
   return ns;
 }
 
+void ProcessTreeProbe::AddRootWaitedFor(int64_t& cpu_ticks, int64_t& user_ticks) {
+  char buf[1024];
+  if (std::optional<ProcStat> st = ParseProcStat(root_stat_.Read(buf, sizeof buf))) {
+    cpu_ticks += st->cutime + st->cstime;
+    user_ticks += st->cutime;
+  }
+}
+
 void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) {
   auto is_due = [&](MetricId m) { return due.test(static_cast<size_t>(m)); };
   auto slot = [&](MetricId m) { return slot_[static_cast<size_t>(m)]; };
@@ -231,7 +245,8 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
   ListMembers();
   members_listed_ns_ = now_ns;
 
-  int64_t rss_pages = 0, threads = 0, processes = 0, cpu_ticks = 0, largest_rss = 0;
+  int64_t rss_pages = 0, threads = 0, processes = 0, cpu_ticks = 0, user_ticks = 0;
+  int64_t largest_rss = 0;
   int64_t largest_shared = 0;
   int64_t read_bytes = 0, write_bytes = 0;
   for (size_t i = 0; i < members_.size(); ++i) {  // members_ may grow during the walk
@@ -241,6 +256,7 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
     if (e == nullptr) continue;
     e->generation = generation_;
     cpu_ticks += f.cpu_ticks;
+    user_ticks += f.user_ticks;
     processes += f.live;
     threads += f.threads;
     rss_pages += f.rss_pages;
@@ -277,6 +293,9 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
 
   const ReapedTotals* reaped = options_.reaped;
   if (is_due(MetricId::kCpu)) {
+    if (options_.foreign_root) AddRootWaitedFor(cpu_ticks, user_ticks);
+    user_ticks_ = std::max(user_ticks_, user_ticks);
+    system_ticks_ = std::max(system_ticks_, cpu_ticks - user_ticks);
     std::optional<int64_t> cum = cgroup ? cgroup->CpuUsageNs() : std::nullopt;
     if (!cum) {
       cum = static_cast<int64_t>(static_cast<double>(cpu_ticks) * ns_per_tick_) +

@@ -61,6 +61,12 @@ class ProcessTreeProbe final : public Probe {
     // tree, and the CPU time of footprint's own threads is subtracted from `cpu` (the calling
     // thread's, and those given to ExcludeThreadCpu).
     bool include_monitor = false;
+    // The tree is the descendants of a process footprint did not start (a Slurm step's
+    // slurmstepd, which may fork tasks from any of its threads): its threads are listed anew
+    // on every pass, and the CPU time of the children it waited for counts (tasks that ended
+    // between two passes).
+    bool foreign_root = false;
+    std::string entity = "tree";  // the series' entity (a host's name for a step's node)
   };
 
   explicit ProcessTreeProbe(Options options);
@@ -95,6 +101,12 @@ class ProcessTreeProbe final : public Probe {
   }
   // Largest page cache charged to the run's memory cgroup seen in any pass, bytes; 0 without.
   int64_t peak_page_cache_bytes() const { return peak_page_cache_.load(std::memory_order_relaxed); }
+  // The tree's CPU time (user, system ns) at the last pass that sampled `cpu`, each part never
+  // decreasing; walk mode only (with a cgroup, the cgroup's own counters are exact).
+  std::pair<int64_t, int64_t> cpu_user_system_ns() const {
+    return {static_cast<int64_t>(static_cast<double>(user_ticks_) * ns_per_tick_),
+            static_cast<int64_t>(static_cast<double>(system_ticks_) * ns_per_tick_)};
+  }
   // Live processes in the tree at the last sample.
   int64_t last_process_count() const { return last_processes_.load(std::memory_order_relaxed); }
   // Live processes in the tree now (lists the members; emits nothing). Not concurrently with
@@ -121,8 +133,9 @@ class ProcessTreeProbe final : public Probe {
     int64_t rss_pages = 0;
     int64_t shared_pages = 0;  // file-backed and shmem part of rss_pages; with a cgroup only
     int64_t threads = 0;
-    int64_t cpu_ticks = 0;  // own + waited-for children; without a cgroup only
-    bool live = false;      // not a zombie
+    int64_t cpu_ticks = 0;   // own + waited-for children; without a cgroup only
+    int64_t user_ticks = 0;  // the user part of cpu_ticks
+    bool live = false;       // not a zombie
   };
   struct Rate {
     CounterRate rate;
@@ -136,6 +149,8 @@ class ProcessTreeProbe final : public Probe {
   void AddChildrenOfAllThreads(pid_t pid);
   void ScanAllProcesses();  // for kernels without /proc/PID/task/TID/children
   int64_t FootprintThreadsCpuNs() const;
+  // foreign_root: adds the CPU time of the children the root waited for.
+  void AddRootWaitedFor(int64_t& cpu_ticks, int64_t& user_ticks);
   // Reads pid's figures, reopening its files if the PID now names another process. nullptr
   // when it is gone or unreadable.
   Entry* Read(pid_t pid, ProcessFigures& figures);
@@ -162,6 +177,8 @@ class ProcessTreeProbe final : public Probe {
   uint32_t generation_ = 0;
   Rate cpu_, read_, write_;
   bool attached_ = false;  // the tree is a command started by footprint: counters from 0
+  KernelFile root_stat_;   // foreign_root: the root's /proc/PID/stat
+  int64_t user_ticks_ = 0, system_ticks_ = 0;
   std::atomic<int64_t> peak_memory_{0};
   std::atomic<int64_t> peak_rss_sum_{0};
   std::atomic<int64_t> peak_process_rss_{0};

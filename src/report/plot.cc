@@ -63,6 +63,7 @@ std::string HtmlEscape(std::string_view text) {
 std::string RunLabel(const RunRecord& r) {
   std::string id = r.id.substr(0, 8);
   std::string name = r.name;
+  if (std::string host = SpanHost(r); !host.empty()) name += " @ " + host;
   if (r.repetition > 0) name += " #" + std::to_string(r.repetition);
   if (r.repetition < 0) name += " warm-up " + std::to_string(-r.repetition);
   return name.empty() ? id : name + " · " + id;
@@ -90,6 +91,20 @@ Status Take(Result<T> result, T& into) {
   return Status::Ok();
 }
 
+// `runs`, each part of a multi-host run replaced by all its parts (a line per host).
+Result<std::vector<RunRecord>> WithHostParts(Store& store, const std::vector<RunRecord>& runs) {
+  std::vector<RunRecord> out;
+  std::set<std::string> seen;
+  for (const RunRecord& r : runs) {
+    FP_ASSIGN_OR_RETURN(std::vector<RunRecord> parts, HostParts(store, r));
+    if (parts.empty()) parts.push_back(r);
+    for (RunRecord& p : parts) {
+      if (seen.insert(p.id).second) out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
 // Totals and series: all that the sampled metrics need (a live poll, every second).
 Result<std::vector<RunData>> LoadSampled(Store& store, const std::vector<RunRecord>& runs) {
   std::vector<RunData> out;
@@ -102,8 +117,10 @@ Result<std::vector<RunData>> LoadSampled(Store& store, const std::vector<RunReco
   return out;
 }
 
-// ... and the scopes and values: everything the page draws.
-Result<std::vector<RunData>> LoadRuns(Store& store, const std::vector<RunRecord>& runs) {
+// ... and the scopes and values: everything the page draws, a part of a multi-host run with
+// all the others.
+Result<std::vector<RunData>> LoadRuns(Store& store, const std::vector<RunRecord>& given) {
+  FP_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, WithHostParts(store, given));
   auto out = LoadSampled(store, runs);
   if (!out.ok()) return out;
   for (RunData& d : *out) {

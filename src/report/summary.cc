@@ -168,11 +168,74 @@ constexpr size_t kMaxScopeNamesWithMetrics = 16;
 
 }  // namespace
 
+std::map<std::string, double> SumHostTotals(const std::vector<HostPart>& parts) {
+  std::map<std::string, double> sums;
+  for (const HostPart& part : parts) {
+    for (const auto& [name, value] : part.totals) {
+      auto [it, first] = sums.emplace(name, value);
+      if (first) continue;
+      const bool largest = name == "duration_s" || name.starts_with("max_");
+      it->second = largest ? std::max(it->second, value) : it->second + value;
+    }
+  }
+  return sums;
+}
+
+namespace {
+
+// The key of the multi-host run `meta` belongs to (meta.span.key), empty when none.
+std::string SpanKey(const json& meta) {
+  if (!meta.is_object() || !meta.contains("span") || !meta["span"].is_object()) return "";
+  return meta["span"].value("key", std::string());
+}
+
+}  // namespace
+
+Result<std::vector<RunRecord>> HostParts(Store& store, const RunRecord& run) {
+  std::vector<RunRecord> parts;
+  const std::string key = SpanKey(json::parse(run.meta_json, nullptr, false));
+  if (key.empty()) return parts;
+  FP_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, store.ListRuns());
+  for (RunRecord& r : runs) {
+    if (r.id == run.id || SpanKey(json::parse(r.meta_json, nullptr, false)) == key) {
+      parts.push_back(std::move(r));
+    }
+  }
+  std::sort(parts.begin(), parts.end(),
+            [](const RunRecord& a, const RunRecord& b) { return SpanHost(a) < SpanHost(b); });
+  return parts;
+}
+
+std::string SpanHost(const RunRecord& run) {
+  const json meta = json::parse(run.meta_json, nullptr, false);
+  if (SpanKey(meta).empty()) return "";
+  return meta["span"].value("host", run.host);
+}
+
+namespace {
+
+// Fills `out.hosts` with the parts of the multi-host run `run` belongs to, if it does.
+Status AddHostParts(Store& store, const RunRecord& run, RunSummary& out) {
+  FP_ASSIGN_OR_RETURN(std::vector<RunRecord> parts, HostParts(store, run));
+  if (parts.empty()) return Status::Ok();
+  out.hosts_expected = json::parse(run.meta_json)["span"].value("hosts", 1);
+  for (RunRecord& r : parts) {
+    FP_ASSIGN_OR_RETURN(auto totals, store.LoadTotals(r.id));
+    std::string host = SpanHost(r);
+    out.hosts.push_back({std::move(host), std::move(r), std::move(totals)});
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend_points) {
   RunSummary out;
   out.run = run;
   FP_ASSIGN_OR_RETURN(auto totals, store.LoadTotals(run.id));
   out.totals = std::move(totals);
+  FP_RETURN_IF_ERROR(AddHostParts(store, run, out));
+  if (!out.hosts.empty()) out.totals = SumHostTotals(out.hosts);
   out.duration_s = RunDuration(run, out.totals);
   FP_ASSIGN_OR_RETURN(auto scopes, store.ListScopes(run.id));
   out.scopes = SummarizeScopes(scopes);
@@ -189,6 +252,11 @@ Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend
   }
 
   FP_ASSIGN_OR_RETURN(auto series, store.ListSeries(run.id));
+  for (const HostPart& part : out.hosts) {  // the other hosts' series, their host as entity
+    if (part.run.id == run.id) continue;
+    FP_ASSIGN_OR_RETURN(auto theirs, store.ListSeries(part.run.id));
+    series.insert(series.end(), theirs.begin(), theirs.end());
+  }
   std::vector<MetricSummary> per_scope;
   for (const SeriesRecord& sr : series) {
     std::vector<int64_t> times;
@@ -309,8 +377,17 @@ std::string SummaryJson(const RunSummary& s, int indent) {
     }
     waiting.push_back(b);
   }
+  json hosts = json::array();
+  for (const HostPart& part : s.hosts) {
+    hosts.push_back({{"host", part.host},
+                     {"run", part.run.id},
+                     {"status", RunStatusName(part.run.status)},
+                     {"totals", part.totals}});
+  }
   json out = {{"run", run},
               {"totals", totals},
+              {"hosts", hosts},
+              {"hosts_expected", s.hosts_expected},
               {"waiting", waiting},
               {"metrics", metrics},
               {"scopes", scopes},

@@ -24,6 +24,7 @@
 #include "probe/process_tree_probe.h"
 #include "probe/rapl_probe.h"
 #include "probe/system_probe.h"
+#include "run/monitor_internal.h"
 #include "run/run_metadata.h"
 #include "run/stop_signals.h"
 #include "session/descendants.h"
@@ -136,6 +137,8 @@ struct JoinEnvironment {
   _exit(error == ENOENT || error == ENOTDIR ? 127 : 126);
 }
 
+}  // namespace
+
 MetricIntervals ResolveIntervals(const MonitorOptions& o) {
   MetricIntervals iv{};
   for (size_t m = 0; m < kMetricCount; ++m) {
@@ -146,7 +149,13 @@ MetricIntervals ResolveIntervals(const MonitorOptions& o) {
   return iv;
 }
 
-}  // namespace
+json IntervalsMeta(const MetricIntervals& intervals) {
+  json meta = json::object();
+  for (size_t m = 0; m < kMetricCount; ++m) {
+    if (intervals[m] > 0) meta[std::string(MetricCatalogue()[m].name)] = intervals[m];
+  }
+  return meta;
+}
 
 Status CheckInterval(int64_t interval_ns, const std::string& what) {
   if (interval_ns < kMinIntervalNs || interval_ns > kMaxIntervalNs) {
@@ -157,10 +166,7 @@ Status CheckInterval(int64_t interval_ns, const std::string& what) {
   return Status::Ok();
 }
 
-Status ValidateMonitorOptions(const MonitorOptions& o) {
-  if (o.command.empty() || o.command[0].empty()) {
-    return InvalidArgument("no command to run; write it after --, e.g. footprint run -- sleep 1");
-  }
+Status ValidateSampling(const MonitorOptions& o) {
   FP_RETURN_IF_ERROR(CheckInterval(o.interval_ns, "the sampling interval"));
   for (const auto& [m, ns] : o.metric_interval_ns) {
     FP_RETURN_IF_ERROR(CheckInterval(ns, "the interval of " + std::string(InfoOf(m).name)));
@@ -169,6 +175,14 @@ Status ValidateMonitorOptions(const MonitorOptions& o) {
     return InvalidArgument("the flush interval must be between 0 and 1s");
   }
   if (o.metrics.none()) return InvalidArgument("no metric selected");
+  return Status::Ok();
+}
+
+Status ValidateMonitorOptions(const MonitorOptions& o) {
+  if (o.command.empty() || o.command[0].empty()) {
+    return InvalidArgument("no command to run; write it after --, e.g. footprint run -- sleep 1");
+  }
+  FP_RETURN_IF_ERROR(ValidateSampling(o));
   if (o.driver && !o.output.empty()) {
     return InvalidArgument("a driven command's stdout is its driver's; drop --output");
   }
@@ -196,11 +210,7 @@ Result<PreparedRun> PrepareRun(const MonitorOptions& opt, const MetricIntervals&
     }
     p.run.cwd = opt.working_dir[0] == '/' ? opt.working_dir : p.run.cwd + "/" + opt.working_dir;
   }
-  json interval_meta = json::object();
-  for (size_t m = 0; m < kMetricCount; ++m) {
-    if (intervals[m] > 0) interval_meta[std::string(MetricCatalogue()[m].name)] = intervals[m];
-  }
-  p.meta["intervals_ns"] = interval_meta;
+  p.meta["intervals_ns"] = IntervalsMeta(intervals);
   if (!opt.group_id.empty()) {
     p.run.group_id = opt.group_id;
     p.run.repetition = opt.repetition;
@@ -440,8 +450,8 @@ TotalsInputs KernelAccounts(int64_t duration_ns, const ReapedUsage& usage, const
   in.memory_from_cgroup = tree.memory_from_cgroup();
   in.sampled_page_cache_peak_bytes = tree.peak_page_cache_bytes();
   if (cgroup && cgroup->has_cpu()) {
-    in.cgroup_cpu_ns = cgroup->CpuUserSystemNs();
-    in.cgroup_cpu_source = cgroup->cpu_source();
+    in.tree_cpu_ns = cgroup->CpuUserSystemNs();
+    in.tree_cpu_source = cgroup->cpu_source();
   }
   if (cgroup && cgroup->has_memory()) {
     in.cgroup_memory_peak_bytes = cgroup->MemoryPeakBytes();

@@ -24,7 +24,10 @@ json Value(const std::string& text) {
 }  // namespace
 
 json SlurmJob(Env& env) {
-  auto var = [&](std::string_view name) { return env.Var(name).value_or(""); };
+  return SlurmJob([&](std::string_view name) { return env.Var(name).value_or(""); });
+}
+
+json SlurmJob(const std::function<std::string(std::string_view)>& var) {
   std::string job = var("SLURM_JOB_ID");
   if (job.empty()) job = var("SLURM_JOBID");  // older releases
   if (job.empty()) return nullptr;
@@ -33,7 +36,9 @@ json SlurmJob(Env& env) {
       {"step_id", "SLURM_STEP_ID"},
       {"cluster", "SLURM_CLUSTER_NAME"},
       {"partition", "SLURM_JOB_PARTITION"},
+      {"nodes", "SLURM_STEP_NODELIST"},
       {"nodes", "SLURM_JOB_NODELIST"},
+      {"num_nodes", "SLURM_STEP_NUM_NODES"},
       {"num_nodes", "SLURM_JOB_NUM_NODES"},
       {"node", "SLURMD_NODENAME"},
       {"node_id", "SLURM_NODEID"},

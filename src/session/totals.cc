@@ -15,20 +15,21 @@ RunTotals ComputeRunTotals(const TotalsInputs& in) {
   out.accounting = {{"rusage_user_s", ru.user_s},
                     {"rusage_system_s", ru.system_s},
                     {"processes_reaped", ru.reaped}};
-  if (in.cgroup_cpu_ns) {
+  if (in.tree_cpu_ns) {
     // The cgroup's total is exact; its user/system split is approximate (the kernel
     // attributes whole scheduler ticks), while rusage's is per process: keep rusage's
     // proportions, scaled to the total. Both scaled (not system = total - user), so that a
     // part rusage saw as 0 stays 0 instead of a rounding residue such as 3e-17.
-    const double cg_user = static_cast<double>(in.cgroup_cpu_ns->first) / 1e9;
-    const double cg_system = static_cast<double>(in.cgroup_cpu_ns->second) / 1e9;
+    const double cg_user = static_cast<double>(in.tree_cpu_ns->first) / 1e9;
+    const double cg_system = static_cast<double>(in.tree_cpu_ns->second) / 1e9;
     const double total = cg_user + cg_system;
     const double ru_total = ru.user_s + ru.system_s;
     t["cpu_user_s"] = ru_total > 0 ? total * ru.user_s / ru_total : cg_user;
     t["cpu_system_s"] = ru_total > 0 ? total * ru.system_s / ru_total : cg_system;
-    out.accounting["cgroup_user_s"] = cg_user;
-    out.accounting["cgroup_system_s"] = cg_system;
-    out.sources["cpu"] = in.cgroup_cpu_source + " total, split as rusage";
+    out.accounting[in.tree_cpu_key + "_user_s"] = cg_user;
+    out.accounting[in.tree_cpu_key + "_system_s"] = cg_system;
+    out.sources["cpu"] =
+        ru_total > 0 ? in.tree_cpu_source + " total, split as rusage" : in.tree_cpu_source;
   }
   const int64_t max_process = std::max(ru.max_rss_bytes, in.sampled_max_process_bytes);
   const int64_t peak = std::max(max_process, in.sampled_memory_peak_bytes);

@@ -27,9 +27,13 @@ struct ReapedUsage {
 struct TotalsInputs {
   int64_t duration_ns = 0;
   ReapedUsage reaped;
-  // The run's cgroup: CPU time (user, system ns) and peak memory, where it has them.
-  std::optional<std::pair<int64_t, int64_t>> cgroup_cpu_ns;
-  std::string cgroup_cpu_source;
+  // CPU time (user, system ns) counted over the whole tree, where something counts it: the
+  // run's cgroup, or a Slurm step's processes on a node as the agent sampled them. `key`
+  // names it in meta.accounting ("cgroup": cgroup_user_s, cgroup_system_s).
+  std::optional<std::pair<int64_t, int64_t>> tree_cpu_ns;
+  std::string tree_cpu_source;
+  std::string tree_cpu_key = "cgroup";
+  // The run's cgroup: peak memory, where it has it.
   std::optional<int64_t> cgroup_memory_peak_bytes;
   std::string cgroup_memory_source;
   // From the sampler: the largest RSS of a live process, the largest sum of RSS over the tree,

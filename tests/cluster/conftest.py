@@ -45,13 +45,25 @@ def pg_uri(postgres, request):
     return postgres.create_database(name)
 
 
-@pytest.fixture(scope="session")
-def slurm():
-    """A one-node Slurm cluster of its own (tests/cluster/slurm_server.py)."""
+def slurm_cluster(nodes):
     if os.geteuid() != 0:
         pytest.skip("a Slurm cluster of its own needs root (slurmd runs tasks as their user)")
     if shutil.which("slurmctld") is None or shutil.which("munged") is None:
         pytest.fail("Slurm is not installed: run scripts/setup (Debian: slurm-wlm munge)")
-    cluster = Slurm()
+    return Slurm(nodes=nodes)
+
+
+@pytest.fixture(scope="session")
+def slurm():
+    """A one-node Slurm cluster of its own (tests/cluster/slurm_server.py)."""
+    cluster = slurm_cluster(1)
+    yield cluster
+    cluster.close()
+
+
+@pytest.fixture(scope="session")
+def slurm2():
+    """A two-node Slurm cluster of its own: two slurmd on this host, nodes fp-n1 and fp-n2."""
+    cluster = slurm_cluster(2)
     yield cluster
     cluster.close()

@@ -1,7 +1,12 @@
-"""A one-node Slurm cluster of its own for the cluster tests: munged on a private socket and key,
+"""A Slurm cluster of its own for the cluster tests: munged on a private socket and key,
 slurmctld and slurmd on free ports, state and logs in a temporary folder, no accounting
 database (sstat works without one). Needs root (slurmd runs the tasks as their user) and
-Debian's slurm-wlm and munge."""
+Debian's slurm-wlm and munge.
+
+One node by default, this host under its own name. With nodes=N, N nodes fp-n1..fp-nN, each
+a slurmd of its own on this host (`slurmd -N NAME`, on a port of its own: Debian's Slurm
+allows several slurmd per host), which is how the multi-node tests run without a second
+machine."""
 import os
 import shutil
 import socket
@@ -17,10 +22,11 @@ def free_port():
 
 
 class Slurm:
-    def __init__(self, cpus=2):
+    def __init__(self, cpus=2, nodes=1):
         self.root = tempfile.mkdtemp(prefix="fp-slurm-")
         os.chmod(self.root, 0o755)
-        self.node = socket.gethostname()
+        host = socket.gethostname()
+        self.nodes = [host] if nodes == 1 else [f"fp-n{i + 1}" for i in range(nodes)]
         self.munge_socket = os.path.join(self.root, "munge.socket")
         key = os.path.join(self.root, "munge.key")
         with open(key, "wb") as f:
@@ -29,7 +35,7 @@ class Slurm:
         self.conf = os.path.join(self.root, "slurm.conf")
         with open(self.conf, "w") as f:
             f.write(f"""ClusterName=fp
-SlurmctldHost={self.node}
+SlurmctldHost={host}
 SlurmctldPort={free_port()}
 SlurmdPort={free_port()}
 SlurmUser=root
@@ -37,11 +43,11 @@ SlurmdUser=root
 AuthType=auth/munge
 AuthInfo=socket={self.munge_socket}
 StateSaveLocation={self.root}/state
-SlurmdSpoolDir={self.root}/spool
+SlurmdSpoolDir={self.root}/spool-%n
 SlurmctldPidFile={self.root}/slurmctld.pid
-SlurmdPidFile={self.root}/slurmd.pid
+SlurmdPidFile={self.root}/slurmd-%n.pid
 SlurmctldLogFile={self.root}/slurmctld.log
-SlurmdLogFile={self.root}/slurmd.log
+SlurmdLogFile={self.root}/slurmd-%n.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/linux
@@ -53,18 +59,24 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
 ReturnToService=2
-NodeName={self.node} CPUs={cpus} State=UNKNOWN
+{self._node_lines(host, cpus)}
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 """)
-        for sub in ("state", "spool"):
-            os.makedirs(os.path.join(self.root, sub))
+        os.makedirs(os.path.join(self.root, "state"))
         self.env = dict(os.environ, SLURM_CONF=self.conf)
         self._daemon(["munged", "--force", f"--socket={self.munge_socket}", f"--key-file={key}",
                       f"--pid-file={self.root}/munged.pid", f"--log-file={self.root}/munged.log",
                       f"--seed-file={self.root}/munged.seed"])
         self._daemon(["slurmctld", "-f", self.conf])
-        self._daemon(["slurmd", "-f", self.conf])
+        for node in self.nodes:
+            self._daemon(["slurmd", "-f", self.conf] + (["-N", node] if nodes > 1 else []))
         self._wait_idle()
+
+    def _node_lines(self, host, cpus):
+        if len(self.nodes) == 1:
+            return f"NodeName={host} CPUs={cpus} State=UNKNOWN"
+        return "\n".join(f"NodeName={node} NodeHostname={host} NodeAddr=127.0.0.1 "
+                         f"Port={free_port()} CPUs={cpus} State=UNKNOWN" for node in self.nodes)
 
     def _daemon(self, cmd):
         proc = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=60)
@@ -72,7 +84,8 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscrib
 
     def logs(self):
         out = ""
-        for name in ("slurmctld.log", "slurmd.log", "munged.log"):
+        names = ["slurmctld.log", "munged.log"] + [f"slurmd-{n}.log" for n in self.nodes]
+        for name in names:
             path = os.path.join(self.root, name)
             if os.path.exists(path):
                 with open(path) as f:
@@ -82,9 +95,9 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscrib
     def _wait_idle(self, timeout_s=60):
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            proc = subprocess.run(["sinfo", "-h", "-o", "%T"], env=self.env, capture_output=True,
-                                  text=True)
-            if proc.stdout.strip() == "idle":
+            proc = subprocess.run(["sinfo", "-h", "-N", "-o", "%T"], env=self.env,
+                                  capture_output=True, text=True)
+            if proc.stdout.split() == ["idle"] * len(self.nodes):
                 return
             time.sleep(0.2)
         raise AssertionError("Slurm did not become idle" + self.logs())
@@ -96,7 +109,8 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscrib
                               timeout=kw.pop("timeout", 120), **kw)
 
     def close(self):
-        for pid_file in ("slurmd.pid", "slurmctld.pid", "munged.pid"):
+        pid_files = [f"slurmd-{n}.pid" for n in self.nodes] + ["slurmctld.pid", "munged.pid"]
+        for pid_file in pid_files:
             path = os.path.join(self.root, pid_file)
             try:
                 with open(path) as f:

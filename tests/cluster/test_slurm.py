@@ -1,7 +1,11 @@
 """footprint inside Slurm (docs/cluster.md): a run started by a task of a step records the job,
-the step and the task, checked against what slurmd told that very task."""
+the step and the task, checked against what slurmd told that very task; the per-node agent
+counts each node once, its CPU time checked against each task's own /usr/bin/time, on one node
+and across two (two slurmd on this host)."""
 import json
 import socket
+
+import pytest
 
 from fp_helpers import FOOTPRINT, describe, fp, show, wl
 
@@ -31,3 +35,82 @@ def test_a_run_outside_slurm_records_none(tmp_path):
     db = tmp_path / "fp.db"
     assert fp("run", "-o", db, "-q", "--", "true").returncode == 0
     assert "slurm" not in show(db)["meta"]
+
+
+def test_the_agent_counts_a_node_once_however_many_tasks_it_runs(slurm, tmp_path):
+    """Two tasks of one step on the node, one agent beside them: one part for the node, whose
+    CPU time is the two tasks' own (each task's /usr/bin/time), not twice it."""
+    db = tmp_path / "fp.db"
+    script = tmp_path / "job.sh"
+    script.write_text(f"""#!/bin/sh
+srun --overlap --ntasks=1 --ntasks-per-node=1 {FOOTPRINT} agent -o {db} -n train -i 50ms \\
+    --wait 60 > {tmp_path}/agent.out 2>&1 &
+srun --ntasks=2 --ntasks-per-node=2 sh -c \\
+    'exec /usr/bin/time -f "%U %S" -o {tmp_path}/truth.$SLURM_PROCID {wl("burn")} 1 1.5'
+echo "$SLURM_JOB_ID" > {tmp_path}/job
+wait
+""")
+    proc = slurm.run("sbatch", "--wait", "-N1", "-n2", "-o", tmp_path / "job.out", script)
+    agent_out = (tmp_path / "agent.out").read_text() if (tmp_path / "agent.out").exists() else ""
+    assert proc.returncode == 0, f"{proc.stdout}{proc.stderr}{agent_out}{slurm.logs()}"
+    own = [sum(map(float, (tmp_path / f"truth.{task}").read_text().split())) for task in (0, 1)]
+    truth = sum(own)
+    job = int((tmp_path / "job").read_text())
+    summary = show(db, "train")
+    slurm_meta = summary["meta"]["slurm"]
+    assert slurm_meta["job_id"] == job and slurm_meta["tasks_per_node"] == 2, slurm_meta
+    assert "task" not in slurm_meta, slurm_meta
+    assert summary["meta"]["span"] == {"key": f"fp:{job}.{slurm_meta['step_id']}",
+                                       "host": socket.gethostname(), "hosts": 1}
+    cpu = summary["totals"]["cpu_user_s"] + summary["totals"]["cpu_system_s"]
+    print(f"agent cpu {cpu:.3f} s, tasks' own {truth:.3f} s\n{agent_out}")
+    assert min(own) > 0.1, own  # both tasks ran: once per node is not once per task
+    assert abs(cpu - truth) <= 0.05 * truth + 0.1, (cpu, truth, agent_out)
+    runs = json.loads(fp("runs", "-o", db, "--json").stdout)
+    assert len(runs) == 1, runs  # one part for the node, not one per task
+
+
+def test_one_run_across_two_nodes_a_part_per_node_and_their_sums(slurm2, pg_uri, tmp_path):
+    """Two nodes (two slurmd), two tasks each, an agent per node writing to PostgreSQL: two
+    parts of one run, each with its node's tasks' CPU time, and `show` sums them."""
+    script = tmp_path / "job.sh"
+    script.write_text(f"""#!/bin/sh
+srun --overlap -N2 --ntasks-per-node=1 {FOOTPRINT} agent -o {pg_uri} -n train -i 50ms \\
+    --wait 60 > {tmp_path}/agent.out 2>&1 &
+srun -N2 --ntasks-per-node=2 sh -c \\
+    'exec /usr/bin/time -f "%U %S" -o {tmp_path}/truth.$SLURMD_NODENAME.$SLURM_LOCALID \\
+     {wl("burn")} 1 1.0'
+wait
+""")
+    proc = slurm2.run("sbatch", "--wait", "-N2", "--ntasks-per-node=2", "-o",
+                      tmp_path / "job.out", script)
+    agent_out = (tmp_path / "agent.out").read_text() if (tmp_path / "agent.out").exists() else ""
+    assert proc.returncode == 0, f"{proc.stdout}{proc.stderr}{agent_out}{slurm2.logs()}"
+    truth = {node: sum(float(x) for task in (0, 1)
+                       for x in (tmp_path / f"truth.{node}.{task}").read_text().split())
+             for node in slurm2.nodes}
+    summary = show(pg_uri, "train")
+    parts = {part["host"]: part for part in summary["hosts"]}
+    assert len(parts) == len(summary["hosts"]), summary["hosts"]  # one part per node
+    assert agent_out.count("leaves the node to its first agent") == 2, agent_out
+    assert sorted(parts) == slurm2.nodes and summary["hosts_expected"] == 2, summary["hosts"]
+    print(f"agents {[(h, p['totals']['cpu_user_s']) for h, p in parts.items()]}, truth {truth}")
+    for node, part in parts.items():
+        cpu = part["totals"]["cpu_user_s"] + part["totals"]["cpu_system_s"]
+        assert abs(cpu - truth[node]) <= 0.05 * truth[node] + 0.1, (node, cpu, truth, agent_out)
+        assert part["status"] == "ok", part
+    total = summary["totals"]["cpu_user_s"] + summary["totals"]["cpu_system_s"]
+    assert total == pytest.approx(sum(p["totals"]["cpu_user_s"] + p["totals"]["cpu_system_s"]
+                                      for p in parts.values()))
+    assert summary["totals"]["duration_s"] == max(p["totals"]["duration_s"]
+                                                  for p in parts.values())
+    cpu_entities = {m["entity"] for m in summary["metrics"] if m["metric"] == "cpu"}
+    assert cpu_entities == set(slurm2.nodes), cpu_entities  # each node's series, by its name
+    text = fp("show", "-o", pg_uri, "train").stdout
+    assert "hosts    2 of 2 reported" in text and all(f"  {n}  ok" in text
+                                                      for n in slurm2.nodes), text
+    page = tmp_path / "train.html"
+    proc = fp("plot", "-o", pg_uri, "-u", "train", "--out", page)
+    assert proc.returncode == 0, describe(proc)
+    html = page.read_text()
+    assert all(f"train @ {node} · " in html for node in slurm2.nodes)  # a line per host

@@ -114,5 +114,51 @@ TEST(SummaryJson, CarriesTheDesignFieldsAndNullsForUnknownTotals) {
   EXPECT_TRUE(j["values"].is_array());
 }
 
+// Two hosts' parts of one run (meta.span) and a run of its own: any part shows them all.
+TEST(SummarizeRun, APartOfAMultiHostRunShowsEveryHostAndTheirSums) {
+  testing::TempDir dir;
+  auto store = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(store.ok());
+  auto part = [&](const std::string& id, const std::string& host, const std::string& key,
+                  std::map<std::string, double> totals) {
+    RunRecord r;
+    r.id = id;
+    r.name = "train";
+    r.meta_json = nlohmann::json{{"span", {{"key", key}, {"host", host}, {"hosts", 2}}}}.dump();
+    ASSERT_TRUE((*store)->CreateRun(r).ok());
+    ASSERT_TRUE((*store)->EnsureSeries({0, r.id, "cpu", "%", host, std::nullopt}).ok());
+    r.status = RunStatus::kOk;
+    r.ended_at_ns = 1;
+    ASSERT_TRUE((*store)->FinishRun(r, totals).ok());
+  };
+  part("b", "n02", "fp:7.1",
+       {{"cpu_user_s", 2.0},
+        {"duration_s", 3.0},
+        {"peak_memory_bytes", 100},
+        {"max_process_peak_bytes", 60}});
+  part("a", "n01", "fp:7.1",
+       {{"cpu_user_s", 1.5},
+        {"duration_s", 2.5},
+        {"peak_memory_bytes", 50},
+        {"max_process_peak_bytes", 70}});
+  part("c", "n01", "fp:8.1", {{"cpu_user_s", 9.0}});  // another job's step
+  auto summary = SummarizeRun(**store, *(*store)->GetRun("b"));
+  ASSERT_TRUE(summary.ok());
+  ASSERT_EQ(summary->hosts.size(), 2u);
+  EXPECT_EQ(summary->hosts[0].host, "n01");  // by host
+  EXPECT_EQ(summary->hosts_expected, 2);
+  EXPECT_DOUBLE_EQ(summary->totals["cpu_user_s"], 3.5);         // summed
+  EXPECT_DOUBLE_EQ(summary->totals["peak_memory_bytes"], 150);  // each host at its peak
+  EXPECT_DOUBLE_EQ(summary->totals["duration_s"], 3.0);         // the longest
+  EXPECT_DOUBLE_EQ(summary->totals["max_process_peak_bytes"], 70);
+  ASSERT_EQ(summary->metrics.size(), 2u);  // each host's series
+  auto j = nlohmann::json::parse(SummaryJson(*summary));
+  EXPECT_EQ(j["hosts"][1]["totals"]["cpu_user_s"], 2.0);
+  auto alone = SummarizeRun(**store, *(*store)->GetRun("c"));
+  ASSERT_TRUE(alone.ok());
+  EXPECT_EQ(alone->hosts.size(), 1u);
+  EXPECT_DOUBLE_EQ(alone->totals["cpu_user_s"], 9.0);
+}
+
 }  // namespace
 }  // namespace footprint

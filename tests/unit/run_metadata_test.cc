@@ -3,8 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
 #include "fake_env.h"
 #include "run/slurm.h"
+#include "run/slurm_agent.h"
 
 namespace footprint {
 namespace {
@@ -56,6 +61,45 @@ TEST(SlurmJob, TheStepTaskAndNodeOfARun) {
   // A batch script: no step id; an older Slurm's SLURM_JOBID.
   env.vars = {{"SLURM_JOBID", "7"}};
   EXPECT_EQ(SlurmJob(env), (nlohmann::json{{"job_id", 7}, {"step_id", "batch"}}));
+}
+
+TEST(SlurmAgent, OnlyTheFirstAgentTaskOfANodeMeasuresIt) {
+  EXPECT_TRUE(IsNodeAgent({{"job_id", 4}, {"local_task", 0}}));
+  EXPECT_FALSE(IsNodeAgent({{"job_id", 4}, {"local_task", 1}}));
+  EXPECT_TRUE(IsNodeAgent({{"job_id", 4}}));  // a batch script's single task
+}
+
+// A /proc of its own: the step daemons of jobs 42 and 43 by their process titles.
+TEST(SlurmAgent, FindsTheStepDaemonsByTheirTitles) {
+  const std::filesystem::path proc = std::filesystem::path(::testing::TempDir()) / "fp-proc";
+  std::filesystem::remove_all(proc);
+  auto process = [&](int pid, std::string title) {
+    std::filesystem::create_directories(proc / std::to_string(pid));
+    title.push_back('\0');
+    std::ofstream(proc / std::to_string(pid) / "cmdline") << title;
+  };
+  process(10, "slurmstepd: [42.extern]");
+  process(11, "slurmstepd: [42.batch]");
+  process(12, "slurmstepd: [42.0]");  // the agent's own step
+  process(13, "slurmstepd: [42.1]");
+  process(14, "slurmstepd: [43.1]");
+  process(15, "python3 slurmstepd: [42.2]");
+  std::filesystem::create_directories(proc / "self");
+  auto pids = [](const std::vector<StepDaemon>& found) {
+    std::vector<pid_t> out;
+    for (const StepDaemon& d : found) out.push_back(d.pid);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  EXPECT_EQ(pids(FindStepDaemons(proc, "42", "", "0")), std::vector<pid_t>{13});
+  EXPECT_EQ(pids(FindStepDaemons(proc, "42", "batch", "0")), std::vector<pid_t>{11});
+  EXPECT_EQ(pids(FindStepDaemons(proc, "43", "1", "")), std::vector<pid_t>{14});
+  EXPECT_TRUE(FindStepDaemons(proc, "44", "", "").empty());
+  const std::vector<StepDaemon> one = FindStepDaemons(proc, "42", "1", "0");
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].job, "42");
+  EXPECT_EQ(one[0].step, "1");
+  std::filesystem::remove_all(proc);
 }
 
 }  // namespace

@@ -51,8 +51,8 @@ TEST(RunTotals, PeakIsNeverBelowTheLargestProcess) {
 
 TEST(RunTotals, CgroupCpuTotalSplitAsRusage) {
   TotalsInputs in = Reaped();
-  in.cgroup_cpu_ns = {{2'800'000'000, 1'200'000'000}};  // 4 s: an unreaped process ran too
-  in.cgroup_cpu_source = "cgroup v2 cpu.stat";
+  in.tree_cpu_ns = {{2'800'000'000, 1'200'000'000}};  // 4 s: an unreaped process ran too
+  in.tree_cpu_source = "cgroup v2 cpu.stat";
   RunTotals r = ComputeRunTotals(in);
   EXPECT_DOUBLE_EQ(r.totals["cpu_user_s"], 3.0);  // 4 s x 1.5/2
   EXPECT_DOUBLE_EQ(r.totals["cpu_system_s"], 1.0);
@@ -63,10 +63,23 @@ TEST(RunTotals, CgroupCpuTotalSplitAsRusage) {
 TEST(RunTotals, CgroupSplitWhenRusageSawNothing) {
   TotalsInputs in = Reaped();
   in.reaped.user_s = in.reaped.system_s = 0;  // nothing reaped yet: the cgroup's own split
-  in.cgroup_cpu_ns = {{600'000'000, 400'000'000}};
+  in.tree_cpu_ns = {{600'000'000, 400'000'000}};
   RunTotals r = ComputeRunTotals(in);
   EXPECT_DOUBLE_EQ(r.totals["cpu_user_s"], 0.6);
   EXPECT_DOUBLE_EQ(r.totals["cpu_system_s"], 0.4);
+}
+
+TEST(RunTotals, AStepsCpuCountedByTheAgentKeepsItsOwnSplit) {
+  TotalsInputs in;  // nothing reaped: the step's tasks are slurmstepd's children
+  in.tree_cpu_ns = {{2'960'000'000, 10'000'000}};
+  in.tree_cpu_source = "the step's processes on n01";
+  in.tree_cpu_key = "step";
+  RunTotals r = ComputeRunTotals(in);
+  EXPECT_DOUBLE_EQ(r.totals["cpu_user_s"], 2.96);
+  EXPECT_DOUBLE_EQ(r.totals["cpu_system_s"], 0.01);
+  EXPECT_DOUBLE_EQ(r.accounting["step_user_s"].get<double>(), 2.96);
+  EXPECT_FALSE(r.accounting.contains("cgroup_user_s"));
+  EXPECT_EQ(r.sources["cpu"], "the step's processes on n01");
 }
 
 TEST(RunTotals, MemoryCgroupCountsSharedPagesOnceAndPageCacheApart) {

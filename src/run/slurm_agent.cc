@@ -1,0 +1,312 @@
+#include "run/slurm_agent.h"
+
+#include <dirent.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "probe/gpu_backends.h"
+#include "probe/process_tree_probe.h"
+#include "probe/system_probe.h"
+#include "run/monitor_internal.h"
+#include "run/run_metadata.h"
+#include "run/slurm.h"
+#include "run/stop_signals.h"
+#include "session/monitor_session.h"
+#include "session/totals.h"
+#include "util/file.h"
+#include "util/host.h"
+#include "util/json_text.h"
+#include "util/proc_parse.h"
+#include "util/strings.h"
+
+namespace footprint {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int64_t kPollNs = 50'000'000;  // how often the agent looks for the step's start and end
+
+bool IsNumber(std::string_view s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// "slurmstepd: [42.0]" -> {"42", "0"}; nullopt for any other process title.
+std::optional<std::pair<std::string, std::string>> StepOfTitle(std::string_view title) {
+  constexpr std::string_view kPrefix = "slurmstepd: [";
+  if (!title.starts_with(kPrefix)) return std::nullopt;
+  title.remove_prefix(kPrefix.size());
+  const size_t close = title.find(']');
+  const size_t dot = title.find('.');
+  if (close == std::string_view::npos || dot == std::string_view::npos || dot > close) {
+    return std::nullopt;
+  }
+  return std::pair{std::string(title.substr(0, dot)),
+                   std::string(title.substr(dot + 1, close - dot - 1))};
+}
+
+// The NUL-separated words of /proc/PID/FILE (cmdline, environ); empty when it is gone.
+std::vector<std::string> ProcWords(const std::string& proc_root, pid_t pid, const char* file) {
+  std::vector<std::string> words;
+  auto text = ReadWholeFile(proc_root + "/" + std::to_string(pid) + "/" + file);
+  if (!text.ok()) return words;
+  for (std::string_view w : Split(*text, '\0')) {
+    if (!w.empty()) words.emplace_back(w);
+  }
+  return words;
+}
+
+// The processes the step daemon started (its tasks), from its threads' children files.
+std::vector<pid_t> TasksOf(const std::string& proc_root, pid_t daemon) {
+  std::vector<pid_t> tasks;
+  const std::string task_dir = proc_root + "/" + std::to_string(daemon) + "/task";
+  DIR* dir = ::opendir(task_dir.c_str());
+  if (dir == nullptr) return tasks;
+  while (dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    auto children = ReadWholeFile(task_dir + "/" + e->d_name + "/children");
+    if (!children.ok()) continue;
+    for (std::string_view pid : Split(*children, ' ')) {
+      if (IsNumber(pid)) tasks.push_back(static_cast<pid_t>(std::stol(std::string(pid))));
+    }
+  }
+  ::closedir(dir);
+  return tasks;
+}
+
+// The step to wait for: job, step ("" for any), and the agent's own step, never measured.
+struct WantedStep {
+  std::string job, step, except;
+  std::string node;  // the agent's node (SLURMD_NODENAME): a host may run several
+};
+
+Result<WantedStep> ParseStep(const std::string& arg, const json& own) {
+  auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  WantedStep w{text(own["job_id"]), "", text(own["step_id"]), own.value("node", std::string())};
+  if (arg.empty()) return w;
+  const size_t dot = arg.find('.');
+  if (dot != std::string::npos) w.job = arg.substr(0, dot);
+  w.step = dot == std::string::npos ? arg : arg.substr(dot + 1);
+  if (!IsNumber(w.job) || w.step.empty() || w.step.find_first_of("]. ") != std::string::npos) {
+    return InvalidArgument("--step takes STEP or JOB.STEP (e.g. 1 or 4242.1), not '" + arg + "'");
+  }
+  return w;
+}
+
+// Whether the process behind `stat` still runs (not gone, not a zombie).
+bool Alive(const KernelFile& stat) {
+  char buf[1024];
+  std::optional<ProcStat> st = ParseProcStat(stat.Read(buf, sizeof buf));
+  return st && st->state != 'Z' && st->state != 'X';
+}
+
+// The step as its first task was told (step id, tasks, nodes, GPUs), without the task's own
+// number: the agent measures all the tasks of its node.
+using Vars = std::map<std::string, std::string, std::less<>>;
+
+// A process's environment variables.
+Vars Variables(const std::string& proc_root, pid_t pid) {
+  Vars vars;
+  for (const std::string& kv : ProcWords(proc_root, pid, "environ")) {
+    const size_t eq = kv.find('=');
+    if (eq != std::string::npos) vars.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return vars;
+}
+
+// The step as its first task was told (`told`: step id, tasks, nodes, GPUs), without the
+// task's own number: the agent measures all the tasks of its node.
+json StepJob(const Vars& told, const json& own, const StepDaemon& daemon) {
+  json slurm = SlurmJob([&](std::string_view name) {
+    auto it = told.find(name);
+    return it == told.end() ? std::string() : it->second;
+  });
+  if (slurm.is_null()) slurm = own;
+  slurm.erase("task");
+  slurm.erase("local_task");
+  slurm["step_id"] = IsNumber(daemon.step) ? json(std::stoll(daemon.step)) : json(daemon.step);
+  return slurm;
+}
+
+// The step's part of the run, its totals, as the kernel's accounts of its processes allow.
+RunTotals StepTotals(int64_t duration_ns, const ProcessTreeProbe& tree, bool cpu_sampled,
+                     const std::string& node) {
+  TotalsInputs in;
+  in.duration_ns = duration_ns;
+  in.sampled_max_process_bytes = tree.peak_process_rss_bytes();
+  in.sampled_rss_sum_peak_bytes = tree.peak_rss_sum_bytes();
+  in.sampled_memory_peak_bytes = tree.peak_memory_bytes();
+  if (cpu_sampled) {
+    in.tree_cpu_ns = tree.cpu_user_system_ns();
+    in.tree_cpu_source = "the step's processes on " + node +
+                         " (slurmstepd's descendants at the last sample, and the tasks it "
+                         "waited for)";
+    in.tree_cpu_key = "step";
+  }
+  RunTotals totals = ComputeRunTotals(in);
+  if (!cpu_sampled) {
+    totals.totals.erase("cpu_user_s");
+    totals.totals.erase("cpu_system_s");
+    totals.sources["cpu"] = "not sampled (-m without cpu)";
+  }
+  // The step's processes are slurmstepd's children: their block I/O never reaches the agent.
+  totals.totals.erase("io_read_bytes");
+  totals.totals.erase("io_write_bytes");
+  totals.sources["io"] = "not totalled by the agent: see the io.read and io.write series";
+  return totals;
+}
+
+}  // namespace
+
+std::vector<StepDaemon> FindStepDaemons(const std::string& proc_root, std::string_view job,
+                                        std::string_view step, std::string_view except) {
+  std::vector<StepDaemon> found;
+  DIR* dir = ::opendir(proc_root.c_str());
+  if (dir == nullptr) return found;
+  while (dirent* e = ::readdir(dir)) {
+    if (!IsNumber(e->d_name)) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(e->d_name));
+    std::vector<std::string> title = ProcWords(proc_root, pid, "cmdline");
+    if (title.empty()) continue;
+    auto of = StepOfTitle(title[0]);
+    if (!of || of->first != job) continue;
+    if (step.empty() ? IsNumber(of->second) && of->second != except : of->second == step) {
+      found.push_back({pid, of->first, of->second});
+    }
+  }
+  ::closedir(dir);
+  return found;
+}
+
+bool IsNodeAgent(const json& own) { return own.value("local_task", json(0)) == json(0); }
+
+Result<MonitorOutcome> MonitorSlurmStep(Store& store, const StepAgentOptions& opt) {
+  const MonitorOptions& mo = opt.measure;
+  Env& env = *mo.env;
+  FP_RETURN_IF_ERROR(ValidateSampling(mo));
+  const json own = SlurmJob(env);
+  if (own.is_null()) {
+    return InvalidArgument(
+        "footprint agent measures a Slurm step from inside its job, and SLURM_JOB_ID is not "
+        "set: start it with srun --overlap --ntasks-per-node=1 footprint agent ...");
+  }
+  FP_ASSIGN_OR_RETURN(WantedStep wanted, ParseStep(opt.step, own));
+  const std::string proc = env.ProcRoot();
+  StopSignalCatcher stop;
+  std::mutex mu;
+  std::condition_variable never;
+  std::unique_lock lock(mu);
+  auto nap = [&] { env.WaitUntil(never, lock, env.MonotonicNs() + kPollNs, [] { return false; }); };
+
+  // --- Wait for the step's daemon and its first task on this node. -------------------------
+  const std::string what = "step " + wanted.job + "." + (wanted.step.empty() ? "*" : wanted.step);
+  const int64_t deadline = env.MonotonicNs() + opt.wait_ns;
+  std::optional<StepDaemon> daemon;
+  std::vector<pid_t> tasks;
+  Vars told;  // the first task's variables
+  while (!daemon) {
+    if (stop.received() != 0) return NotFound("stopped before " + what + " started on this node");
+    for (const StepDaemon& d : FindStepDaemons(proc, wanted.job, wanted.step, wanted.except)) {
+      tasks = TasksOf(proc, d.pid);
+      if (tasks.empty()) continue;
+      told = Variables(proc, tasks[0]);
+      auto node = told.find("SLURMD_NODENAME");  // a host that runs several slurmd (nodes)
+      if (wanted.node.empty() || node == told.end() || node->second == wanted.node) {
+        daemon = d;
+        break;
+      }
+    }
+    if (daemon) break;
+    if (env.MonotonicNs() > deadline) {
+      return NotFound(what + " did not start on this node within " +
+                      std::to_string(opt.wait_ns / 1'000'000'000) + " s (see --step, --wait)");
+    }
+    nap();
+  }
+
+  // --- The part of the run this node stores. -------------------------------------------------
+  json meta;
+  std::vector<std::string> command = ProcWords(proc, tasks[0], "cmdline");
+  if (command.empty()) command = {"slurmstepd: [" + daemon->job + "." + daemon->step + "]"};
+  RunRecord run = NewRunRecord(command, mo.name, mo.description, mo.tags, mo.params,
+                               /*record_git=*/false, meta);
+  json slurm = StepJob(told, own, *daemon);
+  const std::string node = slurm.value("node", HostName());
+  meta["span"] = {{"key", slurm.value("cluster", std::string("slurm")) + ":" + daemon->job + "." +
+                              daemon->step},
+                  {"host", node},
+                  {"hosts", slurm.value("num_nodes", json(1))}};
+  meta["slurm"] = std::move(slurm);
+  meta["agent"] = {{"step_daemon", daemon->pid}};
+  meta["tree_membership"] = "proc walk (the descendants of the step's slurmstepd)";
+  const MetricIntervals intervals = ResolveIntervals(mo);
+  meta["intervals_ns"] = IntervalsMeta(intervals);
+
+  ProcessTreeProbe::Options tree_options{daemon->pid, nullptr, nullptr, proc};
+  tree_options.foreign_root = true;
+  tree_options.entity = node;
+  auto tree_owned = std::make_unique<ProcessTreeProbe>(std::move(tree_options));
+  ProcessTreeProbe* tree = tree_owned.get();
+  std::vector<std::unique_ptr<Probe>> probes;
+  probes.push_back(std::move(tree_owned));
+  probes.push_back(std::make_unique<SystemProbe>(proc));
+  UnavailableMetrics unavailable_gpu;
+  const bool chose_gpu = (mo.metrics & DefaultMetrics()) != DefaultMetrics();
+  if (auto gpu = OpenGpuProbe(env, mo.metrics, tree, mo.gpus, meta,
+                              chose_gpu ? &unavailable_gpu : nullptr)) {
+    probes.push_back(std::move(gpu));
+  }
+  MonitorSession session(
+      store, run.id, std::move(probes),
+      {.env = &env, .intervals = intervals, .flush_interval_ns = mo.flush_interval_ns});
+  run.meta_json = JsonText(meta);
+  FP_RETURN_IF_ERROR(store.InTransaction([&]() -> Status {
+    FP_RETURN_IF_ERROR(store.CreateRun(run));
+    return session.RegisterSeries();
+  }));
+
+  // --- Measure until the step's daemon exits here, or the agent is stopped. -----------------
+  const KernelFile daemon_stat(proc + "/" + std::to_string(daemon->pid) + "/stat");
+  const int64_t t0 = env.MonotonicNs();
+  run.started_at_ns = env.RealtimeNs();
+  if (Status st = session.Start(t0); !st.ok()) {
+    run.status = RunStatus::kFailed;
+    run.ended_at_ns = env.RealtimeNs();
+    (void)store.FinishRun(run, {});
+    return st;
+  }
+  while (stop.received() == 0 && Alive(daemon_stat)) nap();
+  const int64_t t_end = env.MonotonicNs();
+  session.Stop();
+
+  MonitorOutcome out;
+  out.signal_received = stop.received();
+  run.ended_at_ns = run.started_at_ns + (t_end - t0);
+  run.status = out.signal_received ? RunStatus::kInterrupted : RunStatus::kOk;
+  if (out.signal_received) {
+    meta["agent"]["stopped_by"] = std::string(sigabbrev_np(out.signal_received));
+    out.exit_status = 128 + out.signal_received;
+  }
+  RunTotals totals = StepTotals(t_end - t0, *tree, mo.metrics.test(size_t(MetricId::kCpu)), node);
+  out.totals = std::move(totals.totals);
+  ProbeFindings findings{out.totals, meta, out.warnings};
+  session.Finish(findings);
+  meta["sources"] = totals.sources;
+  meta["accounting"] = totals.accounting;
+  meta["memory_peaks"] = totals.memory_peaks;
+  run.meta_json = JsonText(meta);
+  unavailable_gpu.Warn(out.warnings);
+  if (Status st = store.FinishRun(run, out.totals); !st.ok()) {
+    out.warnings.push_back("the end of the step's part could not be stored (" + st.message() +
+                           "); it will show as interrupted");
+  }
+  out.run = std::move(run);
+  return out;
+}
+
+}  // namespace footprint
