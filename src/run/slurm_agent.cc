@@ -85,14 +85,19 @@ struct WantedStep {
   std::string node;  // the agent's node (SLURMD_NODENAME): a host may run several
 };
 
+// `own` is the agent's own task (SlurmJob), null outside a job: only the syntax is checked then.
 Result<WantedStep> ParseStep(const std::string& arg, const json& own) {
-  auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
-  WantedStep w{text(own["job_id"]), "", text(own["step_id"]), own.value("node", std::string())};
+  auto text = [&](const char* key) {
+    const json& v = own.is_object() ? own.value(key, json()) : json();
+    return v.is_string() ? v.get<std::string>() : v.is_null() ? std::string() : v.dump();
+  };
+  WantedStep w{text("job_id"), "", text("step_id"), text("node")};
   if (arg.empty()) return w;
   const size_t dot = arg.find('.');
   if (dot != std::string::npos) w.job = arg.substr(0, dot);
   w.step = dot == std::string::npos ? arg : arg.substr(dot + 1);
-  if (!IsNumber(w.job) || w.step.empty() || w.step.find_first_of("]. ") != std::string::npos) {
+  const bool job_ok = dot == std::string::npos || IsNumber(w.job);
+  if (!job_ok || w.step.empty() || w.step.find_first_of("]. ") != std::string::npos) {
     return InvalidArgument("--step takes STEP or JOB.STEP (e.g. 1 or 4242.1), not '" + arg + "'");
   }
   return w;
@@ -190,12 +195,12 @@ Result<MonitorOutcome> MonitorSlurmStep(Store& store, const StepAgentOptions& op
   Env& env = *mo.env;
   FP_RETURN_IF_ERROR(ValidateSampling(mo));
   const json own = SlurmJob(env);
+  FP_ASSIGN_OR_RETURN(WantedStep wanted, ParseStep(opt.step, own));
   if (own.is_null()) {
     return InvalidArgument(
         "footprint agent measures a Slurm step from inside its job, and SLURM_JOB_ID is not "
         "set: start it with srun --overlap --ntasks-per-node=1 footprint agent ...");
   }
-  FP_ASSIGN_OR_RETURN(WantedStep wanted, ParseStep(opt.step, own));
   const std::string proc = env.ProcRoot();
   StopSignalCatcher stop;
   std::mutex mu;

@@ -114,3 +114,16 @@ wait
     assert proc.returncode == 0, describe(proc)
     html = page.read_text()
     assert all(f"train @ {node} · " in html for node in slurm2.nodes)  # a line per host
+
+
+def test_the_agent_says_what_is_wrong_outside_a_job_and_when_no_step_starts(slurm, tmp_path):
+    db = tmp_path / "fp.db"
+    outside = fp("agent", "-o", db)
+    assert outside.returncode == 2 and "SLURM_JOB_ID is not set" in outside.stderr, \
+        describe(outside)
+    bad = fp("agent", "-o", db, "--step", "x.1")
+    assert bad.returncode == 2 and "--step takes STEP or JOB.STEP" in bad.stderr, describe(bad)
+    late = slurm.run("srun", "-n1", FOOTPRINT, "agent", "-o", db, "--step", "99", "--wait", "1")
+    assert late.returncode == 4, f"{late.stdout}{late.stderr}"
+    assert "did not start on this node within 1 s" in late.stderr, late.stderr
+    assert not db.exists() or json.loads(fp("runs", "-o", db, "--json").stdout) == []
