@@ -252,10 +252,14 @@ Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend
   }
 
   FP_ASSIGN_OR_RETURN(auto series, store.ListSeries(run.id));
-  for (const HostPart& part : out.hosts) {  // the other hosts' series, their host as entity
-    if (part.run.id == run.id) continue;
-    FP_ASSIGN_OR_RETURN(auto theirs, store.ListSeries(part.run.id));
-    series.insert(series.end(), theirs.begin(), theirs.end());
+  for (const HostPart& part : out.hosts) {  // every host's series, each saying its host
+    if (part.run.id != run.id) {
+      FP_ASSIGN_OR_RETURN(auto theirs, store.ListSeries(part.run.id));
+      series.insert(series.end(), theirs.begin(), theirs.end());
+    }
+    for (SeriesRecord& sr : series) {  // the tree's are the host's; "system@n01", ...
+      if (sr.run_id == part.run.id && sr.entity != part.host) sr.entity += "@" + part.host;
+    }
   }
   std::vector<MetricSummary> per_scope;
   for (const SeriesRecord& sr : series) {

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 
 #include "test_util.h"
 
@@ -127,6 +129,7 @@ TEST(SummarizeRun, APartOfAMultiHostRunShowsEveryHostAndTheirSums) {
     r.meta_json = nlohmann::json{{"span", {{"key", key}, {"host", host}, {"hosts", 2}}}}.dump();
     ASSERT_TRUE((*store)->CreateRun(r).ok());
     ASSERT_TRUE((*store)->EnsureSeries({0, r.id, "cpu", "%", host, std::nullopt}).ok());
+    ASSERT_TRUE((*store)->EnsureSeries({0, r.id, "sys.cpu", "%", "system", std::nullopt}).ok());
     r.status = RunStatus::kOk;
     r.ended_at_ns = 1;
     ASSERT_TRUE((*store)->FinishRun(r, totals).ok());
@@ -151,7 +154,10 @@ TEST(SummarizeRun, APartOfAMultiHostRunShowsEveryHostAndTheirSums) {
   EXPECT_DOUBLE_EQ(summary->totals["peak_memory_bytes"], 150);  // each host at its peak
   EXPECT_DOUBLE_EQ(summary->totals["duration_s"], 3.0);         // the longest
   EXPECT_DOUBLE_EQ(summary->totals["max_process_peak_bytes"], 70);
-  ASSERT_EQ(summary->metrics.size(), 2u);  // each host's series
+  std::set<std::string> entities;  // each host's series, each saying its host
+  for (const MetricSummary& m : summary->metrics) entities.insert(m.metric + " " + m.entity);
+  EXPECT_EQ(entities, (std::set<std::string>{"cpu n01", "cpu n02", "sys.cpu system@n01",
+                                             "sys.cpu system@n02"}));
   auto j = nlohmann::json::parse(SummaryJson(*summary));
   EXPECT_EQ(j["hosts"][1]["totals"]["cpu_user_s"], 2.0);
   auto alone = SummarizeRun(**store, *(*store)->GetRun("c"));
