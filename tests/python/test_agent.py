@@ -174,9 +174,12 @@ def test_trace_framework_stores_the_operators(tmp_path):
     report = record(data, "framework.operators")
     assert report["sort"] == "self_cpu_time" and report["profiled_batches"] == 3
     assert sum(batches(data)) == 8
-    # The same convolutions in each profiled batch.
-    convolutions = [op for op in report["operators"] if op["name"] == "aten::convolution"]
-    assert convolutions and convolutions[0]["calls"] % 3 == 0, report["operators"]
+    # The same convolutions in each profiled batch. Which of the convolution operators (the
+    # aten::convolution wrapper, the mkldnn kernel under it) make the top 30 by self time
+    # depends on the machine: any that does.
+    convolutions = [op for op in report["operators"] if op["name"].endswith("convolution")]
+    assert convolutions and all(op["calls"] % 3 == 0 for op in convolutions), \
+        report["operators"]
     operators = report["operators"]
     assert 0 < len(operators) <= 30
     assert any(op["name"].startswith("aten::") and op["calls"] > 0 and op["self_cpu_s"] > 0
