@@ -242,10 +242,15 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
   const bool want_io = is_due(MetricId::kIoRead) || is_due(MetricId::kIoWrite);
   const RunCgroup* cgroup = options_.cgroup;
   ++generation_;
+  // A foreign root's waited-for children before its live ones: a task it reaps in between is
+  // then missing from this pass (the next one has it), never counted twice (the kernel adds a
+  // child's times to its parent before the child's /proc entry goes).
+  int64_t cpu_ticks = 0, user_ticks = 0;
+  if (options_.foreign_root && is_due(MetricId::kCpu)) AddRootWaitedFor(cpu_ticks, user_ticks);
   ListMembers();
   members_listed_ns_ = now_ns;
 
-  int64_t rss_pages = 0, threads = 0, processes = 0, cpu_ticks = 0, user_ticks = 0;
+  int64_t rss_pages = 0, threads = 0, processes = 0;
   int64_t largest_rss = 0;
   int64_t largest_shared = 0;
   int64_t read_bytes = 0, write_bytes = 0;
@@ -293,7 +298,6 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
 
   const ReapedTotals* reaped = options_.reaped;
   if (is_due(MetricId::kCpu)) {
-    if (options_.foreign_root) AddRootWaitedFor(cpu_ticks, user_ticks);
     user_ticks_ = std::max(user_ticks_, user_ticks);
     system_ticks_ = std::max(system_ticks_, cpu_ticks - user_ticks);
     std::optional<int64_t> cum = cgroup ? cgroup->CpuUsageNs() : std::nullopt;

@@ -138,6 +138,98 @@ json StepJob(const Vars& told, const json& own, const StepDaemon& daemon) {
   return slurm;
 }
 
+// The step found running on this node: its daemon, its tasks, what the first was told.
+struct StartedStep {
+  StepDaemon daemon;
+  std::vector<pid_t> tasks;
+  Vars told;
+};
+
+// Naps of kPollNs on `env`'s clock.
+class Napper {
+ public:
+  explicit Napper(Env& env) : env_(env), lock_(mu_) {}
+  void Nap() {
+    env_.WaitUntil(never_, lock_, env_.MonotonicNs() + kPollNs, [] { return false; });
+  }
+
+ private:
+  Env& env_;
+  std::mutex mu_;
+  std::condition_variable never_;
+  std::unique_lock<std::mutex> lock_;
+};
+
+// Waits until the wanted step has a task on this node (the agent's node, where a host runs
+// several slurmd); NotFound after `wait_ns`, or when a stop signal comes first.
+Result<StartedStep> WaitForStep(Env& env, const WantedStep& wanted, int64_t wait_ns,
+                                const StopSignalCatcher& stop) {
+  const std::string proc = env.ProcRoot();
+  const std::string what = "step " + wanted.job + "." + (wanted.step.empty() ? "*" : wanted.step);
+  const int64_t deadline = env.MonotonicNs() + wait_ns;
+  Napper napper(env);
+  while (stop.received() == 0) {
+    for (const StepDaemon& d : FindStepDaemons(proc, wanted.job, wanted.step, wanted.except)) {
+      StartedStep found{d, TasksOf(proc, d.pid), {}};
+      if (found.tasks.empty()) continue;
+      found.told = Variables(proc, found.tasks[0]);
+      auto node = found.told.find("SLURMD_NODENAME");
+      if (wanted.node.empty() || node == found.told.end() || node->second == wanted.node) {
+        return found;
+      }
+    }
+    if (env.MonotonicNs() > deadline) {
+      return NotFound(what + " did not start on this node within " +
+                      std::to_string(wait_ns / 1'000'000'000) + " s (see --step, --wait)");
+    }
+    napper.Nap();
+  }
+  return NotFound("stopped before " + what + " started on this node");
+}
+
+// The node's part of the run: named after the first task's command unless named, its
+// meta.slurm the step's, meta.span the step's key and this node.
+RunRecord PartRecord(const MonitorOptions& mo, const StartedStep& started, const json& own,
+                     json& meta) {
+  const StepDaemon& daemon = started.daemon;
+  std::vector<std::string> command = ProcWords(mo.env->ProcRoot(), started.tasks[0], "cmdline");
+  if (command.empty()) command = {"slurmstepd: [" + daemon.job + "." + daemon.step + "]"};
+  RunRecord run = NewRunRecord(command, mo.name, mo.description, mo.tags, mo.params,
+                               /*record_git=*/false, meta);
+  json slurm = StepJob(started.told, own, daemon);
+  const std::string node = slurm.value("node", HostName());
+  meta["span"] = {
+      {"key", slurm.value("cluster", std::string("slurm")) + ":" + daemon.job + "." + daemon.step},
+      {"host", node},
+      {"hosts", slurm.value("num_nodes", json(1))}};
+  meta["slurm"] = std::move(slurm);
+  meta["agent"] = {{"step_daemon", daemon.pid}};
+  meta["tree_membership"] = "proc walk (the descendants of the step's slurmstepd)";
+  return run;
+}
+
+// The probes of a step's processes on this node; `tree` receives the process-tree probe.
+std::vector<std::unique_ptr<Probe>> StepProbes(const MonitorOptions& mo, pid_t daemon,
+                                               const std::string& node, json& meta,
+                                               UnavailableMetrics& unavailable_gpu,
+                                               ProcessTreeProbe*& tree) {
+  Env& env = *mo.env;
+  ProcessTreeProbe::Options tree_options{daemon, nullptr, nullptr, env.ProcRoot()};
+  tree_options.foreign_root = true;
+  tree_options.entity = node;
+  auto tree_owned = std::make_unique<ProcessTreeProbe>(std::move(tree_options));
+  tree = tree_owned.get();
+  std::vector<std::unique_ptr<Probe>> probes;
+  probes.push_back(std::move(tree_owned));
+  probes.push_back(std::make_unique<SystemProbe>(env.ProcRoot()));
+  const bool chose_gpu = (mo.metrics & DefaultMetrics()) != DefaultMetrics();
+  if (auto gpu = OpenGpuProbe(env, mo.metrics, tree, mo.gpus, meta,
+                              chose_gpu ? &unavailable_gpu : nullptr)) {
+    probes.push_back(std::move(gpu));
+  }
+  return probes;
+}
+
 // The step's part of the run, its totals, as the kernel's accounts of its processes allow.
 RunTotals StepTotals(int64_t duration_ns, const ProcessTreeProbe& tree, bool cpu_sampled,
                      const std::string& node) {
@@ -203,69 +295,18 @@ Result<MonitorOutcome> MonitorSlurmStep(Store& store, const StepAgentOptions& op
   }
   const std::string proc = env.ProcRoot();
   StopSignalCatcher stop;
-  std::mutex mu;
-  std::condition_variable never;
-  std::unique_lock lock(mu);
-  auto nap = [&] { env.WaitUntil(never, lock, env.MonotonicNs() + kPollNs, [] { return false; }); };
-
-  // --- Wait for the step's daemon and its first task on this node. -------------------------
-  const std::string what = "step " + wanted.job + "." + (wanted.step.empty() ? "*" : wanted.step);
-  const int64_t deadline = env.MonotonicNs() + opt.wait_ns;
-  std::optional<StepDaemon> daemon;
-  std::vector<pid_t> tasks;
-  Vars told;  // the first task's variables
-  while (!daemon) {
-    if (stop.received() != 0) return NotFound("stopped before " + what + " started on this node");
-    for (const StepDaemon& d : FindStepDaemons(proc, wanted.job, wanted.step, wanted.except)) {
-      tasks = TasksOf(proc, d.pid);
-      if (tasks.empty()) continue;
-      told = Variables(proc, tasks[0]);
-      auto node = told.find("SLURMD_NODENAME");  // a host that runs several slurmd (nodes)
-      if (wanted.node.empty() || node == told.end() || node->second == wanted.node) {
-        daemon = d;
-        break;
-      }
-    }
-    if (daemon) break;
-    if (env.MonotonicNs() > deadline) {
-      return NotFound(what + " did not start on this node within " +
-                      std::to_string(opt.wait_ns / 1'000'000'000) + " s (see --step, --wait)");
-    }
-    nap();
-  }
+  FP_ASSIGN_OR_RETURN(StartedStep started, WaitForStep(env, wanted, opt.wait_ns, stop));
 
   // --- The part of the run this node stores. -------------------------------------------------
   json meta;
-  std::vector<std::string> command = ProcWords(proc, tasks[0], "cmdline");
-  if (command.empty()) command = {"slurmstepd: [" + daemon->job + "." + daemon->step + "]"};
-  RunRecord run = NewRunRecord(command, mo.name, mo.description, mo.tags, mo.params,
-                               /*record_git=*/false, meta);
-  json slurm = StepJob(told, own, *daemon);
-  const std::string node = slurm.value("node", HostName());
-  meta["span"] = {{"key", slurm.value("cluster", std::string("slurm")) + ":" + daemon->job + "." +
-                              daemon->step},
-                  {"host", node},
-                  {"hosts", slurm.value("num_nodes", json(1))}};
-  meta["slurm"] = std::move(slurm);
-  meta["agent"] = {{"step_daemon", daemon->pid}};
-  meta["tree_membership"] = "proc walk (the descendants of the step's slurmstepd)";
+  RunRecord run = PartRecord(mo, started, own, meta);
+  const std::string node = meta["span"]["host"];
   const MetricIntervals intervals = ResolveIntervals(mo);
   meta["intervals_ns"] = IntervalsMeta(intervals);
-
-  ProcessTreeProbe::Options tree_options{daemon->pid, nullptr, nullptr, proc};
-  tree_options.foreign_root = true;
-  tree_options.entity = node;
-  auto tree_owned = std::make_unique<ProcessTreeProbe>(std::move(tree_options));
-  ProcessTreeProbe* tree = tree_owned.get();
-  std::vector<std::unique_ptr<Probe>> probes;
-  probes.push_back(std::move(tree_owned));
-  probes.push_back(std::make_unique<SystemProbe>(proc));
+  ProcessTreeProbe* tree = nullptr;
   UnavailableMetrics unavailable_gpu;
-  const bool chose_gpu = (mo.metrics & DefaultMetrics()) != DefaultMetrics();
-  if (auto gpu = OpenGpuProbe(env, mo.metrics, tree, mo.gpus, meta,
-                              chose_gpu ? &unavailable_gpu : nullptr)) {
-    probes.push_back(std::move(gpu));
-  }
+  std::vector<std::unique_ptr<Probe>> probes =
+      StepProbes(mo, started.daemon.pid, node, meta, unavailable_gpu, tree);
   MonitorSession session(
       store, run.id, std::move(probes),
       {.env = &env, .intervals = intervals, .flush_interval_ns = mo.flush_interval_ns});
@@ -276,7 +317,7 @@ Result<MonitorOutcome> MonitorSlurmStep(Store& store, const StepAgentOptions& op
   }));
 
   // --- Measure until the step's daemon exits here, or the agent is stopped. -----------------
-  const KernelFile daemon_stat(proc + "/" + std::to_string(daemon->pid) + "/stat");
+  const KernelFile daemon_stat(proc + "/" + std::to_string(started.daemon.pid) + "/stat");
   const int64_t t0 = env.MonotonicNs();
   run.started_at_ns = env.RealtimeNs();
   if (Status st = session.Start(t0); !st.ok()) {
@@ -285,7 +326,8 @@ Result<MonitorOutcome> MonitorSlurmStep(Store& store, const StepAgentOptions& op
     (void)store.FinishRun(run, {});
     return st;
   }
-  while (stop.received() == 0 && Alive(daemon_stat)) nap();
+  Napper napper(env);
+  while (stop.received() == 0 && Alive(daemon_stat)) napper.Nap();
   const int64_t t_end = env.MonotonicNs();
   session.Stop();
 
