@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -74,11 +75,25 @@ TEST(RunCgroup, MeasuresAProcessMovedIntoIt) {
   auto cg = RunCgroup::Create(DetectCgroups(), "footprint-unit-" + std::to_string(getpid()));
   if (!cg.ok()) GTEST_SKIP() << "no cgroup here: " << cg.status().message();
   RunCgroup& run = **cg;
-  std::string burn = testing::Workload("touch_memory");
-  char* argv[] = {burn.data(), const_cast<char*>("48"), const_cast<char*>("1"), nullptr};
+  // The workload waits on its stdin until it is in the cgroup: pages it touched before would
+  // stay charged to the cgroup it came from (v1 does not move charges), and the cgroup's own
+  // peak would read 0 (one run in ten did).
+  std::string touch = testing::Workload("touch_memory");
+  int gate[2];
+  ASSERT_EQ(pipe(gate), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, gate[0], STDIN_FILENO);
+  posix_spawn_file_actions_addclose(&actions, gate[1]);
+  char* argv[] = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"),
+                  const_cast<char*>("read go && exec \"$0\" 48 1"), touch.data(), nullptr};
   pid_t pid;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv, environ), 0);
+  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv, environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  close(gate[0]);
   ASSERT_TRUE(run.Join(pid).ok());
+  ASSERT_EQ(write(gate[1], "go\n", 3), 3);
+  close(gate[1]);
   ProcessTreeProbe probe({getpid(), &run, nullptr, "/proc", false});
   std::vector<SeriesSpec> specs = probe.Series(DefaultMetrics());
   struct Out final : SampleOut {
