@@ -77,9 +77,11 @@ struct HostPart {
   std::map<std::string, double> totals;
 };
 
-// The runs of `store` that are parts of the same multi-host run as `run` (meta.span.key), by
-// host, `run` among them; empty when `run` is not a part of one.
-Result<std::vector<RunRecord>> HostParts(Store& store, const RunRecord& run);
+// The parts of the multi-host run `run` is a part of (every run with its meta.span.key), by
+// host, `run` among them, with their totals; empty when `run` is not a part of one.
+// `hosts_expected` (may be null) receives how many hosts the run spans (meta.span.hosts).
+Result<std::vector<HostPart>> HostParts(Store& store, const RunRecord& run,
+                                        int* hosts_expected = nullptr);
 // The host of a part of a multi-host run (meta.span.host); empty for any other run.
 std::string SpanHost(const RunRecord& run);
 

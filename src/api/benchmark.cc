@@ -68,16 +68,6 @@ class NameRegistry {
 std::atomic<Benchmark*> g_current{nullptr};
 std::atomic<uint64_t> g_next_serial{1};
 
-std::vector<std::string> ProgramCommand() {
-  std::vector<std::string> out;
-  auto cmdline = ReadWholeFile("/proc/self/cmdline");
-  if (!cmdline.ok()) return out;
-  for (std::string_view part : Split(*cmdline, '\0')) {
-    if (!part.empty()) out.emplace_back(part);
-  }
-  return out;
-}
-
 // 32 bytes: one scope's entry or exit.
 struct ScopeEvent {
   static constexpr uint32_t kExit = UINT32_MAX;  // name_id of an exit event
@@ -788,8 +778,8 @@ Result<std::unique_ptr<Benchmark>> Benchmark::Open(const BenchmarkOptions& optio
   auto sample_store = OpenStore(db);  // the sample writer's own connection
   if (!sample_store.ok()) return sample_store.status();
   json meta;
-  RunRecord run = NewRunRecord(ProgramCommand(), options.name, options.description, options.tags,
-                               options.params,
+  RunRecord run = NewRunRecord(ReadNulSeparatedWords("/proc/self/cmdline"), options.name,
+                               options.description, options.tags, options.params,
                                /*record_git=*/true, meta);
   const int64_t t0 = MonotonicNs();
   run.started_at_ns = RealtimeNs();

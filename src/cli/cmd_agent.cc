@@ -31,11 +31,11 @@ Action AddAgent(CLI::App& app) {
   cmd->footer(
       "Exit status: 0 when the step's part was measured to its end, 128+N when signal N "
       "stopped the agent first (the part is stored as interrupted), 4 when the step did not "
-      "start on this node in time (or a signal came first), 2 for bad options or outside a Slurm "
-      "job, 3 when the "
-      "database fails.\n"
+      "start on this node in time (or a signal came first), 2 for bad options or outside a "
+      "Slurm job, 3 when the database fails.\n"
       "Example, in a batch script:\n"
-      "  srun --overlap --ntasks-per-node=1 footprint agent -o postgresql://db/fp -n train &\n"
+      "  srun --overlap -N \"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=1 \\\n"
+      "      footprint agent -o postgresql://db/fp -n train &\n"
       "  srun --ntasks-per-node=4 python3 train.py\n"
       "  wait");
   return [args, step, wait_s, cmd]() -> int {

@@ -96,10 +96,10 @@ Result<std::vector<RunRecord>> WithHostParts(Store& store, const std::vector<Run
   std::vector<RunRecord> out;
   std::set<std::string> seen;
   for (const RunRecord& r : runs) {
-    FP_ASSIGN_OR_RETURN(std::vector<RunRecord> parts, HostParts(store, r));
-    if (parts.empty()) parts.push_back(r);
-    for (RunRecord& p : parts) {
-      if (seen.insert(p.id).second) out.push_back(std::move(p));
+    FP_ASSIGN_OR_RETURN(std::vector<HostPart> parts, HostParts(store, r));
+    if (parts.empty()) parts.push_back({"", r, {}});
+    for (HostPart& p : parts) {
+      if (seen.insert(p.run.id).second) out.push_back(std::move(p.run));
     }
   }
   return out;

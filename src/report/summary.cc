@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 
 #include "footprint/report.h"
 #include "footprint/stats.h"
@@ -183,58 +184,52 @@ std::map<std::string, double> SumHostTotals(const std::vector<HostPart>& parts) 
 
 namespace {
 
-// The key of the multi-host run `meta` belongs to (meta.span.key), empty when none.
-std::string SpanKey(const json& meta) {
-  if (!meta.is_object() || !meta.contains("span") || !meta["span"].is_object()) return "";
-  return meta["span"].value("key", std::string());
+// A part's meta.span: the multi-host run's key, the part's host and the hosts it spans.
+struct Span {
+  std::string key, host;
+  int hosts = 1;
+};
+std::optional<Span> SpanOf(const RunRecord& run) {
+  const json meta = json::parse(run.meta_json, nullptr, false);
+  if (!meta.is_object() || !meta.contains("span") || !meta["span"].is_object()) return std::nullopt;
+  const json& span = meta["span"];
+  const json& hosts = span.value("hosts", json(1));
+  Span out{span.value("key", std::string()), span.value("host", run.host),
+           hosts.is_number_integer() ? hosts.get<int>() : 1};
+  if (out.key.empty()) return std::nullopt;
+  return out;
 }
 
 }  // namespace
-
-Result<std::vector<RunRecord>> HostParts(Store& store, const RunRecord& run) {
-  std::vector<RunRecord> parts;
-  const std::string key = SpanKey(json::parse(run.meta_json, nullptr, false));
-  if (key.empty()) return parts;
-  FP_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, store.ListRuns());
-  for (RunRecord& r : runs) {
-    if (r.id == run.id || SpanKey(json::parse(r.meta_json, nullptr, false)) == key) {
-      parts.push_back(std::move(r));
-    }
-  }
-  std::sort(parts.begin(), parts.end(),
-            [](const RunRecord& a, const RunRecord& b) { return SpanHost(a) < SpanHost(b); });
-  return parts;
-}
 
 std::string SpanHost(const RunRecord& run) {
-  const json meta = json::parse(run.meta_json, nullptr, false);
-  if (SpanKey(meta).empty()) return "";
-  return meta["span"].value("host", run.host);
+  std::optional<Span> span = SpanOf(run);
+  return span ? span->host : "";
 }
 
-namespace {
-
-// Fills `out.hosts` with the parts of the multi-host run `run` belongs to, if it does.
-Status AddHostParts(Store& store, const RunRecord& run, RunSummary& out) {
-  FP_ASSIGN_OR_RETURN(std::vector<RunRecord> parts, HostParts(store, run));
-  if (parts.empty()) return Status::Ok();
-  out.hosts_expected = json::parse(run.meta_json)["span"].value("hosts", 1);
-  for (RunRecord& r : parts) {
+Result<std::vector<HostPart>> HostParts(Store& store, const RunRecord& run, int* hosts_expected) {
+  std::vector<HostPart> parts;
+  const std::optional<Span> span = SpanOf(run);
+  if (!span) return parts;
+  if (hosts_expected) *hosts_expected = span->hosts;
+  FP_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, store.ListRuns());
+  for (RunRecord& r : runs) {
+    std::optional<Span> theirs = r.id == run.id ? span : SpanOf(r);
+    if (!theirs || theirs->key != span->key) continue;
     FP_ASSIGN_OR_RETURN(auto totals, store.LoadTotals(r.id));
-    std::string host = SpanHost(r);
-    out.hosts.push_back({std::move(host), std::move(r), std::move(totals)});
+    parts.push_back({theirs->host, std::move(r), std::move(totals)});
   }
-  return Status::Ok();
+  std::sort(parts.begin(), parts.end(),
+            [](const HostPart& a, const HostPart& b) { return a.host < b.host; });
+  return parts;
 }
-
-}  // namespace
 
 Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend_points) {
   RunSummary out;
   out.run = run;
   FP_ASSIGN_OR_RETURN(auto totals, store.LoadTotals(run.id));
   out.totals = std::move(totals);
-  FP_RETURN_IF_ERROR(AddHostParts(store, run, out));
+  FP_ASSIGN_OR_RETURN(out.hosts, HostParts(store, run, &out.hosts_expected));
   if (!out.hosts.empty()) out.totals = SumHostTotals(out.hosts);
   out.duration_s = RunDuration(run, out.totals);
   FP_ASSIGN_OR_RETURN(auto scopes, store.ListScopes(run.id));
@@ -251,14 +246,15 @@ Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend
     if (it != windows.end() && sc.end_ns) it->second.emplace_back(sc.start_ns, *sc.end_ns);
   }
 
-  FP_ASSIGN_OR_RETURN(auto series, store.ListSeries(run.id));
+  std::vector<SeriesRecord> series;
+  if (out.hosts.empty()) {
+    FP_ASSIGN_OR_RETURN(series, store.ListSeries(run.id));
+  }
   for (const HostPart& part : out.hosts) {  // every host's series, each saying its host
-    if (part.run.id != run.id) {
-      FP_ASSIGN_OR_RETURN(auto theirs, store.ListSeries(part.run.id));
-      series.insert(series.end(), theirs.begin(), theirs.end());
-    }
-    for (SeriesRecord& sr : series) {  // the tree's are the host's; "system@n01", ...
-      if (sr.run_id == part.run.id && sr.entity != part.host) sr.entity += "@" + part.host;
+    FP_ASSIGN_OR_RETURN(auto theirs, store.ListSeries(part.run.id));
+    for (SeriesRecord& sr : theirs) {  // the tree's are the host's; "system@n01", ...
+      if (sr.entity != part.host) sr.entity += "@" + part.host;
+      series.push_back(std::move(sr));
     }
   }
   std::vector<MetricSummary> per_scope;

@@ -17,6 +17,7 @@
 #include "run/run_metadata.h"
 #include "run/slurm.h"
 #include "run/stop_signals.h"
+#include "session/descendants.h"
 #include "session/monitor_session.h"
 #include "session/totals.h"
 #include "util/file.h"
@@ -52,31 +53,7 @@ std::optional<std::pair<std::string, std::string>> StepOfTitle(std::string_view 
 
 // The NUL-separated words of /proc/PID/FILE (cmdline, environ); empty when it is gone.
 std::vector<std::string> ProcWords(const std::string& proc_root, pid_t pid, const char* file) {
-  std::vector<std::string> words;
-  auto text = ReadWholeFile(proc_root + "/" + std::to_string(pid) + "/" + file);
-  if (!text.ok()) return words;
-  for (std::string_view w : Split(*text, '\0')) {
-    if (!w.empty()) words.emplace_back(w);
-  }
-  return words;
-}
-
-// The processes the step daemon started (its tasks), from its threads' children files.
-std::vector<pid_t> TasksOf(const std::string& proc_root, pid_t daemon) {
-  std::vector<pid_t> tasks;
-  const std::string task_dir = proc_root + "/" + std::to_string(daemon) + "/task";
-  DIR* dir = ::opendir(task_dir.c_str());
-  if (dir == nullptr) return tasks;
-  while (dirent* e = ::readdir(dir)) {
-    if (e->d_name[0] == '.') continue;
-    auto children = ReadWholeFile(task_dir + "/" + e->d_name + "/children");
-    if (!children.ok()) continue;
-    for (std::string_view pid : Split(*children, ' ')) {
-      if (IsNumber(pid)) tasks.push_back(static_cast<pid_t>(std::stol(std::string(pid))));
-    }
-  }
-  ::closedir(dir);
-  return tasks;
+  return ReadNulSeparatedWords(proc_root + "/" + std::to_string(pid) + "/" + file);
 }
 
 // The step to wait for: job, step ("" for any), and the agent's own step, never measured.
@@ -170,7 +147,7 @@ Result<StartedStep> WaitForStep(Env& env, const WantedStep& wanted, int64_t wait
   Napper napper(env);
   while (stop.received() == 0) {
     for (const StepDaemon& d : FindStepDaemons(proc, wanted.job, wanted.step, wanted.except)) {
-      StartedStep found{d, TasksOf(proc, d.pid), {}};
+      StartedStep found{d, ChildrenOf(proc, d.pid), {}};
       if (found.tasks.empty()) continue;
       found.told = Variables(proc, found.tasks[0]);
       auto node = found.told.find("SLURMD_NODENAME");

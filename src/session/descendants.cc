@@ -11,20 +11,26 @@
 
 namespace footprint {
 
+std::vector<pid_t> ChildrenOf(const std::string& proc_root, pid_t pid) {
+  std::vector<pid_t> children;
+  std::error_code ec;
+  const std::string tasks = proc_root + "/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+    auto listed = ReadWholeFile(task.path().string() + "/children");
+    if (listed.ok()) ForEachPid(*listed, [&](pid_t c) { children.push_back(c); });
+  }
+  return children;
+}
+
 std::vector<pid_t> Descendants(Env& env) {
+  const std::string proc_root = env.ProcRoot();
   std::vector<pid_t> found, queue = {::getpid()};
   while (!queue.empty()) {
     const pid_t pid = queue.back();
     queue.pop_back();
-    std::error_code ec;
-    const std::string tasks = env.ProcRoot() + "/" + std::to_string(pid) + "/task";
-    for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
-      auto children = ReadWholeFile(task.path().string() + "/children");
-      if (!children.ok()) continue;
-      ForEachPid(*children, [&](pid_t c) {
-        found.push_back(c);
-        queue.push_back(c);
-      });
+    for (pid_t child : ChildrenOf(proc_root, pid)) {
+      found.push_back(child);
+      queue.push_back(child);
     }
   }
   return found;

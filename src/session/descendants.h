@@ -9,11 +9,16 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "footprint/env.h"
 
 namespace footprint {
+
+// The children of `pid` under `proc_root`, from the kernel's children list of each of its
+// threads (a child is listed under the thread that forked it).
+std::vector<pid_t> ChildrenOf(const std::string& proc_root, pid_t pid);
 
 // Every process below this one, from the kernel's children lists of each thread.
 std::vector<pid_t> Descendants(Env& env);

@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "util/strings.h"
+
 namespace footprint {
 
 Result<std::string> ReadWholeFile(const std::string& path) {
@@ -23,6 +25,16 @@ Result<std::string> ReadWholeFile(const std::string& path) {
   }
   ::close(fd);
   return out;
+}
+
+std::vector<std::string> ReadNulSeparatedWords(const std::string& path) {
+  std::vector<std::string> words;
+  Result<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return words;
+  for (std::string_view w : Split(*text, '\0')) {
+    if (!w.empty()) words.emplace_back(w);
+  }
+  return words;
 }
 
 Status WriteFile(const std::string& path, std::string_view text) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "footprint/status.h"
 
@@ -75,6 +76,9 @@ class KernelFile {
 
 // Reads a whole file into a string (for files read once, such as /proc/cpuinfo).
 Result<std::string> ReadWholeFile(const std::string& path);
+// The non-empty NUL-separated words of a file (/proc/PID/cmdline, /proc/PID/environ); none
+// when it cannot be read (the process is gone).
+std::vector<std::string> ReadNulSeparatedWords(const std::string& path);
 // Writes `text` to an existing file (cgroup control files). IoError names the file and errno.
 Status WriteFile(const std::string& path, std::string_view text);
 
