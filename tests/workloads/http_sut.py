@@ -27,6 +27,13 @@ def now():
     return time.monotonic_ns() - T0
 
 
+def record(qid, received, first, done):
+    """The query's line, written before its answer ends: footprint stops this server once the
+    last answer is read, and a line written after it could be lost to that SIGTERM."""
+    with lock:
+        log.write(f"{qid} {received} {first} {done}\n")
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive
     disable_nagle_algorithm = True  # each event leaves at once, as LLM servers send them
@@ -40,7 +47,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers["Content-Length"]))
         qid = json.loads(body)["id"]
         if MODE == "stream":
-            first = self.stream(qid)
+            self.stream(qid, received)
         else:
             time.sleep(ARGS[0] / 1000)
             status = 500 if MODE == "error" and qid % 4 == 3 else 200
@@ -49,16 +56,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
-            first = self.done = now()
+            done = now()
+            record(qid, received, done, done)
             self.wfile.write(payload)
             self.wfile.flush()
         with lock:
-            log.write(f"{qid} {received} {first} {self.done}\n")
             answered += 1
             if MODE == "die" and answered == 10:
                 os._exit(3)
 
-    def stream(self, qid):
+    def stream(self, qid, received):
         delay_ms, gap_ms, tokens = ARGS[0], ARGS[1], int(ARGS[2])
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -71,11 +78,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             sent = now()
             self.chunk(f"data: {json.dumps({'id': qid, 'token': k})}\n\n")
             first = first or sent
-        self.done = now()  # before the end is sent: the client cannot have read it yet
+        record(qid, received, first, now())  # before the end: the client cannot have read it
         self.chunk("data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
-        return first
 
     def chunk(self, text):
         data = text.encode()
