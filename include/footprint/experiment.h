@@ -126,19 +126,42 @@ struct ExperimentOptions {
   std::string db;       // store location; every monitor process opens it itself
   bool resume = false;  // skip keys whose latest run is ok
   bool record_git = true;
+  // When set: only the run with this key, measured by the calling process itself (no monitor
+  // process is forked), as each step of --executor slurm runs it. InvalidArgument when the
+  // plan has no such key.
+  std::string only_key;
   // Called in the main process: before a workload starts (with the runs that will run),
   // and after each run ended (with its key and stored status). Either may be empty.
   std::function<void(const PlannedWorkload&, const std::vector<const PlannedRun*>&)> on_workload;
   std::function<void(const PlannedRun&, const PlanRunStatus&, int exit_status)> on_run;
 };
 
+// A run of --executor slurm beside what sstat last said of its step. footprint's side is the
+// step's task as Slurm sees it: the command's tree plus footprint's own process.
+struct SstatCheck {
+  std::string key;
+  std::string run_id;
+  std::string step;  // "JOB.STEP"
+  double cpu_s = 0;  // cpu_user_s + cpu_system_s + monitor_cpu_s
+  double sstat_cpu_s = 0;
+  double rss_bytes = 0;  // rss_sum_peak_bytes + monitor_peak_rss_bytes
+  double sstat_max_rss_bytes = 0;
+  double read_before_end_s = 0;  // how long before the run's end sstat was last asked
+};
+
 struct ExperimentOutcome {
   int runs_started = 0;
-  int runs_skipped = 0;     // already ok (resume)
-  int runs_failed = 0;      // not ok (failed, killed, could not start)
-  int signal_received = 0;  // SIGINT/SIGTERM/SIGHUP/SIGQUIT that stopped the plan, 0 if none
-  bool complete = false;    // every workload ran
+  int runs_skipped = 0;           // already ok (resume)
+  int runs_failed = 0;            // not ok (failed, killed, could not start)
+  int signal_received = 0;        // SIGINT/SIGTERM/SIGHUP/SIGQUIT that stopped the plan, 0 if none
+  bool complete = false;          // every workload ran
+  std::vector<SstatCheck> sstat;  // --executor slurm: the runs sstat saw, in the order ended
+  std::vector<int64_t> queued_jobs;  // --executor slurm, when stopped: the plan's jobs left
 };
+
+// Checks every run's options (intervals, metrics, command) without running anything.
+// InvalidArgument naming the run's key.
+Status CheckPlanRuns(const ExperimentPlan& plan, const ExperimentOptions& options);
 
 // Executes the plan (see the file comment). Stops after the workload during which footprint
 // received SIGINT, SIGTERM, SIGHUP or SIGQUIT (forwarded to the monitors, which forward it to
@@ -147,6 +170,30 @@ struct ExperimentOutcome {
 // before or between runs; what ran stays stored.
 Result<ExperimentOutcome> RunExperiment(const ExperimentPlan& plan,
                                         const ExperimentOptions& options);
+
+// How --executor slurm submits (docs/experiments.md, "On Slurm").
+struct SlurmExecutorOptions {
+  std::string footprint;                 // the footprint binary the steps run (absolute path)
+  std::string spool_dir;                 // job scripts and Slurm's output (made when missing)
+  std::vector<std::string> sbatch_args;  // given to every sbatch (partition, time, account, ...)
+  std::vector<std::string> step_args;    // options of `footprint experiment` the steps repeat
+  int64_t poll_ns = 2'000'000'000;       // squeue and sstat, while the plan's jobs are queued
+  // Called when a workload's job is submitted, or found in the queue (`adopted`, --resume).
+  std::function<void(const PlannedWorkload&, size_t runs, int64_t job_id, bool adopted)> on_job;
+};
+
+// Executes the plan through Slurm: one job per workload (sbatch, one task per run), each run
+// a step of its own (`srun --overlap`, which runs `footprint experiment PLAN --run-key KEY`),
+// the jobs chained with --dependency=afterany so that workloads still run one after another.
+// Waits for the jobs, polling squeue (slurmctld) and sstat (slurmd) every poll_ns, and reports
+// each run as its job leaves the queue, with what sstat last saw of its step (stored with the
+// run as values sstat.cpu_s and sstat.max_rss_bytes). The plan's jobs found in the queue are
+// waited for, not submitted again, with options.resume; InvalidArgument without it. A stop
+// signal ends the waiting, not the jobs: outcome.queued_jobs lists them. MPS and MIG
+// collocations are refused (InvalidArgument): Slurm's own gres sets those up.
+Result<ExperimentOutcome> RunExperimentOnSlurm(const ExperimentPlan& plan,
+                                               const ExperimentOptions& options,
+                                               const SlurmExecutorOptions& slurm);
 
 // Writes a copy of a CSV plan with its Status and Run columns filled from `status` (columns
 // appended when the plan has none). Only for plans parsed from CSV.

@@ -2,13 +2,16 @@
 // collocated workloads.
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "cli/cli.h"
 #include "cli/format.h"
 #include "cli/progress.h"
+#include "experiment/plan.h"
 #include "footprint/experiment.h"
+#include "util/strings.h"
 
 namespace footprint::cli {
 namespace {
@@ -55,13 +58,52 @@ bool Exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
+struct Args {
+  std::string db, plan, write_status, python = "python3", executor = "local", run_key;
+  std::string slurm_dir = "footprint-slurm", sbatch, poll = "2s";
+  bool dry_run = false, resume = false, no_git = false;
+};
+
+// Each run beside sstat's last reading of its step (docs/experiments.md, "On Slurm").
+void PrintSstatChecks(const std::vector<SstatCheck>& checks) {
+  if (checks.empty()) return;
+  std::cout << "sstat cross-check (footprint: the command's tree and footprint itself, the "
+               "step's task as Slurm sees it)\n";
+  Table t({"key", "step", "cpu", "sstat cpu", "rss peak", "sstat MaxRSS", "read"}, {2, 3, 4, 5, 6});
+  for (const SstatCheck& c : checks) {
+    t.Add({c.key, c.step, FormatValue("s", c.cpu_s), FormatValue("s", c.sstat_cpu_s),
+           FormatValue("bytes", c.rss_bytes), FormatValue("bytes", c.sstat_max_rss_bytes),
+           FormatValue("s", c.read_before_end_s) + " before the end"});
+  }
+  t.Print(std::cout, "  ");
+  std::cout << "  sstat's CPU is jobacct_gather's last reading in whole seconds, of the processes "
+               "alive then: lower than footprint's by what ran after it or in processes that "
+               "ended before it\n";
+}
+
+// The options --executor slurm gives every step and sbatch.
+Result<SlurmExecutorOptions> SlurmOptionsFrom(const Args& args) {
+  SlurmExecutorOptions s;
+  std::error_code ec;
+  s.footprint = std::filesystem::canonical("/proc/self/exe", ec).string();
+  s.spool_dir = experiment::Absolute(args.slurm_dir);
+  FP_ASSIGN_OR_RETURN(s.sbatch_args, SplitShellWords(args.sbatch));
+  FP_ASSIGN_OR_RETURN(s.poll_ns, ParseDurationNs(args.poll));
+  if (s.poll_ns < 100'000'000) return InvalidArgument("--poll must be at least 100ms");
+  s.step_args = {"--python", args.python};
+  if (args.no_git) s.step_args.push_back("--no-git");
+  s.on_job = [](const PlannedWorkload& w, size_t runs, int64_t job, bool adopted) {
+    std::cerr << "footprint: experiment " << w.experiment << ", workload " << w.workload << ": "
+              << (adopted ? "job " + std::to_string(job) + " found in the queue"
+                          : "submitted as job " + std::to_string(job))
+              << ", " << runs << " run(s) as steps of it\n";
+  };
+  return s;
+}
+
 }  // namespace
 
 Action AddExperiment(CLI::App& app) {
-  struct Args {
-    std::string db, plan, write_status, python = "python3";
-    bool dry_run = false, resume = false, no_git = false;
-  };
   auto args = std::make_shared<Args>();
   CLI::App* cmd =
       app.add_subcommand("experiment",
@@ -81,14 +123,32 @@ Action AddExperiment(CLI::App& app) {
   cmd->add_option("--python", args->python,
                   "interpreter for .py files (default python3; a YAML plan's 'python:' wins)");
   cmd->add_flag("--no-git", args->no_git, "do not record git commits");
+  cmd->add_option("--executor", args->executor,
+                  "local (default): the runs start here; slurm: a job per workload, a step per "
+                  "run (sbatch and srun --overlap), waited for here")
+      ->check(CLI::IsMember({"local", "slurm"}));
+  cmd->add_option("--run-key", args->run_key,
+                  "run only the run with this key, measured by this process (what each step "
+                  "of --executor slurm runs)");
+  cmd->add_option("--slurm-dir", args->slurm_dir,
+                  "--executor slurm: folder for the job scripts and Slurm's output (default "
+                  "footprint-slurm); the nodes must see it");
+  cmd->add_option("--sbatch", args->sbatch,
+                  "--executor slurm: options for every sbatch, one shell-quoted string "
+                  "(--sbatch='-p gpu --time=60')");
+  cmd->add_option("--poll", args->poll,
+                  "--executor slurm: how often to ask squeue and sstat (default 2s)");
   cmd->footer(
-      "Exits 0 when every run was ok, 1 when a run failed or could not start, 128+N when "
-      "signal N stopped the plan (after storing the workload it interrupted), 2 for a bad "
-      "plan, 3 for a database problem. See docs/experiments.md.\n\n"
+      "Exits 0 when every run was ok, 1 when a run failed or could not start (or Slurm "
+      "refused a job), 128+N when signal N stopped the plan (after storing the workload it "
+      "interrupted; with --executor slurm the jobs go on, and --resume waits for them), 2 for "
+      "a bad plan or options, 3 for a database problem. See docs/experiments.md.\n\n"
       "Examples:\n"
       "  footprint experiment plan.csv --dry-run\n"
       "  footprint experiment plan.csv --write-status plan-status.csv\n"
-      "  footprint experiment sweep.yaml --resume");
+      "  footprint experiment sweep.yaml --resume\n"
+      "  footprint experiment plan.csv --executor slurm -o postgresql://db/lab "
+      "--sbatch='-p gpu'");
   return [args]() -> int {
     auto plan = LoadPlan(args->plan, {.python = args->python});
     if (!plan.ok()) {
@@ -113,8 +173,17 @@ Action AddExperiment(CLI::App& app) {
       PrintPlan(*plan, status);
       return kExitOk;
     }
+    if (!args->run_key.empty() && args->executor == "slurm") {
+      return Fail(
+          InvalidArgument("--run-key runs one run here; it cannot go with --executor "
+                          "slurm (whose steps use it)"));
+    }
     ExperimentOptions o;
-    o.db = args->db;
+    // The steps of --executor slurm start in the job's folder: a database file is named by
+    // its absolute path.
+    o.db = args->executor == "slurm" && !IsServerLocation(args->db) ? experiment::Absolute(args->db)
+                                                                    : args->db;
+    o.only_key = args->run_key;
     o.resume = args->resume;
     o.record_git = !args->no_git;
     Status write_error;
@@ -122,6 +191,7 @@ Action AddExperiment(CLI::App& app) {
     for (const PlannedWorkload& w : plan->workloads) {
       for (const PlannedRun& r : w.runs) {
         auto it = status.find(r.key);
+        if (!args->run_key.empty() && r.key != args->run_key) continue;
         to_run += !(args->resume && it != status.end() && it->second.state == PlanRunState::kOk);
       }
     }
@@ -145,9 +215,17 @@ Action AddExperiment(CLI::App& app) {
         write_error = WriteCsvStatus(*plan, status, args->write_status);
       }
     };
-    auto outcome = RunExperiment(*plan, o);
+    Result<ExperimentOutcome> outcome = ExperimentOutcome{};
+    if (args->executor == "slurm") {
+      auto slurm = SlurmOptionsFrom(*args);
+      if (!slurm.ok()) return Fail(slurm.status());
+      outcome = RunExperimentOnSlurm(*plan, o, *slurm);
+    } else {
+      outcome = RunExperiment(*plan, o);
+    }
     if (!outcome.ok()) return Fail(outcome.status());
     if (!write_error.ok()) Fail(write_error);
+    PrintSstatChecks(outcome->sstat);
     std::cerr << "footprint: " << outcome->runs_started << " run(s) ran, " << outcome->runs_failed
               << " not ok";
     if (outcome->runs_skipped > 0) std::cerr << ", " << outcome->runs_skipped << " already ok";
@@ -155,7 +233,11 @@ Action AddExperiment(CLI::App& app) {
       std::cerr << "; stopped by signal " << outcome->signal_received << " (footprint experiment "
                 << args->plan << " --resume goes on)";
     }
-    std::cerr << "; stored in " << args->db << "\n";
+    if (!outcome->queued_jobs.empty()) {
+      std::cerr << "; job(s) still queued:";
+      for (int64_t id : outcome->queued_jobs) std::cerr << " " << id;
+    }
+    std::cerr << "; stored in " << RedactedLocation(args->db) << "\n";
     if (outcome->signal_received != 0) return 128 + outcome->signal_received;
     return outcome->runs_failed > 0 || !write_error.ok() ? kExitError : kExitOk;
   };

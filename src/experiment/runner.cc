@@ -71,6 +71,12 @@ MonitorOptions OptionsFor(const ExperimentPlan& plan, const PlannedRun& run,
   return o;
 }
 
+// What the user should know of a run beyond its status: warnings, and why it did not start.
+void SayNotes(const MonitorOutcome& outcome) {
+  for (const std::string& w : outcome.warnings) std::cerr << "footprint: warning: " << w << "\n";
+  if (!outcome.launch_error.empty()) std::cerr << "footprint: " << outcome.launch_error << "\n";
+}
+
 // The monitor process of one run: prepares the run, reports 'R' (ready) on `report_fd` (a
 // socket), waits
 // for the release byte on `release_fd`, runs, and reports "exit_status run_id status\n" — or
@@ -107,8 +113,7 @@ MonitorOptions OptionsFor(const ExperimentPlan& plan, const PlannedRun& run,
     send("E " + outcome.status().message() + "\n");
     _exit(1);
   }
-  for (const std::string& w : outcome->warnings) std::cerr << "footprint: warning: " << w << "\n";
-  if (!outcome->launch_error.empty()) std::cerr << "footprint: " << outcome->launch_error << "\n";
+  SayNotes(*outcome);
   send(std::to_string(outcome->exit_status) + " " + outcome->run.id + " " +
        std::string(RunStatusName(outcome->run.status)) + "\n");
   _exit(0);
@@ -253,6 +258,56 @@ Result<int> RunWorkload(const ExperimentPlan& plan, const std::vector<const Plan
   return stop.received();
 }
 
+// One run measured by this process itself, without a monitor process: what each step of
+// --executor slurm runs, so that the step's task is footprint and the command's tree only.
+Result<ExperimentOutcome> RunOneHere(const ExperimentPlan& plan, const PlannedRun& run,
+                                     const ExperimentOptions& options) {
+  FP_ASSIGN_OR_RETURN(auto devices, experiment::DeviceSession::Start({&run}));
+  PlannedRun prepared = run;
+  for (const auto& [k, v] : devices->EnvFor(0)) prepared.env[k] = v;
+  experiment::ReproCache cache;
+  MonitorOptions mo = OptionsFor(plan, prepared, options, &cache);
+  FP_ASSIGN_OR_RETURN(auto store, OpenStore(options.db));
+  if (options.on_workload) {
+    const PlannedWorkload w{run.experiment, run.workload, {}};
+    options.on_workload(w, {&run});
+  }
+  FP_ASSIGN_OR_RETURN(MonitorOutcome measured, RunMonitored(*store, mo));
+  SayNotes(measured);
+  const PlanRunStatus st{StateOf(measured.run.status), measured.run.id};
+  ExperimentOutcome outcome;
+  outcome.runs_started = 1;
+  outcome.runs_failed = st.state == PlanRunState::kOk ? 0 : 1;
+  outcome.signal_received = measured.signal_received;
+  outcome.complete = measured.signal_received == 0;
+  if (options.on_run) options.on_run(run, st, measured.exit_status);
+  return outcome;
+}
+
+// options.only_key's run: its devices checked (not the plan's: a step runs on a node of its
+// own), skipped when --resume finds it ok.
+Result<ExperimentOutcome> RunOnlyKey(const ExperimentPlan& plan, const ExperimentOptions& options) {
+  for (const PlannedWorkload& w : plan.workloads) {
+    for (const PlannedRun& r : w.runs) {
+      if (r.key != options.only_key) continue;
+      ExperimentPlan alone = plan;
+      alone.workloads = {{w.experiment, w.workload, {r}}};
+      FP_RETURN_IF_ERROR(experiment::CheckPlanDevices(alone));
+      if (options.resume) {
+        FP_ASSIGN_OR_RETURN(auto store, OpenStore(options.db));
+        FP_ASSIGN_OR_RETURN(auto done, LoadPlanStatus(*store, plan));
+        auto it = done.find(r.key);
+        if (it != done.end() && it->second.state == PlanRunState::kOk) {
+          return ExperimentOutcome{.runs_skipped = 1, .complete = true};
+        }
+      }
+      return RunOneHere(plan, r, options);
+    }
+  }
+  return InvalidArgument("no run " + QuotedInert(options.only_key) + " in " + plan.path +
+                         "; footprint experiment " + plan.path + " --dry-run lists the keys");
+}
+
 }  // namespace
 
 std::string_view PlanRunStateName(PlanRunState state) {
@@ -306,8 +361,7 @@ Result<std::map<std::string, PlanRunStatus>> LoadPlanStatus(Store& store,
   return status;
 }
 
-Result<ExperimentOutcome> RunExperiment(const ExperimentPlan& plan,
-                                        const ExperimentOptions& options) {
+Status CheckPlanRuns(const ExperimentPlan& plan, const ExperimentOptions& options) {
   for (const auto& w : plan.workloads) {
     for (const auto& r : w.runs) {
       MonitorOptions mo = OptionsFor(plan, r, options, nullptr);
@@ -316,6 +370,13 @@ Result<ExperimentOutcome> RunExperiment(const ExperimentPlan& plan,
       }
     }
   }
+  return Status::Ok();
+}
+
+Result<ExperimentOutcome> RunExperiment(const ExperimentPlan& plan,
+                                        const ExperimentOptions& options) {
+  FP_RETURN_IF_ERROR(CheckPlanRuns(plan, options));
+  if (!options.only_key.empty()) return RunOnlyKey(plan, options);
   // GPU rows on a machine that cannot run them fail here, before anything starts.
   FP_RETURN_IF_ERROR(experiment::CheckPlanDevices(plan));
   std::map<std::string, PlanRunStatus> done;

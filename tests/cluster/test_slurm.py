@@ -3,11 +3,14 @@ the step and the task, checked against what slurmd told that very task; the per-
 counts each node once, its CPU time checked against each task's own /usr/bin/time, on one node
 and across two (two slurmd on this host)."""
 import json
+import signal
 import socket
+import subprocess
+import time
 
 import pytest
 
-from fp_helpers import FOOTPRINT, describe, fp, show, wl
+from fp_helpers import FOOTPRINT, clean_env, describe, fp, show, wait_for, wl
 
 
 def test_each_task_of_a_step_records_its_job_step_and_task(slurm, tmp_path):
@@ -127,3 +130,103 @@ def test_the_agent_says_what_is_wrong_outside_a_job_and_when_no_step_starts(slur
     assert late.returncode == 4, f"{late.stdout}{late.stderr}"
     assert "did not start on this node within 1 s" in late.stderr, late.stderr
     assert not db.exists() or json.loads(fp("runs", "-o", db, "--json").stdout) == []
+
+
+def slurm_plan(tmp_path, rows):
+    plan = tmp_path / "plan.csv"
+    plan.write_text("Experiment,Workload,Name,Devices,Collocation,File,Listeners,Params\n" +
+                    "".join(f"sx,{workload},{name},-,-,{wl(program)},-,{params}\n"
+                            for workload, name, program, params in rows))
+    return plan
+
+
+def run_json(db, name):
+    return next(r for r in json.loads(fp("runs", "-o", db, "--json").stdout) if r["name"] == name)
+
+
+def test_executor_slurm_a_job_per_workload_a_step_per_run_and_sstat_beside_it(slurm, tmp_path):
+    """A collocated workload of two runs, then a workload of one: two jobs, the second after
+    the first, each run a step whose footprint measures it. What sstat last saw of each step
+    is reported and stored beside footprint's figures. The runs burn, then idle alive, so that
+    sstat (live processes only, whole seconds) has seen all of their CPU time."""
+    plan = slurm_plan(tmp_path, [("together", "burn", "burn", "1 2.3 2.5"),
+                                 ("together", "memory", "touch_memory", "200 4"),
+                                 ("after", "burn1", "burn", "1 1.2 2.5")])
+    db = tmp_path / "fp.db"
+    proc = fp("experiment", plan, "-o", db, "--executor", "slurm", "--poll", "300ms",
+              "--slurm-dir", tmp_path / "spool", env=clean_env(SLURM_CONF=slurm.conf),
+              timeout=300)
+    assert proc.returncode == 0, describe(proc) + slurm.logs()
+    assert proc.stderr.count("submitted as job") == 2, proc.stderr
+    runs = {name: run_json(db, name) for name in ("burn", "memory", "burn1")}
+    summaries = {name: show(db, run["id"]) for name, run in runs.items()}
+    steps = {name: s["meta"]["slurm"] for name, s in summaries.items()}
+    assert steps["burn"]["job_id"] == steps["memory"]["job_id"] != steps["burn1"]["job_id"]
+    assert steps["burn"]["step_id"] != steps["memory"]["step_id"], steps  # a step per run
+    together_end = max(summaries[n]["run"]["ended_at_ns"] for n in ("burn", "memory"))
+    assert summaries["burn1"]["run"]["started_at_ns"] >= together_end  # one after the other
+    skew = abs(summaries["burn"]["run"]["started_at_ns"] -
+               summaries["memory"]["run"]["started_at_ns"]) / 1e9
+    checked = {}
+    for name, summary in summaries.items():
+        values = {v["name"]: v for v in summary["values"]}
+        t = summary["totals"]
+        cpu = t["cpu_user_s"] + t["cpu_system_s"] + t["monitor_cpu_s"]
+        rss = t["rss_sum_peak_bytes"] + t["monitor_peak_rss_bytes"]
+        sstat_cpu, sstat_rss = values["sstat.cpu_s"]["value"], values["sstat.max_rss_bytes"]["value"]
+        checked[name] = (cpu, sstat_cpu, rss / 2**20, sstat_rss / 2**20)
+        # Whole seconds of the processes alive at its last gathering: never above footprint's,
+        # below it by less than a second.
+        assert cpu - 1.05 <= sstat_cpu <= cpu + 0.05, (name, checked[name], proc.stdout)
+        assert abs(sstat_rss - rss) <= 0.05 * rss + 4 * 2**20, (name, checked[name])
+        assert values["sstat.cpu_s"]["data"]["footprint"] == pytest.approx(cpu)
+    print(f"start skew {skew * 1e3:.0f} ms; (footprint cpu, sstat cpu, footprint MiB, sstat MiB) "
+          f"{checked}\n{proc.stdout}")
+    assert checked["memory"][2] >= 200  # the 200 MiB touched, seen by both
+    assert "sstat cross-check" in proc.stdout and "sx/together/1" in proc.stdout, proc.stdout
+
+
+def test_executor_slurm_resumes_from_the_queue_after_footprint_stopped(slurm, postgres, pg_uri,
+                                                                      tmp_path):
+    """footprint stopped while its jobs are queued: the jobs go on; --resume waits for the
+    queued ones instead of submitting them again, and each run is stored once, in PostgreSQL,
+    whose password is written nowhere (the steps get the URI through the environment)."""
+    plan = slurm_plan(tmp_path, [("first", "a", "burn", "1 3"),
+                                 ("second", "b", "burn", "1 0.5")])
+    name = pg_uri.split("?")[0].rsplit("/", 1)[1]
+    postgres.sql("CREATE ROLE slurmer LOGIN PASSWORD 'hunter3-pw'", name)
+    postgres.sql(f"ALTER DATABASE {name} OWNER TO slurmer", name)
+    db = postgres.uri(name, "slurmer", "hunter3-pw")
+    env = clean_env(SLURM_CONF=slurm.conf)
+    args = ["experiment", plan, "-o", db, "--executor", "slurm", "--poll", "300ms",
+            "--slurm-dir", tmp_path / "spool"]
+    first = subprocess.Popen([FOOTPRINT, *map(str, args)], env=env, stderr=subprocess.PIPE,
+                             text=True)
+    wait_for(lambda: (tmp_path / "spool" / "plan.2.sh").exists(), 60, "the second job")
+    time.sleep(0.5)
+    first.send_signal(signal.SIGTERM)
+    stderr = first.communicate(timeout=60)[1]
+    assert first.returncode == 128 + signal.SIGTERM, stderr
+    assert "job(s) still queued:" in stderr, stderr
+    again = fp(*args, env=env, timeout=300)
+    assert again.returncode == 2 and "--resume" in again.stderr, describe(again)
+    resumed = fp(*args, "--resume", env=env, timeout=300)
+    assert resumed.returncode == 0, describe(resumed) + slurm.logs()
+    assert "submitted as job" not in resumed.stderr, resumed.stderr
+    assert resumed.stderr.count("found in the queue") == 2, resumed.stderr
+    runs = json.loads(fp("runs", "-o", db, "--json").stdout)
+    assert sorted(r["name"] for r in runs) == ["a", "b"], runs  # each once
+    assert all(r["status"] == "ok" for r in runs), runs
+    said = stderr + again.stderr + resumed.stderr + resumed.stdout
+    written = "".join(f.read_text() for f in (tmp_path / "spool").iterdir())
+    assert "hunter3-pw" not in said + written and "slurmer" in written + said
+
+
+def test_executor_slurm_refuses_what_it_cannot_do(tmp_path):
+    plan = tmp_path / "plan.csv"
+    plan.write_text("Experiment,Workload,Name,Devices,Collocation,File,Listeners,Params\n"
+                    f"sx,w,a,0,mps,{wl('burn')},-,1 0.1\n")
+    proc = fp("experiment", plan, "-o", tmp_path / "fp.db", "--executor", "slurm")
+    assert proc.returncode == 2 and "does not set up MPS or MIG" in proc.stderr, describe(proc)
+    key = fp("experiment", plan, "-o", tmp_path / "fp.db", "--run-key", "sx/w/9")
+    assert key.returncode == 2 and "no run 'sx/w/9'" in key.stderr, describe(key)

@@ -1,5 +1,7 @@
-// burn THREADS SECONDS: keeps THREADS threads busy on the CPU for SECONDS of wall time
-// (and reports its own accounts, see self_report.h).
+// burn THREADS SECONDS [IDLE_SECONDS]: keeps THREADS threads busy on the CPU for SECONDS of
+// wall time, then sleeps IDLE_SECONDS (default 0) alive (and reports its own accounts, see
+// self_report.h). The idle tail lets a gatherer that reads only live processes, as Slurm's
+// jobacct_gather/linux does, see all of its CPU time.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -9,8 +11,8 @@
 #include "self_report.h"
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: burn THREADS SECONDS\n");
+  if (argc != 3 && argc != 4) {
+    std::fprintf(stderr, "usage: burn THREADS SECONDS [IDLE_SECONDS]\n");
     return 2;
   }
   int threads = std::atoi(argv[1]);
@@ -26,6 +28,7 @@ int main(int argc, char** argv) {
     });
   }
   for (auto& t : pool) t.join();
+  if (argc == 4) std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(argv[3])));
   ReportSelf(argc, argv);
   return 0;
 }

@@ -1,0 +1,313 @@
+// RunExperimentOnSlurm: a job per workload, a step per run, the jobs chained so that workloads
+// run one after another; footprint waits on squeue and reads sstat while the jobs run.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "experiment/slurm_jobs.h"
+#include "footprint/env.h"
+#include "footprint/experiment.h"
+#include "run/stop_signals.h"
+#include "util/json_text.h"
+#include "util/strings.h"
+
+namespace footprint {
+namespace {
+
+using json = nlohmann::json;
+using experiment::StepUsage;
+
+// A workload's job and the runs it runs.
+struct WorkloadJob {
+  size_t workload = 0;  // index in plan.workloads
+  int64_t id = 0;
+  std::vector<const PlannedRun*> runs;
+  bool adopted = false;  // found in the queue (--resume): it may have stored a run already
+};
+
+// What sstat last said of a step, and when footprint asked (UTC ns).
+struct Reading {
+  StepUsage usage;
+  int64_t at_ns = 0;
+};
+using Readings = std::map<std::pair<int64_t, int64_t>, Reading>;  // by (job, step)
+
+Status RefuseCollocations(const ExperimentPlan& plan) {
+  for (const PlannedWorkload& w : plan.workloads) {
+    for (const PlannedRun& r : w.runs) {
+      if (r.collocation.mode != Collocation::Mode::kNone) {
+        return InvalidArgument(r.key +
+                               ": --executor slurm does not set up MPS or MIG collocations; "
+                               "ask Slurm for them (gres mps or a MIG gres) through --sbatch, "
+                               "or run the plan with --executor local on the GPU node");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+std::string PlanStem(const std::string& plan_path) {
+  std::string name = plan_path.substr(plan_path.rfind('/') + 1);
+  return name.substr(0, name.rfind('.'));
+}
+
+// The job's script: one step per run, started together, each `footprint experiment PLAN
+// --run-key KEY` measuring its run's command. The database comes through the environment
+// ($FOOTPRINT_DB, which sbatch passes on): a URI's password is never written into the script.
+std::string JobScript(const ExperimentPlan& plan, const PlannedWorkload& workload,
+                      const std::vector<const PlannedRun*>& runs,
+                      const SlurmExecutorOptions& slurm) {
+  std::string script =
+      "#!/bin/sh\n# Written by footprint experiment --executor slurm: " + Inert(plan.path) +
+      ", experiment " + Inert(workload.experiment) + ", workload " + Inert(workload.workload) +
+      ".\n# A step per run, started together.\n"
+      ": \"${FOOTPRINT_DB:?is not set in the job: keep sbatch's --export=ALL, "
+      "or add FOOTPRINT_DB to it}\"\n";
+  for (const PlannedRun* r : runs) {
+    std::vector<std::string> words = {"srun",       "--overlap", "--ntasks=1",    "--nodes=1",
+                                      "--job-name", r->key,      slurm.footprint, "experiment",
+                                      plan.path,    "--run-key", r->key};
+    words.insert(words.end(), slurm.step_args.begin(), slurm.step_args.end());
+    script += ShellCommandLine(words) + " &\n";
+  }
+  return script + "wait\n";
+}
+
+Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return IoError("cannot write " + path + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
+Result<int64_t> SubmitWorkload(const ExperimentPlan& plan, size_t index,
+                               const std::vector<const PlannedRun*>& runs,
+                               const std::vector<int64_t>& after, const ExperimentOptions& options,
+                               const SlurmExecutorOptions& slurm) {
+  const PlannedWorkload& w = plan.workloads[index];
+  const std::string base =
+      slurm.spool_dir + "/" + PlanStem(plan.path) + "." + std::to_string(index + 1);
+  FP_RETURN_IF_ERROR(WriteFile(base + ".sh", JobScript(plan, w, runs, slurm)));
+  std::vector<std::string> args = {"--job-name=" + w.experiment + "/" + w.workload,
+                                   "--comment=" + experiment::JobComment(plan.path, index),
+                                   "--ntasks=" + std::to_string(runs.size()),
+                                   "--output=" + slurm.spool_dir + "/%j.out"};
+  if (!after.empty()) {
+    std::string dependency = "--dependency=afterany";
+    for (int64_t id : after) dependency += ":" + std::to_string(id);
+    args.push_back(dependency);
+  }
+  args.insert(args.end(), slurm.sbatch_args.begin(), slurm.sbatch_args.end());
+  return experiment::Submit(args, base + ".sh", slurm.spool_dir + "/sbatch.log",
+                            {{"FOOTPRINT_DB", options.db}});
+}
+
+double Total(const std::map<std::string, double>& totals, const std::string& name) {
+  auto it = totals.find(name);
+  return it == totals.end() ? 0 : it->second;
+}
+
+// The run beside sstat's last reading of its step; nullopt when sstat never saw it.
+std::optional<SstatCheck> CrossCheck(const PlannedRun& planned, const RunRecord& run,
+                                     const std::map<std::string, double>& totals,
+                                     const Readings& readings) {
+  json meta = json::parse(run.meta_json, nullptr, false);
+  if (!meta.is_object() || !meta.contains("slurm")) return std::nullopt;
+  const json& s = meta["slurm"];
+  if (!s.value("job_id", json()).is_number() || !s.value("step_id", json()).is_number()) {
+    return std::nullopt;
+  }
+  const int64_t job = s["job_id"].get<int64_t>(), step = s["step_id"].get<int64_t>();
+  auto it = readings.find({job, step});
+  if (it == readings.end()) return std::nullopt;
+  SstatCheck c;
+  c.key = planned.key;
+  c.run_id = run.id;
+  c.step = std::to_string(job) + "." + std::to_string(step);
+  c.cpu_s =
+      Total(totals, "cpu_user_s") + Total(totals, "cpu_system_s") + Total(totals, "monitor_cpu_s");
+  c.sstat_cpu_s = it->second.usage.cpu_s;
+  c.rss_bytes = Total(totals, "rss_sum_peak_bytes") + Total(totals, "monitor_peak_rss_bytes");
+  c.sstat_max_rss_bytes = it->second.usage.max_rss_bytes;
+  c.read_before_end_s =
+      static_cast<double>(run.ended_at_ns.value_or(it->second.at_ns) - it->second.at_ns) / 1e9;
+  return c;
+}
+
+// Stores the cross-check with its run: sstat's figures as values, footprint's beside them.
+Status StoreCheck(Store& store, const RunRecord& run, const SstatCheck& c) {
+  const int64_t end_ns = run.ended_at_ns.value_or(run.started_at_ns) - run.started_at_ns;
+  auto value = [&](const std::string& name, double sstat, double footprint) {
+    json data = {{"kind", "sstat"},
+                 {"step", c.step},
+                 {"footprint", footprint},
+                 {"read_before_end_s", c.read_before_end_s}};
+    return store.InsertValue(
+        {run.id, std::nullopt, name, std::nullopt, end_ns, sstat, JsonText(data)});
+  };
+  FP_RETURN_IF_ERROR(value("sstat.cpu_s", c.sstat_cpu_s, c.cpu_s));
+  return value("sstat.max_rss_bytes", c.sstat_max_rss_bytes, c.rss_bytes);
+}
+
+// The job left the queue: reports each of its runs as the store has it (a run whose latest
+// stored run is still the one before the job never started) with its cross-check.
+Status FinishJob(const WorkloadJob& job, const ExperimentPlan& plan,
+                 const std::map<std::string, PlanRunStatus>& before,
+                 const ExperimentOptions& options, const SlurmExecutorOptions& slurm,
+                 const Readings& readings, ExperimentOutcome& outcome) {
+  FP_ASSIGN_OR_RETURN(auto store, OpenStore(options.db));
+  FP_ASSIGN_OR_RETURN(auto now, LoadPlanStatus(*store, plan));
+  for (const PlannedRun* r : job.runs) {
+    PlanRunStatus st{PlanRunState::kFailed, ""};
+    int exit_status = 125;
+    auto it = now.find(r->key);
+    auto was = before.find(r->key);
+    const bool stored = it != now.end() && (job.adopted || was == before.end() ||
+                                            was->second.run_id != it->second.run_id);
+    if (stored) {
+      st = it->second;
+      FP_ASSIGN_OR_RETURN(RunRecord run, store->GetRun(st.run_id));
+      FP_ASSIGN_OR_RETURN(auto totals, store->LoadTotals(st.run_id));
+      exit_status = run.exit_code.value_or(125);
+      if (auto check = CrossCheck(*r, run, totals, readings)) {
+        FP_RETURN_IF_ERROR(StoreCheck(*store, run, *check));
+        outcome.sstat.push_back(*check);
+      }
+    } else {
+      std::cerr << "footprint: " << r->key << ": job " << job.id
+                << " ended without storing this run; see " << slurm.spool_dir << "/" << job.id
+                << ".out\n";
+    }
+    ++outcome.runs_started;
+    if (st.state != PlanRunState::kOk) ++outcome.runs_failed;
+    if (options.on_run) options.on_run(*r, st, exit_status);
+  }
+  return Status::Ok();
+}
+
+// The plan's jobs in the queue, by workload index.
+Result<std::map<size_t, experiment::QueuedJob>> PlanJobsQueued(const ExperimentPlan& plan) {
+  FP_ASSIGN_OR_RETURN(auto queue, experiment::ListQueue());
+  std::map<size_t, experiment::QueuedJob> jobs;
+  for (experiment::QueuedJob& j : queue) {
+    auto index = experiment::WorkloadOfComment(j.comment, plan.path);
+    if (index && *index < plan.workloads.size()) jobs[*index] = std::move(j);
+  }
+  return jobs;
+}
+
+// Sleeps `ns` in short slices; false when a stop signal came meanwhile.
+bool SleepUnlessStopped(int64_t ns, const StopSignalCatcher& stop) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
+  while (stop.received() == 0 && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return stop.received() == 0;
+}
+
+// Waits until every job left the queue, reading sstat of the running ones, and finishes each.
+Status WaitForJobs(std::vector<WorkloadJob> jobs, const ExperimentPlan& plan,
+                   const std::map<std::string, PlanRunStatus>& before,
+                   const ExperimentOptions& options, const SlurmExecutorOptions& slurm,
+                   ExperimentOutcome& outcome) {
+  StopSignalCatcher stop;
+  Readings readings;
+  bool said_unreachable = false;
+  while (!jobs.empty()) {
+    auto queue = experiment::ListQueue();
+    if (!queue.ok()) {
+      if (!said_unreachable) std::cerr << "footprint: " << queue.status().message() << "\n";
+      said_unreachable = true;
+    } else {
+      said_unreachable = false;
+      std::map<int64_t, std::string> state;
+      for (const auto& q : *queue) state[q.id] = q.state;
+      for (auto job = jobs.begin(); job != jobs.end();) {
+        auto it = state.find(job->id);
+        if (it != state.end()) {
+          if (it->second == "RUNNING") {
+            for (const StepUsage& u : experiment::StepsUsage(job->id)) {
+              readings[{u.job_id, u.step_id}] = {u, Env::Default().RealtimeNs()};
+            }
+          }
+          ++job;
+          continue;
+        }
+        FP_RETURN_IF_ERROR(FinishJob(*job, plan, before, options, slurm, readings, outcome));
+        job = jobs.erase(job);
+      }
+    }
+    if (!jobs.empty() && !SleepUnlessStopped(slurm.poll_ns, stop)) {
+      outcome.signal_received = stop.received();
+      for (const WorkloadJob& job : jobs) outcome.queued_jobs.push_back(job.id);
+      return Status::Ok();
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ExperimentOutcome> RunExperimentOnSlurm(const ExperimentPlan& plan,
+                                               const ExperimentOptions& options,
+                                               const SlurmExecutorOptions& slurm) {
+  FP_RETURN_IF_ERROR(CheckPlanRuns(plan, options));
+  FP_RETURN_IF_ERROR(RefuseCollocations(plan));
+  std::map<std::string, PlanRunStatus> before;
+  {
+    // Made here, not by the steps: several nodes creating one SQLite file at once would race.
+    FP_ASSIGN_OR_RETURN(auto store, OpenStore(options.db));
+    FP_ASSIGN_OR_RETURN(before, LoadPlanStatus(*store, plan));
+  }
+  FP_ASSIGN_OR_RETURN(auto queued, PlanJobsQueued(plan));
+  if (!queued.empty() && !options.resume) {
+    std::string ids;
+    for (const auto& [index, job] : queued)
+      ids += (ids.empty() ? "" : ", ") + std::to_string(job.id);
+    return InvalidArgument(plan.path + " has job(s) in the queue already (" + ids +
+                           "): add --resume to wait for them and submit the rest, or scancel "
+                           "them first");
+  }
+  if (::mkdir(slurm.spool_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return IoError("cannot create " + slurm.spool_dir + ": " + std::strerror(errno) +
+                   "; choose a writable folder with --slurm-dir");
+  }
+  ExperimentOutcome outcome;
+  std::vector<WorkloadJob> jobs;
+  std::vector<int64_t> after;  // what the next submission waits for
+  for (const auto& [index, job] : queued) after.push_back(job.id);
+  for (size_t i = 0; i < plan.workloads.size(); ++i) {
+    const PlannedWorkload& w = plan.workloads[i];
+    WorkloadJob job{i, 0, {}, queued.contains(i)};
+    for (const PlannedRun& r : w.runs) {
+      auto it = before.find(r.key);
+      if (options.resume && it != before.end() && it->second.state == PlanRunState::kOk) {
+        ++outcome.runs_skipped;
+      } else {
+        job.runs.push_back(&r);
+      }
+    }
+    if (job.runs.empty()) continue;
+    if (job.adopted) {
+      job.id = queued[i].id;
+    } else {
+      FP_ASSIGN_OR_RETURN(job.id, SubmitWorkload(plan, i, job.runs, after, options, slurm));
+      after = {job.id};
+    }
+    if (slurm.on_job) slurm.on_job(w, job.runs.size(), job.id, job.adopted);
+    jobs.push_back(std::move(job));
+  }
+  FP_RETURN_IF_ERROR(WaitForJobs(std::move(jobs), plan, before, options, slurm, outcome));
+  outcome.complete = outcome.signal_received == 0;
+  return outcome;
+}
+
+}  // namespace footprint

@@ -1,0 +1,67 @@
+// What --executor slurm reads from Slurm's commands: lines as Slurm 22.05 (Debian 12) prints
+// them, and the durations and sizes Slurm writes.
+#include "experiment/slurm_jobs.h"
+
+#include <gtest/gtest.h>
+
+namespace footprint::experiment {
+namespace {
+
+TEST(SlurmJobs, Durations) {
+  EXPECT_EQ(ParseSlurmSeconds("00:00:01"), 1.0);
+  EXPECT_EQ(ParseSlurmSeconds("01:02:03"), 3723.0);
+  EXPECT_EQ(ParseSlurmSeconds("2-00:00:10"), 2 * 86400.0 + 10);
+  EXPECT_EQ(ParseSlurmSeconds("01:02.500"), 62.5);
+  EXPECT_EQ(ParseSlurmSeconds("12.250"), 12.25);
+  for (const char* bad : {"", "x", "1:2:3:4", "-1", "00:-1:00", "a-00:00:01", "00:00:nan"}) {
+    EXPECT_EQ(ParseSlurmSeconds(bad), std::nullopt) << bad;
+  }
+}
+
+TEST(SlurmJobs, Sizes) {
+  EXPECT_EQ(ParseSlurmBytes("7872K"), 7872.0 * 1024);
+  EXPECT_EQ(ParseSlurmBytes("1.5M"), 1.5 * 1024 * 1024);
+  EXPECT_EQ(ParseSlurmBytes("2G"), 2.0 * 1024 * 1024 * 1024);
+  EXPECT_EQ(ParseSlurmBytes("4096"), 4096.0);
+  for (const char* bad : {"", "K", "12Q", "-5K"}) EXPECT_EQ(ParseSlurmBytes(bad), std::nullopt);
+}
+
+TEST(SlurmJobs, SstatLinesGiveTheNumberedSteps) {
+  const char* text =
+      "2.batch|cpu=00:00:00,energy=0,fs/disk=54831,mem=21212K,pages=0,vmem=438048K|21212K\n"
+      "2.0|cpu=00:00:01,energy=0,fs/disk=22593,mem=7872K,pages=1,vmem=11648K|7872K\n"
+      "2.1|cpu=00:01:05,energy=0,fs/disk=14785,mem=1548K,pages=0,vmem=2920K|2G\n"
+      "2.2|energy=0|1K\n"  // no cpu: skipped
+      "garbage\n";
+  auto steps = ParseSstat(text);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].job_id, 2);
+  EXPECT_EQ(steps[0].step_id, 0);
+  EXPECT_EQ(steps[0].cpu_s, 1.0);
+  EXPECT_EQ(steps[0].max_rss_bytes, 7872.0 * 1024);
+  EXPECT_EQ(steps[1].step_id, 1);
+  EXPECT_EQ(steps[1].cpu_s, 65.0);
+  EXPECT_EQ(steps[1].max_rss_bytes, 2.0 * 1024 * 1024 * 1024);
+}
+
+TEST(SlurmJobs, SqueueLinesKeepTheCommentWhole) {
+  auto jobs = ParseSqueue(
+      "17|RUNNING|footprint experiment /p/a|b.csv workload 0\n18|PENDING|\nx|RUNNING|c\n");
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].id, 17);
+  EXPECT_EQ(jobs[0].state, "RUNNING");
+  EXPECT_EQ(jobs[0].comment, "footprint experiment /p/a|b.csv workload 0");
+  EXPECT_EQ(jobs[1].comment, "");
+}
+
+TEST(SlurmJobs, CommentsNameThePlanAndTheWorkload) {
+  const std::string comment = JobComment("/p/plan.csv", 3);
+  EXPECT_EQ(WorkloadOfComment(comment, "/p/plan.csv"), 3u);
+  EXPECT_EQ(WorkloadOfComment(comment, "/p/plan.cs"), std::nullopt);
+  EXPECT_EQ(WorkloadOfComment(comment, "/q/plan.csv"), std::nullopt);
+  EXPECT_EQ(WorkloadOfComment("footprint experiment /p/plan.csv workload x", "/p/plan.csv"),
+            std::nullopt);
+}
+
+}  // namespace
+}  // namespace footprint::experiment
