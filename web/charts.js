@@ -8,7 +8,7 @@
 // appendLive(live, run), dispose()}. render() draws the program's values, scopes and metrics
 // first; footprint's own (monitor.*) and the machine's (sys.*) series go into a fold, drawn
 // when it is first opened (or by unfold()). describe() reads back from each live chart the
-// series it draws and how many points each has (for tests and scripts). Every string from the data reaches the page as text:
+// series it draws, how many points each has and its largest value (for tests and scripts). Every string from the data reaches the page as text:
 // ECharts draws titles, legends and labels on a canvas, and the tooltip formatters below escape
 // what they put into HTML.
 (function () {
@@ -269,7 +269,10 @@
         return {
           id: c.id, kind: c.kind, title: c.title,
           series: (option.series || []).map(function (s) {
+            const ys = (s.data || []).map(function (p) { return Array.isArray(p) ? p[1] : p; })
+                .filter(Number.isFinite);
             return {name: s.name, type: s.type, points: (s.data || []).length,
+                    max: ys.length ? Math.max.apply(null, ys) : null,
                     bands: s.markArea && s.markArea.data ? s.markArea.data.length : 0};
           }),
           axisLabels: {x: axisLabels(c.chart, 'xAxis'), y: axisLabels(c.chart, 'yAxis')},
@@ -282,6 +285,62 @@
       return entry ? entry.bands : [];
     }
 
+    // The parts of a multi-host run (runs with a `span`) are drawn a line per host, on the
+    // time of the earliest part: each host's series is shifted by how much later its part
+    // started. Each metric also gets their sum, one line per kind of series (the tree's, the
+    // machine's): at every time any host sampled, each host's latest value, a host counting
+    // from its first sample to its last.
+    const spanStart = {};
+    runs.forEach(function (r) {
+      if (r.span) spanStart[r.span] = Math.min(spanStart[r.span] || Infinity, r.started_ms);
+    });
+    function offsetOf(run) {
+      const r = runs[run];
+      return r.span ? (r.started_ms - spanStart[r.span]) / 1000 : 0;
+    }
+
+    function hostSums(m) {
+      const groups = new Map();
+      m.series.forEach(function (s) {
+        const r = runs[s.run];
+        if (!r.span) return;
+        const kind = s.entity === r.host ? '' : s.entity.split('@' + r.host).join('');
+        const key = JSON.stringify([r.span, kind]);
+        if (!groups.has(key)) groups.set(key, {run: s.run, kind: kind, members: []});
+        groups.get(key).members.push(s);
+      });
+      const sums = [];
+      groups.forEach(function (g) {
+        if (g.members.length < 2) return;
+        const shifted = g.members.map(function (s) {
+          const offset = offsetOf(s.run);
+          return s.t.map(function (t) { return t + offset; });
+        });
+        const times = Array.from(new Set([].concat.apply([], shifted))).sort(function (a, b) {
+          return a - b;
+        });
+        const at = g.members.map(function () { return -1; });
+        const points = times.map(function (t) {
+          let sum = 0;
+          g.members.forEach(function (s, k) {
+            const ts = shifted[k];
+            while (at[k] + 1 < ts.length && ts[at[k] + 1] <= t) at[k]++;
+            if (at[k] >= 0 && t <= ts[ts.length - 1] && Number.isFinite(s.v[at[k]])) {
+              sum += s.v[at[k]];
+            }
+          });
+          return [t, sum];
+        });
+        sums.push({
+          name: runs[g.run].name + ' · sum of ' + g.members.length + ' hosts' +
+              (g.kind ? ' ' + g.kind : ''),
+          type: 'line', data: points, showSymbol: false, color: '#333',
+          lineStyle: {width: 2.2}, emphasis: {focus: 'series'},
+        });
+      });
+      return sums;
+    }
+
     function timeSeriesChart(m) {
       const entities = new Set(m.series.map(function (s) { return s.entity; }));
       const perRun = {};
@@ -290,7 +349,8 @@
         const index = perRun[s.run] = (perRun[s.run] || 0) + 1;
         const name = runs[s.run].label + (entities.size > 1 ? ' ' + s.entity : '');
         const points = new Array(s.t.length);
-        for (let i = 0; i < s.t.length; i++) points[i] = [s.t[i], s.v[i]];
+        const offset = offsetOf(s.run);
+        for (let i = 0; i < s.t.length; i++) points[i] = [s.t[i] + offset, s.v[i]];
         const out = {
           name: name, type: 'line', data: points, showSymbol: false, symbolSize: 4,
           color: colorOf(s.run), lineStyle: {width: 1.4, type: lineTypes[(index - 1) % 3]},
@@ -312,7 +372,7 @@
           };
         }
         return out;
-      });
+      }).concat(hostSums(m));
       const downsampled = m.series.filter(function (s) { return s.count > s.t.length; });
       let subtext = '';
       if (downsampled.length) {
@@ -624,7 +684,7 @@
             if (ls.t[k] <= last) continue;  // drawn already
             s.t.push(ls.t[k]);
             s.v.push(ls.v[k]);
-            if (entry) entry.points[i].push([ls.t[k], ls.v[k]]);
+            if (entry) entry.points[i].push([ls.t[k] + offsetOf(run), ls.v[k]]);
             s.count++;
           }
           if (entry) touched.add(entry);

@@ -84,6 +84,8 @@ Result<std::vector<HostPart>> HostParts(Store& store, const RunRecord& run,
                                         int* hosts_expected = nullptr);
 // The host of a part of a multi-host run (meta.span.host); empty for any other run.
 std::string SpanHost(const RunRecord& run);
+// The key its parts share (meta.span.key, "CLUSTER:JOB.STEP"); empty for any other run.
+std::string SpanKey(const RunRecord& run);
 
 // A multi-host run's totals from its parts: the longest duration and the largest single
 // process (max_*), the sum of everything else (CPU, energy, I/O, and each host's peak memory:

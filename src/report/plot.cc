@@ -355,6 +355,9 @@ Result<std::string> PlotDataJson(Store& store, const std::vector<RunRecord>& run
     j.Key("group_id").Str(r.group_id).Key("repetition").Int(r.repetition);
     if (auto lost = IncompleteReason(r)) j.Key("incomplete").Str(*lost);
     j.Key("started_ms").Int(r.started_at_ns / kNsPerMs).Key("duration_s").Num(ends.back());
+    if (std::string host = SpanHost(r); !host.empty()) {
+      j.Key("span").Str(SpanKey(r)).Key("host").Str(host);  // a part of a multi-host run
+    }
     if (auto load = LoadPoint(r)) j.Key("load").Doc(*load);
     j.Close('}');
   }

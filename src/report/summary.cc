@@ -207,6 +207,11 @@ std::string SpanHost(const RunRecord& run) {
   return span ? span->host : "";
 }
 
+std::string SpanKey(const RunRecord& run) {
+  std::optional<Span> span = SpanOf(run);
+  return span ? span->key : "";
+}
+
 Result<std::vector<HostPart>> HostParts(Store& store, const RunRecord& run, int* hosts_expected) {
   std::vector<HostPart> parts;
   const std::optional<Span> span = SpanOf(run);

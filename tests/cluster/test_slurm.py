@@ -3,6 +3,8 @@ the step and the task, checked against what slurmd told that very task; the per-
 counts each node once, its CPU time checked against each task's own /usr/bin/time, on one node
 and across two (two slurmd on this host)."""
 import json
+import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -11,6 +13,9 @@ import time
 import pytest
 
 from fp_helpers import FOOTPRINT, clean_env, describe, fp, show, wait_for, wl
+
+BROWSER_TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "browser")
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
 
 def test_each_task_of_a_step_records_its_job_step_and_task(slurm, tmp_path):
@@ -117,6 +122,31 @@ wait
     assert proc.returncode == 0, describe(proc)
     html = page.read_text()
     assert all(f"train @ {node} · " in html for node in slurm2.nodes)  # a line per host
+    check_host_sums(page, tmp_path)
+
+
+def check_host_sums(page, tmp_path):
+    """In Chromium (where the page's script runs), each metric of the two-node run has a line
+    per host and one of their sum, which is never below the largest host's peak nor above the
+    sum of their peaks."""
+    node = shutil.which("node")
+    playwright = os.path.join(os.environ.get("NODE_PATH", ""), "playwright-core")
+    if not (node and os.path.isdir(playwright) and os.access(CHROMIUM, os.X_OK)):
+        print("the summed lines are not checked: no node, playwright-core or Chromium")
+        return
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    check = subprocess.run([node, os.path.join(BROWSER_TESTS, "check_plot.cjs"), str(page),
+                            str(shots)], capture_output=True, text=True, timeout=180)
+    assert check.returncode == 0, describe(check)
+    charts = json.loads(check.stdout)["charts"]
+    (cpu,) = [c for c in charts if c["title"].startswith("cpu (")]
+    hosts = [s for s in cpu["series"] if s["name"].startswith("train @ ")]
+    (total,) = [s for s in cpu["series"] if s["name"] == "train · sum of 2 hosts"]
+    peaks = [s["max"] for s in hosts]
+    print(f"cpu peaks per host {peaks}, of their sum {total['max']}")
+    assert len(hosts) == 2 and total["points"] >= max(s["points"] for s in hosts), cpu
+    assert max(peaks) - 1e-6 <= total["max"] <= sum(peaks) + 1e-6, cpu
 
 
 def test_the_agent_says_what_is_wrong_outside_a_job_and_when_no_step_starts(slurm, tmp_path):
