@@ -126,18 +126,23 @@ Action AddExperiment(CLI::App& app) {
   cmd->add_option("--executor", args->executor,
                   "local (default): the runs start here; slurm: a job per workload, a step per "
                   "run (sbatch and srun --overlap), waited for here")
-      ->check(CLI::IsMember({"local", "slurm"}));
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->option_text("local|slurm");
   cmd->add_option("--run-key", args->run_key,
                   "run only the run with this key, measured by this process (what each step "
-                  "of --executor slurm runs)");
+                  "of --executor slurm runs)")
+      ->option_text("KEY");
   cmd->add_option("--slurm-dir", args->slurm_dir,
                   "--executor slurm: folder for the job scripts and Slurm's output (default "
-                  "footprint-slurm); the nodes must see it");
+                  "footprint-slurm); the nodes must see it")
+      ->option_text("DIR");
   cmd->add_option("--sbatch", args->sbatch,
                   "--executor slurm: options for every sbatch, one shell-quoted string "
-                  "(--sbatch='-p gpu --time=60')");
+                  "(--sbatch='-p gpu --time=60')")
+      ->option_text("'OPTIONS'");
   cmd->add_option("--poll", args->poll,
-                  "--executor slurm: how often to ask squeue and sstat (default 2s)");
+                  "--executor slurm: how often to ask squeue and sstat (default 2s)")
+      ->option_text("DURATION");
   cmd->footer(
       "Exits 0 when every run was ok, 1 when a run failed or could not start (or Slurm "
       "refused a job), 128+N when signal N stopped the plan (after storing the workload it "
