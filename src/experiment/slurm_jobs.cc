@@ -126,8 +126,9 @@ Result<int64_t> Submit(const std::vector<std::string>& args, const std::string& 
   in.seekg(start);
   std::stringstream said;
   said << in.rdbuf();
+  const std::string text = said.str();  // the lines below are views into it
   std::string last_line;
-  for (std::string_view line : Split(said.str(), '\n')) {
+  for (std::string_view line : Split(text, '\n')) {
     line = Trim(line);
     if (line.empty()) continue;
     auto id = ParseInt(line.substr(0, line.find(';')));  // "JOB" or "JOB;CLUSTER"
