@@ -149,6 +149,9 @@ struct SstatCheck {
   double read_before_end_s = 0;  // how long before the run's end sstat was last asked
 };
 
+// Whether `key`'s latest stored run (in LoadPlanStatus's answer) is ok: what --resume skips.
+bool StoredOk(const std::map<std::string, PlanRunStatus>& status, const std::string& key);
+
 struct ExperimentOutcome {
   int runs_started = 0;
   int runs_skipped = 0;           // already ok (resume)
@@ -157,6 +160,12 @@ struct ExperimentOutcome {
   bool complete = false;          // every workload ran
   std::vector<SstatCheck> sstat;  // --executor slurm: the runs sstat saw, in the order ended
   std::vector<int64_t> queued_jobs;  // --executor slurm, when stopped: the plan's jobs left
+
+  // Counts a run that ran, ok or not.
+  void Count(const PlanRunStatus& st) {
+    ++runs_started;
+    if (st.state != PlanRunState::kOk) ++runs_failed;
+  }
 };
 
 // Checks every run's options (intervals, metrics, command) without running anything.

@@ -195,9 +195,8 @@ Action AddExperiment(CLI::App& app) {
     int to_run = 0;  // the plan's runs this invocation starts (--resume skips the ok ones)
     for (const PlannedWorkload& w : plan->workloads) {
       for (const PlannedRun& r : w.runs) {
-        auto it = status.find(r.key);
         if (!args->run_key.empty() && r.key != args->run_key) continue;
-        to_run += !(args->resume && it != status.end() && it->second.state == PlanRunState::kOk);
+        to_run += !(args->resume && StoredOk(status, r.key));
       }
     }
     Progress progress(to_run, /*live=*/false);  // the commands' output shares the terminal

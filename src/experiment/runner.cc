@@ -251,8 +251,7 @@ Result<int> RunWorkload(const ExperimentPlan& plan, const std::vector<const Plan
         }
       }
     }
-    ++outcome.runs_started;
-    if (st.state != PlanRunState::kOk) ++outcome.runs_failed;
+    outcome.Count(st);
     if (options.on_run) options.on_run(*runs[i], st, exit_status);
   }
   return stop.received();
@@ -276,8 +275,7 @@ Result<ExperimentOutcome> RunOneHere(const ExperimentPlan& plan, const PlannedRu
   SayNotes(measured);
   const PlanRunStatus st{StateOf(measured.run.status), measured.run.id};
   ExperimentOutcome outcome;
-  outcome.runs_started = 1;
-  outcome.runs_failed = st.state == PlanRunState::kOk ? 0 : 1;
+  outcome.Count(st);
   outcome.signal_received = measured.signal_received;
   outcome.complete = measured.signal_received == 0;
   if (options.on_run) options.on_run(run, st, measured.exit_status);
@@ -296,8 +294,7 @@ Result<ExperimentOutcome> RunOnlyKey(const ExperimentPlan& plan, const Experimen
       if (options.resume) {
         FP_ASSIGN_OR_RETURN(auto store, OpenStore(options.db));
         FP_ASSIGN_OR_RETURN(auto done, LoadPlanStatus(*store, plan));
-        auto it = done.find(r.key);
-        if (it != done.end() && it->second.state == PlanRunState::kOk) {
+        if (StoredOk(done, r.key)) {
           return ExperimentOutcome{.runs_skipped = 1, .complete = true};
         }
       }
@@ -361,6 +358,11 @@ Result<std::map<std::string, PlanRunStatus>> LoadPlanStatus(Store& store,
   return status;
 }
 
+bool StoredOk(const std::map<std::string, PlanRunStatus>& status, const std::string& key) {
+  auto it = status.find(key);
+  return it != status.end() && it->second.state == PlanRunState::kOk;
+}
+
 Status CheckPlanRuns(const ExperimentPlan& plan, const ExperimentOptions& options) {
   for (const auto& w : plan.workloads) {
     for (const auto& r : w.runs) {
@@ -398,8 +400,7 @@ Result<ExperimentOutcome> RunExperiment(const ExperimentPlan& plan,
     }
     std::vector<const PlannedRun*> runs;
     for (const PlannedRun& r : w.runs) {
-      auto it = done.find(r.key);
-      if (it != done.end() && it->second.state == PlanRunState::kOk) {
+      if (StoredOk(done, r.key)) {
         ++outcome.runs_skipped;
       } else {
         runs.push_back(&r);

@@ -5,16 +5,15 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <thread>
 
 #include "experiment/slurm_jobs.h"
 #include "footprint/env.h"
 #include "footprint/experiment.h"
 #include "run/stop_signals.h"
+#include "util/file.h"
 #include "util/json_text.h"
 #include "util/strings.h"
 
@@ -26,7 +25,6 @@ using experiment::StepUsage;
 
 // A workload's job and the runs it runs.
 struct WorkloadJob {
-  size_t workload = 0;  // index in plan.workloads
   int64_t id = 0;
   std::vector<const PlannedRun*> runs;
   bool adopted = false;  // found in the queue (--resume): it may have stored a run already
@@ -80,14 +78,6 @@ std::string JobScript(const ExperimentPlan& plan, const PlannedWorkload& workloa
   return script + "wait\n";
 }
 
-Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return IoError("cannot write " + path + ": " + std::strerror(errno));
-  return Status::Ok();
-}
-
 Result<int64_t> SubmitWorkload(const ExperimentPlan& plan, size_t index,
                                const std::vector<const PlannedRun*>& runs,
                                const std::vector<int64_t>& after, const ExperimentOptions& options,
@@ -95,7 +85,7 @@ Result<int64_t> SubmitWorkload(const ExperimentPlan& plan, size_t index,
   const PlannedWorkload& w = plan.workloads[index];
   const std::string base =
       slurm.spool_dir + "/" + PlanStem(plan.path) + "." + std::to_string(index + 1);
-  FP_RETURN_IF_ERROR(WriteFile(base + ".sh", JobScript(plan, w, runs, slurm)));
+  FP_RETURN_IF_ERROR(WriteFile(base + ".sh", JobScript(plan, w, runs, slurm), /*create=*/true));
   std::vector<std::string> args = {"--job-name=" + w.experiment + "/" + w.workload,
                                    "--comment=" + experiment::JobComment(plan.path, index),
                                    "--ntasks=" + std::to_string(runs.size()),
@@ -186,8 +176,7 @@ Status FinishJob(const WorkloadJob& job, const ExperimentPlan& plan,
                 << " ended without storing this run; see " << slurm.spool_dir << "/" << job.id
                 << ".out\n";
     }
-    ++outcome.runs_started;
-    if (st.state != PlanRunState::kOk) ++outcome.runs_failed;
+    outcome.Count(st);
     if (options.on_run) options.on_run(*r, st, exit_status);
   }
   return Status::Ok();
@@ -254,6 +243,52 @@ Status WaitForJobs(std::vector<WorkloadJob> jobs, const ExperimentPlan& plan,
   return Status::Ok();
 }
 
+// The plan's jobs still in the queue, by workload: adopted with --resume, refused without it
+// (so that nothing runs twice).
+Result<std::map<size_t, experiment::QueuedJob>> JobsToAdopt(const ExperimentPlan& plan,
+                                                            bool resume) {
+  FP_ASSIGN_OR_RETURN(auto queued, PlanJobsQueued(plan));
+  if (queued.empty() || resume) return queued;
+  std::string ids;
+  for (const auto& [index, job] : queued) ids += (ids.empty() ? "" : ", ") + std::to_string(job.id);
+  return InvalidArgument(plan.path + " has job(s) in the queue already (" + ids +
+                         "): add --resume to wait for them and submit the rest, or scancel "
+                         "them first");
+}
+
+// A job for each workload with runs to run: the queued one, else a new one that waits for
+// every job before it.
+Result<std::vector<WorkloadJob>> SubmitWorkloads(
+    const ExperimentPlan& plan, const std::map<std::string, PlanRunStatus>& before,
+    const std::map<size_t, experiment::QueuedJob>& queued, const ExperimentOptions& options,
+    const SlurmExecutorOptions& slurm, ExperimentOutcome& outcome) {
+  std::vector<WorkloadJob> jobs;
+  std::vector<int64_t> after;  // what the next submission waits for
+  for (const auto& [index, job] : queued) after.push_back(job.id);
+  for (size_t i = 0; i < plan.workloads.size(); ++i) {
+    const PlannedWorkload& w = plan.workloads[i];
+    auto adopted = queued.find(i);
+    WorkloadJob job{0, {}, adopted != queued.end()};
+    for (const PlannedRun& r : w.runs) {
+      if (options.resume && StoredOk(before, r.key)) {
+        ++outcome.runs_skipped;
+      } else {
+        job.runs.push_back(&r);
+      }
+    }
+    if (job.runs.empty()) continue;
+    if (job.adopted) {
+      job.id = adopted->second.id;
+    } else {
+      FP_ASSIGN_OR_RETURN(job.id, SubmitWorkload(plan, i, job.runs, after, options, slurm));
+      after = {job.id};
+    }
+    if (slurm.on_job) slurm.on_job(w, job.runs.size(), job.id, job.adopted);
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
 }  // namespace
 
 Result<ExperimentOutcome> RunExperimentOnSlurm(const ExperimentPlan& plan,
@@ -267,44 +302,13 @@ Result<ExperimentOutcome> RunExperimentOnSlurm(const ExperimentPlan& plan,
     FP_ASSIGN_OR_RETURN(auto store, OpenStore(options.db));
     FP_ASSIGN_OR_RETURN(before, LoadPlanStatus(*store, plan));
   }
-  FP_ASSIGN_OR_RETURN(auto queued, PlanJobsQueued(plan));
-  if (!queued.empty() && !options.resume) {
-    std::string ids;
-    for (const auto& [index, job] : queued)
-      ids += (ids.empty() ? "" : ", ") + std::to_string(job.id);
-    return InvalidArgument(plan.path + " has job(s) in the queue already (" + ids +
-                           "): add --resume to wait for them and submit the rest, or scancel "
-                           "them first");
-  }
+  FP_ASSIGN_OR_RETURN(auto queued, JobsToAdopt(plan, options.resume));
   if (::mkdir(slurm.spool_dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return IoError("cannot create " + slurm.spool_dir + ": " + std::strerror(errno) +
                    "; choose a writable folder with --slurm-dir");
   }
   ExperimentOutcome outcome;
-  std::vector<WorkloadJob> jobs;
-  std::vector<int64_t> after;  // what the next submission waits for
-  for (const auto& [index, job] : queued) after.push_back(job.id);
-  for (size_t i = 0; i < plan.workloads.size(); ++i) {
-    const PlannedWorkload& w = plan.workloads[i];
-    WorkloadJob job{i, 0, {}, queued.contains(i)};
-    for (const PlannedRun& r : w.runs) {
-      auto it = before.find(r.key);
-      if (options.resume && it != before.end() && it->second.state == PlanRunState::kOk) {
-        ++outcome.runs_skipped;
-      } else {
-        job.runs.push_back(&r);
-      }
-    }
-    if (job.runs.empty()) continue;
-    if (job.adopted) {
-      job.id = queued[i].id;
-    } else {
-      FP_ASSIGN_OR_RETURN(job.id, SubmitWorkload(plan, i, job.runs, after, options, slurm));
-      after = {job.id};
-    }
-    if (slurm.on_job) slurm.on_job(w, job.runs.size(), job.id, job.adopted);
-    jobs.push_back(std::move(job));
-  }
+  FP_ASSIGN_OR_RETURN(auto jobs, SubmitWorkloads(plan, before, queued, options, slurm, outcome));
   FP_RETURN_IF_ERROR(WaitForJobs(std::move(jobs), plan, before, options, slurm, outcome));
   outcome.complete = outcome.signal_received == 0;
   return outcome;

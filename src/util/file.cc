@@ -37,8 +37,8 @@ std::vector<std::string> ReadNulSeparatedWords(const std::string& path) {
   return words;
 }
 
-Status WriteFile(const std::string& path, std::string_view text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+Status WriteFile(const std::string& path, std::string_view text, bool create) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0644);
   if (fd < 0) return IoError("cannot open " + path + ": " + std::strerror(errno));
   ssize_t n = ::write(fd, text.data(), text.size());
   int err = errno;

@@ -79,8 +79,9 @@ Result<std::string> ReadWholeFile(const std::string& path);
 // The non-empty NUL-separated words of a file (/proc/PID/cmdline, /proc/PID/environ); none
 // when it cannot be read (the process is gone).
 std::vector<std::string> ReadNulSeparatedWords(const std::string& path);
-// Writes `text` to an existing file (cgroup control files). IoError names the file and errno.
-Status WriteFile(const std::string& path, std::string_view text);
+// Writes `text` to an existing file (cgroup control files), or, with `create`, to a file made
+// or emptied first (mode 0644 before the umask). IoError names the file and errno.
+Status WriteFile(const std::string& path, std::string_view text, bool create = false);
 
 }  // namespace footprint
 
