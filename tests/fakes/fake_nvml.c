@@ -31,7 +31,9 @@
  *                                   nvmlDeviceGetMemoryInfo, not for _v2 (as drivers do); its energy
  *                                   counter advances by power x energy_period_ms at every
  *                                   period, and each reading of it takes energy_cost_us of real
- *                                   time (4000 on an H100, driver 580); from lost_after_ms on, every call on it and its MIG
+ *                                   time (4000 on an H100, driver 580), but the first reading
+ *                                   at or after energy_spike_at_ms=T takes energy_spike_us=US
+ *                                   (an H100's took 22 ms once); from lost_after_ms on, every call on it and its MIG
  *                                   devices answers NVML_ERROR_GPU_IS_LOST
  *       fail=FIELDS fail_from_ms=T fail_until_ms=T fail_code=C
  *                                   from T (until T, if given) the FIELDS (names as for
@@ -107,6 +109,7 @@ typedef struct Device {
   unsigned long long memory_total, memory_used, memory_reserved;
   unsigned util, power_mw, sm_clock, temperature;
   long long energy_period_ms, energy_cost_us;
+  long long energy_spike_at_ms, energy_spike_us; /* -1: no spike */
   unsigned long long energy_start_mj;
   long long lost_after_ms; /* -1: never */
   unsigned unsupported;
@@ -296,6 +299,8 @@ static int LoadScript(void) {
       d->energy_period_ms = (long long)Number(words, n, "energy_period_ms", 100);
       d->energy_start_mj = Number(words, n, "energy_start_mj", 123456789ULL);
       d->energy_cost_us = (long long)Number(words, n, "energy_cost_us", 0);
+      d->energy_spike_at_ms = (long long)Number(words, n, "energy_spike_at_ms", -1);
+      d->energy_spike_us = (long long)Number(words, n, "energy_spike_us", 0);
       d->sm_clock = (unsigned)Number(words, n, "sm_clock", 1410);
       d->temperature = (unsigned)Number(words, n, "temperature", 40);
       d->lost_after_ms =
@@ -591,7 +596,12 @@ FAKE_EXPORT int nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigne
 FAKE_EXPORT int nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long* mj) {
   int rc = Check(d, kNoEnergy);
   if (rc != kSuccess) return rc;
-  Spin(d->energy_cost_us);
+  if (d->energy_spike_at_ms >= 0 && NowMs() >= d->energy_spike_at_ms) {
+    d->energy_spike_at_ms = -1;
+    Spin(d->energy_spike_us);
+  } else {
+    Spin(d->energy_cost_us);
+  }
   /* Real counters advance in steps, at their update period. */
   long long period = d->energy_period_ms > 0 ? d->energy_period_ms : 1;
   long long elapsed = NowMs() / period * period;

@@ -190,6 +190,20 @@ TEST_F(GpuProbeTest, CostlyEnergyCounterIsReadSeldomAndOnceMoreAtTheEnd) {
   EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_tree_j"), 0.75 * 600);  // the tree's 60 of 80 % SM
 }
 
+// And one reading there took 22 ms, where the others took 4: the next ones are put off by the
+// typical cost, not by that one (which would have left 2.2 s without a reading).
+TEST_F(GpuProbeTest, OneSlowEnergyReadingDoesNotPutTheNextOnesOff) {
+  std::string script = kShared;
+  script.replace(script.find("energy_period_ms=100"), 20,
+                 "energy_period_ms=100 energy_cost_us=200 energy_spike_at_ms=500 "
+                 "energy_spike_us=30000");
+  Outcome o = Drive(script, 2000, 50);
+  const json& dev = o.meta["gpu"]["devices"]["gpu:0"];
+  EXPECT_LT(dev["energy_read_gap_ms"].get<double>(), 1000);  // the spike alone: 3,000 ms
+  EXPECT_GE(o.series["gpu.energy@gpu:0"].size(), 30u);       // 41 passes; the spike alone: 12
+  EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_j"), 600);
+}
+
 // And per-process utilisation costs 1.6 ms there: asked at most every 100 x its cost, the tree's
 // SM figure is still there at every pass (NVML keeps the samples; the newest stand between).
 TEST_F(GpuProbeTest, CostlyPerProcessUtilisationIsAskedSeldom) {
