@@ -217,12 +217,12 @@ def highest(results, driver, rates):
     return f"{best:,} queries/s"
 
 
-def report(d):
+def report(d, heading):
     results = d["results"]
     at_target = [r for r in results if r["target_qps"] == TARGET_QPS and r.get("try", 1) == 1]
     sut = " ".join(pathlib.Path(d["sut"][0]).name if i == 0 else a for i, a in enumerate(d["sut"]))
     lines = [
-        "## `footprint load`: the driver's own cost (`bench/load_bench.py`)",
+        heading,
         "",
         f"Measured {d['date']} on {d['machine']}, Linux {d['kernel']}, Python "
         f"{d['python']} (load average {d['load_start']:.2f} at the start, {d['load_end']:.2f} "
@@ -322,6 +322,9 @@ def main():
     ap.add_argument("--wait-idle", type=float, default=0, metavar="SECONDS",
                     help="first wait (at most this long) for the machine to calm down")
     ap.add_argument("--json", help="also write the raw figures to this file")
+    ap.add_argument("--block", default="load-bench",
+                    help="the markers to write between (another machine's figures: "
+                         "load-bench-MACHINE, a section of its own)")
     ap.add_argument("--from-json", help="measure nothing: report the figures saved with --json")
     args = ap.parse_args()
     args.rates = [int(float(q)) for q in args.rates.split(",") if q]
@@ -345,7 +348,9 @@ def main():
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(d, indent=1) + "\n")
     out = args.out or (str(ROOT / "docs" / "performance.md") if args.write_docs else "-")
-    write_block(out, "load-bench", report(d))
+    heading = ("## `footprint load`: the driver's own cost (`bench/load_bench.py`)"
+               if args.block == "load-bench" else f"### The same on {d['machine']}" + (f", {d['where']}" if d.get("where") else ""))
+    write_block(out, args.block, report(d, heading))
     if out != "-":
         print(f"load_bench: wrote {out}", file=sys.stderr)
 
