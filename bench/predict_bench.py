@@ -35,6 +35,18 @@ DATASETS = {
                    "--resolutions 224 --batches 1,32   # on the GPU machine\n"
                    "scripts/predict-dataset --device cuda --merge W/measurements.json "
                    "--resolutions 224 --batches 1,32 --out data/predict/h200-141gb.csv"),
+    "h100-80gb": ("predict-eval-h100",
+                  "each one run's p50 (2.5 s of queries) on one NVIDIA H100 80GB HBM3 (PyTorch "
+                  "2.11, CUDA 13, 16 cores), at 224x224 and batches 1 and 32; ResNet-18 and "
+                  "MobileNetV3-Large were measured twice (the lower p50 kept)",
+                  "the median of the rows' spreads (standard deviation over mean): across the "
+                  "two runs for the 4 rows measured twice, else the spread of single query "
+                  "latencies within the run, an upper bound for the p50's",
+                  "scripts/predict-dataset --device cuda --measure-only --work W "
+                  "--resolutions 224 --batches 1,32 --models M   # on the GPU machine\n"
+                  "scripts/predict-dataset --device cuda --merge W/measurements.json "
+                  "--merge W2/measurements.json --resolutions 224 --batches 1,32 --models M "
+                  "--out data/predict/h100-80gb.csv"),
 }
 
 

@@ -25,7 +25,7 @@ Action AddPredict(CLI::App& app) {
   cmd->add_option("--device", o->device,
                   "cpu (default), or a GPU with a MIG table: A100-40GB, A100-80GB, H100-80GB, "
                   "H200-141GB (latency and energy where a predictor was trained there: the "
-                  "H200 ships one; else memory and MIG profile only)")
+                  "H100 and the H200 ship one; else memory and MIG profile only)")
       ->option_text("NAME");
   cmd->add_flag("--json", o->json, "one line of JSON");
   cmd->add_flag("--features", o->features, "print the graph's features; predict nothing");

@@ -130,7 +130,8 @@ Result<Chosen> Choose(Target target, const std::vector<Row>& rows) {
 }
 
 // Fits every latency predictor, keeps the one with the lowest mean held-out-family error, the
-// memory predictor and, where every row has its energy, the best energy predictor; writes them
+// memory predictor and, fitted on the rows that have their energy (at least 4), the best energy
+// predictor; writes them
 // with their errors to `out`, for the device the rows were measured on.
 Result<int> Train(const PredictOptions& o, std::ostream& out) {
   FP_ASSIGN_OR_RETURN(TrainingData data, ReadTrainingData(o.train));
@@ -158,8 +159,9 @@ Result<int> Train(const PredictOptions& o, std::ostream& out) {
        {{"predictor", memory->ToJson()}, {"held_out_families", ErrorsJson(memory_errors)}}},
       {"baselines", latency.baselines}};
   std::string energy_line;
-  if (Measured(rows, Target::kEnergy)) {
-    FP_ASSIGN_OR_RETURN(Chosen energy, Choose(Target::kEnergy, rows));
+  if (const std::vector<Row> measured = MeasuredRows(rows, Target::kEnergy);
+      measured.size() >= kFewestRows) {
+    FP_ASSIGN_OR_RETURN(Chosen energy, Choose(Target::kEnergy, measured));
     file["energy"] = {{"predictor", energy.predictor->ToJson()},
                       {"held_out_families", ErrorsJson(energy.errors)},
                       {"baselines", energy.baselines}};
@@ -200,17 +202,20 @@ Result<int> Evaluate(const PredictOptions& o, std::ostream& out) {
   report["rows"] = {{"train", train.size()}, {"held_out", outside.size()}};
   report["left_out"] = data.left_out;
   if (!said.str().empty()) report["rows_of_device"] = o.device;
+  // Each target on the rows that have it.
   auto evaluate = [&](const char* kind, Target target) -> Result<json> {
-    FP_ASSIGN_OR_RETURN(Errors lofo, LeaveOneFamilyOut(kind, target, train));
-    FP_ASSIGN_OR_RETURN(Errors random, RandomSplit(kind, target, train, 0.8, 1));
+    const std::vector<Row> fit = MeasuredRows(train, target);
+    const std::vector<Row> check = MeasuredRows(outside, target);
+    FP_ASSIGN_OR_RETURN(Errors lofo, LeaveOneFamilyOut(kind, target, fit));
+    FP_ASSIGN_OR_RETURN(Errors random, RandomSplit(kind, target, fit, 0.8, 1));
     json j = {{"leave_one_family_out", ErrorsJson(lofo)}, {"random_split", ErrorsJson(random)}};
-    if (Measured(outside, target)) {
-      FP_ASSIGN_OR_RETURN(auto fitted, Fit(kind, target, train));
-      j["held_out_families"] = ErrorsJson(Score(*fitted, target, outside));
+    if (!check.empty()) {
+      FP_ASSIGN_OR_RETURN(auto fitted, Fit(kind, target, fit));
+      j["held_out_families"] = ErrorsJson(Score(*fitted, target, check));
     }
     return j;
   };
-  const bool energy = Measured(train, Target::kEnergy);
+  const bool energy = MeasuredRows(train, Target::kEnergy).size() >= kFewestRows;
   for (const char* kind : kWorkPredictors) {
     FP_ASSIGN_OR_RETURN(report["latency"][kind], evaluate(kind, Target::kLatency));
     if (energy) {

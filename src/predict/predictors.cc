@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <numeric>
 #include <random>
 #include <set>
@@ -386,14 +387,19 @@ Result<std::vector<Row>> ReadDataset(const std::string& path) {
   return rows;
 }
 
-bool Measured(const std::vector<Row>& rows, Target target) {
-  return !rows.empty() && std::all_of(rows.begin(), rows.end(),
-                                      [&](const Row& r) { return TargetOf(r, target) > 0; });
+std::vector<Row> MeasuredRows(const std::vector<Row>& rows, Target target) {
+  std::vector<Row> measured;
+  std::copy_if(rows.begin(), rows.end(), std::back_inserter(measured),
+               [&](const Row& r) { return TargetOf(r, target) > 0; });
+  return measured;
 }
 
 Result<std::unique_ptr<Predictor>> Fit(std::string_view kind, Target target,
                                        const std::vector<Row>& rows) {
-  if (rows.size() < 4) return InvalidArgument("too few rows to fit a predictor (at least 4)");
+  if (rows.size() < kFewestRows) {
+    return InvalidArgument("too few rows to fit a predictor (at least " +
+                           std::to_string(kFewestRows) + ")");
+  }
   if (target == Target::kPeakMemory || kind == "memory_linear") {
     return Linear::Fit("memory_linear", TermsOf(kind, Target::kPeakMemory), target, rows);
   }

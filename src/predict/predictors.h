@@ -51,8 +51,11 @@ class Predictor {
 };
 
 enum class Target { kLatency, kPeakMemory, kEnergy };
-// Whether every row has a measurement of `target` (energy may be missing).
-bool Measured(const std::vector<Row>& rows, Target target);
+// Fit refuses fewer rows than this.
+inline constexpr size_t kFewestRows = 4;
+// The rows that have a measurement of `target` (energy may be missing: a GPU's load window
+// shorter than its counter's period, a CPU without RAPL).
+std::vector<Row> MeasuredRows(const std::vector<Row>& rows, Target target);
 // The predictors of latency, and of energy where it was measured.
 inline constexpr const char* kWorkPredictors[] = {"flops_linear", "roofline", "trees"};
 
