@@ -131,8 +131,7 @@ Result<Chosen> Choose(Target target, const std::vector<Row>& rows) {
 
 // Fits every latency predictor, keeps the one with the lowest mean held-out-family error, the
 // memory predictor and, fitted on the rows that have their energy (at least 4), the best energy
-// predictor; writes them
-// with their errors to `out`, for the device the rows were measured on.
+// predictor; writes them with their errors to `out`, for the device the rows were measured on.
 Result<int> Train(const PredictOptions& o, std::ostream& out) {
   FP_ASSIGN_OR_RETURN(TrainingData data, ReadTrainingData(o.train));
   FP_ASSIGN_OR_RETURN(const std::vector<Row> rows,
