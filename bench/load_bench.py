@@ -217,12 +217,19 @@ def highest(results, driver, rates):
     return f"{best:,} queries/s"
 
 
-def report(d, heading):
+def heading(block, d):
+    """The section's title: this machine's (block load-bench), or another's beside it."""
+    if block == "load-bench":
+        return "## `footprint load`: the driver's own cost (`bench/load_bench.py`)"
+    return f"### The same on {d['machine']}" + (f", {d['where']}" if d.get("where") else "")
+
+
+def report(d, title):
     results = d["results"]
     at_target = [r for r in results if r["target_qps"] == TARGET_QPS and r.get("try", 1) == 1]
     sut = " ".join(pathlib.Path(d["sut"][0]).name if i == 0 else a for i, a in enumerate(d["sut"]))
     lines = [
-        heading,
+        title,
         "",
         f"Measured {d['date']} on {d['machine']}, Linux {d['kernel']}, Python "
         f"{d['python']} (load average {d['load_start']:.2f} at the start, {d['load_end']:.2f} "
@@ -348,9 +355,7 @@ def main():
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(d, indent=1) + "\n")
     out = args.out or (str(ROOT / "docs" / "performance.md") if args.write_docs else "-")
-    heading = ("## `footprint load`: the driver's own cost (`bench/load_bench.py`)"
-               if args.block == "load-bench" else f"### The same on {d['machine']}" + (f", {d['where']}" if d.get("where") else ""))
-    write_block(out, args.block, report(d, heading))
+    write_block(out, args.block, report(d, heading(args.block, d)))
     if out != "-":
         print(f"load_bench: wrote {out}", file=sys.stderr)
 

@@ -33,8 +33,9 @@
  *                                   period, and each reading of it takes energy_cost_us of real
  *                                   time (4000 on an H100, driver 580), but the first reading
  *                                   at or after energy_spike_at_ms=T takes energy_spike_us=US
- *                                   (an H100's took 22 ms once); from lost_after_ms on, every call on it and its MIG
- *                                   devices answers NVML_ERROR_GPU_IS_LOST
+ *                                   (an H100's took 22 ms once); from lost_after_ms on, every
+ *                                   call on it and its MIG devices answers
+ *                                   NVML_ERROR_GPU_IS_LOST
  *       fail=FIELDS fail_from_ms=T fail_until_ms=T fail_code=C
  *                                   from T (until T, if given) the FIELDS (names as for
  *                                   unsupported) answer C (default 999, NVML_ERROR_UNKNOWN: a
