@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "probe/gpu_energy.h"
+#include "util/call_budget.h"
 #include "util/clock.h"
 
 namespace footprint {
@@ -75,39 +76,6 @@ std::string IntoTheRun(int64_t now_ns, int64_t first_ns) {
   return buf;
 }
 
-// A call kept under kCostlyCallShare of the time: each call is timed, and puts the next one off
-// by the typical cost / kCostlyCallShare (a 4 ms call: 400 ms; a 10 µs call: 1 ms, no
-// constraint). Typical is the (lower) median of the last kCosts calls' costs: on an H100 a pass's
-// energy reading took 22 ms once, where the others took 4 (the measured process starting its
-// work), and that one reading put the next 2.2 s off, longer than a 2.5 s load's window needs.
-class CallBudget {
- public:
-  bool Due(int64_t now_ns) const { return now_ns >= next_ns_; }
-  template <typename Call>
-  int Make(int64_t now_ns, const Call& call) {
-    const int64_t start = MonotonicNs();
-    const int rc = call();
-    costs_[calls_++ % kCosts] = MonotonicNs() - start;
-    const size_t known = std::min<size_t>(calls_, kCosts);
-    std::array<int64_t, kCosts> sorted = costs_;
-    std::nth_element(sorted.begin(), sorted.begin() + (known - 1) / 2, sorted.begin() + known);
-    const auto gap =
-        static_cast<int64_t>(static_cast<double>(sorted[(known - 1) / 2]) / kCostlyCallShare);
-    next_ns_ = now_ns + gap;
-    longest_gap_ns_ = std::max(longest_gap_ns_, gap);
-    return rc;
-  }
-  // The longest the call was put off, in ms (for meta).
-  double longest_gap_ms() const { return static_cast<double>(longest_gap_ns_) / 1e6; }
-
- private:
-  static constexpr size_t kCosts = 5;
-  std::array<int64_t, kCosts> costs_{};
-  size_t calls_ = 0;
-  int64_t next_ns_ = 0;
-  int64_t longest_gap_ns_ = 0;
-};
-
 }  // namespace
 
 struct GpuProbe::Unit {
@@ -132,7 +100,7 @@ struct GpuProbe::Unit {
   std::vector<nvml::ProcessMemory> procs, list;
   // Per-process SM utilisation: the newest samples' mean per PID, sorted by PID.
   uint64_t util_pass = 0;
-  CallBudget util_budget;
+  CallBudget util_budget{kCostlyCallShare};
   bool util_ok = false;
   std::vector<nvml::ProcessUtilizationSample> samples;
   unsigned long long last_seen_us = 0;
@@ -143,7 +111,7 @@ struct GpuProbe::Unit {
   double power_w = 0;
   // Energy since the first reading, and the tree's attributed share of it.
   uint64_t energy_pass = 0;
-  CallBudget energy_budget;
+  CallBudget energy_budget{kCostlyCallShare};
   bool energy_skipped = false;  // the last pass due to read the counter did not
   std::optional<double> last_share;
   DeviceEnergy energy{false};

@@ -78,6 +78,10 @@ class Probe {
   // would otherwise be the baseline, can come after the command's first work on a busy
   // machine, and what was counted before it would be missing from the series.
   virtual void Begin(int64_t /*t0_ns*/) {}
+  // Called once after the sampler's thread stopped, before its last pass (Sampler::Stop): a
+  // probe that spaces out costly reads (CallBudget) makes them in that pass, so that every
+  // series reaches the run's end.
+  virtual void BeforeLastPass() {}
   // Called once after sampling stopped: totals, metadata (what was measured how, what could
   // not be and why) and warnings.
   virtual void Finish(ProbeFindings& /*findings*/) {}

@@ -236,44 +236,29 @@ void ProcessTreeProbe::AddRootWaitedFor(int64_t& cpu_ticks, int64_t& user_ticks)
   }
 }
 
-void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) {
-  auto is_due = [&](MetricId m) { return due.test(static_cast<size_t>(m)); };
-  auto slot = [&](MetricId m) { return slot_[static_cast<size_t>(m)]; };
-  const bool want_io = is_due(MetricId::kIoRead) || is_due(MetricId::kIoWrite);
+void ProcessTreeProbe::ReadMembers(bool want_io, bool want_threads) {
   const RunCgroup* cgroup = options_.cgroup;
-  ++generation_;
-  // A foreign root's waited-for children before its live ones: a task it reaps in between is
-  // then missing from this pass (the next one has it), never counted twice (the kernel adds a
-  // child's times to its parent before the child's /proc entry goes).
-  int64_t cpu_ticks = 0, user_ticks = 0;
-  if (options_.foreign_root && is_due(MetricId::kCpu)) AddRootWaitedFor(cpu_ticks, user_ticks);
   ListMembers();
-  members_listed_ns_ = now_ns;
-
-  int64_t rss_pages = 0, threads = 0, processes = 0;
-  int64_t largest_rss = 0;
-  int64_t largest_shared = 0;
-  int64_t read_bytes = 0, write_bytes = 0;
   for (size_t i = 0; i < members_.size(); ++i) {  // members_ may grow during the walk
     pid_t pid = members_[i];
     ProcessFigures f;
     Entry* e = Read(pid, f);
     if (e == nullptr) continue;
     e->generation = generation_;
-    cpu_ticks += f.cpu_ticks;
-    user_ticks += f.user_ticks;
-    processes += f.live;
-    threads += f.threads;
-    rss_pages += f.rss_pages;
-    largest_rss = std::max(largest_rss, f.rss_pages);
-    largest_shared = std::max(largest_shared, f.shared_pages);
+    tree_.cpu_ticks += f.cpu_ticks;
+    tree_.user_ticks += f.user_ticks;
+    tree_.processes += f.live;
+    tree_.threads += f.threads;
+    tree_.rss_pages += f.rss_pages;
+    tree_.largest_rss_pages = std::max(tree_.largest_rss_pages, f.rss_pages);
+    tree_.largest_shared_pages = std::max(tree_.largest_shared_pages, f.shared_pages);
     if (want_io) {
       if (!e->io.is_open())
         e->io = KernelFile(options_.proc_root + "/" + std::to_string(pid) + "/io");
       char iobuf[512];
       if (auto io = ParseProcIo(e->io.Read(iobuf, sizeof iobuf))) {
-        read_bytes += static_cast<int64_t>(io->read_bytes);
-        write_bytes += static_cast<int64_t>(io->write_bytes);
+        tree_.read_bytes += static_cast<int64_t>(io->read_bytes);
+        tree_.write_bytes += static_cast<int64_t>(io->write_bytes);
       }
     }
     if (cgroup == nullptr && !scan_) {
@@ -291,67 +276,106 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
   if (entries_.size() > members_.size()) {
     std::erase_if(entries_, [&](const auto& kv) { return kv.second.generation != generation_; });
   }
-  if (cgroup != nullptr && is_due(MetricId::kThreads) && cgroup_threads_.ReadAll(list_buf_)) {
-    threads = 0;
-    ForEachPid(list_buf_, [&](pid_t) { ++threads; });
+  if (cgroup != nullptr && want_threads && cgroup_threads_.ReadAll(list_buf_)) {
+    tree_.threads = 0;
+    ForEachPid(list_buf_, [&](pid_t) { ++tree_.threads; });
+  }
+}
+
+void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) {
+  auto is_due = [&](MetricId m) { return due.test(static_cast<size_t>(m)); };
+  auto slot = [&](MetricId m) { return slot_[static_cast<size_t>(m)]; };
+  const bool want_io = is_due(MetricId::kIoRead) || is_due(MetricId::kIoWrite);
+  const RunCgroup* cgroup = options_.cgroup;
+  // Nothing due: MembersAt or CountLiveProcesses, which want the members now.
+  const bool members_now =
+      cgroup == nullptr || due.none() || last_pass_ || members_budget_.Due(now_ns);
+  if (members_now) {
+    ++generation_;
+    tree_ = TreeSums{};
+    // A foreign root's waited-for children before its live ones: a task it reaps in between
+    // is then missing from this pass (the next one has it), never counted twice (the kernel
+    // adds a child's times to its parent before the child's /proc entry goes).
+    if (options_.foreign_root && is_due(MetricId::kCpu)) {
+      AddRootWaitedFor(tree_.cpu_ticks, tree_.user_ticks);
+    }
+    if (cgroup != nullptr) {
+      members_budget_.Make(now_ns, [&] {
+        ReadMembers(want_io, is_due(MetricId::kThreads));
+        return true;
+      });
+    } else {
+      ReadMembers(want_io, is_due(MetricId::kThreads));
+    }
+    members_listed_ns_ = now_ns;
+    last_processes_.store(tree_.processes, std::memory_order_relaxed);
   }
 
   const ReapedTotals* reaped = options_.reaped;
   if (is_due(MetricId::kCpu)) {
-    user_ticks_ = std::max(user_ticks_, user_ticks);
-    system_ticks_ = std::max(system_ticks_, cpu_ticks - user_ticks);
+    user_ticks_ = std::max(user_ticks_, tree_.user_ticks);
+    system_ticks_ = std::max(system_ticks_, tree_.cpu_ticks - tree_.user_ticks);
     std::optional<int64_t> cum = cgroup ? cgroup->CpuUsageNs() : std::nullopt;
     if (!cum) {
-      cum = static_cast<int64_t>(static_cast<double>(cpu_ticks) * ns_per_tick_) +
+      cum = static_cast<int64_t>(static_cast<double>(tree_.cpu_ticks) * ns_per_tick_) +
             (reaped ? reaped->cpu_ns.load(std::memory_order_relaxed) : 0);
     }
     if (options_.include_monitor) *cum -= FootprintThreadsCpuNs();
     EmitRate(cpu_, *cum, now_ns, 100.0, slot(MetricId::kCpu), out);
   }
-  last_processes_.store(processes, std::memory_order_relaxed);
-  const int64_t rss_bytes = rss_pages * page_size_;
-  RaisePeak(peak_rss_sum_, rss_bytes);
-  RaisePeak(peak_process_rss_, largest_rss * page_size_);
   auto emit = [&](MetricId m, double v) {
     if (is_due(m) && slot(m) >= 0) out.Add(slot(m), v);
   };
-  emit(MetricId::kMemoryRssSum, static_cast<double>(rss_bytes));
-  if (!memory_from_cgroup()) {
-    RaisePeak(peak_memory_, rss_bytes);
-    emit(MetricId::kMemory, static_cast<double>(rss_bytes));
-  } else if (is_due(MetricId::kMemory) || is_due(MetricId::kPageCache)) {
-    if (auto held = CgroupMemory(largest_rss * page_size_, largest_shared * page_size_)) {
+  if (members_now) {
+    const int64_t rss_bytes = tree_.rss_pages * page_size_;
+    RaisePeak(peak_rss_sum_, rss_bytes);
+    RaisePeak(peak_process_rss_, tree_.largest_rss_pages * page_size_);
+    emit(MetricId::kMemoryRssSum, static_cast<double>(rss_bytes));
+    if (!memory_from_cgroup()) {
+      RaisePeak(peak_memory_, rss_bytes);
+      emit(MetricId::kMemory, static_cast<double>(rss_bytes));
+    }
+    emit(MetricId::kThreads, static_cast<double>(tree_.threads));
+    emit(MetricId::kProcesses, static_cast<double>(tree_.processes));
+    if (want_io) {
+      int64_t read_bytes = tree_.read_bytes, write_bytes = tree_.write_bytes;
+      if (reaped) {
+        read_bytes += reaped->read_bytes.load(std::memory_order_relaxed);
+        write_bytes += reaped->write_bytes.load(std::memory_order_relaxed);
+      }
+      if (is_due(MetricId::kIoRead)) {
+        EmitRate(read_, read_bytes, now_ns, 1e9, slot(MetricId::kIoRead), out);
+      }
+      if (is_due(MetricId::kIoWrite)) {
+        EmitRate(write_, write_bytes, now_ns, 1e9, slot(MetricId::kIoWrite), out);
+      }
+    }
+  }
+  if (memory_from_cgroup() && (is_due(MetricId::kMemory) || is_due(MetricId::kPageCache)) &&
+      (last_pass_ || memory_budget_.Due(now_ns))) {
+    if (auto held = memory_budget_.Make(now_ns, [&] { return CgroupMemory(); })) {
       RaisePeak(peak_memory_, held->first);
       RaisePeak(peak_page_cache_, held->second);
       emit(MetricId::kMemory, static_cast<double>(held->first));
       emit(MetricId::kPageCache, static_cast<double>(held->second));
     }
   }
-  emit(MetricId::kThreads, static_cast<double>(threads));
-  emit(MetricId::kProcesses, static_cast<double>(processes));
-  if (want_io) {
-    if (reaped) {
-      read_bytes += reaped->read_bytes.load(std::memory_order_relaxed);
-      write_bytes += reaped->write_bytes.load(std::memory_order_relaxed);
-    }
-    if (is_due(MetricId::kIoRead)) {
-      EmitRate(read_, read_bytes, now_ns, 1e9, slot(MetricId::kIoRead), out);
-    }
-    if (is_due(MetricId::kIoWrite)) {
-      EmitRate(write_, write_bytes, now_ns, 1e9, slot(MetricId::kIoWrite), out);
-    }
-  }
 }
 
-std::optional<std::pair<int64_t, int64_t>> ProcessTreeProbe::CgroupMemory(
-    int64_t largest_rss_bytes, int64_t largest_shared_bytes) const {
+std::optional<std::pair<int64_t, int64_t>> ProcessTreeProbe::CgroupMemory() const {
   std::optional<RunCgroup::MemoryStat> stat = options_.cgroup->ReadMemoryStat();
   if (!stat) return std::nullopt;
   // Anonymous pages are charged to the cgroup that touched them: the tree's, each once. File
   // pages are charged to whoever read them first, so libraries cached before the run are not
   // in file_mapped: the largest process's own mapped files stand in when they are more.
-  const int64_t held = stat->anon + std::max(stat->file_mapped, largest_shared_bytes);
-  return std::make_pair(std::max(held, largest_rss_bytes), stat->page_cache);
+  const int64_t held =
+      stat->anon + std::max(stat->file_mapped, tree_.largest_shared_pages * page_size_);
+  return std::make_pair(std::max(held, tree_.largest_rss_pages * page_size_), stat->page_cache);
+}
+
+void ProcessTreeProbe::Finish(ProbeFindings& findings) {
+  NoteSpacedReads("tree processes", members_budget_, findings.meta);
+  NoteSpacedReads("tree memory.stat", memory_budget_, findings.meta);
 }
 
 }  // namespace footprint

@@ -12,6 +12,12 @@
 // samples still counts. With a cgroup, CPU and the thread count come from the cgroup itself
 // and each process costs one read of the small /proc/PID/statm for its RSS.
 //
+// At high rates the costly reads are spaced out (CallBudget, kKernelReadShare of a core each):
+// with a cgroup, the tree's CPU comes from cpu.stat at every pass, O(1) whatever its size,
+// while memory.stat and the per-process files (with the cgroup's lists: memory.rss_sum,
+// threads, processes, io.*) are read as often as their cost allows, and at least every
+// 100 ms; the last pass reads everything. Without a cgroup every pass walks the tree.
+//
 // `memory` is what the tree holds, each page once: with a memory cgroup, its anonymous pages
 // plus its mapped files (memory.stat; see CgroupMemory), never below the largest process's
 // RSS; without one, the sum of RSS (a page shared by N processes counts N times).
@@ -37,6 +43,7 @@
 #include "probe/cgroup.h"
 #include "probe/counter_rate.h"
 #include "probe/probe.h"
+#include "util/call_budget.h"
 #include "util/file.h"
 
 namespace footprint {
@@ -86,6 +93,8 @@ class ProcessTreeProbe final : public Probe {
   void Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) override;
   void AttachToCommand(pid_t /*command*/) override { attached_ = true; }
   void Begin(int64_t t0_ns) override;
+  void BeforeLastPass() override { last_pass_ = true; }
+  void Finish(ProbeFindings& findings) override;
 
   // Largest `memory` seen in any pass, bytes: what the tree holds, each page once, when the
   // run has a memory cgroup (memory_from_cgroup()); else the sum of RSS.
@@ -128,6 +137,13 @@ class ProcessTreeProbe final : public Probe {
     KernelFile children;  // of the main thread; opened on first use in walk mode
     uint32_t generation = 0;
   };
+  // The tree's figures summed over its processes in the last pass that read them.
+  struct TreeSums {
+    int64_t cpu_ticks = 0, user_ticks = 0;  // without a cgroup only
+    int64_t rss_pages = 0, largest_rss_pages = 0, largest_shared_pages = 0;
+    int64_t threads = 0, processes = 0;
+    int64_t read_bytes = 0, write_bytes = 0;
+  };
   // What one process contributes to a sample.
   struct ProcessFigures {
     int64_t rss_pages = 0;
@@ -144,6 +160,9 @@ class ProcessTreeProbe final : public Probe {
     int64_t current = 0;
   };
 
+  // Lists the members and sums their figures into tree_ (io and, with a cgroup, its thread
+  // count only when wanted).
+  void ReadMembers(bool want_io, bool want_threads);
   void ListMembers();
   void AddChildren(const KernelFile& children);
   void AddChildrenOfAllThreads(pid_t pid);
@@ -155,8 +174,7 @@ class ProcessTreeProbe final : public Probe {
   // when it is gone or unreadable.
   Entry* Read(pid_t pid, ProcessFigures& figures);
   // The tree's `memory` (and page cache) from the cgroup's memory.stat; nullopt when unread.
-  std::optional<std::pair<int64_t, int64_t>> CgroupMemory(int64_t largest_rss_bytes,
-                                                          int64_t largest_shared_bytes) const;
+  std::optional<std::pair<int64_t, int64_t>> CgroupMemory() const;
   static void EmitRate(Rate& r, int64_t value, int64_t now_ns, double scale, int series,
                        SampleOut& out);
 
@@ -175,6 +193,10 @@ class ProcessTreeProbe final : public Probe {
   std::vector<std::pair<pid_t, pid_t>> parents_;  // (pid, ppid) of the last scan
   std::string list_buf_;  // reused buffer for cgroup.procs and children files
   uint32_t generation_ = 0;
+  TreeSums tree_;
+  CallBudget members_budget_{kKernelReadShare, kKernelReadLongestGapNs};  // with a cgroup
+  CallBudget memory_budget_{kKernelReadShare, kKernelReadLongestGapNs};   // memory.stat
+  bool last_pass_ = false;
   Rate cpu_, read_, write_;
   bool attached_ = false;  // the tree is a command started by footprint: counters from 0
   KernelFile root_stat_;   // foreign_root: the root's /proc/PID/stat

@@ -24,10 +24,14 @@ std::vector<SeriesSpec> SystemProbe::Series(const MetricSet& wanted) {
   return specs;
 }
 
-void SystemProbe::Sample(int64_t /*now_ns*/, const MetricSet& due, SampleOut& out) {
-  if (cpu_series_ >= 0 && due.test(static_cast<size_t>(MetricId::kSysCpu))) {
-    char buf[256];
-    std::optional<SysCpuTimes> now = ParseProcStatCpu(stat_.Read(buf, sizeof buf));
+void SystemProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) {
+  auto read_now = [&](MetricId m, int series, const CallBudget& budget) {
+    return series >= 0 && due.test(static_cast<size_t>(m)) && (last_pass_ || budget.Due(now_ns));
+  };
+  if (read_now(MetricId::kSysCpu, cpu_series_, stat_budget_)) {
+    char buf[256];  // the aggregate line comes first; the rest is not needed
+    std::optional<SysCpuTimes> now =
+        stat_budget_.Make(now_ns, [&] { return ParseProcStatCpu(stat_.Read(buf, sizeof buf)); });
     if (now && last_cpu_ && now->total > last_cpu_->total) {
       double busy = static_cast<double>(now->busy - last_cpu_->busy);
       double total = static_cast<double>(now->total - last_cpu_->total);
@@ -37,12 +41,18 @@ void SystemProbe::Sample(int64_t /*now_ns*/, const MetricSet& due, SampleOut& ou
       last_cpu_ = now;
     }
   }
-  if (memory_series_ >= 0 && due.test(static_cast<size_t>(MetricId::kSysMemory))) {
+  if (read_now(MetricId::kSysMemory, memory_series_, meminfo_budget_)) {
     char buf[2048];  // MemTotal and MemAvailable are in the first lines
-    if (auto mem = ParseMemInfo(meminfo_.Read(buf, sizeof buf))) {
+    if (auto mem = meminfo_budget_.Make(
+            now_ns, [&] { return ParseMemInfo(meminfo_.Read(buf, sizeof buf)); })) {
       out.Add(memory_series_, static_cast<double>(mem->total_bytes - mem->available_bytes));
     }
   }
+}
+
+void SystemProbe::Finish(ProbeFindings& findings) {
+  NoteSpacedReads("sys.cpu", stat_budget_, findings.meta);
+  NoteSpacedReads("sys.memory", meminfo_budget_, findings.meta);
 }
 
 }  // namespace footprint

@@ -1,5 +1,6 @@
 // The system probe: sys.cpu (all cores busy, 100 = one core) and sys.memory (bytes in use,
-// MemTotal - MemAvailable) of the whole machine, from /proc/stat and /proc/meminfo.
+// MemTotal - MemAvailable) of the whole machine, from /proc/stat and /proc/meminfo, each read
+// as often as kKernelReadShare of a core allows, and at least every 100 ms.
 //
 // Thread-safety: Sample() runs on the sampler thread only.
 #ifndef FOOTPRINT_PROBE_SYSTEM_PROBE_H_
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "probe/probe.h"
+#include "util/call_budget.h"
 #include "util/file.h"
 #include "util/proc_parse.h"
 
@@ -20,6 +22,8 @@ class SystemProbe final : public Probe {
   std::string_view name() const override { return "system"; }
   std::vector<SeriesSpec> Series(const MetricSet& wanted) override;
   void Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) override;
+  void BeforeLastPass() override { last_pass_ = true; }
+  void Finish(ProbeFindings& findings) override;
 
  private:
   KernelFile stat_;
@@ -28,6 +32,11 @@ class SystemProbe final : public Probe {
   int memory_series_ = -1;
   int online_cpus_;
   std::optional<SysCpuTimes> last_cpu_;
+  // Both files cost microseconds to generate (/proc/stat sums every CPU and interrupt): spaced
+  // out at high rates, as the tree's costly reads are.
+  CallBudget stat_budget_{kKernelReadShare, kKernelReadLongestGapNs};
+  CallBudget meminfo_budget_{kKernelReadShare, kKernelReadLongestGapNs};
+  bool last_pass_ = false;
 };
 
 }  // namespace footprint

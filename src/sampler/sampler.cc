@@ -175,7 +175,9 @@ void Sampler::Stop() {
                      MetricCatalogue()[m].exact_rate;
     last.set(m, intervals_[m] > 0 && due);
   }
-  if (last.any()) Pass(now, last, /*measure_self=*/false);
+  if (last.none()) return;
+  for (ProbeSlot& slot : probes_) slot.probe->BeforeLastPass();
+  Pass(now, last, /*measure_self=*/false);
 }
 
 Sampler::Stats Sampler::stats() const { return stats_; }

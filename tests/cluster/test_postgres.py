@@ -249,8 +249,10 @@ def test_a_server_that_stops_answering_holds_nothing_up(postgres, pg_uri, tmp_pa
     db = database_of(pg_uri)
     folder = tmp_path / "buffers"
     env = clean_env(FOOTPRINT_BUFFER_DIR=folder)
+    # About 4 samples a pass at 1 kHz (cpu and the monitor's two every pass, the costly reads
+    # spaced out): 20 s gives more than the queue holds.
     run = subprocess.Popen([FOOTPRINT, "run", "-o", pg_uri, "-n", "hung", "-i", "1ms", "--",
-                            wl("burn"), "1", "10"], env=env,
+                            "sleep", "20"], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(1.0)
     postgres.pause()

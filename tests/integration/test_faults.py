@@ -140,14 +140,16 @@ def test_eight_concurrent_runs_share_one_database(tmp_path):
         missed = mon["sampler"]["missed_deadlines"]
         assert deadlines - 2 <= passes - 1 + missed <= deadlines + 1, (passes, mon, duration)
         assert passes - 1 >= deadlines / 4, (passes, mon, duration)
-        # One sample per pass; a rate has none at the first pass (its baseline). The last pass,
-        # at the end, samples the byte rates always, the rest only when the pass before it is
+        # cpu (the cgroup's cpu.stat) at every pass; a rate has none at the first pass (its
+        # baseline), and the last pass, at the end, samples it only when the pass before it is
         # at least half an interval old.
-        assert metric(s, "io.write")["count"] == passes - 1
-        memory = metric(s, "memory")["count"]
-        assert memory in (passes - 1, passes), (memory, passes)
-        assert metric(s, "processes")["count"] == memory
-        assert metric(s, "cpu")["count"] == memory - 1
+        assert metric(s, "cpu")["count"] in (passes - 2, passes - 1), (passes, mon)
+        # memory.stat and the per-process files are spaced out where their cost would be more
+        # than 0.25 % of a core at this rate (8 monitors on 2 cores make reads slow), but read
+        # at least every 100 ms, at deadlines that were not missed, and at the last pass.
+        for name in ("memory", "processes", "io.write"):
+            count = metric(s, name)["count"]
+            assert duration / 0.1 - missed - 1 <= count <= passes, (name, count, passes, mon)
         # Every sample taken is in the database.
         with connect(db) as con:
             (stored,) = con.execute(

@@ -206,16 +206,18 @@ def _filesystem_type(path):
     return kind
 
 
-def test_written_bytes_are_counted(tmp_path):
+@pytest.mark.parametrize("interval", ["20ms", "1ms"])
+def test_written_bytes_are_counted(tmp_path, interval):
     """dd writes 32 MiB and syncs them: io_write_bytes counts them, and the io.write rate
     integrates to the same amount from the start (not from the first pass, which a busy
-    machine delays past dd's first writes)."""
+    machine delays past dd's first writes), also at 1 kHz, where the per-process reads are
+    spaced out and the last pass reads them however soon after the previous one."""
     if _filesystem_type(tmp_path) in ("tmpfs", "ramfs", ""):
         pytest.skip(f"{tmp_path} is not on a block device: nothing reaches storage")
     db = tmp_path / "io.db"
     out = tmp_path / "written"
     run_ok(db, ["dd", "if=/dev/zero", f"of={out}", "bs=1M", "count=32", "conv=fsync",
-                "status=none"], "-i", "20ms", "--no-git")
+                "status=none"], "-i", interval, "--no-git")
     s = show(db)
     written = s["totals"]["io_write_bytes"]
     assert 32 * MiB <= written <= 40 * MiB, s["totals"]
@@ -244,3 +246,28 @@ def test_running_command_is_never_sampled_as_an_empty_tree(tmp_path, cgroup):
         assert len(rows) > 20
         empty = [(round(t / 1e6, 2), v) for t, v in rows if t < end_ns and v < 1]
         assert empty == [], f"{name} samples (ms, value) that saw no command: {empty}"
+
+
+def test_at_1khz_the_costly_reads_are_spaced_out_and_the_cheap_ones_are_not(tmp_path):
+    """A tree of 10 processes at 1 kHz with a cgroup: the tree's CPU comes from the cgroup's
+    cpu.stat at every pass; the per-process files (ten statm and io reads, the cgroup's lists)
+    cost more than 0.25 % of a core at that rate, so processes, threads, memory.rss_sum and
+    io.* are read less often, but at least every 100 ms and at the last pass, and the run's
+    meta says how far apart."""
+    db = tmp_path / "fast.db"
+    run_ok(db, ["sh", "-c", "for i in 1 2 3 4 5 6 7 8 9; do sleep 1 & done; wait"],
+           "-i", "1ms", "--no-git")
+    s = show(db)
+    if s["meta"]["tree_membership"] != "cgroup":
+        pytest.skip("no cgroup for the run here: every pass walks the tree")
+    mon = s["meta"]["monitor"]
+    passes, missed = mon["sampler"]["passes"], mon["sampler"]["missed_deadlines"]
+    duration = s["totals"]["duration_s"]
+    assert metric(s, "cpu")["count"] >= passes - 2, (passes, mon)
+    gap_ms = mon["reads_spaced_out_ms"]["tree processes"]
+    assert 1 <= gap_ms <= 100, mon
+    for name in ("processes", "threads", "memory.rss_sum", "io.read"):
+        count = metric(s, name)["count"]
+        assert duration / 0.1 - missed - 1 <= count < passes / 2, (name, count, passes, mon)
+    rows = raw_samples(db, s["run"]["id"], "processes")
+    assert max(v for _, v in rows) == 10  # the shell and its nine sleeps, all seen

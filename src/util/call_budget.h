@@ -1,0 +1,80 @@
+// CallBudget: keeps a costly read under a share of one core's time by spacing it out.
+//
+// Each call is timed, and puts the next one off by its typical cost / share (share 1 %: a 4 ms
+// NVML call waits 400 ms, a 10 µs one 1 ms). Typical is the (lower) median of the last five
+// costs: one call slowed by preemption or by the measured program (an H100's energy reading
+// once took 22 ms where the others took 4) must not put the next ones off for long. The gap
+// never exceeds `longest_gap_ns`, so that a series stays as dense as the caller promises.
+//
+// Not thread-safe: one budget belongs to one sampling thread.
+#ifndef FOOTPRINT_UTIL_CALL_BUDGET_H_
+#define FOOTPRINT_UTIL_CALL_BUDGET_H_
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "util/clock.h"
+
+namespace footprint {
+
+// The kernel files a sampling pass reads at a cost that matters at high rates (a tree's
+// per-process files, memory.stat, /proc/stat, /proc/meminfo): each kept under this share of a
+// core, but read at least every 100 ms, the default interval, so a default run loses nothing.
+inline constexpr double kKernelReadShare = 0.0025;
+inline constexpr int64_t kKernelReadLongestGapNs = 100'000'000;
+
+class CallBudget {
+ public:
+  explicit CallBudget(double share, int64_t longest_gap_ns = INT64_MAX)
+      : share_(share), cap_ns_(longest_gap_ns) {}
+
+  // Whether the call may be made at monotonic time now_ns.
+  bool Due(int64_t now_ns) const { return now_ns >= next_ns_; }
+
+  // Makes the call (whatever is due or not: the caller decides) and spaces the next one.
+  template <typename Call>
+  auto Make(int64_t now_ns, const Call& call) {
+    const int64_t start = MonotonicNs();
+    auto result = call();
+    Spent(now_ns, MonotonicNs() - start);
+    return result;
+  }
+
+  // The longest the call was put off, in ms (for meta).
+  double longest_gap_ms() const { return static_cast<double>(longest_gap_ns_) / 1e6; }
+
+ private:
+  void Spent(int64_t now_ns, int64_t cost_ns) {
+    costs_[calls_++ % kCosts] = cost_ns;
+    const size_t known = std::min<size_t>(calls_, kCosts);
+    std::array<int64_t, kCosts> sorted = costs_;
+    std::nth_element(sorted.begin(), sorted.begin() + (known - 1) / 2, sorted.begin() + known);
+    const auto gap = std::min(
+        cap_ns_, static_cast<int64_t>(static_cast<double>(sorted[(known - 1) / 2]) / share_));
+    next_ns_ = now_ns + gap;
+    longest_gap_ns_ = std::max(longest_gap_ns_, gap);
+  }
+
+  static constexpr size_t kCosts = 5;
+  double share_;
+  int64_t cap_ns_;
+  std::array<int64_t, kCosts> costs_{};
+  size_t calls_ = 0;
+  int64_t next_ns_ = 0;
+  int64_t longest_gap_ns_ = 0;
+};
+
+// Records in a run's meta (monitor.reads_spaced_out_ms.WHAT) the longest gap a budget made
+// between two reads, where it spaced them out at all (1 ms or more).
+template <typename Json>
+void NoteSpacedReads(const char* what, const CallBudget& budget, Json& meta) {
+  if (budget.longest_gap_ms() >= 1) {
+    meta["monitor"]["reads_spaced_out_ms"][what] = budget.longest_gap_ms();
+  }
+}
+
+}  // namespace footprint
+
+#endif  // FOOTPRINT_UTIL_CALL_BUDGET_H_
