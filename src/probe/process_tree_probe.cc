@@ -287,9 +287,16 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
   auto slot = [&](MetricId m) { return slot_[static_cast<size_t>(m)]; };
   const bool want_io = is_due(MetricId::kIoRead) || is_due(MetricId::kIoWrite);
   const RunCgroup* cgroup = options_.cgroup;
+  const MetricSet exact = due & options_.exact_intervals;
+  auto exact_due = [&](std::initializer_list<MetricId> metrics) {
+    return std::any_of(metrics.begin(), metrics.end(),
+                       [&](MetricId m) { return exact.test(static_cast<size_t>(m)); });
+  };
   // Nothing due: MembersAt or CountLiveProcesses, which want the members now.
-  const bool members_now =
-      cgroup == nullptr || due.none() || last_pass_ || members_budget_.Due(now_ns);
+  const bool members_now = cgroup == nullptr || due.none() || last_pass_ ||
+                           members_budget_.Due(now_ns) ||
+                           exact_due({MetricId::kMemoryRssSum, MetricId::kThreads,
+                                      MetricId::kProcesses, MetricId::kIoRead, MetricId::kIoWrite});
   if (members_now) {
     ++generation_;
     tree_ = TreeSums{};
@@ -352,7 +359,8 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
     }
   }
   if (memory_from_cgroup() && (is_due(MetricId::kMemory) || is_due(MetricId::kPageCache)) &&
-      (last_pass_ || memory_budget_.Due(now_ns))) {
+      (last_pass_ || memory_budget_.Due(now_ns) ||
+       exact_due({MetricId::kMemory, MetricId::kPageCache}))) {
     if (auto held = memory_budget_.Make(now_ns, [&] { return CgroupMemory(); })) {
       RaisePeak(peak_memory_, held->first);
       RaisePeak(peak_page_cache_, held->second);

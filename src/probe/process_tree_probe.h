@@ -16,7 +16,8 @@
 // with a cgroup, the tree's CPU comes from cpu.stat at every pass, O(1) whatever its size,
 // while memory.stat and the per-process files (with the cgroup's lists: memory.rss_sum,
 // threads, processes, io.*) are read as often as their cost allows, and at least every
-// 100 ms; the last pass reads everything. Without a cgroup every pass walks the tree.
+// 100 ms; the last pass reads everything, and so does a pass where a metric given an interval
+// of its own is due (Options::exact_intervals). Without a cgroup every pass walks the tree.
 //
 // `memory` is what the tree holds, each page once: with a memory cgroup, its anonymous pages
 // plus its mapped files (memory.stat; see CgroupMemory), never below the largest process's
@@ -74,6 +75,9 @@ class ProcessTreeProbe final : public Probe {
     // between two passes).
     bool foreign_root = false;
     std::string entity = "tree";  // the series' entity (a host's name for a step's node)
+    // Metrics given an interval of their own (--interval METRIC=...): read at each of their
+    // deadlines, never spaced out.
+    MetricSet exact_intervals;
   };
 
   explicit ProcessTreeProbe(Options options);

@@ -4,10 +4,11 @@
 
 namespace footprint {
 
-SystemProbe::SystemProbe(const std::string& proc_root)
+SystemProbe::SystemProbe(const std::string& proc_root, MetricSet exact_intervals)
     : stat_(proc_root + "/stat"),
       meminfo_(proc_root + "/meminfo"),
-      online_cpus_(static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN))) {}
+      online_cpus_(static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN))),
+      exact_intervals_(exact_intervals) {}
 
 std::vector<SeriesSpec> SystemProbe::Series(const MetricSet& wanted) {
   std::vector<SeriesSpec> specs;
@@ -26,7 +27,9 @@ std::vector<SeriesSpec> SystemProbe::Series(const MetricSet& wanted) {
 
 void SystemProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) {
   auto read_now = [&](MetricId m, int series, const CallBudget& budget) {
-    return series >= 0 && due.test(static_cast<size_t>(m)) && (last_pass_ || budget.Due(now_ns));
+    const auto i = static_cast<size_t>(m);
+    return series >= 0 && due.test(i) &&
+           (last_pass_ || exact_intervals_.test(i) || budget.Due(now_ns));
   };
   if (read_now(MetricId::kSysCpu, cpu_series_, stat_budget_)) {
     char buf[256];  // the aggregate line comes first; the rest is not needed

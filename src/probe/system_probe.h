@@ -1,6 +1,7 @@
 // The system probe: sys.cpu (all cores busy, 100 = one core) and sys.memory (bytes in use,
 // MemTotal - MemAvailable) of the whole machine, from /proc/stat and /proc/meminfo, each read
-// as often as kKernelReadShare of a core allows, and at least every 100 ms.
+// as often as kKernelReadShare of a core allows, and at least every 100 ms (unless given an
+// interval of their own).
 //
 // Thread-safety: Sample() runs on the sampler thread only.
 #ifndef FOOTPRINT_PROBE_SYSTEM_PROBE_H_
@@ -17,7 +18,8 @@ namespace footprint {
 
 class SystemProbe final : public Probe {
  public:
-  explicit SystemProbe(const std::string& proc_root = "/proc");
+  // `exact_intervals`: metrics given an interval of their own, read at each of their deadlines.
+  explicit SystemProbe(const std::string& proc_root = "/proc", MetricSet exact_intervals = {});
 
   std::string_view name() const override { return "system"; }
   std::vector<SeriesSpec> Series(const MetricSet& wanted) override;
@@ -36,6 +38,7 @@ class SystemProbe final : public Probe {
   // out at high rates, as the tree's costly reads are.
   CallBudget stat_budget_{kKernelReadShare, kKernelReadLongestGapNs};
   CallBudget meminfo_budget_{kKernelReadShare, kKernelReadLongestGapNs};
+  MetricSet exact_intervals_;
   bool last_pass_ = false;
 };
 

@@ -149,6 +149,12 @@ MetricIntervals ResolveIntervals(const MonitorOptions& o) {
   return iv;
 }
 
+MetricSet ExactIntervals(const MonitorOptions& o) {
+  MetricSet exact;
+  for (const auto& [m, ns] : o.metric_interval_ns) exact.set(static_cast<size_t>(m));
+  return exact;
+}
+
 json IntervalsMeta(const MetricIntervals& intervals) {
   json meta = json::object();
   for (size_t m = 0; m < kMetricCount; ++m) {
@@ -243,13 +249,15 @@ std::vector<std::unique_ptr<Probe>> MakeProbes(const MonitorOptions& opt, Prepar
                                                UnavailableMetrics& unavailable_gpu,
                                                ProcessTreeProbe*& tree) {
   Env& env = *opt.env;
-  auto tree_owned = std::make_unique<ProcessTreeProbe>(ProcessTreeProbe::Options{
+  ProcessTreeProbe::Options tree_options{
       ::getpid(), p.cgroup && !p.cgroup->procs_path().empty() ? p.cgroup.get() : nullptr, &reaped,
-      env.ProcRoot()});
+      env.ProcRoot()};
+  tree_options.exact_intervals = ExactIntervals(opt);
+  auto tree_owned = std::make_unique<ProcessTreeProbe>(std::move(tree_options));
   tree = tree_owned.get();
   std::vector<std::unique_ptr<Probe>> probes;
   probes.push_back(std::move(tree_owned));
-  probes.push_back(std::make_unique<SystemProbe>());
+  probes.push_back(std::make_unique<SystemProbe>("/proc", ExactIntervals(opt)));
   probes.push_back(std::make_unique<RaplProbe>(env.SysRoot()));
   probes.push_back(std::make_unique<PerfProbe>(std::move(perf)));
   // Loads NVML only when a GPU metric is wanted; without a GPU (or driver) meta.gpu says why,

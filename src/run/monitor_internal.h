@@ -12,6 +12,10 @@ namespace footprint {
 // The interval of each metric the options select (0 for the others).
 MetricIntervals ResolveIntervals(const MonitorOptions& o);
 
+// The metrics given an interval of their own (--interval METRIC=...): the probes read them at
+// each of their deadlines instead of spacing costly reads out.
+MetricSet ExactIntervals(const MonitorOptions& o);
+
 // meta.intervals_ns: each sampled metric's interval, by name.
 nlohmann::json IntervalsMeta(const MetricIntervals& intervals);
 

@@ -198,7 +198,7 @@ std::vector<std::unique_ptr<Probe>> StepProbes(const MonitorOptions& mo, pid_t d
   tree = tree_owned.get();
   std::vector<std::unique_ptr<Probe>> probes;
   probes.push_back(std::move(tree_owned));
-  probes.push_back(std::make_unique<SystemProbe>(env.ProcRoot()));
+  probes.push_back(std::make_unique<SystemProbe>(env.ProcRoot(), ExactIntervals(mo)));
   const bool chose_gpu = (mo.metrics & DefaultMetrics()) != DefaultMetrics();
   if (auto gpu = OpenGpuProbe(env, mo.metrics, tree, mo.gpus, meta,
                               chose_gpu ? &unavailable_gpu : nullptr)) {

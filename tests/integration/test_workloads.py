@@ -235,9 +235,11 @@ def test_running_command_is_never_sampled_as_an_empty_tree(tmp_path, cgroup):
     from then at least, so no sample before t = 0.3 s may find the tree empty, however late
     footprint notices the exit on a busy machine (samples after the exit may find it empty).
     Memory is not checked: in the middle of execve the command's resident set is really
-    about 0."""
+    about 0. Both counts are given an interval of their own, so that they are read at every
+    deadline rather than spaced out as their cost allows."""
     db = tmp_path / "gauges.db"
-    options = ["-i", "10ms", "--no-git"] + ([] if cgroup else ["--no-cgroup"])
+    options = ["-i", "10ms", "--interval", "processes=10ms", "--interval", "threads=10ms",
+               "--no-git"] + ([] if cgroup else ["--no-cgroup"])
     run_ok(db, ["sleep", "0.3"], *options)
     s = show(db)
     end_ns = 0.3e9
