@@ -293,8 +293,7 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
                        [&](MetricId m) { return exact.test(static_cast<size_t>(m)); });
   };
   // Nothing due: MembersAt or CountLiveProcesses, which want the members now.
-  const bool members_now = cgroup == nullptr || due.none() || last_pass_ ||
-                           members_budget_.Due(now_ns) ||
+  const bool members_now = cgroup == nullptr || due.none() || members_budget_.Due(now_ns) ||
                            exact_due({MetricId::kMemoryRssSum, MetricId::kThreads,
                                       MetricId::kProcesses, MetricId::kIoRead, MetricId::kIoWrite});
   if (members_now) {
@@ -307,10 +306,7 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
       AddRootWaitedFor(tree_.cpu_ticks, tree_.user_ticks);
     }
     if (cgroup != nullptr) {
-      members_budget_.Make(now_ns, [&] {
-        ReadMembers(want_io, is_due(MetricId::kThreads));
-        return true;
-      });
+      members_budget_.Make(now_ns, [&] { ReadMembers(want_io, is_due(MetricId::kThreads)); });
     } else {
       ReadMembers(want_io, is_due(MetricId::kThreads));
     }
@@ -359,8 +355,7 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
     }
   }
   if (memory_from_cgroup() && (is_due(MetricId::kMemory) || is_due(MetricId::kPageCache)) &&
-      (last_pass_ || memory_budget_.Due(now_ns) ||
-       exact_due({MetricId::kMemory, MetricId::kPageCache}))) {
+      (memory_budget_.Due(now_ns) || exact_due({MetricId::kMemory, MetricId::kPageCache}))) {
     if (auto held = memory_budget_.Make(now_ns, [&] { return CgroupMemory(); })) {
       RaisePeak(peak_memory_, held->first);
       RaisePeak(peak_page_cache_, held->second);

@@ -97,7 +97,10 @@ class ProcessTreeProbe final : public Probe {
   void Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) override;
   void AttachToCommand(pid_t /*command*/) override { attached_ = true; }
   void Begin(int64_t t0_ns) override;
-  void BeforeLastPass() override { last_pass_ = true; }
+  void BeforeLastPass() override {
+    members_budget_.Lift();
+    memory_budget_.Lift();
+  }
   void Finish(ProbeFindings& findings) override;
 
   // Largest `memory` seen in any pass, bytes: what the tree holds, each page once, when the
@@ -200,7 +203,6 @@ class ProcessTreeProbe final : public Probe {
   TreeSums tree_;
   CallBudget members_budget_{kKernelReadShare, kKernelReadLongestGapNs};  // with a cgroup
   CallBudget memory_budget_{kKernelReadShare, kKernelReadLongestGapNs};   // memory.stat
-  bool last_pass_ = false;
   Rate cpu_, read_, write_;
   bool attached_ = false;  // the tree is a command started by footprint: counters from 0
   KernelFile root_stat_;   // foreign_root: the root's /proc/PID/stat

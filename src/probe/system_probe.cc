@@ -28,8 +28,7 @@ std::vector<SeriesSpec> SystemProbe::Series(const MetricSet& wanted) {
 void SystemProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) {
   auto read_now = [&](MetricId m, int series, const CallBudget& budget) {
     const auto i = static_cast<size_t>(m);
-    return series >= 0 && due.test(i) &&
-           (last_pass_ || exact_intervals_.test(i) || budget.Due(now_ns));
+    return series >= 0 && due.test(i) && (exact_intervals_.test(i) || budget.Due(now_ns));
   };
   if (read_now(MetricId::kSysCpu, cpu_series_, stat_budget_)) {
     char buf[256];  // the aggregate line comes first; the rest is not needed

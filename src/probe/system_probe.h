@@ -24,7 +24,10 @@ class SystemProbe final : public Probe {
   std::string_view name() const override { return "system"; }
   std::vector<SeriesSpec> Series(const MetricSet& wanted) override;
   void Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) override;
-  void BeforeLastPass() override { last_pass_ = true; }
+  void BeforeLastPass() override {
+    stat_budget_.Lift();
+    meminfo_budget_.Lift();
+  }
   void Finish(ProbeFindings& findings) override;
 
  private:
@@ -39,7 +42,6 @@ class SystemProbe final : public Probe {
   CallBudget stat_budget_{kKernelReadShare, kKernelReadLongestGapNs};
   CallBudget meminfo_budget_{kKernelReadShare, kKernelReadLongestGapNs};
   MetricSet exact_intervals_;
-  bool last_pass_ = false;
 };
 
 }  // namespace footprint

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "util/clock.h"
 
@@ -31,15 +32,23 @@ class CallBudget {
       : share_(share), cap_ns_(longest_gap_ns) {}
 
   // Whether the call may be made at monotonic time now_ns.
-  bool Due(int64_t now_ns) const { return now_ns >= next_ns_; }
+  bool Due(int64_t now_ns) const { return lifted_ || now_ns >= next_ns_; }
+  // From now on every call is due: a run's last pass reads everything (Probe::BeforeLastPass).
+  void Lift() { lifted_ = true; }
 
-  // Makes the call (whatever is due or not: the caller decides) and spaces the next one.
+  // Makes the call (whatever is due or not: the caller decides) and spaces the next one;
+  // returns what the call returns.
   template <typename Call>
   auto Make(int64_t now_ns, const Call& call) {
     const int64_t start = MonotonicNs();
-    auto result = call();
-    Spent(now_ns, MonotonicNs() - start);
-    return result;
+    if constexpr (std::is_void_v<decltype(call())>) {
+      call();
+      Spent(now_ns, MonotonicNs() - start);
+    } else {
+      auto result = call();
+      Spent(now_ns, MonotonicNs() - start);
+      return result;
+    }
   }
 
   // The longest the call was put off, in ms (for meta).
@@ -64,6 +73,7 @@ class CallBudget {
   size_t calls_ = 0;
   int64_t next_ns_ = 0;
   int64_t longest_gap_ns_ = 0;
+  bool lifted_ = false;
 };
 
 // Records in a run's meta (monitor.reads_spaced_out_ms.WHAT) the longest gap a budget made
