@@ -23,9 +23,10 @@ DATA = ROOT / "data" / "predict"
 # how to measure again)
 DATASETS = {
     "cpu": ("predict-eval",
-            "each the lower p50 of two measurements on this shared 2-core VM",
+            "each the lower p50 of two measurements on this shared 2-core VM, PyTorch on one "
+            "thread",
             "the median spread of a row's two p50s (standard deviation over mean)",
-            "scripts/predict-dataset --out data/predict/cpu.csv --repeat 2  # about 25 minutes"),
+            "scripts/predict-dataset --out data/predict/cpu.csv --repeat 2  # about 15 minutes"),
     "h200-141gb": ("predict-eval-h200",
                    "each one run's p50 (2.5 s of queries) on one NVIDIA H200 (PyTorch 2.11, "
                    "CUDA 13, 16 cores), at 224x224 and batches 1 and 32",
@@ -34,7 +35,9 @@ DATASETS = {
                    "scripts/predict-dataset --device cuda --measure-only --work W "
                    "--resolutions 224 --batches 1,32   # on the GPU machine\n"
                    "scripts/predict-dataset --device cuda --merge W/measurements.json "
-                   "--resolutions 224 --batches 1,32 --out data/predict/h200-141gb.csv"),
+                   "--resolutions 224 --batches 1,32 --out data/predict/h200-141gb.csv\n"
+                   "scripts/predict-dataset --features-of data/predict/h200-141gb.csv "
+                   "--out data/predict/h200-141gb.csv   # when the features change"),
     "h100-80gb": ("predict-eval-h100",
                   "each one run's p50 (2.5 s of queries) on one NVIDIA H100 80GB HBM3 (PyTorch "
                   "2.11, CUDA 13, 16 cores), at 224x224 and batches 1 and 32; ResNet-18 and "
@@ -46,7 +49,9 @@ DATASETS = {
                   "--resolutions 224 --batches 1,32 --models M   # on the GPU machine\n"
                   "scripts/predict-dataset --device cuda --merge W/measurements.json "
                   "--merge W2/measurements.json --resolutions 224 --batches 1,32 --models M "
-                  "--out data/predict/h100-80gb.csv"),
+                  "--out data/predict/h100-80gb.csv\n"
+                  "scripts/predict-dataset --features-of data/predict/h100-80gb.csv "
+                  "--out data/predict/h100-80gb.csv   # when the features change"),
 }
 
 

@@ -26,6 +26,9 @@ struct OperatorCost {
   double bytes_read = 0, bytes_written = 0;  // its inputs (weights included) and outputs
   double param_bytes = 0;                    // its inputs that are initializers (weights)
   bool known = true;  // false: an operator footprint has no cost formula for (fallback used)
+  // A Conv with one input channel per group: few MACs per byte moved, so memory-bound where a
+  // dense Conv is compute-bound; the predictors give it a kind of its own.
+  bool depthwise = false;
 };
 
 struct ModelGraph {

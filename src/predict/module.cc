@@ -23,7 +23,8 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr int kPredictorVersion = 1;
+// 2: depthwise convolutions are a kind of their own ("dwconv"), no longer in "conv".
+constexpr int kPredictorVersion = 2;
 
 json GraphJson(const ModelGraph& g) {
   json unknown = json::object();
@@ -141,7 +142,11 @@ Result<int> Train(const PredictOptions& o, std::ostream& out) {
   FP_ASSIGN_OR_RETURN(Errors memory_errors,
                       LeaveOneFamilyOut("memory_linear", Target::kPeakMemory, rows));
   std::set<std::string> families;
-  for (const Row& r : rows) families.insert(r.family);
+  std::set<int> threads;  // a CPU predictor holds for the threads it was measured with
+  for (const Row& r : rows) {
+    families.insert(r.family);
+    if (r.threads > 0) threads.insert(r.threads);
+  }
   json file = {
       {"version", kPredictorVersion},
       {"device", DeviceOf(rows.empty() ? "" : rows[0].device)},
@@ -150,6 +155,7 @@ Result<int> Train(const PredictOptions& o, std::ostream& out) {
                                              : std::filesystem::path(o.train).filename().string()},
         {"rows", rows.size()},
         {"families", families},
+        {"threads", threads},
         {"measured_on", rows.empty() || rows[0].device.empty() ? "cpu" : rows[0].device}}},
       {"latency",
        {{"predictor", latency.predictor->ToJson()},
@@ -237,6 +243,21 @@ json Interval(double value, double p80) {
                               std::to_string(static_cast<int>(std::lround(p80 * 100))) + " %"}};
 }
 
+// "measured with 1 thread, ": what a CPU predictor's latencies hold for, where its training
+// set recorded it (on a GPU, the CPU threads that launch the kernels matter less).
+std::string ThreadsMeasured(const json& training_set) {
+  const json threads = Member(training_set, "threads");
+  if (Text(training_set, "measured_on", "cpu") != "cpu" || !threads.is_array() || threads.empty()) {
+    return "";
+  }
+  std::string counts;
+  for (const json& t : threads) {
+    if (!t.is_number_integer()) return "";
+    counts += (counts.empty() ? "" : " or ") + std::to_string(t.get<int>());
+  }
+  return "measured with " + counts + (counts == "1" ? " thread, " : " threads, ");
+}
+
 // The answer for people: the graph, then each prediction with its interval or why there is
 // none.
 void PrintAnswer(const ModelGraph& g, const json& a, std::ostream& out) {
@@ -290,6 +311,7 @@ void PrintAnswer(const ModelGraph& g, const json& a, std::ostream& out) {
   if (a["predictor"].is_object()) {
     out << "footprint predict: predictor " << a["predictor"]["latency"].get<std::string>()
         << " (version " << a["predictor"]["version"].get<int>() << ", "
+        << ThreadsMeasured(Object(a["predictor"], "training_set"))
         << a["predictor"]["file"].get<std::string>() << ")\n";
   }
 }
@@ -369,6 +391,12 @@ Result<int> Predict(const PredictOptions& o, std::ostream& out) {
     PredictFromGraphAlone(g, *gpu, answer);
   } else {
     FP_ASSIGN_OR_RETURN(json file, ReadJson(path, "the predictor"));
+    if (const int version = static_cast<int>(Number(file, "version", 0));
+        version != kPredictorVersion) {
+      return InvalidArgument("the predictor " + path + " is of version " + std::to_string(version) +
+                             ", this footprint reads version " + std::to_string(kPredictorVersion) +
+                             ": train it again (footprint predict --train DATA --out FILE)");
+    }
     const std::string trained_on = Text(file, "device", "cpu");
     if (Lower(trained_on) != Lower(device)) {
       return InvalidArgument("the predictor " + path + " was trained on " + trained_on + ", not " +

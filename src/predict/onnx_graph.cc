@@ -49,6 +49,7 @@ bool Cost(const onnx::NodeProto& node, const std::vector<const Tensor*>& in,
     c.macs =
         type == "Conv" ? out_elems * per_output : (x ? x->elements() : 0) * Product(w->dims, 1);
     c.flops = 2 * c.macs + (input(2) ? out_elems : 0);
+    c.depthwise = type == "Conv" && w->dims[1] == 1 && IntAttribute(node, "group", 1) > 1;
     return true;
   }
   if (type == "Gemm" || type == "MatMul" || type == "MatMulInteger") {

@@ -23,15 +23,17 @@
 
 namespace footprint::predict {
 
-// The graph's features, by name: totals and FLOPs and bytes per operator kind.
+// The graph's features, by name: totals and FLOPs and bytes per operator kind, where a
+// depthwise Conv (OperatorCost::depthwise) is the kind "dwconv".
 std::map<std::string, double> Features(const ModelGraph& graph);
 // The operator kinds the features group types into ("conv", "gemm", "norm", "elementwise",
-// "pool", "movement", "other").
+// "pool", "movement", "other"), by type alone.
 std::string_view KindOf(std::string_view op_type);
 
 struct Row {
   std::string family, model, split;  // split: "train" or "held-out"
   std::string device;                // the measuring device's name; empty: the CPU
+  int threads = 0;                   // the framework's threads; 0: not recorded
   std::map<std::string, double> features;
   double latency_s = 0, peak_memory_bytes = 0, latency_cv = 0;
   double energy_j = 0;  // per query; 0: not measured

@@ -94,6 +94,7 @@ class FromDatabase {
     r.family = Text(model, "family", r.model);
     r.split = "train";  // a database has no held-out families: every run is a row to learn from
     r.device = DeviceName(Member(evaluation, "framework"));
+    r.threads = static_cast<int>(Number(Member(evaluation, "framework"), "threads", 0));
     r.features = *features;
     r.latency_s = p50;
     r.latency_cv = LatencySpread(s);

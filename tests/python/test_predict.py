@@ -65,6 +65,27 @@ def test_multiply_accumulates_match_torchvision(tmp_path, builder, gmacs, mparam
     assert f8["features"]["peak_activation_bytes"] > f["features"]["peak_activation_bytes"]
 
 
+def test_depthwise_convolutions_are_a_kind_of_their_own(tmp_path):
+    # Counted by PyTorch itself: every Conv2d with one input channel per group does, per output
+    # element, kernel-size multiply-accumulates (plus the bias the export folds in from the
+    # batch normalisation that follows it).
+    model = torchvision.models.mobilenet_v2(weights=None).eval()
+    depthwise = []
+
+    def count(module, _, out):
+        depthwise.append(out.numel() * module.kernel_size[0] * module.kernel_size[1])
+
+    for m in model.modules():
+        if isinstance(m, torch.nn.Conv2d) and m.groups > 1 and m.groups == m.in_channels:
+            m.register_forward_hook(count)
+    with torch.no_grad():
+        model(torch.randn(1, 3, 96, 96))
+    outputs = sum(depthwise) / 9  # every depthwise kernel of MobileNetV2 is 3x3
+    f = predict("--features", "--batch", 1, export(tmp_path, "mobilenet_v2", 96))["features"]
+    assert f["count.dwconv"] == len(depthwise) == 17
+    assert f["flops.dwconv"] == pytest.approx(2 * sum(depthwise) + outputs, rel=1e-9)
+
+
 def test_bad_files_and_dynamic_shapes_are_one_line(tmp_path):
     garbage = tmp_path / "garbage.onnx"
     garbage.write_bytes(bytes(random.Random(1).randrange(256) for _ in range(4096)))
@@ -244,18 +265,30 @@ def test_without_its_module_predict_says_so_in_one_line(tmp_path):
 
 def test_a_predictor_file_that_is_not_one_is_refused_in_one_line(tmp_path):
     model = export(tmp_path, "mobilenet_v3_small", 64)
-    for text in ('{"version": 1}', '{"latency": {"predictor": {"kind": "roofline", '
+    for text in ('{"version": 2}', '{"latency": {"predictor": {"kind": "roofline", '
                  '"terms": ["1", "flops"], "coefficients": []}}}', "[1, 2]",
                  # NaN is written as null; a number given as text
                  '{"latency": {"predictor": {"kind": "flops_linear", "terms": ["1", "flops"], '
                  '"coefficients": [0.1, 1e-9]}, "held_out_families": {"p80_relative_error": '
                  'null}}, "peak_memory": {"predictor": {"kind": "memory_linear", "terms": ["1"],'
-                 ' "coefficients": [1]}}, "version": "1"}'):
+                 ' "coefficients": [1]}}, "version": 2}'):
         bad = tmp_path / "bad.json"
         bad.write_text(text)
         line = refused(run_footprint("predict", str(model), "--batch", "1", "--predictor",
                                      str(bad)))
         assert "predictor" in line, line
+
+
+def test_a_predictor_of_another_version_is_refused_with_what_to_do(tmp_path):
+    # Version 1 counted depthwise convolutions as "conv": its coefficients would be read
+    # against features that no longer mean what they were fitted on.
+    model = export(tmp_path, "mobilenet_v3_small", 64)
+    trained = json.loads((REPO / "data" / "predict" / "cpu-predictor.json").read_text())
+    trained["version"] = 1
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(trained))
+    line = refused(run_footprint("predict", str(model), "--batch", "1", "--predictor", str(old)))
+    assert "version 1" in line and "version 2" in line and "--train" in line, line
 
 
 def test_a_database_of_evaluations_trains_what_its_csv_trains(tmp_path):
