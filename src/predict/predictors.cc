@@ -147,7 +147,7 @@ std::vector<std::string> TermsOf(std::string_view kind, Target target) {
   if (kind == "flops_linear") return {"1", "flops"};
   // Dense convolutions and matrix products run on the same GEMM kernels, so they share a rate:
   // fitted apart, the rate of matrix products came from classifiers alone (memory-bound at
-  // batch 1) and ConvNeXt's pointwise layers, held out, were predicted 9x too slow. A depthwise
+  // batch 1) and ConvNeXt's pointwise layers, held out, were predicted 13x too slow. A depthwise
   // convolution does a few MACs per byte: its time is its bytes.
   return {"1",
           "bytes",
