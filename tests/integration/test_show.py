@@ -249,10 +249,14 @@ def test_metric_statistics_match_the_raw_samples(book):
     found = {m["metric"]: (m["unit"], m["entity"]) for m in s["metrics"]}
     assert len(found) == len(s["metrics"])  # one series per metric for a plain run
     assert {k: found.get(k) for k in METRICS} == METRICS
+    # 0.5 s at 20 ms; a costly source may be read less often (docs/metrics.md: under a slow
+    # build, the per-process files), but at least every 100 ms.
+    missed = s["meta"]["monitor"]["sampler"]["missed_deadlines"]
+    fewest = s["totals"]["duration_s"] / 0.1 - missed
     for m in s["metrics"]:
         assert m["scope"] is None
         rows = raw_samples(book["db"], run_id, m["metric"])
-        assert len(rows) == m["count"] > 10, m  # 0.5 s at 20 ms
+        assert len(rows) == m["count"] >= max(fewest - 1, 2), (m, s["meta"]["monitor"])
         expected = stats([v for _, v in rows])
         for key, value in expected.items():
             assert m[key] == pytest.approx(value, rel=1e-9, abs=1e-9), (m["metric"], key)
