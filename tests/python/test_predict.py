@@ -72,18 +72,18 @@ def test_depthwise_convolutions_are_a_kind_of_their_own(tmp_path):
     model = torchvision.models.mobilenet_v2(weights=None).eval()
     depthwise = []
 
-    def count(module, _, out):
-        depthwise.append(out.numel() * module.kernel_size[0] * module.kernel_size[1])
+    def count(module, _, out):  # (outputs, multiply-accumulates)
+        depthwise.append((out.numel(), out.numel() * module.kernel_size[0] * module.kernel_size[1]))
 
     for m in model.modules():
         if isinstance(m, torch.nn.Conv2d) and m.groups > 1 and m.groups == m.in_channels:
             m.register_forward_hook(count)
     with torch.no_grad():
         model(torch.randn(1, 3, 96, 96))
-    outputs = sum(depthwise) / 9  # every depthwise kernel of MobileNetV2 is 3x3
+    outputs, macs = map(sum, zip(*depthwise))
     f = predict("--features", "--batch", 1, export(tmp_path, "mobilenet_v2", 96))["features"]
     assert f["count.dwconv"] == len(depthwise) == 17
-    assert f["flops.dwconv"] == pytest.approx(2 * sum(depthwise) + outputs, rel=1e-9)
+    assert f["flops.dwconv"] == pytest.approx(2 * macs + outputs, rel=1e-9)
 
 
 def test_bad_files_and_dynamic_shapes_are_one_line(tmp_path):
