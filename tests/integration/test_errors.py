@@ -223,6 +223,24 @@ def test_usage_errors_of_other_subcommands_exit_2(tmp_path, args):
     assert os.listdir(tmp_path) == []
 
 
+SUBCOMMANDS = ["run", "load", "evaluate", "predict", "runs", "show", "compare", "export", "plot",
+               "experiment", "import", "push", "agent", "serve", "doctor"]
+
+
+def test_help_and_a_mistyped_subcommand_list_every_subcommand():
+    """footprint builds only the subcommand it is given (a faster start); without one, or with
+    a name it does not know, it builds and lists them all."""
+    proc = fp("--help")
+    assert proc.returncode == 0, describe(proc)
+    listed = [line.split()[0] for line in proc.stdout.splitlines()
+              if line.startswith("  ") and line.split() and line.split()[0] in SUBCOMMANDS]
+    assert listed == SUBCOMMANDS, proc.stdout
+    line = single_error_line(fp("rn", "--", "true"))
+    assert "unknown subcommand 'rn' (" + ", ".join(SUBCOMMANDS) + ")" in line, line
+    proc = fp("show", "--bogus")
+    assert "see footprint show --help" in single_error_line(proc)
+
+
 @pytest.mark.parametrize("subcommand", [
     "run", "load", "runs", "show", "compare", "export", "plot", "serve", "doctor", "experiment",
     "import",

@@ -29,6 +29,12 @@ TEST(DefaultRunName, TheProgramOrTheScriptAnInterpreterRuns) {
   EXPECT_EQ(DefaultRunName({"node", "-e", "1+1"}), "node");  // inline code
   EXPECT_EQ(DefaultRunName({"Rscript", "fit.R"}), "fit.R");
   EXPECT_EQ(DefaultRunName({"pythonic", "x.py"}), "pythonic");  // only whole names match
+  EXPECT_EQ(DefaultRunName({"/usr/bin/lua5.4", "game.lua"}), "game.lua");
+  EXPECT_EQ(DefaultRunName({"zsh", "build.zsh"}), "build.zsh");
+  EXPECT_EQ(DefaultRunName({"nodejs", "app.js"}), "app.js");
+  EXPECT_EQ(DefaultRunName({"pypy3.9", "x.py"}), "x.py");
+  EXPECT_EQ(DefaultRunName({"python3x", "x.py"}), "python3x");  // a version is digits and dots
+  EXPECT_EQ(DefaultRunName({"ksh", "x.sh"}), "ksh");            // not a shell the list names
   EXPECT_EQ(DefaultRunName({}), "program");
 }
 
