@@ -24,7 +24,11 @@
 //                          the system probe) taken after sleeping S µs, as the sampler does
 //                          between deadlines: thread CPU per pass, caches as cold as the sleep
 //                          leaves them (S = 0: back to back). Manual time = that CPU time.
-// BM_GpuSample/G           GpuProbe::Sample of every GPU metric on G fake GPUs (the fake
+// BM_SleepOnly/S           nothing but sleeping S µs and waking up, as the sampler does
+//                          between deadlines: its CPU time per iteration is what a wake-up
+//                          costs (the timer's and the scheduler's work, charged to the thread
+//                          that sleeps). At S = 1000 it is the floor of any sampler at 1 kHz.
+// BM_GpuSample/G           GpuProbe::Sample of the device GPU metrics on G fake GPUs (the fake
 //                          libnvidia-ml.so.1 of the tests, tests/fakes/fake_nvml.c), each
 //                          listing 10 processes of the tree (idle children) and one foreign
 //                          one, with per-process utilisation; the tree was sampled in the same
@@ -301,6 +305,11 @@ void BM_PassAfterSleep(benchmark::State& state) {
   }
 }
 
+void BM_SleepOnly(benchmark::State& state) {
+  const timespec pause = TimespecOf(state.range(0) * 1000);
+  for (auto _ : state) ::clock_nanosleep(CLOCK_MONOTONIC, 0, &pause, nullptr);
+}
+
 void BM_GpuSample(benchmark::State& state) {
 #ifndef FP_FAKE_NVML
   state.SkipWithError("the fake NVML library is built with the tests (FOOTPRINT_BUILD_TESTS)");
@@ -338,7 +347,11 @@ void BM_GpuSample(benchmark::State& state) {
     ProcessTreeProbe tree(opt);
     GpuProbe gpu({*lib, &tree, std::nullopt, ""});
     MetricSet tree_metrics = TreeMetrics(false), gpu_metrics;
-    for (MetricId m : kGpuMetrics) gpu_metrics.set(static_cast<size_t>(m));
+    // The device metrics: the activity ones (SM active, ...) come from GPM or DCGM, which
+    // this probe is given none of here.
+    for (size_t i = 0; i < kFirstGpuActivitySlot; ++i) {
+      gpu_metrics.set(static_cast<size_t>(kGpuMetrics[i]));
+    }
     tree.Series(tree_metrics);
     const size_t series = gpu.Series(gpu_metrics).size();
     NullOut out;
@@ -349,7 +362,7 @@ void BM_GpuSample(benchmark::State& state) {
       gpu.Sample(now, gpu_metrics, out);
       state.SetIterationTime(static_cast<double>(ThreadCpuNs() - cpu0) / 1e9);
     }
-    if (series != static_cast<size_t>(gpus) * kGpuMetrics.size()) {
+    if (series != static_cast<size_t>(gpus) * kFirstGpuActivitySlot) {
       state.SkipWithError("the GPU probe did not declare every metric of every GPU");
     }
     state.counters["per_gpu"] = benchmark::Counter(
@@ -398,6 +411,7 @@ BENCHMARK(BM_PassAfterSleep)->Args({10, 0})->Iterations(20000)->UseManualTime();
 BENCHMARK(BM_PassAfterSleep)->Args({10, 1000})->Iterations(500)->UseManualTime();
 BENCHMARK(BM_PassAfterSleep)->Args({10, 10000})->Iterations(100)->UseManualTime();
 BENCHMARK(BM_PassAfterSleep)->Args({10, 100000})->Iterations(20)->UseManualTime();
+BENCHMARK(BM_SleepOnly)->Arg(1000)->Iterations(2000);
 BENCHMARK(BM_GpuSample)->Arg(1)->Arg(8)->UseManualTime();
 BENCHMARK_CAPTURE(BM_ProcFileRead, stat, "stat");
 BENCHMARK_CAPTURE(BM_ProcFileRead, io, "io");
