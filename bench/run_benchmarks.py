@@ -442,8 +442,10 @@ TRUE_VARIANTS = {  # key: (label, database folder ('tmp' or 'shm'), extra option
                                []),
 }
 # Run alone, ISOLATED_PAUSE_S after anything else: the first cgroup migration in a while waits
-# for an RCU grace period, which back-to-back runs share.
+# for an RCU grace period, which back-to-back runs share, and a virtual machine's idle CPUs
+# are slow to wake. `true` is run alone too: the rows alone add to it, like with like.
 ISOLATED_VARIANTS = {
+    "true, alone": ("`true`, runs 0.3 s apart", "true"),
     "footprint, alone": ("`footprint run -- true`, runs 0.3 s apart", "footprint"),
     "footprint --no-cgroup, alone": ("`footprint run --no-cgroup -- true`, runs 0.3 s apart",
                                      "footprint --no-cgroup"),
@@ -501,16 +503,18 @@ def _true_overhead(variants, dbs, tmp, reps):
     for k, ts in times.items():
         out[k] = {"median_ms": pct(ts, 50), "p90_ms": pct(ts, 90), "min_ms": min(ts)}
     for k, (_, like) in ISOLATED_VARIANTS.items():
-        dbs[k] = dbs[like]
+        if like in dbs:
+            dbs[k] = dbs[like]
     for k, db in dbs.items():
         con = sqlite3.connect(str(db))
         cpu = [r[0] for r in con.execute(
             "SELECT value FROM run_totals WHERE name = 'monitor_cpu_s'")]
         con.close()
+        base = out["true, alone" if k in ISOLATED_VARIANTS else "true"]
         out[k]["monitor_cpu_ms"] = 1e3 * pct(cpu, 50)
-        out[k]["added_median_ms"] = out[k]["median_ms"] - out["true"]["median_ms"]
-        out[k]["added_p90_ms"] = out[k]["p90_ms"] - out["true"]["p90_ms"]
-        out[k]["added_min_ms"] = out[k]["min_ms"] - out["true"]["min_ms"]
+        out[k]["added_median_ms"] = out[k]["median_ms"] - base["median_ms"]
+        out[k]["added_p90_ms"] = out[k]["p90_ms"] - base["p90_ms"]
+        out[k]["added_min_ms"] = out[k]["min_ms"] - base["min_ms"]
     out["start-up"]["added_median_ms"] = out["start-up"]["median_ms"] - out["true"]["median_ms"]
     return out
 
@@ -825,8 +829,9 @@ def build_report(info, args, duration, mon, walk, wide, probe, ingest, py_cost, 
         "footprint's median `monitor_cpu_s` over those runs: its fixed cost per run. The tmpfs "
         "row puts the database where `fdatasync` costs nothing, which shows how much of the "
         "added time is SQLite making the database durable on this disk. The rows 0.3 s apart "
-        "run each footprint alone (after the back-to-back ones), as a user at a terminal does: "
-        "see the notes for what that costs. Machine busy during this "
+        "run each footprint, and `true`, alone (after the back-to-back ones), as a user at a "
+        "terminal does; what they add is over `true` run the same way. See the notes for what "
+        "that costs. Machine busy during this "
         f"section: {fmt(busy['true'], 0)} % of one core (starting processes back to back keeps "
         "about one core busy by itself).")
     add("")
@@ -838,10 +843,10 @@ def build_report(info, args, duration, mon, walk, wide, probe, ingest, py_cost, 
         if k not in t:
             continue
         v = t[k]
-        if "monitor_cpu_ms" not in v:  # start-up alone: no run
+        if "monitor_cpu_ms" not in v:  # no run: start-up alone, or `true` alone
+            added = f"{fmt(v['added_median_ms'])} ms" if "added_median_ms" in v else "—"
             rows.append([label, f"{fmt(v['min_ms'])} ms", f"{fmt(v['median_ms'])} ms",
-                         f"{fmt(v['p90_ms'])} ms", "—", f"{fmt(v['added_median_ms'])} ms", "—",
-                         "—", ""])
+                         f"{fmt(v['p90_ms'])} ms", "—", added, "—", "—", ""])
             continue
         rows.append([label, f"{fmt(v['min_ms'])} ms", f"{fmt(v['median_ms'])} ms",
                      f"{fmt(v['p90_ms'])} ms", f"{fmt(v['added_min_ms'])} ms",
@@ -1033,7 +1038,14 @@ def notes(mon, walk, wide, probe, py_cost, true_r, misses):
         out.append(
             f"Runs 0.3 s apart: {fmt(alone)} ms added with a cgroup, {fmt(alone_nocg)} ms "
             f"without; the {fmt(migration)} ms between them is mostly moving the command into "
-            "its cgroup. On kernels where `cgroup_threadgroup_rwsem` is a per-CPU rw-semaphore "
+            "its cgroup. Both add more than back to back "
+            f"({fmt(t['footprint']['added_median_ms'])} and "
+            f"{fmt(t['footprint --no-cgroup']['added_median_ms'])} ms) because everything is "
+            "slower on a machine that has been idle: `true` itself takes "
+            f"{fmt(t['true, alone']['median_ms'])} ms alone against "
+            f"{fmt(t['true']['median_ms'])} ms back to back (the idle virtual CPUs and cold "
+            "caches), and footprint runs more of it on both CPUs (its threads, the command, "
+            "the database's disk writes). On kernels where `cgroup_threadgroup_rwsem` is a per-CPU rw-semaphore "
             "in its slow state, the first cgroup migration after a quiet spell waits for an RCU "
             "grace period, which back-to-back runs share. On this virtual machine on "
             "2026-11-27 a test program measured 4–20 ms for that first move (a `--quick` run of "
