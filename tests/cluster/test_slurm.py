@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from fp_helpers import FOOTPRINT, clean_env, describe, fp, show, wait_for, wl
+from fp_helpers import FOOTPRINT, asan_build, clean_env, describe, fp, show, wait_for, wl
 
 BROWSER_TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "browser")
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -198,6 +198,7 @@ def test_executor_slurm_a_job_per_workload_a_step_per_run_and_sstat_beside_it(sl
     skew = abs(summaries["burn"]["run"]["started_at_ns"] -
                summaries["memory"]["run"]["started_at_ns"]) / 1e9
     checked = {}
+    asan = asan_build()
     for name, summary in summaries.items():
         values = {v["name"]: v for v in summary["values"]}
         t = summary["totals"]
@@ -210,10 +211,13 @@ def test_executor_slurm_a_job_per_workload_a_step_per_run_and_sstat_beside_it(sl
         assert cpu - 1.05 <= sstat_cpu <= cpu + 0.05, (name, checked[name], proc.stdout)
         # The task's largest RSS: at least the command's own peak (held to the end), at most
         # that plus footprint's own peak (a sanitizer build's footprint holds far more, and
-        # its peak need not fall on one of sstat's readings).
+        # its peak need not fall on one of sstat's readings). An ASan build once broke the
+        # upper bound: sstat saw 261 MiB against 199 MiB (the burn's peak and footprint's
+        # since the run's start, both mostly the sanitizer's memory). What the sanitizer holds
+        # is not what this bound checks, so it is checked in real builds.
         own = t["rss_sum_peak_bytes"]
-        assert 0.95 * own - 4 * 2**20 <= sstat_rss <= 1.05 * rss + 4 * 2**20, \
-            (name, checked[name])
+        assert 0.95 * own - 4 * 2**20 <= sstat_rss, (name, checked[name])
+        assert asan or sstat_rss <= 1.05 * rss + 4 * 2**20, (name, checked[name])
         assert values["sstat.cpu_s"]["data"]["footprint"] == pytest.approx(cpu)
     print(f"start skew {skew * 1e3:.0f} ms; (footprint cpu, sstat cpu, footprint MiB, sstat MiB) "
           f"{checked}\n{proc.stdout}")

@@ -34,6 +34,14 @@ def env_problem():
     return None
 
 
+def asan_build():
+    """Whether footprint is built with AddressSanitizer (scripts/test's second build), whose
+    allocator holds and returns memory of its own: footprint's resident memory is then the
+    sanitizer's more than footprint's."""
+    ldd = subprocess.run(["ldd", FOOTPRINT], capture_output=True, text=True)
+    return "libasan.so" in ldd.stdout
+
+
 def wl(name):
     """Path of workload program fp_NAME."""
     return os.path.join(WORKLOADS, "fp_" + name)
