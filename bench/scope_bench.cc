@@ -9,28 +9,40 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "footprint/api.h"
 
 namespace {
 
-// One benchmark for the whole binary, in a fresh folder, closed at exit.
+// One benchmark for the whole binary, in a fresh folder, closed and removed at exit (its
+// database holds every scope measured: gigabytes).
 footprint::Benchmark& Shared() {
-  static std::string dir = [] {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "fp-scope-XXXXXX").string();
-    return std::string(mkdtemp(tmpl.data()));
-  }();
-  static auto bm = [] {
-    footprint::BenchmarkOptions o;
-    o.db = dir + "/bench.db";
-    o.name = "scope-bench";
-    o.join = false;
-    auto opened = footprint::Benchmark::Open(o);
-    if (!opened.ok()) abort();
-    return std::move(opened).value();
-  }();
-  return *bm;
+  struct Holder {
+    std::string dir;
+    std::unique_ptr<footprint::Benchmark> bm;
+    Holder() {
+      std::string tmpl = (std::filesystem::temp_directory_path() / "fp-scope-XXXXXX").string();
+      if (mkdtemp(tmpl.data()) == nullptr) abort();
+      dir = tmpl;
+      footprint::BenchmarkOptions o;
+      o.db = dir + "/bench.db";
+      o.name = "scope-bench";
+      o.join = false;
+      auto opened = footprint::Benchmark::Open(o);
+      if (!opened.ok()) abort();
+      bm = std::move(opened).value();
+    }
+    ~Holder() {
+      (void)bm->Close();
+      bm.reset();
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  };
+  static Holder holder;
+  return *holder.bm;
 }
 
 // Pauses the timer to let the writer drain the rings every `every` iterations.

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "api/cuda_timer.h"
+#include "api/scope_timeline.h"
 #include "footprint/api.h"
 #include "footprint/monitor.h"
 #include "footprint/report.h"
@@ -74,7 +75,7 @@ struct ScopeEvent {
 
   uint64_t handle;   // (thread slot << 40) | sequence; 0 is "no scope"
   uint64_t parent;   // entry only
-  int64_t t_ns;      // monotonic
+  int64_t t_ns;      // the hot path's reading (ScopeTimeline), monotonic ns once drained
   uint32_t name_id;  // entry: the interned name; exit: kExit
   int32_t tid;       // kernel thread id
   bool enter() const { return name_id != kExit; }
@@ -145,6 +146,7 @@ struct ThreadScopes {
   uint64_t slot = 0;
   uint64_t sequence = 0;
   int32_t tid = 0;
+  bool use_counter = false;  // ScopeTimeline::uses_counter() of the owner
   Benchmark::Impl* owner = nullptr;
 
   // Whether a new scope's entry fits (the exits of open scopes always do).
@@ -174,7 +176,8 @@ class Benchmark::Impl {
         t0_(t0),
         options_(options),
         serial_(g_next_serial.fetch_add(1)),
-        gpu_(*options.env) {}
+        gpu_(*options.env),
+        timeline_(ScopeTimeline::CounterIsTheClock(options.env->SysRoot())) {}
 
   Status Start(json meta);
   // Ends the run and lets go of its stores: a server store's local buffer is closed with them
@@ -224,6 +227,8 @@ class Benchmark::Impl {
 
   // GPU time of scopes (CUDA events), resolved by the writer thread.
   CudaTimer gpu_;
+  // The time of scopes: how the hot path reads it, turned into ns by the writer (Flush).
+  ScopeTimeline timeline_;
   void Hold(uint64_t scope) {
     std::lock_guard<std::mutex> lock(values_mu_);
     held_.insert(scope);
@@ -361,7 +366,7 @@ uint64_t EnterScope(ThreadScopes* t, uint32_t name_id) {
     t->dropped.fetch_add(1, std::memory_order_relaxed);
   } else {
     handle = (t->slot << 40) | ++t->sequence;
-    t->Push({handle, parent, MonotonicNs(), name_id, t->tid});
+    t->Push({handle, parent, ScopeTimeline::Read(t->use_counter), name_id, t->tid});
   }
   // A dropped scope's children are its parent's.
   if (t->depth < ThreadScopes::kMaxDepth) t->stack[t->depth] = handle != 0 ? handle : parent;
@@ -370,7 +375,9 @@ uint64_t EnterScope(ThreadScopes* t, uint32_t name_id) {
 }
 
 void ExitScope(ThreadScopes* t, uint64_t handle) {
-  if (handle != 0) t->Push({handle, 0, MonotonicNs(), ScopeEvent::kExit, t->tid});
+  if (handle != 0) {
+    t->Push({handle, 0, ScopeTimeline::Read(t->use_counter), ScopeEvent::kExit, t->tid});
+  }
   if (t->depth > 0) --t->depth;
 }
 
@@ -394,6 +401,7 @@ ThreadScopes* Benchmark::Impl::ForThisThread() {
   auto t = std::make_shared<ThreadScopes>();
   t->max_events = options_.max_queued_scope_events;
   t->tid = static_cast<int32_t>(::syscall(SYS_gettid));
+  t->use_counter = timeline_.uses_counter();
   t->owner = this;
   {
     std::lock_guard<std::mutex> lock(threads_mu_);
@@ -446,6 +454,7 @@ Status Benchmark::Impl::Flush(bool final) {
     threads = threads_;
   }
   bool any_retired = false;
+  const size_t drained_from = events_.size();  // the rest waits from a failed flush, in ns
   for (const auto& t : threads) {
     // Read `retired` first: once set, the thread pushes nothing more, so draining after it
     // empties the ring for good.
@@ -453,6 +462,8 @@ Status Benchmark::Impl::Flush(bool final) {
     t->Drain(events_);
     any_retired |= retired;
   }
+  const ScopeTimeline::Mapping to_ns = timeline_.Advance();
+  for (size_t i = drained_from; i < events_.size(); ++i) events_[i].t_ns = to_ns(events_[i].t_ns);
   if (any_retired) {
     std::lock_guard<std::mutex> lock(threads_mu_);
     for (auto& t : threads_) {

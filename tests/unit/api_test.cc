@@ -127,6 +127,38 @@ TEST(Benchmark, NestedRepeatedScopesWithParentsAndDurations) {
   EXPECT_TRUE(has_cpu);  // the process sampled itself out-of-band
 }
 
+// Scope times are read from the CPU's counter where the kernel's clock is that counter: each
+// scope lands between clock_gettime readings of the run's timeline taken around it, across
+// several flushes (each maps its own batch).
+TEST(Benchmark, ScopeTimesAreOnTheRunsTimeline) {
+  TempDir dir;
+  auto bm = OpenOrDie(dir.File("fp.db"), /*flush_ns=*/20'000'000);
+  ASSERT_TRUE(bm);
+  static const ScopeName kName("timed");
+  std::vector<std::pair<int64_t, int64_t>> around;  // NowNs() before and after each scope
+  for (int i = 0; i < 8; ++i) {
+    const int64_t before = bm->NowNs();
+    {
+      Scope scope(*bm, kName);
+      std::this_thread::sleep_for(std::chrono::milliseconds(3 * i));
+    }
+    around.emplace_back(before, bm->NowNs());
+    std::this_thread::sleep_for(std::chrono::milliseconds(7));
+  }
+  ASSERT_TRUE(bm->Close().ok());
+  auto scopes = Reopen(dir.File("fp.db"))->ListScopes(bm->run_id());
+  ASSERT_TRUE(scopes.ok());
+  ASSERT_EQ(scopes->size(), around.size());
+  const int64_t tolerance_ns = 5'000;
+  for (size_t i = 0; i < around.size(); ++i) {
+    const ScopeRecord& s = (*scopes)[i];
+    ASSERT_TRUE(s.end_ns.has_value());
+    EXPECT_GE(s.start_ns, around[i].first - tolerance_ns) << i;
+    EXPECT_LE(*s.end_ns, around[i].second + tolerance_ns) << i;
+    EXPECT_GE(*s.end_ns - s.start_ns, static_cast<int64_t>(3 * i) * kNsPerMs) << i;
+  }
+}
+
 TEST(Benchmark, ConcurrentThreadsKeepTheirOwnNesting) {
   TempDir dir;
   auto bm = OpenOrDie(dir.File("fp.db"));
