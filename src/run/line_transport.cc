@@ -38,11 +38,13 @@ class LineTransport final : public SutTransport {
   }
 
   std::string Pump(int64_t timeout_ns, const AnswerSink& sink) override {
-    if (!Wait(timeout_ns)) return "the command stopped reading its queries";
+    const bool reading = Wait(timeout_ns);
+    // The answers come first, even when the queries' pipe was found closed: a command that
+    // ended closed both, and what it answered before counts.
     if (!Read([&](std::string_view line, int64_t at) { sink(Parse(line, at)); })) {
       return "the command closed its output";
     }
-    return "";
+    return reading ? "" : "the command stopped reading its queries";
   }
 
   void EndQueries() override {

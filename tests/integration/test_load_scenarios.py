@@ -129,12 +129,17 @@ def test_a_sut_that_crashes_keeps_what_was_measured(tmp_path):
     assert s["run"]["status"] == "failed" and s["run"]["exit_code"] == 3
     assert s["load"]["queries"] == 20 == len(r["truth"])
     # The 21st query is issued, or not yet, when the end of the output is read: both happen.
+    # Issued, it may find the queries' pipe closed a moment before the output is (the command's
+    # exit closes one file after the other; seen once on a loaded machine).
     assert s["load"]["issued"] in (20, 21)
-    assert s["load"]["ended_because"] == \
-        f"the command closed its output after answering 20 of {s['load']['issued']} queries"
-    assert "footprint: warning: the load ended early: the command closed its output" in \
-        fp("load", "-o", db, "--no-git", "--scenario", "single", "--duration", "5s", "--",
-           wl("sut"), "crash", 1, 1, tmp_path / "again.log").stderr
+    ends = ["closed its output"] + (["stopped reading its queries"]
+                                    if s["load"]["issued"] == 21 else [])
+    assert s["load"]["ended_because"] in [
+        f"the command {end} after answering 20 of {s['load']['issued']} queries" for end in ends]
+    again = fp("load", "-o", db, "--no-git", "--scenario", "single", "--duration", "5s", "--",
+               wl("sut"), "crash", 1, 1, tmp_path / "again.log").stderr
+    assert any(f"footprint: warning: the load ended early: the command {end}" in again
+               for end in ("closed its output", "stopped reading its queries")), again
 
 
 def test_garbage_lines_are_counted_and_shown_once(tmp_path):
