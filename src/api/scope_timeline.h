@@ -12,7 +12,7 @@
 // slews it) are followed batch by batch: a time's error is that of the paired readings (tens
 // of ns), not a counter's drift over the run.
 //
-// Thread-safety: Now() from any thread; Advance() from one thread at a time.
+// Thread-safety: Read() from any thread; Advance() from one thread at a time.
 #ifndef FOOTPRINT_API_SCOPE_TIMELINE_H_
 #define FOOTPRINT_API_SCOPE_TIMELINE_H_
 

@@ -71,8 +71,8 @@ int Main(int argc, char** argv) {
     }
   }
   // Subcommands in the order --help lists them. Only the one named is built when it is known
-  // (its options cost a third of a millisecond of start-up for all fifteen); all are built for
-  // --help, --version and a mistyped name, which list them.
+  // (building all fifteen cost 0.23 ms of every start); all are built for --help, --version
+  // and a mistyped name, which list them.
   using Adder = std::function<Action()>;
   auto of_app = [&app](Action (*add)(CLI::App&)) -> Adder {
     return [&app, add] { return add(app); };
