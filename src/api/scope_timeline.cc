@@ -1,5 +1,7 @@
 #include "api/scope_timeline.h"
 
+#include <cstdint>
+
 #include "util/file.h"
 #include "util/strings.h"
 
@@ -21,11 +23,21 @@ ScopeTimeline::ScopeTimeline(bool use_counter) : use_counter_(use_counter) {
 }
 
 ScopeTimeline::Pair ScopeTimeline::ReadPair() {
-  // The counter on both sides of the clock: its reading is the middle of the two.
-  const int64_t before = Read(true);
-  const int64_t ns = MonotonicNs();
-  const int64_t after = Read(true);
-  return {before + (after - before) / 2, ns};
+  // The counter on both sides of the clock: its reading is the middle of the two. A thread
+  // preempted between them would put the middle far off, so the narrowest of a few tries is
+  // kept.
+  Pair best;
+  int64_t best_width = INT64_MAX;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const int64_t before = Read(true);
+    const int64_t ns = MonotonicNs();
+    const int64_t after = Read(true);
+    if (after - before < best_width) {
+      best_width = after - before;
+      best = {before + (after - before) / 2, ns};
+    }
+  }
+  return best;
 }
 
 ScopeTimeline::Mapping ScopeTimeline::Advance() {
