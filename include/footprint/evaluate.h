@@ -10,6 +10,7 @@
 #ifndef FOOTPRINT_EVALUATE_H_
 #define FOOTPRINT_EVALUATE_H_
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -56,13 +57,23 @@ struct EvaluationManifest {
   int trace_batches = 50;                             // batches the framework's profiler covers
 };
 
+// Limits on a manifest: its file's size, its YAML nodes (each key, value, list and mapping; an
+// alias counts as what it repeats; counted before the tree is built) and the runs it makes.
+inline constexpr size_t kMaxManifestBytes = size_t{1} << 20;
+inline constexpr int64_t kMaxManifestYamlNodes = 100'000;
+inline constexpr int64_t kMaxEvaluationRuns = 10'000;
+
 // Reads and checks a manifest. InvalidArgument, one line ("PATH: line N: what is wrong"), for
-// anything that cannot make an evaluation; NotFound when the file cannot be read.
+// anything that cannot make an evaluation, a manifest over the limits above, and a FIFO,
+// device or folder (refused without being opened); NotFound when the file cannot be read.
 Result<EvaluationManifest> LoadManifest(const std::string& path);
+// LoadManifest's checks on a manifest's text; `path` is where it was read (files it names are
+// relative to its folder). Pure.
+Result<EvaluationManifest> ParseManifest(const std::string& text, const std::string& path);
 
 // The model file's checksum against the pinned one: InvalidArgument (one line, both digests)
-// when they differ, NotFound when the file (or the ONNX graph named) cannot be read; OK for a
-// builder.
+// when they differ or when the file (or the ONNX graph named) is not a regular file, NotFound
+// when it cannot be read; OK for a builder.
 Status CheckModelFile(const EvaluationManifest& manifest);
 
 // Whether `version` (e.g. "1.13.0+cpu"; a local suffix after '+' is ignored) satisfies

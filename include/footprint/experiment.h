@@ -82,6 +82,11 @@ struct ExperimentPlan {
 // one run started together, and repetitions of a workload.
 inline constexpr int64_t kMaxPlanRuns = 100'000;
 inline constexpr int64_t kMaxCopies = 1'000;
+// Limits on what is read before that: the plan file's size (LoadPlan), and the nodes of a YAML
+// plan (each key, value, list and mapping; an alias counts as what it repeats), checked while
+// the text is parsed and before its tree, about 500 bytes a node, is built.
+inline constexpr size_t kMaxPlanBytes = size_t{16} << 20;
+inline constexpr int64_t kMaxPlanYamlNodes = 500'000;
 
 struct PlanOptions {
   std::string python = "python3";  // interpreter for .py files (the YAML plan may override)
@@ -99,7 +104,8 @@ Result<ExperimentPlan> ParseCsvPlan(const std::string& text, const std::string& 
 Result<ExperimentPlan> ParseYamlPlan(const std::string& text, const std::string& path,
                                      const PlanOptions& options = {});
 // Reads `path` and parses it by its extension (.csv, .yaml/.yml). NotFound if it cannot be
-// read; InvalidArgument for anything else wrong with it.
+// read; InvalidArgument for anything else wrong with it, a FIFO, device or folder (refused
+// without being opened) and a file over kMaxPlanBytes included.
 Result<ExperimentPlan> LoadPlan(const std::string& path, const PlanOptions& options = {});
 
 // Maps radT listeners ("smi+top+dcgmi+iostat+free", "ps", "none") or metric names joined by

@@ -50,7 +50,9 @@ struct ModelGraph {
 // Reads and analyzes an ONNX model. A dynamic first dimension of an input takes `batch`; with
 // `batch` given, every input's first dimension is set to it (said in `assumptions` when it was
 // fixed to another value). InvalidArgument, one line, for a file that is not ONNX, a model
-// whose shapes cannot be inferred, or a dynamic dimension without `batch`; NotFound for a file
+// whose shapes cannot be inferred, a model whose nodes or dimensions libonnx cannot take
+// (predict/onnx_checks.h: checked before its shape inference sees them), a file that is not
+// a regular one or is over 2 GiB, or a dynamic dimension without `batch`; NotFound for a file
 // that cannot be read.
 Result<ModelGraph> AnalyzeOnnx(const std::string& path, std::optional<int64_t> batch);
 

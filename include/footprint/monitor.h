@@ -130,6 +130,8 @@ struct MonitorOutcome {
   // warnings say why) or nothing vanished.
   bool database_vanished = false;
   std::string saved_to;
+  // False when the run's end could not be stored (it shows as interrupted).
+  bool end_stored = true;
   // The first of SIGINT, SIGTERM, SIGHUP, SIGQUIT that reached footprint while the command
   // ran (from a terminal or another process), 0 if none: a caller running several commands
   // stops there.

@@ -122,6 +122,31 @@ struct PendingBuffer {
   int64_t shipped_at_ns = 0;  // UTC wall clock of its last entries that arrived
 };
 
+// One page of the runs table (Store::ListRunsPage): the runs meeting every given criterion,
+// in `sort` order (ties newest first), `limit` of them from `offset`. What SQL can select;
+// filters and sorts on meta (tags, params) or totals are the caller's.
+struct RunQuery {
+  enum class Sort { kStarted, kName, kStatus, kDuration };
+  std::optional<RunStatus> status;
+  std::optional<int64_t> from_ns, to_ns;  // started in [from_ns, to_ns)
+  std::optional<std::string> experiment, workload;
+  std::optional<std::string> group_prefix;
+  // Lower-case (ASCII); in the lower-cased id, name, description or one word of the command.
+  std::string text;
+  // Runs stored as running whose monitor is gone (store/reconcile.h): they select and sort as
+  // interrupted, ended at their last heartbeat (or start), as readers show them.
+  std::vector<std::string> interrupted_ids;
+  Sort sort = Sort::kStarted;  // kName: by lower-cased name; kDuration: as RunDuration
+  bool descending = true;
+  int64_t limit = 100;
+  int64_t offset = 0;
+};
+
+struct RunPage {
+  std::vector<RunRecord> runs;  // as stored (not reconciled)
+  int64_t total = 0;            // of the runs the query selects, all pages
+};
+
 struct StoreOptions {
   // Reads only, and leaves the file as it found it: no schema migration, no journal-mode
   // change, no -wal/-shm/-journal file left behind (a WAL database is read through them while
@@ -163,7 +188,12 @@ class Store {
 
   // All runs, oldest first.
   virtual Result<std::vector<RunRecord>> ListRuns() = 0;
+  // The runs with `status`, oldest first.
+  virtual Result<std::vector<RunRecord>> ListRunsWithStatus(RunStatus status) = 0;
   virtual Result<RunRecord> GetRun(const std::string& id) = 0;
+  // One page of the runs a query selects, and how many it selects: a page of 100 k runs
+  // costs what the page holds, not what the database holds.
+  virtual Result<RunPage> ListRunsPage(const RunQuery& query) = 0;
 
   virtual Result<std::vector<SeriesRecord>> ListSeries(const std::string& run_id) = 0;
   // Values of one series in time order (times too when `times` is non-null).

@@ -113,13 +113,10 @@ def load(db: Optional[Union[str, "os.PathLike[str]"]] = None, runs: RunSelector 
 
 
 def _connect_reading(path: str) -> sqlite3.Connection:
-    """A connection that only reads `path`. A read-only connection to a WAL database makes
-    -wal and -shm files it cannot remove; a query-only read-write one removes them at close
-    when it is the last, as footprint's writer does."""
-    with open(path, "rb") as f:
-        header = f.read(20)
-    wal = header[:16] == b"SQLite format 3\0" and header[18:20] == b"\2\2"
-    mode = "rw" if wal and os.access(path, os.W_OK) else "ro"
+    """A connection that only reads `path`, opened as footprint's own readers open it
+    (src/store/stores.h, SqliteReaderMayWrite): never through a descriptor of Python's own,
+    whose close would drop the locks this process's SQLite connections hold on the file."""
+    mode = "rw" if _footprint.sqlite_reader_may_write(path) else "ro"
     conn = sqlite3.connect(pathlib.Path(path).absolute().as_uri() + "?mode=" + mode, uri=True,
                            timeout=30)
     conn.execute("PRAGMA query_only = ON")

@@ -29,6 +29,7 @@
 #include "footprint/store.h"
 #include "run/run_metadata.h"
 #include "store/reconcile.h"
+#include "store/stores.h"
 
 namespace footprint::cli {
 int Main(int argc, char** argv);  // src/cli/cli.h (declared here: that header needs CLI11)
@@ -480,4 +481,14 @@ PYBIND11_MODULE(_footprint, m) {
   m.def("run_statuses", &RunStatuses, py::arg("db"));
   m.def("metric_catalogue", &MetricCatalogueList);
   m.def("default_db", &DefaultStoreLocation);
+  m.def(
+      "sqlite_reader_may_write",
+      [](const std::string& path) {
+        Result<bool> may_write = SqliteReaderMayWrite(path);
+        if (!may_write.ok()) Raise(may_write.status());
+        return *may_write;
+      },
+      py::arg("path"),
+      "True when a reader opens this SQLite database read-write with query_only, false for "
+      "read-only (src/store/stores.h).");
 }

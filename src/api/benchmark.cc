@@ -30,6 +30,7 @@
 #include "session/monitor_session.h"
 #include "util/clock.h"
 #include "util/file.h"
+#include "util/json_bounded.h"
 #include "util/json_text.h"
 #include "util/sha256.h"
 #include "util/strings.h"
@@ -98,7 +99,7 @@ Result<ValueRecord> JsonValue(std::string_view name, std::optional<double> value
   r.name = std::string(name);
   r.value = value;
   if (!text.empty()) {
-    json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    FP_ASSIGN_OR_RETURN(json doc, ParseBoundedJson(text));
     if (doc.is_discarded()) {
       return InvalidArgument("the value '" + std::string(name) + "' is not valid JSON");
     }

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/cli.h"
+#include "cli/format.h"
 #include "cli/run_options.h"
 #include "run/slurm.h"
 #include "run/slurm_agent.h"
@@ -52,7 +53,7 @@ Action AddAgent(CLI::App& app) {
       }
       FP_ASSIGN_OR_RETURN(auto store, OpenStore(args->db));
       FP_ASSIGN_OR_RETURN(MonitorOutcome out, MonitorSlurmStep(*store, *step));
-      for (const std::string& w : out.warnings) std::cerr << "footprint: warning: " << w << "\n";
+      for (const std::string& w : out.warnings) PrintLine(std::cerr, "footprint: warning: " + w);
       if (!args->quiet) PrintOutcome(out, store->location(), "", std::cerr);
       return out.exit_status;
     });

@@ -2,16 +2,41 @@
 // docs/prediction.md), through the predict module (cli/modules.h).
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "cli/cli.h"
 #include "cli/modules.h"
 #include "predict/module.h"
+#include "util/strings.h"
 
 namespace footprint::cli {
+namespace {
+
+// --batch as typed: a whole number from 1 to kMaxBatch. Read as text because CLI11's own
+// conversion turns 99999999999999999999 into int64's largest without a word.
+Result<int64_t> ParseBatch(const std::string& text) {
+  const std::optional<int64_t> batch = ParseInt(text);
+  if (batch && *batch >= 1 && *batch <= predict::kMaxBatch) return *batch;
+  return InvalidArgument("--batch " + QuotedInert(text) + ": give a whole number from 1 to " +
+                         std::to_string(predict::kMaxBatch));
+}
+
+// --margin as typed: a share from 0 to kMaxMargin (nan and inf are no share).
+Result<double> ParseMargin(const std::string& text) {
+  const std::optional<double> margin = ParseDouble(text);
+  if (margin && *margin >= 0 && *margin <= predict::kMaxMargin) return *margin;
+  return InvalidArgument(
+      "--margin " + QuotedInert(text) + ": give a share of the predicted memory from 0 to " +
+      std::to_string(static_cast<int>(predict::kMaxMargin)) + " (0.1 adds 10 %)");
+}
+
+}  // namespace
 
 Action AddPredict(CLI::App& app) {
   auto o = std::make_shared<predict::PredictOptions>();
-  auto batch = std::make_shared<int64_t>(0);
+  auto batch = std::make_shared<std::string>();
+  auto margin = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "predict",
       "Predict a model's latency, peak memory and (where measured) energy from its ONNX graph "
@@ -20,7 +45,8 @@ Action AddPredict(CLI::App& app) {
       "evaluate the predictors.");
   cmd->add_option("MODEL", o->model, "the model, an ONNX file");
   cmd->add_option("--batch", *batch,
-                  "the batch size (the inputs' first dimension); needed when it is dynamic")
+                  "the batch size (the inputs' first dimension), 1 to 1048576; needed when it "
+                  "is dynamic")
       ->option_text("N");
   cmd->add_option("--device", o->device,
                   "cpu (default), or a GPU with a MIG table: A100-40GB, A100-80GB, H100-80GB, "
@@ -45,20 +71,31 @@ Action AddPredict(CLI::App& app) {
                   "every predictor on a dataset or database: leave-one-family-out, a random "
                   "split, the held-out families")
       ->option_text("DATA.csv|DB");
-  cmd->add_option("--margin", o->margin, "on predicted memory for the MIG profile (default 0.1)")
+  cmd->add_option("--margin", *margin,
+                  "on predicted memory for the MIG profile, 0 to 10 (default 0.1: 10 %)")
       ->option_text("SHARE");
   cmd->footer(
-      "Exit status: 0; 2 for a model that cannot be read or analyzed (not ONNX, a dynamic "
-      "batch without --batch), a predictor of another device, or bad options; 125 when the "
-      "predict module cannot be loaded.\n\n"
+      "Exit status: 0; 2 for a model that cannot be read or analyzed (not ONNX, not a regular "
+      "file or over 2 GiB, an attribute or a dimension ONNX's shape inference cannot take, a "
+      "dynamic batch without --batch), a predictor of another device, or bad options; 125 "
+      "when the predict module cannot be loaded.\n\n"
       "Examples:\n"
       "  footprint predict resnet50.onnx --batch 8\n"
       "  footprint predict model.onnx --batch 1 --device H200-141GB --json\n"
       "  footprint predict --train data.csv --out my-predictor.json\n"
       "  footprint predict --train footprint.db --out my-predictor.json\n"
       "  footprint predict model.onnx --batch 4 --predictor my-predictor.json");
-  return [o, batch, cmd]() -> int {
-    if (cmd->count("--batch")) o->batch = *batch;
+  return [o, batch, margin, cmd]() -> int {
+    if (cmd->count("--batch")) {
+      Result<int64_t> parsed = ParseBatch(*batch);
+      if (!parsed.ok()) return Fail(parsed.status());
+      o->batch = *parsed;
+    }
+    if (cmd->count("--margin")) {
+      Result<double> parsed = ParseMargin(*margin);
+      if (!parsed.ok()) return Fail(parsed.status());
+      o->margin = *parsed;
+    }
     if (o->model.empty() && o->train.empty() && o->evaluate.empty()) {
       Fail(
           InvalidArgument("predict needs MODEL.onnx (or --train/--evaluate DATA.csv|DB); see "

@@ -2,6 +2,8 @@
 // over a parameter scan; the options every measuring subcommand shares (run_options.h).
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -19,6 +21,22 @@
 
 namespace footprint::cli {
 namespace {
+
+// Refuses a value that looks like an option: option parsing gives an option the next word,
+// whatever it is, so that "--gpus --http 1" would measure a GPU named "--http". A negative
+// number ("-1") stays a value.
+CLI::Validator NotAnOption() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        if (value.size() < 2 || value[0] != '-' ||
+            std::isdigit(static_cast<unsigned char>(value[1]))) {
+          return "";
+        }
+        return "expects a value, but " + QuotedInert(value) +
+               " is an option; write the value right after it";
+      },
+      "");
+}
 
 // -i/--interval takes INTERVAL (the default for every metric) or METRIC=INTERVAL.
 Status ApplyIntervals(const std::vector<std::string>& items, MonitorOptions& o) {
@@ -185,6 +203,30 @@ void WarnOfFarDurations(const std::vector<double>& durations, const std::vector<
   }
 }
 
+// Whether the end of the run (its status, end time and totals) could not be stored: the
+// monitor (src/run/monitor.cc) and the agent (src/run/slurm_agent.cc) say so in a warning,
+// "the end of ... could not be stored (...)", and go on; the run then shows as interrupted.
+bool EndNotStored(const MonitorOutcome& out) { return !out.end_stored; }
+
+// Where a group's runs are, for its last line: "; stored in DB (footprint show group:ID)",
+// with those whose end could not be stored counted, or where they were saved instead.
+std::string WhereStored(const GroupOutcome& group, const std::string& db) {
+  const std::string id = group.group_id.substr(0, 8);
+  const MonitorOutcome* last = group.runs.empty() ? nullptr : &group.runs.back();
+  if (last != nullptr && last->database_vanished) {
+    if (last->saved_to.empty()) return "";  // the warnings said it is lost
+    return "; saved to " + last->saved_to + " (footprint show -o " + last->saved_to +
+           " group:" + id + ")";
+  }
+  const auto unended = std::count_if(group.runs.begin(), group.runs.end(), EndNotStored);
+  std::string where = "; stored in " + db;
+  if (unended > 0) {
+    where +=
+        ", " + std::to_string(unended) + " run(s) without their end (they show as interrupted)";
+  }
+  return where + " (footprint show group:" + id + ")";
+}
+
 // The group's last words: how far it got, the mean duration, where to look.
 void PrintGroup(const GroupOutcome& group, const RepeatOptions& repeat, const std::string& db,
                 std::ostream& err) {
@@ -201,32 +243,28 @@ void PrintGroup(const GroupOutcome& group, const RepeatOptions& repeat, const st
     }
   }
   const std::string id = group.group_id.substr(0, 8);
-  err << "footprint: group " << id << ": " << measured << " of " << repeat.repetitions
-      << " repetitions";
-  if (repeat.warmups > 0) err << " (after " << repeat.warmups << " warm-up(s))";
+  std::ostringstream line;
+  line << "footprint: group " << id << ": " << measured << " of " << repeat.repetitions
+       << " repetitions";
+  if (repeat.warmups > 0) line << " (after " << repeat.warmups << " warm-up(s))";
   if (!durations.empty()) {
     Description d = Describe(durations);
-    err << ", duration " << FormatDuration(d.mean);
-    if (d.sd) err << " ± " << FormatDuration(*d.sd);
-    err << " over " << d.n << " ok";
+    line << ", duration " << FormatDuration(d.mean);
+    if (d.sd) line << " ± " << FormatDuration(*d.sd);
+    line << " over " << d.n << " ok";
   }
   const MonitorOutcome* last = group.runs.empty() ? nullptr : &group.runs.back();
   if (group.signal_received != 0) {
-    err << "; stopped by signal " << group.signal_received;
+    line << "; stopped by signal " << group.signal_received;
   } else if (last != nullptr && last->database_vanished) {
-    err << "; stopped: the database vanished";
+    line << "; stopped: the database vanished";
   } else if (!group.hook_failure.empty()) {
-    err << "; stopped: a hook failed";
+    line << "; stopped: a hook failed";
   } else if (!group.complete) {
-    err << "; stopped after a failing run (--keep-going runs them all)";
+    line << "; stopped after a failing run (--keep-going runs them all)";
   }
-  if (last == nullptr || !last->database_vanished) {
-    err << "; stored in " << db << " (footprint show group:" << id << ")";
-  } else if (!last->saved_to.empty()) {
-    err << "; saved to " << last->saved_to << " (footprint show -o " << last->saved_to
-        << " group:" << id << ")";
-  }
-  err << "\n";
+  line << WhereStored(group, db);
+  PrintLine(err, line.str());
   WarnOfFarDurations(durations, repetitions, repeat, err);
 }
 
@@ -289,8 +327,8 @@ Result<int> RunScan(Store& store, const RunArgs& args, const MonitorOptions& o,
     auto on_run = [&](const MonitorOutcome& out) {
       progress.Done();
       std::ostringstream err;
-      if (!out.launch_error.empty()) err << "footprint: " << out.launch_error << "\n";
-      for (const std::string& w : out.warnings) err << "footprint: warning: " << w << "\n";
+      if (!out.launch_error.empty()) PrintLine(err, "footprint: " + out.launch_error);
+      for (const std::string& w : out.warnings) PrintLine(err, "footprint: warning: " + w);
       if (!args.quiet) {
         PrintOutcome(out, db,
                      RunLabel(out.run, ro, combinations.back(), live ? "" : progress.Eta()), err);
@@ -299,7 +337,7 @@ Result<int> RunScan(Store& store, const RunArgs& args, const MonitorOptions& o,
     };
     FP_ASSIGN_OR_RETURN(GroupOutcome group, RunRepeated(store, mo, ro, on_run));
     std::ostringstream err;
-    if (!group.hook_failure.empty()) err << "footprint: " << group.hook_failure << "\n";
+    if (!group.hook_failure.empty()) PrintLine(err, "footprint: " + group.hook_failure);
     if (!group.group_id.empty() && (!args.quiet || !group.complete)) {
       PrintGroup(group, ro, db, err);
     }
@@ -351,6 +389,7 @@ void AddScanAndHookOptions(CLI::App& cmd, RunArgs& args) {
   cmd.add_option("--shell", args.shell,
                  "run the hooks and the command by SHELL -c (default: the hooks by sh, the "
                  "command without a shell)")
+      ->check(NotAnOption())
       ->option_text("SHELL");
   cmd.add_flag("-N,--no-shell", args.no_shell,
                "run the hooks without a shell too (their words split as a shell would)");
@@ -358,6 +397,7 @@ void AddScanAndHookOptions(CLI::App& cmd, RunArgs& args) {
                  "where the command's stdout and stderr go: a file (appended to; /dev/null to "
                  "discard them, as hyperfine does; default: footprint's own). With -r on a "
                  "terminal, a progress bar is drawn then")
+      ->check(NotAnOption())
       ->option_text("FILE");
 }
 
@@ -369,19 +409,26 @@ void PrintOutcome(const MonitorOutcome& out, const std::string& db, const std::s
     auto it = out.totals.find(name);
     return it == out.totals.end() ? 0.0 : it->second;
   };
-  const std::string status = RunStatusText(out.run);
-  err << "footprint: " << label << Inert(out.run.name) << " " << status << " in "
-      << FormatDuration(total("duration_s")) << ": cpu " << FormatDuration(total("cpu_user_s"))
-      << " user + " << FormatDuration(total("cpu_system_s")) << " system, peak memory "
-      << FormatBytes(total("peak_memory_bytes"));
+  std::ostringstream line;
+  line << "footprint: " << label << out.run.name << " " << RunStatusText(out.run) << " in "
+       << FormatDuration(total("duration_s")) << ": cpu " << FormatDuration(total("cpu_user_s"))
+       << " user + " << FormatDuration(total("cpu_system_s")) << " system, peak memory "
+       << FormatBytes(total("peak_memory_bytes"));
   if (out.totals.contains("io_read_bytes")) {
-    err << ", io " << FormatBytes(total("io_read_bytes")) << " read / "
-        << FormatBytes(total("io_write_bytes")) << " written";
+    line << ", io " << FormatBytes(total("io_read_bytes")) << " read / "
+         << FormatBytes(total("io_write_bytes")) << " written";
   }
-  err << "\n";
-  if (out.run.group_id.empty() && !out.database_vanished) {  // else the warnings said where
-    err << "footprint: run " << out.run.id.substr(0, 8) << " stored in " << db
-        << " (footprint show " << out.run.id.substr(0, 8) << ")\n";
+  PrintLine(err, line.str());
+  // A group's runs: its last line says where; a vanished database: the warnings do.
+  if (!out.run.group_id.empty() || out.database_vanished) return;
+  const std::string id = out.run.id.substr(0, 8);
+  if (EndNotStored(out)) {
+    PrintLine(err, "footprint: run " + id + " is in " + db +
+                       " without its end (the warning says why): it shows as interrupted "
+                       "(footprint show " +
+                       id + ")");
+  } else {
+    PrintLine(err, "footprint: run " + id + " stored in " + db + " (footprint show " + id + ")");
   }
 }
 
@@ -402,20 +449,24 @@ void AddSamplingOptions(CLI::App* cmd, RunArgs* args) {
   AddDbOption(*cmd, args->db);
   cmd->add_option("-n,--name", args->name,
                   "run name (default: the command's base name; for an interpreter, the "
-                  "script's: python3 train.py is named train.py)");
+                  "script's: python3 train.py is named train.py)")
+      ->check(NotAnOption());
   cmd->add_option("-d,--description", args->description, "free-text description");
   cmd->add_option("--tag", args->tags, "KEY=VALUE label, repeatable");
   cmd->add_option("--param", args->params, "KEY=VALUE parameter of the run, repeatable");
   cmd->add_option("-m,--metrics", args->metrics,
                   "comma-separated metrics to sample: names, prefixes such as gpu* or perf.*, "
-                  "default (all but the opt-in energy.* and perf.*) or all; see docs/metrics.md");
+                  "default (all but the opt-in energy.* and perf.*) or all; see docs/metrics.md")
+      ->check(NotAnOption());
   cmd->add_option("-i,--interval", args->intervals,
                   "sampling interval for all metrics (e.g. 10ms; default 100ms; at least 1ms), "
-                  "or METRIC=INTERVAL for one metric; repeatable");
+                  "or METRIC=INTERVAL for one metric; repeatable")
+      ->check(NotAnOption());
   cmd->add_option("--gpus", args->gpus,
                   "GPUs to measure, listed as CUDA_VISIBLE_DEVICES lists them (indices, GPU-/MIG- "
                   "UUIDs) or 'all'; default: those CUDA_VISIBLE_DEVICES allows, else all. The "
-                  "command's environment is not changed");
+                  "command's environment is not changed")
+      ->check(NotAnOption());
   cmd->add_flag("-q,--quiet", args->quiet, "print no summary when the command ends");
 }
 

@@ -22,9 +22,14 @@ Action AddServe(CLI::App& app) {
   cmd->add_option("--token", options->token,
                   "token every request must carry (default: none on 127.0.0.1, generated and "
                   "printed for any other host)");
-  cmd->add_option("--threads", options->threads, "request threads (default: max(32, cores))");
+  cmd->add_option("--threads", options->threads,
+                  "request threads, 1 to 1024 (default: max(32, cores)); with a token, a "
+                  "quarter of them serve only requests that carry it")
+      ->option_text("N");
   cmd->footer(
-      "Stops on Ctrl-C or SIGTERM. The API is described in docs/serve.md.\n\n"
+      "Stops on Ctrl-C or SIGTERM. A request must arrive whole within 10 s of its "
+      "connection's opening (or of the answer before it), else 408; waiting for it takes no "
+      "request thread. The API is described in docs/serve.md.\n\n"
       "Examples:\n"
       "  footprint serve                       # http://127.0.0.1:8765/\n"
       "  footprint serve -o team.db --host 0.0.0.0 --port 9000   # prints the URL with its token");

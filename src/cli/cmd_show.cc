@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <variant>
 
 #include "cli/cli.h"
@@ -49,7 +50,7 @@ Action ReadingAction(const std::string& db, ReaderBody body) {
 Result<RunSet> ResolveRunSetNoted(const std::vector<RunRecord>& runs, std::string_view spec,
                                   bool as_group) {
   FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSet(runs, spec, as_group));
-  if (!set.chosen.empty()) std::cerr << "footprint: note: " << set.chosen << "\n";
+  if (!set.chosen.empty()) PrintLine(std::cerr, "footprint: note: " + set.chosen);
   return set;
 }
 
@@ -116,15 +117,15 @@ void PrintEvaluation(const RunSummary& s, const json& meta, const Decoration& de
   if (ev.empty()) return;
   const json framework = ev.value("framework", json::object());
   const json model = ev.value("model", json::object());
-  out << "\n"
-      << Paint("evaluation", "1", deco.color) << "\n  manifest "
-      << Inert(ev.value("manifest_path", std::string("?"))) << " (sha256 "
-      << ev.value("manifest_sha256", std::string()).substr(0, 12) << "…), model "
-      << Inert(model.value("torchvision", model.value("file", std::string("?")))) << ", batch "
-      << ev.value("batch", 0) << ", " << Inert(framework.value("framework", std::string("?")))
-      << " " << Inert(framework.value("version", std::string("?"))) << " on "
-      << Inert(framework.value("device", std::string("?"))) << ", " << framework.value("threads", 0)
-      << " threads\n";
+  out << "\n" << Paint("evaluation", "1", deco.color) << "\n";
+  PrintLine(out, "  manifest " + ev.value("manifest_path", std::string("?")) + " (sha256 " +
+                     ev.value("manifest_sha256", std::string()).substr(0, 12) + "…), model " +
+                     model.value("torchvision", model.value("file", std::string("?"))) +
+                     ", batch " + std::to_string(ev.value("batch", 0)) + ", " +
+                     framework.value("framework", std::string("?")) + " " +
+                     framework.value("version", std::string("?")) + " on " +
+                     framework.value("device", std::string("?")) + ", " +
+                     std::to_string(framework.value("threads", 0)) + " threads");
   auto ops = std::find_if(s.values.rbegin(), s.values.rend(),
                           [](const ValueRecord& v) { return v.name == "framework.operators"; });
   if (ops == s.values.rend()) return;
@@ -136,7 +137,7 @@ void PrintEvaluation(const RunSummary& s, const json& meta, const Decoration& de
   int shown = 0;
   for (const json& op : report["operators"]) {
     if (shown++ == 5) break;
-    t.Add({Inert(op.value("name", std::string("?"))), std::to_string(op.value("calls", 0)),
+    t.Add({op.value("name", std::string("?")), std::to_string(op.value("calls", 0)),
            FormatDuration(op.value("self_cpu_s", 0.0)),
            FormatDuration(op.value("cpu_total_s", 0.0))});
   }
@@ -159,16 +160,18 @@ void PrintMigAdvice(const RunSummary& s, const json& meta, const Decoration& dec
       continue;
     }
     const auto profile = SmallestFittingProfile(*gpu, m.max);
-    out << "  " << Paint("MIG", "33", deco.color) << ": " << m.entity << " ("
-        << Inert(d.value("name", std::string())) << ") held at most " << FormatBytes(m.max)
-        << " for this run; with a 10 % margin ";
+    std::ostringstream advice;
+    advice << ": " << m.entity << " (" << d.value("name", std::string()) << ") held at most "
+           << FormatBytes(m.max) << " for this run; with a 10 % margin ";
     if (profile) {
-      out << profile->name << " fits (" << profile->compute_slices << " of 7 compute slices, "
-          << gpu->profile_gib(*profile) << " GiB; " << profile->instances << " per " << gpu->name
-          << ")\n";
+      advice << profile->name << " fits (" << profile->compute_slices << " of 7 compute slices, "
+             << gpu->profile_gib(*profile) << " GiB; " << profile->instances << " per " << gpu->name
+             << ")";
     } else {
-      out << "no MIG profile of the " << gpu->name << " holds it\n";
+      advice << "no MIG profile of the " << gpu->name << " holds it";
     }
+    out << "  " << Paint("MIG", "33", deco.color);
+    PrintLine(out, advice.str());
   }
 }
 
@@ -190,7 +193,7 @@ void PrintGpuNotes(const RunSummary& s, const Decoration& deco, std::ostream& ou
   std::vector<std::string> notes = GpuNotes(s);
   if (notes.empty()) return;
   out << "\n" << Paint("gpu", "1", deco.color) << "\n";
-  for (const std::string& note : notes) out << "  note: " << note << "\n";
+  for (const std::string& note : notes) PrintLine(out, "  note: " + note);
 }
 
 // Points of a sparkline: wide enough to see a trend, narrow enough for the table.
@@ -203,46 +206,56 @@ bool MainSeries(const MetricSummary& m) {
   return m.scope.empty() && kMain.count(m.metric) > 0;
 }
 
-// An experiment's run: where it sits in the plan and, compactly, its reproducibility record.
-void PrintExperiment(const json& meta, std::ostream& out) {
-  if (!meta.contains("experiment") || !meta["experiment"].is_object()) return;
-  const json& e = meta["experiment"];
-  out << "plan     " << e.value("key", "") << " in " << e.value("plan", "") << "\n";
-  if (!meta.contains("repro") || !meta["repro"].is_object()) return;
-  const json& r = meta["repro"];
+// A stored value as text: strings as they are, anything else as JSON.
+std::string TextOf(const json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+// An experiment's reproducibility record (meta.repro), compactly.
+void PrintRepro(const json& r, std::ostream& out) {
   if (r.contains("script")) {
     const json& sc = r["script"];
-    out << "script   " << sc.value("path", "");
+    std::string script = TextOf(sc.value("path", json("")));
     if (sc.contains("git")) {
-      out << " (git " << sc["git"].value("commit", "").substr(0, 12)
-          << (sc["git"].value("dirty", false) ? ", dirty" : "") << ")";
+      script += " (git " + TextOf(sc["git"].value("commit", json(""))).substr(0, 12) +
+                (sc["git"].value("dirty", false) ? ", dirty" : "") + ")";
     }
-    out << "\n";
+    PrintField(out, "script", script);
   }
   if (r.contains("interpreter")) {
     const json& in = r["interpreter"];
-    out << "interp   " << in.value("name", "") << " " << in.value("version", "?");
-    if (in.contains("path")) out << " (" << in.value("path", "") << ")";
-    if (in.contains("packages")) out << ", " << in["packages"].size() << " packages";
-    out << "\n";
+    std::string interp =
+        TextOf(in.value("name", json(""))) + " " + TextOf(in.value("version", json("?")));
+    if (in.contains("path")) interp += " (" + TextOf(in["path"]) + ")";
+    if (in.contains("packages"))
+      interp += ", " + std::to_string(in["packages"].size()) + " packages";
+    PrintField(out, "interp", interp);
   }
-  if (r.contains("driver")) out << "driver   " << r.value("driver", "") << "\n";
+  if (r.contains("driver")) PrintField(out, "driver", TextOf(r["driver"]));
   if (r.contains("inputs") && !r["inputs"].empty()) {
-    out << "inputs   ";
-    bool first = true;
+    std::string inputs;
     for (auto& [path, sha] : r["inputs"].items()) {
-      out << (first ? "" : ", ") << path.substr(path.rfind('/') + 1) << " "
-          << (sha.is_string() ? sha.get<std::string>().substr(0, 12) : "(unreadable)");
-      first = false;
+      inputs += (inputs.empty() ? "" : ", ") + path.substr(path.rfind('/') + 1) + " " +
+                (sha.is_string() ? sha.get<std::string>().substr(0, 12) : "(unreadable)");
     }
-    out << "\n";
+    PrintField(out, "inputs", inputs);
   }
   if (r.contains("env")) {
     int redacted = 0;
     for (auto& [k, v] : r["env"].items()) redacted += v == "<redacted>";
-    out << "env      " << r["env"].size() << " variables recorded (" << redacted
-        << " redacted); footprint show --json for all\n";
+    PrintField(out, "env",
+               std::to_string(r["env"].size()) + " variables recorded (" +
+                   std::to_string(redacted) + " redacted); footprint show --json for all");
   }
+}
+
+// An experiment's run: where it sits in the plan and, compactly, its reproducibility record.
+void PrintExperiment(const json& meta, std::ostream& out) {
+  if (!meta.contains("experiment") || !meta["experiment"].is_object()) return;
+  const json& e = meta["experiment"];
+  PrintField(out, "plan",
+             TextOf(e.value("key", json(""))) + " in " + TextOf(e.value("plan", json(""))));
+  if (meta.contains("repro") && meta["repro"].is_object()) PrintRepro(meta["repro"], out);
 }
 
 // What may still wait in a local buffer, and where to send it from.
@@ -264,66 +277,105 @@ std::string WaitingText(const WaitingBuffer& w) {
 // The parts of a multi-host run, a line per host; the totals below are their sums.
 void PrintHosts(const RunSummary& s, std::ostream& out) {
   if (s.hosts.empty()) return;
-  out << "hosts    " << s.hosts.size() << " of " << s.hosts_expected
-      << " reported; the totals below are their sums\n";
+  PrintField(out, "hosts",
+             std::to_string(s.hosts.size()) + " of " + std::to_string(s.hosts_expected) +
+                 " reported; the totals below are their sums");
   for (const HostPart& part : s.hosts) {
     auto total = [&](const char* name) {
       auto it = part.totals.find(name);
       return it == part.totals.end() ? 0.0 : it->second;
     };
-    out << "  " << Inert(part.host) << "  " << RunStatusText(part.run) << ", cpu "
-        << FormatDuration(total("cpu_user_s") + total("cpu_system_s")) << ", peak memory "
-        << FormatBytes(total("peak_memory_bytes")) << " (run " << part.run.id.substr(0, 8) << ")\n";
+    PrintLine(out, "  " + part.host + "  " + RunStatusText(part.run) + ", cpu " +
+                       FormatDuration(total("cpu_user_s") + total("cpu_system_s")) +
+                       ", peak memory " + FormatBytes(total("peak_memory_bytes")) + " (run " +
+                       part.run.id.substr(0, 8) + ")");
   }
 }
 
-void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
+// The run's own lines: what it is, how it went, where and how it ran.
+void PrintRunHeader(const RunSummary& s, const json& meta, const Decoration& deco,
+                    std::ostream& out) {
   const RunRecord& r = s.run;
-  json meta = json::parse(r.meta_json, nullptr, false);
-  if (!meta.is_object()) meta = json::object();
-  out << "run      " << r.id << "  " << Inert(r.name) << "\n"
-      << "status   " << Paint(RunStatusText(r), "31", deco.color && r.status != RunStatus::kOk)
+  PrintField(out, "run", r.id + "  " + r.name);
+  out << "status   " << Paint(RunStatusText(r), "31", deco.color && r.status != RunStatus::kOk)
       << (r.status == RunStatus::kInterrupted
               ? "  (footprint stopped before the command ended; data up to its last flush)"
               : "")
       << "\n";
-  if (auto lost = IncompleteReason(r)) out << "lost     " << Inert(*lost) << "\n";
-  for (const WaitingBuffer& w : s.waiting) out << "waiting  " << Inert(WaitingText(w)) << "\n";
-  out << "started  " << FormatUtc(r.started_at_ns) << " UTC on " << r.host << " by " << r.user
-      << "\n"
-      << "command  " << FormatCommand(r.command) << "\n"
-      << "cwd      " << Inert(r.cwd) << "\n";
+  if (auto lost = IncompleteReason(r)) PrintField(out, "lost", *lost);
+  for (const WaitingBuffer& w : s.waiting) PrintField(out, "waiting", WaitingText(w));
+  // Where and by whom, when known (a run imported from UMLAUT's database has neither).
+  std::string started = FormatUtc(r.started_at_ns) + " UTC";
+  if (!r.host.empty()) started += " on " + r.host;
+  if (!r.user.empty()) started += " by " + r.user;
+  PrintField(out, "started", started);
+  PrintField(out, "command", FormatCommand(r.command));
+  PrintField(out, "cwd", r.cwd);
   PrintHosts(s, out);
   if (!r.group_id.empty()) {
-    out << "group    " << r.group_id.substr(0, 8) << ", "
-        << (IsWarmup(r) ? std::string("warm-up") : "repetition " + std::to_string(r.repetition))
-        << " (statistics of the group: footprint show group:" << r.group_id.substr(0, 8) << ")\n";
+    const std::string group = r.group_id.substr(0, 8);
+    PrintField(
+        out, "group",
+        group + ", " +
+            (IsWarmup(r) ? std::string("warm-up") : "repetition " + std::to_string(r.repetition)) +
+            " (statistics of the group: footprint show group:" + group + ")");
   }
-  if (!r.description.empty()) out << "about    " << Inert(r.description) << "\n";
+  if (!r.description.empty()) PrintField(out, "about", r.description);
   for (const char* key : {"tags", "params"}) {
-    if (meta.contains(key) && !meta[key].empty()) {
-      out << (std::string(key) + "       ").substr(0, 9);
-      for (auto& [k, v] : meta[key].items()) {
-        out << Inert(k) << "=" << Inert(v.get<std::string>()) << " ";
-      }
-      out << "\n";
+    if (!meta.contains(key) || !meta[key].is_object() || meta[key].empty()) continue;
+    std::string pairs;
+    for (auto& [k, v] : meta[key].items()) {
+      pairs += (pairs.empty() ? "" : " ") + k + "=" + TextOf(v);
     }
+    PrintField(out, key, pairs);
   }
   if (meta.contains("git")) {
-    out << "git      " << meta["git"].value("commit", "")
-        << (meta["git"].value("dirty", false) ? " (dirty)" : "") << "\n";
+    PrintField(out, "git",
+               TextOf(meta["git"].value("commit", json(""))) +
+                   (meta["git"].value("dirty", false) ? " (dirty)" : ""));
   }
   if (meta.contains("slurm") && meta["slurm"].is_object()) {
-    out << "slurm    " << Inert(SlurmJobText(meta["slurm"])) << "\n";
+    PrintField(out, "slurm", SlurmJobText(meta["slurm"]));
+  }
+  // Series sampled more than a quarter below the asked rate, and why (MonitorSession).
+  const json below_rate = meta.value("below_asked_rate", json::object());
+  for (auto& [metric, why] : below_rate.items()) {
+    auto seconds = [&](const char* key) {
+      return FormatDuration(meta.value(key, json::object()).value(metric, 0.0) / 1e9);
+    };
+    PrintField(out, "below rate",
+               metric + " every " + seconds("achieved_intervals_ns") + ", asked " +
+                   seconds("intervals_ns") + ": " + TextOf(why));
   }
   PrintExperiment(meta, out);
+}
+
+// Where a hardware counter's total came from: its event, and whether it was scaled.
+std::string CounterNote(const json& meta, const char* metric) {
+  json e =
+      meta.contains("perf") ? meta["perf"]["events"].value(metric, json::object()) : json::object();
+  return "event " + e.value("event", std::string("?")) + ", whole tree" +
+         (e.value("multiplexed", false) ? ", scaled (multiplexed)" : "");
+}
+
+// footprint's own CPU time as a share of one core over the run; "" when unknown.
+std::string OverheadNote(const RunSummary& s) {
+  auto cpu = s.totals.find("monitor_cpu_s");
+  if (cpu == s.totals.end() || !(s.duration_s > 0)) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f %% of one core over the run",
+                100 * cpu->second / s.duration_s);
+  return buf;
+}
+
+// The run totals, each with where it came from.
+Table TotalsTable(const RunSummary& s, const json& meta) {
   json sources = meta.value("sources", json::object());
   auto total = [&](const std::string& name) -> std::optional<double> {
     auto it = s.totals.find(name);
     if (it == s.totals.end()) return std::nullopt;
     return it->second;
   };
-  out << "\n" << Paint("totals", "1", deco.color) << "\n";
   Table t({"", "", ""}, {1});
   std::set<std::string> shown;
   auto row = [&](const char* label, const char* name, const char* unit, std::string note = "") {
@@ -352,39 +404,22 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
                "estimate: the tree's share of each GPU's energy (docs/metrics.md)");
   measured_row("cpu energy", "cpu_energy_j", "J", "RAPL package domains, whole machine");
   measured_row("dram energy", "dram_energy_j", "J", "RAPL DRAM domains, whole machine");
-  auto counter_note = [&](const char* metric) {
-    json e = meta.contains("perf") ? meta["perf"]["events"].value(metric, json::object())
-                                   : json::object();
-    return "event " + e.value("event", std::string("?")) + ", whole tree" +
-           (e.value("multiplexed", false) ? ", scaled (multiplexed)" : "");
-  };
-  measured_row("instructions", "perf_instructions", "count", counter_note("perf.instructions"));
-  measured_row("cycles", "perf_cycles", "count", counter_note("perf.cycles"));
-  measured_row("cache misses", "perf_cache_misses", "count", counter_note("perf.cache_misses"));
-  std::string overhead;
-  if (auto cpu = total("monitor_cpu_s"); cpu && s.duration_s > 0) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.2f %% of one core over the run", 100 * *cpu / s.duration_s);
-    overhead = buf;
-  }
-  row("footprint cpu", "monitor_cpu_s", "s", overhead);
+  measured_row("instructions", "perf_instructions", "count",
+               CounterNote(meta, "perf.instructions"));
+  measured_row("cycles", "perf_cycles", "count", CounterNote(meta, "perf.cycles"));
+  measured_row("cache misses", "perf_cache_misses", "count",
+               CounterNote(meta, "perf.cache_misses"));
+  row("footprint cpu", "monitor_cpu_s", "s", OverheadNote(s));
   row("footprint rss", "monitor_peak_rss_bytes", "bytes");
   // Totals this view does not know by name (added by newer probes), in the same way.
   for (const auto& [name, value] : s.totals) {
     if (shown.count(name) == 0) t.Add({FigureLabel(name), FormatValue(TotalUnit(name), value), ""});
   }
-  t.PrintBody(out, "  ");
-  if (auto note = CpuDisagreement(s)) {
-    out << "  " << Paint("note", "33", deco.color) << ": " << *note << "\n";
-  }
-  PrintGpuNotes(s, deco, out);
-  PrintMigAdvice(s, meta, deco, out);
-  if (meta.contains("load") && meta["load"].is_object()) {
-    out << "\n" << Paint("load", "1", deco.color) << "\n";
-    PrintLoadSummary(meta["load"], s.totals, s.load_energy, "  ", out);
-  }
-  PrintEvaluation(s, meta, deco, out);
+  return t;
+}
 
+// Per sampled series: count, min, mean, p50, p95, max (and a sparkline on a terminal).
+void PrintSamples(const RunSummary& s, const Decoration& deco, std::ostream& out) {
   if (!s.metrics.empty()) {
     // The scope column only when the run has scopes.
     const bool scoped = !s.scopes.empty();
@@ -408,6 +443,10 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
     }
     m.Print(out, "  ");
   }
+}
+
+// The scopes a program timed through the API, and those it could not store.
+void PrintScopes(const RunSummary& s, const Decoration& deco, std::ostream& out) {
   if (!s.scopes.empty()) {
     out << "\n" << Paint("scopes", "1", deco.color) << "\n";
     Table st({"name", "count", "total", "mean", "min", "max", ""}, {1, 2, 3, 4, 5});
@@ -425,6 +464,27 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
         << ": a thread opened them faster than footprint could store them, past the bound of "
            "its queue; the figures above leave them out\n";
   }
+}
+
+void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
+  json meta = json::parse(s.run.meta_json, nullptr, false);
+  if (!meta.is_object()) meta = json::object();
+  PrintRunHeader(s, meta, deco, out);
+  out << "\n" << Paint("totals", "1", deco.color) << "\n";
+  TotalsTable(s, meta).PrintBody(out, "  ");
+  if (auto note = CpuDisagreement(s)) {
+    out << "  " << Paint("note", "33", deco.color);
+    PrintLine(out, ": " + *note);
+  }
+  PrintGpuNotes(s, deco, out);
+  PrintMigAdvice(s, meta, deco, out);
+  if (meta.contains("load") && meta["load"].is_object()) {
+    out << "\n" << Paint("load", "1", deco.color) << "\n";
+    PrintLoadSummary(meta["load"], s.totals, s.load_energy, "  ", out);
+  }
+  PrintEvaluation(s, meta, deco, out);
+  PrintSamples(s, deco, out);
+  PrintScopes(s, deco, out);
   PrintValues(s, deco, out);
   if (!s.artifacts.empty()) {
     out << "\n" << Paint("artifacts", "1", deco.color) << "\n";
@@ -439,6 +499,10 @@ void PrintRun(const RunSummary& s, const Decoration& deco, std::ostream& out) {
 }  // namespace
 
 namespace {
+
+// The widest the runs table's NAME and (on a terminal) COMMAND columns get.
+constexpr size_t kRunsNameColumns = 40;
+constexpr size_t kRunsCommandColumns = 60;
 
 struct RunsFilter {
   std::string text;   // in the name or the command line; empty: any
@@ -467,6 +531,40 @@ Result<std::vector<RunRecord>> FilterRuns(const std::vector<RunRecord>& all,
     kept.erase(kept.begin(), kept.end() - static_cast<ptrdiff_t>(filter.limit));
   }
   return kept;
+}
+
+// `runs`' table: a line per run, oldest first.
+void PrintRunsTable(const std::vector<RunRecord>& runs) {
+  // The group column only when some run belongs to a group.
+  const bool grouped =
+      std::any_of(runs.begin(), runs.end(), [](const RunRecord& r) { return !r.group_id.empty(); });
+  std::vector<std::string> header = {"ID",       "NAME",   "STATUS", "STARTED (UTC)",
+                                     "DURATION", "COMMAND"};
+  if (grouped) header.insert(header.begin() + 5, "GROUP");
+  Table t(header, {4});
+  // One long name must not pad every line to its length (--json has it whole); the
+  // command, the last column, is cut only on a terminal, which has a width.
+  t.Cap(1, kRunsNameColumns);
+  if (::isatty(STDOUT_FILENO)) t.Cap(header.size() - 1, kRunsCommandColumns);
+  for (const RunRecord& r : runs) {
+    int64_t end = r.ended_at_ns.value_or(r.heartbeat_ns.value_or(r.started_at_ns));
+    std::vector<Cell> row = {r.id.substr(0, 8),
+                             r.name,
+                             RunStatusText(r),
+                             FormatUtc(r.started_at_ns),
+                             FormatDuration(static_cast<double>(end - r.started_at_ns) / 1e9),
+                             FormatCommand(r.command)};
+    if (grouped) {
+      std::string group;
+      if (!r.group_id.empty()) {
+        group = r.group_id.substr(0, 8) +
+                (IsWarmup(r) ? " warm-up" : " #" + std::to_string(r.repetition));
+      }
+      row.insert(row.begin() + 5, group);
+    }
+    t.Add(std::move(row));
+  }
+  t.Print(std::cout);
 }
 
 }  // namespace
@@ -521,35 +619,7 @@ Action AddRuns(CLI::App& app) {
                     << " matches; footprint runs without options lists them all\n";
           return kExitOk;
         }
-        // The group column only when some run belongs to a group.
-        const bool grouped = std::any_of(runs.begin(), runs.end(),
-                                         [](const RunRecord& r) { return !r.group_id.empty(); });
-        std::vector<std::string> header = {"ID",       "NAME",   "STATUS", "STARTED (UTC)",
-                                           "DURATION", "COMMAND"};
-        if (grouped) header.insert(header.begin() + 5, "GROUP");
-        Table t(header, {4});
-        const bool cut_commands = ::isatty(STDOUT_FILENO);  // a terminal has a width
-        for (const RunRecord& r : runs) {
-          int64_t end = r.ended_at_ns.value_or(r.heartbeat_ns.value_or(r.started_at_ns));
-          std::string cmdline = FormatCommand(r.command);
-          if (cut_commands && cmdline.size() > 60) cmdline = cmdline.substr(0, 57) + "...";
-          std::vector<Cell> row = {r.id.substr(0, 8),
-                                   r.name,
-                                   RunStatusText(r),
-                                   FormatUtc(r.started_at_ns),
-                                   FormatDuration(static_cast<double>(end - r.started_at_ns) / 1e9),
-                                   cmdline};
-          if (grouped) {
-            std::string group;
-            if (!r.group_id.empty()) {
-              group = r.group_id.substr(0, 8) +
-                      (IsWarmup(r) ? " warm-up" : " #" + std::to_string(r.repetition));
-            }
-            row.insert(row.begin() + 5, group);
-          }
-          t.Add(std::move(row));
-        }
-        t.Print(std::cout);
+        PrintRunsTable(runs);
         return kExitOk;
       });
 }

@@ -164,17 +164,53 @@ std::string RunStatusText(const RunRecord& r) {
   return s;
 }
 
+void PrintLine(std::ostream& out, std::string_view text) { out << Inert(text) << "\n"; }
+
+void PrintField(std::ostream& out, std::string_view label, std::string_view value) {
+  std::string line(label);
+  line.resize(std::max<size_t>(label.size() + 1, 9), ' ');
+  line += value;
+  PrintLine(out, line);
+}
+
+std::string Shortened(std::string_view text, size_t width) {
+  if (width == 0 || DisplayWidth(text) <= width) return std::string(text);
+  std::string out;
+  size_t characters = 0;  // characters begun so far, the current one included
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\x1b') {  // a colour's escape: kept whole (its reset too), no column
+      const size_t end = std::min(text.find('m', i), text.size() - 1);
+      out.append(text.substr(i, end - i + 1));
+      i = end;
+      continue;
+    }
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80 && ++characters == width) {
+      out += "…";
+    }
+    if (characters < width) out += text[i];
+  }
+  return out;
+}
+
 void Table::Print(std::ostream& out, std::string_view indent) const {
   size_t cols = 0;
   for (const auto& r : rows_) cols = std::max(cols, r.size());
-  std::vector<size_t> width(cols, 0);
+  std::vector<std::vector<std::string>> cells;
   for (const auto& r : rows_) {
-    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], DisplayWidth(r[c].text()));
+    std::vector<std::string>& row = cells.emplace_back();
+    for (size_t c = 0; c < r.size(); ++c) {
+      auto cap = caps_.find(c);
+      row.push_back(cap == caps_.end() ? r[c].text() : Shortened(r[c].text(), cap->second));
+    }
   }
-  for (const auto& r : rows_) {
+  std::vector<size_t> width(cols, 0);
+  for (const auto& r : cells) {
+    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], DisplayWidth(r[c]));
+  }
+  for (const auto& r : cells) {
     std::string line(indent);
     for (size_t c = 0; c < r.size(); ++c) {
-      const std::string& cell = r[c].text();
+      const std::string& cell = r[c];
       size_t pad = width[c] - DisplayWidth(cell);
       bool right = std::find(right_.begin(), right_.end(), c) != right_.end();
       if (right) line.append(pad, ' ');

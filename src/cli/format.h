@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <map>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -52,6 +53,17 @@ std::string FormatCommand(const std::vector<std::string>& words);
 // "ok", "failed (exit 5)", "killed (exit 137)".
 std::string RunStatusText(const RunRecord& run);
 
+// One line: `text` made inert as a whole (util/strings.h), then a newline. For lines that
+// quote names and values from plans, databases and options ("footprint: experiment E,
+// workload W: ..."), so that none of them reaches the terminal raw; not for Painted text.
+void PrintLine(std::ostream& out, std::string_view text);
+// `show`'s labelled lines, "cwd      /home/me": the label padded to 9 columns, then `value`,
+// made inert by PrintLine.
+void PrintField(std::ostream& out, std::string_view label, std::string_view value);
+// `text` cut to `width` columns as displayed (Table's count), its end replaced by "…" when
+// it is longer; colour escapes are kept whole and take no column.
+std::string Shortened(std::string_view text, size_t width);
+
 // A table cell. Text that is not Painted is made inert: names, scopes, paths and commands come
 // from users and databases, and a table must not pass their escapes to a terminal.
 class Cell {
@@ -73,6 +85,9 @@ class Table {
   explicit Table(const std::vector<std::string>& header, std::vector<size_t> right = {})
       : rows_{{header.begin(), header.end()}}, right_(std::move(right)) {}
   void Add(std::vector<Cell> row) { rows_.push_back(std::move(row)); }
+  // Cells of `column` longer than `width` columns are Shortened, so that one long name cannot
+  // pad every line of the table to its length.
+  void Cap(size_t column, size_t width) { caps_[column] = width; }
   void Print(std::ostream& out, std::string_view indent = "") const;
   // Without the header row, for tables whose columns speak for themselves.
   void PrintBody(std::ostream& out, std::string_view indent = "") const;
@@ -80,6 +95,7 @@ class Table {
  private:
   std::vector<std::vector<Cell>> rows_;
   std::vector<size_t> right_;
+  std::map<size_t, size_t> caps_;  // column -> most columns it may take
 };
 
 }  // namespace footprint::cli

@@ -36,10 +36,10 @@ void PrintVerdicts(const Comparison& c, const Decoration& deco, std::ostream& ou
 void PrintSetSummary(const SetSummary& s, const Decoration& deco, std::ostream& out) {
   const RunSet& set = s.set;
   const RunRecord* first = !set.runs.empty() ? &set.runs.front() : &set.warmups.front();
-  out << Paint("group", "1", deco.color) << "    " << set.group_id << "  " << Inert(first->name)
-      << "\n"
-      << "command  " << FormatCommand(first->command) << "\n"
-      << "runs     " << set.runs.size() << " repetition(s), " << s.counted.size()
+  out << Paint("group", "1", deco.color);
+  PrintLine(out, "    " + set.group_id + "  " + first->name);
+  PrintField(out, "command", FormatCommand(first->command));
+  out << "runs     " << set.runs.size() << " repetition(s), " << s.counted.size()
       << " counted (status ok)";
   if (!set.warmups.empty()) out << ", " << set.warmups.size() << " warm-up(s) not counted";
   out << "\n\n";

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "experiment/plan.h"
+#include "util/file.h"
 #include "util/json_text.h"
 #include "util/sha256.h"
 #include "util/strings.h"
@@ -17,6 +17,7 @@
 namespace footprint {
 namespace {
 
+using experiment::CheckKnownKeys;
 using experiment::Scalar;
 using experiment::ScalarList;
 using experiment::YamlError;
@@ -45,19 +46,13 @@ json JsonOf(const YAML::Node& node) {
   return text;
 }
 
-// Fails on a key of `node` that is not in `known`: a typo must not be ignored silently.
-Status OnlyKeys(const YAML::Node& node, const std::string& where,
-                const std::set<std::string>& known) {
-  if (!node.IsMap()) return YamlError(node, "'" + where + "' must be a mapping");
-  for (const auto& kv : node) {
-    const std::string key = kv.first.as<std::string>();
-    if (known.count(key) == 0) {
-      std::string list;
-      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-      return YamlError(kv.first, "unknown key '" + where + "." + key + "' (known: " + list + ")");
-    }
+// `value` (from `node`) as JSON text, which must be UTF-8: nlohmann's dump throws otherwise.
+Result<std::string> JsonText(const json& value, const YAML::Node& node) {
+  try {
+    return value.dump();
+  } catch (const json::type_error&) {
+    return YamlError(node, "holds text that is not UTF-8; save the manifest as UTF-8");
   }
-  return Status::Ok();
 }
 
 Result<int64_t> WholeNumber(const YAML::Node& node, const std::string& key, int64_t min) {
@@ -86,7 +81,7 @@ std::string NextToManifest(const std::string& manifest, const std::string& path)
 
 Status ParseModel(const YAML::Node& node, EvaluationManifest& m) {
   FP_RETURN_IF_ERROR(
-      OnlyKeys(node, "model", {"torchvision", "args", "file", "sha256", "graph", "family"}));
+      CheckKnownKeys(node, "model", {"torchvision", "args", "file", "sha256", "graph", "family"}));
   if (node["torchvision"].IsDefined() == node["file"].IsDefined()) {
     return YamlError(node, "'model' names either 'torchvision: BUILDER' or 'file: PATH', one");
   }
@@ -107,7 +102,7 @@ Status ParseModel(const YAML::Node& node, EvaluationManifest& m) {
                          "'model.args.weights' must be null: footprint downloads "
                          "nothing (pin a file with its sha256 instead)");
       }
-      m.model_args_json = args.dump();
+      FP_ASSIGN_OR_RETURN(m.model_args_json, JsonText(args, node["args"]));
     }
     if (node["sha256"]) return YamlError(node["sha256"], "'model.sha256' pins a 'file'");
     return Status::Ok();
@@ -130,7 +125,7 @@ Status ParseModel(const YAML::Node& node, EvaluationManifest& m) {
 
 Status ParseFramework(const YAML::Node& node, EvaluationManifest& m) {
   FP_RETURN_IF_ERROR(
-      OnlyKeys(node, "framework", {"name", "version", "threads", "device", "python"}));
+      CheckKnownKeys(node, "framework", {"name", "version", "threads", "device", "python"}));
   if (node["name"]) {
     FP_ASSIGN_OR_RETURN(m.framework, Scalar(node["name"], "framework.name"));
     m.framework = Lower(m.framework);
@@ -160,7 +155,7 @@ Status ParseFramework(const YAML::Node& node, EvaluationManifest& m) {
 }
 
 Status ParseInputs(const YAML::Node& node, EvaluationManifest& m) {
-  FP_RETURN_IF_ERROR(OnlyKeys(node, "inputs", {"synthetic", "folder"}));
+  FP_RETURN_IF_ERROR(CheckKnownKeys(node, "inputs", {"synthetic", "folder"}));
   if (node["synthetic"].IsDefined() == node["folder"].IsDefined()) {
     return YamlError(node, "'inputs' is either 'synthetic: {shape: [...]}' or 'folder: PATH'");
   }
@@ -170,7 +165,7 @@ Status ParseInputs(const YAML::Node& node, EvaluationManifest& m) {
     return Status::Ok();
   }
   const YAML::Node s = node["synthetic"];
-  FP_RETURN_IF_ERROR(OnlyKeys(s, "inputs.synthetic", {"shape", "pool", "seed"}));
+  FP_RETURN_IF_ERROR(CheckKnownKeys(s, "inputs.synthetic", {"shape", "pool", "seed"}));
   if (s["shape"]) {
     FP_ASSIGN_OR_RETURN(auto dims, ScalarList(s["shape"], "inputs.synthetic.shape"));
     m.shape.clear();
@@ -218,9 +213,9 @@ Result<ManifestScenario> ParseScenarioNode(const YAML::Node& key, const YAML::No
     }
     return s;
   }
-  FP_RETURN_IF_ERROR(OnlyKeys(node, where,
-                              {"duration", "min_queries", "latency_bound", "qps",
-                               "samples_per_query", "seed", "query_timeout", "batch_sizes"}));
+  FP_RETURN_IF_ERROR(CheckKnownKeys(node, where,
+                                    {"duration", "min_queries", "latency_bound", "qps",
+                                     "samples_per_query", "seed", "query_timeout", "batch_sizes"}));
   if (node["batch_sizes"]) {
     FP_ASSIGN_OR_RETURN(s.batch_sizes, BatchSizes(node["batch_sizes"], where + ".batch_sizes"));
   }
@@ -269,6 +264,14 @@ Result<ManifestScenario> ParseScenarioNode(const YAML::Node& key, const YAML::No
   return s;
 }
 
+// The runs PlanEvaluation makes of a scenario: one per batch size (a single stream: one) and
+// rate.
+int64_t RunsOf(const ManifestScenario& s, const EvaluationManifest& m) {
+  const size_t batches = s.batch_sizes.empty() ? m.batch_sizes.size() : s.batch_sizes.size();
+  const size_t rates = std::max<size_t>(s.qps.size(), 1);
+  return static_cast<int64_t>((s.load.scenario == Scenario::kSingleStream ? 1 : batches) * rates);
+}
+
 Status ParseRest(const YAML::Node& root, EvaluationManifest& m) {
   if (root["batch_sizes"]) {
     FP_ASSIGN_OR_RETURN(m.batch_sizes, BatchSizes(root["batch_sizes"], "batch_sizes"));
@@ -277,7 +280,8 @@ Status ParseRest(const YAML::Node& root, EvaluationManifest& m) {
     if (m.inputs_folder.empty()) {
       return YamlError(root["preprocess"], "'preprocess' is for 'inputs: {folder: PATH}'");
     }
-    m.preprocess_json = JsonOf(root["preprocess"]).dump();
+    FP_ASSIGN_OR_RETURN(m.preprocess_json,
+                        JsonText(JsonOf(root["preprocess"]), root["preprocess"]));
   }
   if (root["postprocess"]) {
     FP_ASSIGN_OR_RETURN(m.postprocess, Scalar(root["postprocess"], "postprocess"));
@@ -303,26 +307,28 @@ Status ParseRest(const YAML::Node& root, EvaluationManifest& m) {
                      "'scenarios' must map one or more of single, multi, server, offline to "
                      "their settings");
   }
+  int64_t runs = 0;
   for (const auto& kv : scenarios) {
     FP_ASSIGN_OR_RETURN(ManifestScenario s, ParseScenarioNode(kv.first, kv.second));
+    runs += RunsOf(s, m);
+    if (runs > kMaxEvaluationRuns) {
+      return YamlError(kv.first, "the manifest makes more than " +
+                                     std::to_string(kMaxEvaluationRuns) +
+                                     " runs (batch sizes x rates): split it into several");
+    }
     m.scenarios.push_back(std::move(s));
   }
   return Status::Ok();
 }
 
-Result<EvaluationManifest> ParseManifest(const std::string& path, const std::string& text) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return InvalidArgument("line " + std::to_string(e.mark.line + 1) + ": not YAML (" + e.msg +
-                           ")");
-  }
+Result<EvaluationManifest> ParseManifestTree(const std::string& path, const std::string& text) {
+  FP_ASSIGN_OR_RETURN(const YAML::Node root, experiment::LoadYaml(text, kMaxManifestYamlNodes));
   EvaluationManifest m;
   m.path = path;
-  FP_RETURN_IF_ERROR(OnlyKeys(root, "manifest",
-                              {"name", "model", "framework", "inputs", "preprocess", "postprocess",
-                               "batch_sizes", "scenarios", "trace", "trace_batches"}));
+  FP_RETURN_IF_ERROR(
+      CheckKnownKeys(root, "manifest",
+                     {"name", "model", "framework", "inputs", "preprocess", "postprocess",
+                      "batch_sizes", "scenarios", "trace", "trace_batches"}));
   m.name = std::filesystem::path(path).stem().string();
   if (root["name"]) {
     FP_ASSIGN_OR_RETURN(m.name, Scalar(root["name"], "name"));
@@ -332,7 +338,7 @@ Result<EvaluationManifest> ParseManifest(const std::string& path, const std::str
   if (root["framework"]) FP_RETURN_IF_ERROR(ParseFramework(root["framework"], m));
   if (root["inputs"]) FP_RETURN_IF_ERROR(ParseInputs(root["inputs"], m));
   FP_RETURN_IF_ERROR(ParseRest(root, m));
-  m.manifest_json = JsonOf(root).dump();
+  FP_ASSIGN_OR_RETURN(m.manifest_json, JsonText(JsonOf(root), root));
   return m;
 }
 
@@ -354,29 +360,37 @@ std::vector<int64_t> VersionParts(std::string_view version) {
 
 }  // namespace
 
-Result<EvaluationManifest> LoadManifest(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(path + ": cannot read the manifest (" + std::strerror(errno) + ")");
-  std::ostringstream text;
-  text << in.rdbuf();
+Result<EvaluationManifest> ParseManifest(const std::string& text, const std::string& path) {
   Result<EvaluationManifest> m = InvalidArgument("");
   try {
-    m = ParseManifest(path, text.str());
+    m = ParseManifestTree(path, text);
   } catch (const YAML::Exception& e) {  // e.g. a key that is a list, read as a string
     m = InvalidArgument("line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
   if (!m.ok()) return InvalidArgument(path + ": " + m.status().message());
   Sha256 digest;
-  digest.Update(text.str().data(), text.str().size());
+  digest.Update(text.data(), text.size());
   m->sha256 = digest.Hex();
   return m;
 }
 
+Result<EvaluationManifest> LoadManifest(const std::string& path) {
+  FP_ASSIGN_OR_RETURN(const std::string text,
+                      ReadInputFile(path, kMaxManifestBytes, "the manifest"));
+  return ParseManifest(text, path);
+}
+
 Status CheckModelFile(const EvaluationManifest& m) {
-  if (!m.graph_file.empty() && !std::ifstream(m.graph_file)) {
-    return NotFound("model.graph " + m.graph_file + " cannot be read");
+  // Checked to be regular files before they are opened: a FIFO would block, a device may never
+  // end.
+  if (!m.graph_file.empty()) {
+    FP_RETURN_IF_ERROR(CheckRegularFile(m.graph_file, "model.graph"));
+    if (!std::ifstream(m.graph_file)) {
+      return NotFound("model.graph " + m.graph_file + " cannot be read");
+    }
   }
   if (m.model_file.empty()) return Status::Ok();
+  FP_RETURN_IF_ERROR(CheckRegularFile(m.model_file, "the model file"));
   auto digest = DigestFile(m.model_file);
   if (!digest) return NotFound("model file " + m.model_file + " cannot be read");
   if (digest->sha256 != m.model_sha256) {

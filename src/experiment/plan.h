@@ -5,7 +5,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,9 +33,12 @@ struct CsvRecord {
 
 // Splits CSV text into records: ',' separates fields, a field may be double-quoted (with ""
 // for a quote, and commas or newlines inside), blanks around fields are not part of the value.
-// Blank lines and lines starting with '#' are skipped. InvalidArgument for an unterminated
-// quote or text after a closing quote.
-Result<std::vector<CsvRecord>> TokenizeCsv(std::string_view text);
+// Blank lines and lines starting with '#' are skipped, and a UTF-8 byte order mark at the start.
+// InvalidArgument for an unterminated quote, text after a closing quote, and as soon as there
+// are more than `max_rows` records after the first (the header) or a record has more than
+// `max_fields` fields: what the text makes is bounded before it is made.
+Result<std::vector<CsvRecord>> TokenizeCsv(std::string_view text, size_t max_rows = SIZE_MAX,
+                                           size_t max_fields = SIZE_MAX);
 
 // A field for a CSV file: quoted when it holds a comma, quote, newline or edge blanks.
 std::string CsvQuote(std::string_view value);
@@ -40,6 +46,15 @@ std::string CsvQuote(std::string_view value);
 bool IsFile(const std::string& path);
 // `path` made absolute against the current folder.
 std::string Absolute(const std::string& path);
+// `path` as the file system names it (realpath): absolute, with every "..", "." and
+// symbolic link resolved; lexically normalized where it does not exist. A plan's identity:
+// `csv/../plan.csv` typed in one folder and `plan.csv` in another are one plan.
+std::string CanonicalPath(const std::string& path);
+// A file a plan names (a script, an input), as stored with its runs: absolute, its own name
+// as written, and its folder as written unless that holds "." or ".." (or "//"), then as the
+// file system names it: `csv/../pytorch/train.py` is `pytorch/train.py`, `/bin/echo` stays
+// (a script that is a link keeps its name: radT starts a script in the folder it is named in).
+std::string NamedFilePath(const std::string& path);
 
 // Sets run.command (and run.interpreter, run.script) for a plan's File with its arguments:
 // scripts run with the interpreter their extension implies, anything else is executed
@@ -47,12 +62,30 @@ std::string Absolute(const std::string& path);
 // taken from there.
 void ResolveCommand(const std::string& file, const std::vector<std::string>& args,
                     const std::string& plan_dir, const std::string& python, PlannedRun& run);
+// `--devices cpu`: every run of the plan on the CPU, as written for GPUs (radT's `Devices 0`):
+// its Devices and GPU collocation (MPS, MIG) set aside, CUDA_VISIBLE_DEVICES empty so that
+// the command sees no GPU. Returns how many runs named a GPU.
+size_t MapDevicesToCpu(ExperimentPlan& plan);
+// A YAML plan's parameter as YAML's core schema types the text of a plain scalar: integer,
+// float, true/false, null, else the string itself (meta.params keeps the types).
+nlohmann::json YamlTypedValue(const std::string& text);
 // Devices: '+'-separated GPU indices or UUIDs; empty or "-" for none.
 Status ParseDevices(std::string_view text, PlannedRun& run);
 // Collocation: "-" (none), "mps", "mps:PCT" (active-thread percentage), or a MIG profile.
 Status ParseCollocation(std::string_view text, PlannedRun& run);
 // YAML: InvalidArgument "line N: what" at `node`'s line.
 Status YamlError(const YAML::Node& node, const std::string& what);
+// Parses YAML text (its first document) into a tree. Text that would make more than
+// `max_nodes` nodes (keys, values, lists, mappings; an alias counted as the nodes it repeats,
+// which is what a walk over the tree visits) is refused first, by a pass that builds nothing:
+// yaml-cpp's tree takes about 500 bytes a node. An alias inside the node it names (a loop) is
+// refused too. InvalidArgument "line N: what" for these and for text that is not YAML.
+Result<YAML::Node> LoadYaml(const std::string& text, int64_t max_nodes);
+// InvalidArgument naming the first key of the mapping `node` that is not in `known`, and the
+// known ones (a typo must not be ignored silently); `where` ("model", empty at the top) is
+// put before the key. InvalidArgument when `node` is not a mapping.
+Status CheckKnownKeys(const YAML::Node& node, const std::string& where,
+                      const std::set<std::string>& known);
 // The value of `node`, which must be a scalar (`key` names it in the error).
 Result<std::string> Scalar(const YAML::Node& node, const std::string& key);
 // A mapping of NAME: VALUE scalars.

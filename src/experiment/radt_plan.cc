@@ -21,6 +21,10 @@ struct RadtRow {
   std::string where;  // "plan.csv:12: ", for messages
   std::string experiment, workload, name, devices, collocation, file, listeners, params;
   std::map<std::string, std::string> swept;  // a sweep's parameters (meta.params)
+  // A sweep's run key, "EXPERIMENT/--name value ...": radT knows a combination by its
+  // parameters, so a run stays itself when the sweep gains values. Empty for a CSV row
+  // ("EXPERIMENT/WORKLOAD/N").
+  std::string key;
   int csv_row = -1;
 };
 
@@ -70,7 +74,9 @@ Status AddRadtRow(const RadtRow& row, const std::string& plan_dir, const PlanOpt
   if (!st.ok()) return InvalidArgument(row.where + st.message());
   run.csv_row = row.csv_row;
   PlannedWorkload& w = workloads.For(run.experiment, run.workload);
-  run.key = run.experiment + "/" + run.workload + "/" + std::to_string(w.runs.size() + 1);
+  run.key = !row.key.empty()
+                ? row.key
+                : run.experiment + "/" + run.workload + "/" + std::to_string(w.runs.size() + 1);
   run.name = row.name.empty() ? run.key : row.name;
   w.runs.push_back(std::move(run));
   return Status::Ok();
@@ -87,6 +93,71 @@ Result<ExperimentPlan> FinishRadtPlan(ExperimentPlan plan, const std::string& pa
                          "); footprint measures the run without it");
   }
   return plan;
+}
+
+// A radT sweep's parameters in file order, each with its values.
+using SweepGrid = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
+Result<SweepGrid> ReadSweepParameters(const YAML::Node& parameters) {
+  if (!parameters.IsMap()) return InvalidArgument("'parameters' must map NAME: {values: [...]}");
+  SweepGrid grid;
+  int64_t combinations = 1;
+  for (const auto& kv : parameters) {
+    const std::string name = kv.first.as<std::string>();
+    const YAML::Node values = kv.second.IsMap() ? kv.second["values"] : YAML::Node();
+    if (!values || !values.IsSequence() || values.size() == 0) {
+      return InvalidArgument("parameter '" + name + "' needs values: [...]");
+    }
+    if (static_cast<int64_t>(values.size()) > kMaxPlanRuns / combinations) {
+      return InvalidArgument("the sweep has more than " + std::to_string(kMaxPlanRuns) +
+                             " combinations; split it into several plans");
+    }
+    combinations *= static_cast<int64_t>(values.size());
+    auto& entry = grid.emplace_back(name, std::vector<std::string>{});
+    std::set<std::string> seen;  // a value twice would make two runs of one combination
+    for (const auto& v : values) {
+      const std::string value = v.as<std::string>();
+      if (!seen.insert(value).second) {
+        return InvalidArgument("parameter '" + name + "' lists the value '" + value +
+                               "' twice; list each value once");
+      }
+      entry.second.push_back(value);
+    }
+  }
+  return grid;
+}
+
+// Every combination as value indices, in radT's order (the first parameter varies slowest).
+Result<std::vector<std::vector<size_t>>> Combinations(const SweepGrid& grid) {
+  size_t total = 1;
+  for (const auto& [name, values] : grid) total *= values.size();
+  std::vector<std::vector<size_t>> combos(total);
+  for (size_t c = 0; c < combos.size(); ++c) {
+    size_t rest = c;
+    combos[c].resize(grid.size());
+    for (size_t k = grid.size(); k-- > 0;) {
+      combos[c][k] = rest % grid[k].second.size();
+      rest /= grid[k].second.size();
+    }
+  }
+  return combos;
+}
+
+// radT's random order, made repeatable: `seed` (default 0); `count` keeps the first N.
+Result<std::vector<std::vector<size_t>>> ShuffledCombinations(const SweepGrid& grid,
+                                                              const YAML::Node& seed_node,
+                                                              const YAML::Node& count_node) {
+  FP_ASSIGN_OR_RETURN(auto combos, Combinations(grid));
+  auto seed = seed_node ? ParseInt(seed_node.Scalar()) : std::optional<int64_t>(0);
+  if (!seed) return InvalidArgument("seed must be a whole number");
+  std::mt19937_64 rng(static_cast<uint64_t>(*seed));
+  std::shuffle(combos.begin(), combos.end(), rng);
+  if (count_node) {
+    auto count = ParseInt(count_node.Scalar());
+    if (!count || *count < 1) return InvalidArgument("count must be a whole number from 1");
+    if (static_cast<size_t>(*count) < combos.size()) combos.resize(static_cast<size_t>(*count));
+  }
+  return combos;
 }
 
 const char kRadtColumns[] =
@@ -130,13 +201,13 @@ Result<MetricSet> MetricsForListeners(std::string_view listeners, std::set<std::
 Result<ExperimentPlan> ParseCsvPlan(const std::string& text, const std::string& path,
                                     const PlanOptions& options) {
   auto where = [&](int line) { return path + ":" + std::to_string(line) + ": "; };
-  auto records = experiment::TokenizeCsv(text);
-  if (!records.ok()) return InvalidArgument(path + ": " + records.status().message());
-  if (records->empty())
-    return InvalidArgument(path + ": the plan is empty; see docs/experiments.md");
   static const std::set<std::string> kColumns = {"experiment", "workload", "name",        "status",
                                                  "run",        "devices",  "collocation", "file",
                                                  "listeners",  "params"};
+  auto records = experiment::TokenizeCsv(text, static_cast<size_t>(kMaxPlanRuns), kColumns.size());
+  if (!records.ok()) return InvalidArgument(path + ": " + records.status().message());
+  if (records->empty())
+    return InvalidArgument(path + ": the plan is empty; see docs/experiments.md");
   std::map<std::string, size_t> column;
   const CsvRecord& header = records->front();
   for (size_t i = 0; i < header.fields.size(); ++i) {
@@ -153,13 +224,8 @@ Result<ExperimentPlan> ParseCsvPlan(const std::string& text, const std::string& 
                              "' is missing; radT plans start with: " + kRadtColumns);
     }
   }
-  if (records->size() - 1 > static_cast<size_t>(kMaxPlanRuns)) {
-    return InvalidArgument(path + ": " + std::to_string(records->size() - 1) +
-                           " rows; a plan holds at most " + std::to_string(kMaxPlanRuns) +
-                           " runs: split it into several plans");
-  }
   ExperimentPlan plan;
-  plan.path = experiment::Absolute(path);
+  plan.path = experiment::CanonicalPath(path);
   plan.format = "csv";
   plan.source = text;
   const std::string plan_dir = DirName(plan.path);
@@ -213,54 +279,20 @@ Result<ExperimentPlan> ParseRadtSweep(const YAML::Node& root, const std::string&
   if (method != "grid" && method != "random") {
     return fail("method must be grid or random, not '" + scalar("method", "") + "'");
   }
-  if (!root["parameters"].IsMap()) return fail("'parameters' must map NAME: {values: [...]}");
-  std::vector<std::pair<std::string, std::vector<std::string>>> grid;
-  int64_t combinations = 1;
-  for (const auto& kv : root["parameters"]) {
-    const std::string name = kv.first.as<std::string>();
-    const YAML::Node values = kv.second.IsMap() ? kv.second["values"] : YAML::Node();
-    if (!values || !values.IsSequence() || values.size() == 0) {
-      return fail("parameter '" + name + "' needs values: [...]");
-    }
-    if (static_cast<int64_t>(values.size()) > kMaxPlanRuns / combinations) {
-      return fail("the sweep has more than " + std::to_string(kMaxPlanRuns) +
-                  " combinations; split it into several plans");
-    }
-    combinations *= static_cast<int64_t>(values.size());
-    auto& entry = grid.emplace_back(name, std::vector<std::string>{});
-    for (const auto& v : values) entry.second.push_back(v.as<std::string>());
-  }
-  // Every combination, in radT's order (the first parameter varies slowest).
-  std::vector<std::vector<size_t>> combos(static_cast<size_t>(combinations));
-  for (size_t c = 0; c < combos.size(); ++c) {
-    size_t rest = c;
-    combos[c].resize(grid.size());
-    for (size_t k = grid.size(); k-- > 0;) {
-      combos[c][k] = rest % grid[k].second.size();
-      rest /= grid[k].second.size();
-    }
-  }
-  if (method == "random") {
-    // radT's random order, made repeatable: `seed` (default 0); `count` keeps the first N.
-    auto seed = ParseInt(scalar("seed", "0"));
-    if (!seed) return fail("seed must be a whole number");
-    std::mt19937_64 rng(static_cast<uint64_t>(*seed));
-    std::shuffle(combos.begin(), combos.end(), rng);
-    if (root["count"]) {
-      auto count = ParseInt(scalar("count", ""));
-      if (!count || *count < 1) return fail("count must be a whole number from 1");
-      if (static_cast<size_t>(*count) < combos.size()) combos.resize(static_cast<size_t>(*count));
-    }
-  }
+  auto grid = ReadSweepParameters(root["parameters"]);
+  if (!grid.ok()) return fail(grid.status().message());
+  const YAML::Node seed = root["seed"], count = root["count"];
+  auto combos = method == "random" ? ShuffledCombinations(*grid, seed, count) : Combinations(*grid);
+  if (!combos.ok()) return fail(combos.status().message());
   ExperimentPlan plan;
-  plan.path = Absolute(path);
+  plan.path = CanonicalPath(path);
   plan.format = "yaml";
   plan.source = text;
   const std::string plan_dir = DirName(plan.path);
   Workloads workloads(plan);
   std::set<std::string> ignored;
-  const int width = std::max<int>(3, static_cast<int>(std::to_string(combos.size()).size()));
-  for (size_t c = 0; c < combos.size(); ++c) {
+  const int width = std::max<int>(3, static_cast<int>(std::to_string(combos->size()).size()));
+  for (size_t c = 0; c < combos->size(); ++c) {
     RadtRow row{.where = path + ": combination " + std::to_string(c + 1) + ": ",
                 .experiment = scalar("experiment", ""),
                 .name = scalar("name", ""),
@@ -270,11 +302,13 @@ Result<ExperimentPlan> ParseRadtSweep(const YAML::Node& root, const std::string&
                 .listeners = scalar("listeners", "-")};
     std::string number = std::to_string(c);
     row.workload = std::string(static_cast<size_t>(width) - number.size(), '0') + number;
-    for (size_t k = 0; k < grid.size(); ++k) {
-      const std::string& value = grid[k].second[combos[c][k]];
-      row.swept[grid[k].first] = value;
-      row.params += (k ? " --" : "--") + grid[k].first + " " + ShellWord(value);
+    for (size_t k = 0; k < grid->size(); ++k) {
+      const auto& [name, values] = (*grid)[k];
+      const std::string& value = values[(*combos)[c][k]];
+      row.swept[name] = value;
+      row.params += (k ? " --" : "--") + name + " " + ShellWord(value);
     }
+    row.key = row.experiment + "/" + row.params;
     FP_RETURN_IF_ERROR(AddRadtRow(row, plan_dir, options, workloads, ignored));
   }
   return FinishRadtPlan(std::move(plan), path, ignored);

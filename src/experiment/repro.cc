@@ -131,7 +131,6 @@ std::vector<std::string> ReproDifferences(const std::string& meta_a, const std::
   // Members of one object of both records, compared by name.
   auto compare_map = [&](const json& x, const json& y, const std::string& label) {
     json ox = x.is_object() ? x : json::object(), oy = y.is_object() ? y : json::object();
-    std::map<std::string, std::pair<std::string, std::string>> diff;
     for (auto& [k, v] : ox.items()) {
       if (!oy.contains(k)) {
         out.push_back(label + " " + k + ": " + text(v) + " vs (absent)");

@@ -14,6 +14,7 @@
 #include "footprint/experiment.h"
 #include "run/stop_signals.h"
 #include "util/file.h"
+#include "util/json_bounded.h"
 #include "util/json_text.h"
 #include "util/strings.h"
 
@@ -109,7 +110,7 @@ double Total(const std::map<std::string, double>& totals, const std::string& nam
 std::optional<SstatCheck> CrossCheck(const PlannedRun& planned, const RunRecord& run,
                                      const std::map<std::string, double>& totals,
                                      const Readings& readings) {
-  json meta = json::parse(run.meta_json, nullptr, false);
+  json meta = ParseStoredJson(run.meta_json);
   if (!meta.is_object() || !meta.contains("slurm")) return std::nullopt;
   const json& s = meta["slurm"];
   if (!s.value("job_id", json()).is_number() || !s.value("step_id", json()).is_number()) {

@@ -16,6 +16,8 @@
 #include "predict/json_members.h"
 #include "predict/predictors.h"
 #include "predict/training_data.h"
+#include "util/file.h"
+#include "util/json_bounded.h"
 #include "util/strings.h"
 
 namespace footprint::predict {
@@ -61,12 +63,16 @@ std::string DefaultPredictor(const std::string& device) {
   return "";
 }
 
+// A predictor file weighs a few hundred KB, its trees included.
+constexpr size_t kMaxPredictorBytes = size_t{64} << 20;
+
+// A JSON object from a file a person named: a regular file within kMaxPredictorBytes.
 Result<json> ReadJson(const std::string& path, const std::string& what) {
-  std::ifstream in(path);
-  if (!in) return NotFound(what + " " + path + " cannot be read");
-  json j = json::parse(in, nullptr, false);
-  if (!j.is_object()) return InvalidArgument(what + " " + path + " is not JSON");
-  return j;
+  FP_ASSIGN_OR_RETURN(const std::string text, ReadInputFile(path, kMaxPredictorBytes, what));
+  Result<json> j = ParseBoundedJson(text);
+  if (!j.ok()) return InvalidArgument(what + " " + path + ": " + j.status().message());
+  if (!j->is_object()) return InvalidArgument(what + " " + path + " is not JSON");
+  return std::move(j).value();
 }
 
 json ErrorsJson(const Errors& e) {

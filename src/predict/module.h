@@ -16,17 +16,23 @@ namespace footprint::predict {
 inline constexpr char kModuleFile[] = "libfootprint-predict.so";
 inline constexpr char kEntrySymbol[] = "footprint_predict_entry";
 
+// The largest --batch: far above any batch measured, far below what overflows the products of
+// dimensions it multiplies.
+inline constexpr int64_t kMaxBatch = int64_t{1} << 20;
+// The largest --margin, a share of the predicted memory (10: 1000 %).
+inline constexpr double kMaxMargin = 10;
+
 struct PredictOptions {
-  std::string model;  // an ONNX file
-  std::optional<int64_t> batch;
-  std::string device = "cpu";  // cpu, or a GPU with a MIG table (H100-80GB, ...)
+  std::string model;             // an ONNX file
+  std::optional<int64_t> batch;  // 1 to kMaxBatch
+  std::string device = "cpu";    // cpu, or a GPU with a MIG table (H100-80GB, ...)
   bool json = false;
   bool features = false;  // the graph's features only, no prediction
   std::string predictor;  // a predictor file; empty: the shipped one
   std::string train;      // a dataset to fit a predictor on ...
   std::string out;        // ... written here
   std::string evaluate;   // a dataset to evaluate every predictor on
-  double margin = 0.1;    // on predicted memory, for the MIG profile
+  double margin = 0.1;    // on predicted memory, for the MIG profile: 0 to kMaxMargin
 };
 
 // Runs `footprint predict`: its exit status, or the error that Fail turns into one line.

@@ -1,20 +1,24 @@
-// ONNX through libonnx: the protobuf read, ONNX's own shape inference (through the graph's shape
-// computations: shape_folding.h), then one pass over the nodes in their (topological, as ONNX
-// requires) order with a cost formula per operator type.
+// ONNX through libonnx: the protobuf read (a regular file, within protobuf's 2 GiB) and checked
+// for what libonnx cannot take (onnx_checks.h), ONNX's own shape inference (through the graph's
+// shape computations: shape_folding.h), then one pass over the nodes in their (topological, as
+// ONNX requires) order with a cost formula per operator type.
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <set>
 #include <unordered_map>
 
 #include "footprint/model_graph.h"
+#include "predict/module.h"
+#include "predict/onnx_checks.h"
 #include "predict/onnx_proto.h"
 #include "predict/predictors.h"
 #include "predict/shape_folding.h"
+#include "util/file.h"
 #include "util/sha256.h"
 #include "util/strings.h"
 
@@ -168,31 +172,50 @@ double PeakActivations(const onnx::GraphProto& g, const std::unordered_map<std::
   return peak;
 }
 
+// The ONNX file at `path`: a regular file read whole, within protobuf's limit on a message,
+// parsed and checked for what libonnx cannot take (onnx_checks.h); `sha256` its digest.
+Result<onnx::ModelProto> ReadModel(const std::string& path, std::string& sha256) {
+  FP_ASSIGN_OR_RETURN(const std::string bytes,
+                      ReadInputFile(path, std::numeric_limits<int>::max(), "the model"));
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes) || !model.has_graph() || model.graph().node_size() == 0) {
+    return InvalidArgument(path + ": not an ONNX model (no graph could be read from it)");
+  }
+  if (Status st = predict::CheckModelForInference(model); !st.ok()) {
+    return InvalidArgument(path + ": " + st.message());
+  }
+  Sha256 digest;
+  digest.Update(bytes.data(), bytes.size());
+  sha256 = digest.Hex();
+  return model;
+}
+
+// The shapes of `model`'s tensors (shape_folding.h), or one line saying why there are none.
+Result<onnx::ModelProto> ShapesOf(onnx::ModelProto& model) {
+  try {
+    return predict::InferShapesThroughShapeComputations(model);
+  } catch (const std::exception& e) {
+    return InvalidArgument("ONNX's shape inference failed: " +
+                           std::string(Trim(std::string_view(e.what()).substr(0, 200))));
+  }
+}
+
 }  // namespace
 
 Result<ModelGraph> AnalyzeOnnx(const std::string& path, std::optional<int64_t> batch) {
-  if (batch && *batch < 1) return InvalidArgument("--batch must be at least 1");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(path + ": cannot read it");
-  onnx::ModelProto model;
-  if (!model.ParseFromIstream(&in) || !model.has_graph() || model.graph().node_size() == 0) {
-    return InvalidArgument(path + ": not an ONNX model (no graph could be read from it)");
+  if (batch && (*batch < 1 || *batch > predict::kMaxBatch)) {
+    return InvalidArgument("--batch must be 1 to " + std::to_string(predict::kMaxBatch));
   }
   ModelGraph out;
+  FP_ASSIGN_OR_RETURN(onnx::ModelProto model, ReadModel(path, out.sha256));
   out.name = model.graph().name().empty() ? std::filesystem::path(path).stem().string()
                                           : model.graph().name();
-  if (auto digest = DigestFile(path)) out.sha256 = digest->sha256;
   onnx::GraphProto& g = *model.mutable_graph();
   if (Status st = ApplyBatch(g, batch, out); !st.ok())
     return InvalidArgument(path + ": " + st.message());
-  onnx::ModelProto shaped;
-  try {
-    shaped = predict::InferShapesThroughShapeComputations(model);
-  } catch (const std::exception& e) {
-    return InvalidArgument(path + ": ONNX's shape inference failed: " +
-                           std::string(Trim(std::string_view(e.what()).substr(0, 200))));
-  }
-  const std::unordered_map<std::string, Tensor> tensors = Tensors(shaped.graph());
+  Result<onnx::ModelProto> shaped = ShapesOf(model);
+  if (!shaped.ok()) return InvalidArgument(path + ": " + shaped.status().message());
+  const std::unordered_map<std::string, Tensor> tensors = Tensors(shaped->graph());
   std::set<std::string> constants;
   for (const auto& init : g.initializer()) {
     constants.insert(init.name());

@@ -4,14 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <iterator>
 #include <numeric>
 #include <random>
 #include <set>
-#include <sstream>
 
 #include "experiment/plan.h"
+#include "util/file.h"
 #include "util/strings.h"
 
 namespace footprint::predict {
@@ -350,11 +349,10 @@ std::map<std::string, double> Features(const ModelGraph& g) {
 }
 
 Result<std::vector<Row>> ReadDataset(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound(path + ": cannot read the dataset");
-  std::stringstream text;
-  text << in.rdbuf();
-  FP_ASSIGN_OR_RETURN(auto records, experiment::TokenizeCsv(text.str()));
+  // A row per model, resolution and batch measured: the shipped ones weigh 40 KB.
+  constexpr size_t kMaxDatasetBytes = size_t{256} << 20;
+  FP_ASSIGN_OR_RETURN(const std::string text, ReadInputFile(path, kMaxDatasetBytes, "the dataset"));
+  FP_ASSIGN_OR_RETURN(auto records, experiment::TokenizeCsv(text));
   if (records.empty()) return InvalidArgument(path + ": no header");
   std::vector<std::string> header;
   for (const auto& field : records[0].fields) header.push_back(field.value);

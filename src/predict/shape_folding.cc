@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "predict/onnx_checks.h"
 #include "predict/onnx_proto.h"
 
 namespace footprint::predict {
@@ -41,16 +42,19 @@ Value Vector(std::vector<int64_t> v, int32_t type = TensorProto::INT64) {
   return Value{std::move(v), {n}, type};
 }
 
-// The elements of a tensor of `dims`, where they are at most kMaxElements (none for a
-// negative dimension, and before a product could overflow).
+// The elements of a tensor of `dims`, where they are at most kMaxElements: none for a negative
+// dimension, and none where the dimensions other than 0 multiply to more (an empty tensor of
+// dimensions [0, 2^40] would make loops over its other dimensions run for ever).
 template <typename Dims>
 std::optional<size_t> SmallCount(const Dims& dims) {
-  size_t n = 1;
+  size_t n = 1, extent = 1;
   for (int64_t d : dims) {
-    if (d < 0 || (d > 0 && n > kMaxElements / static_cast<size_t>(d))) return std::nullopt;
+    if (d < 0) return std::nullopt;
+    const auto factor = static_cast<size_t>(std::max<int64_t>(d, 1));
+    if (extent > kMaxElements / factor) return std::nullopt;
+    extent *= factor;
     n *= static_cast<size_t>(d);
   }
-  if (n > kMaxElements) return std::nullopt;
   return n;
 }
 
@@ -332,7 +336,9 @@ std::optional<Value> Evaluate(const onnx::NodeProto& node,
     const std::vector<int64_t>& dims = it->second.dims;
     if (op == "Size") {
       int64_t n = 1;
-      for (int64_t d : dims) n *= d;
+      for (int64_t d : dims) {
+        if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
+      }
       return Value{{n}, {}};
     }
     return Slice(Vector(dims), 0, IntAttribute(node, "start", 0),
@@ -427,9 +433,10 @@ std::optional<Value> Evaluate(const onnx::NodeProto& node,
         delta->v[0] == 0) {
       return std::nullopt;
     }
+    // Clamped before the cast: a count beyond int64's range would not convert.
     const double count =
-        std::ceil((static_cast<double>(limit->v[0]) - static_cast<double>(x->v[0])) /
-                  static_cast<double>(delta->v[0]));
+        std::max(0.0, std::ceil((static_cast<double>(limit->v[0]) - static_cast<double>(x->v[0])) /
+                                static_cast<double>(delta->v[0])));
     if (count > static_cast<double>(kMaxElements)) return std::nullopt;
     std::vector<int64_t> v;
     for (int64_t i = 0, at = x->v[0]; i < static_cast<int64_t>(count); ++i) {
@@ -492,13 +499,15 @@ onnx::ModelProto CopyWithoutWeights(onnx::ModelProto& model) {
 
 }  // namespace
 
-onnx::ModelProto InferShapesThroughShapeComputations(onnx::ModelProto& model) {
+Result<onnx::ModelProto> InferShapesThroughShapeComputations(onnx::ModelProto& model) {
   const onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
                                             /*data_prop_val=*/true);
+  const CheckedSchemas schemas;
   onnx::ModelProto copy = CopyWithoutWeights(model);
   onnx::GraphProto& g = *copy.mutable_graph();
   for (int round = 0; round < kMaxRounds; ++round) {
-    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
+    onnx::shape_inference::InferShapes(copy, &schemas, options);
+    if (!schemas.refusal().empty()) return InvalidArgument(schemas.refusal());
     const auto tensors = Tensors(g);
     std::unordered_map<std::string, Value> values = Constants(g);
     bool folded = false;

@@ -11,13 +11,17 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "footprint/status.h"
+
 namespace footprint::predict {
 
 // A copy of `model`, without the data of its large initializers (their names, types and shapes
 // kept), whose value_info holds every shape found; its shape computations are Constant nodes, so
 // read only the shapes from it. `model` is left as it was (it is borrowed to copy it without its
-// weights). Throws what onnx::shape_inference::InferShapes throws.
-onnx::ModelProto InferShapesThroughShapeComputations(onnx::ModelProto& model);
+// weights). Inference runs through CheckedSchemas (onnx_checks.h): InvalidArgument, one line,
+// for a node it refused; `model` must have passed CheckModelForInference. Throws what
+// onnx::shape_inference::InferShapes throws.
+Result<onnx::ModelProto> InferShapesThroughShapeComputations(onnx::ModelProto& model);
 
 }  // namespace footprint::predict
 

@@ -14,6 +14,8 @@
 #include "footprint/stats.h"
 #include "footprint/store.h"
 #include "predict/json_members.h"
+#include "util/file.h"
+#include "util/json_bounded.h"
 #include "util/sha256.h"
 #include "util/strings.h"
 
@@ -65,7 +67,7 @@ class FromDatabase {
   // candidates (not an evaluation, or a server or offline scenario, whose latency is not one
   // forward pass's) are passed over without a reason.
   Result<Reason> Add(const RunRecord& run, TrainingData& out) {
-    const json meta = json::parse(run.meta_json, nullptr, false);
+    const json meta = ParseStoredJson(run.meta_json);
     const json evaluation = Member(meta, "evaluation"), load = Member(meta, "load");
     if (!evaluation.is_object() || !load.is_object()) return Reason();
     const std::string scenario = Text(load, "scenario", "");
@@ -74,6 +76,8 @@ class FromDatabase {
     const json model = Member(evaluation, "model"), graph = Member(model, "graph");
     const std::string file = Text(graph, "file", "");
     if (file.empty()) return Reason("its manifest names no model.graph (the model as ONNX)");
+    // A FIFO named there would block the digest's read.
+    if (Status st = CheckRegularFile(file, "model.graph"); !st.ok()) return Reason(st.message());
     const auto digest = DigestFile(file);
     if (!digest) return Reason("model.graph " + file + " cannot be read");
     if (Text(graph, "sha256", "") != digest->sha256) {
@@ -130,8 +134,8 @@ Result<TrainingData> ReadTrainingData(const std::string& source) {
     FP_ASSIGN_OR_RETURN(out.rows, ReadDataset(source));
     return out;
   }
-  if (!IsServerLocation(source) && !std::filesystem::exists(source)) {
-    return NotFound(source + ": no such dataset (DATA.csv) or footprint database");
+  if (!IsServerLocation(source)) {
+    FP_RETURN_IF_ERROR(CheckRegularFile(source, "the dataset (DATA.csv) or footprint database"));
   }
   StoreOptions options;
   options.read_only = true;

@@ -8,6 +8,7 @@
 
 #include "footprint/stats.h"
 #include "report/export.h"
+#include "util/json_bounded.h"
 #include "util/json_text.h"
 #include "util/strings.h"
 
@@ -67,7 +68,7 @@ json HyperfineResult(const SetFigures& f) {
     exit_codes.push_back(run.exit_code ? json(*run.exit_code) : json(nullptr));
   }
   result["exit_codes"] = exit_codes;
-  const json meta = json::parse(first.meta_json, nullptr, false);
+  const json meta = ParseStoredJson(first.meta_json);
   if (meta.is_object() && meta.contains("params") && meta["params"].is_object() &&
       !meta["params"].empty()) {
     result["parameters"] = meta["params"];

@@ -11,6 +11,7 @@
 
 #include "footprint/groups.h"
 #include "report/run_json.h"
+#include "util/json_bounded.h"
 #include "util/json_text.h"
 #include "util/strings.h"
 
@@ -174,7 +175,7 @@ Status JsonRun(Store& store, const RunRecord& run, const RunParts& p, Sink& out)
   }
   json values = json::array();
   for (const ValueRecord& v : p.values) {
-    json data = v.data_json.empty() ? json(nullptr) : json::parse(v.data_json, nullptr, false);
+    json data = v.data_json.empty() ? json(nullptr) : ParseStoredJson(v.data_json);
     values.push_back({{"name", v.name},
                       {"scope_id", OptJson(v.scope_id)},
                       {"step", OptJson(v.step)},

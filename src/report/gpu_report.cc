@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "util/json_bounded.h"
 #include "util/strings.h"
 
 namespace footprint {
@@ -54,7 +55,7 @@ void NoteFewSms(const RunSummary& s, std::vector<std::string>& notes) {
 std::vector<std::string> GpuNotes(const RunSummary& s) {
   std::vector<std::string> notes;
   NoteFewSms(s, notes);
-  json meta = json::parse(s.run.meta_json, nullptr, false);
+  json meta = ParseStoredJson(s.run.meta_json);
   if (!meta.is_object() || !meta.contains("gpu") || !meta["gpu"].is_object()) return notes;
   const json& gpu = meta["gpu"];
   const json devices = gpu.value("devices", json::object());

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "footprint/report.h"
+#include "util/json_bounded.h"
 #include "util/json_text.h"
 #include "util/strings.h"
 
@@ -245,7 +246,7 @@ std::string SetSummaryJson(const SetSummary& s, int indent) {
   const RunRecord* first = !set.runs.empty()      ? &set.runs.front()
                            : !set.warmups.empty() ? &set.warmups.front()
                                                   : nullptr;
-  json meta = first ? json::parse(first->meta_json, nullptr, false) : json::object();
+  json meta = first ? ParseStoredJson(first->meta_json) : json::object();
   json planned = meta.is_object() ? meta.value("group", json::object()) : json::object();
   json group = {{"id", set.group_id.empty() ? json(nullptr) : json(set.group_id)},
                 {"name", first ? first->name : ""},

@@ -10,6 +10,7 @@
 #include "footprint/stats.h"
 #include "report/run_json.h"
 #include "util/clock.h"
+#include "util/json_bounded.h"
 #include "util/json_text.h"
 
 namespace footprint {
@@ -190,7 +191,7 @@ struct Span {
   int hosts = 1;
 };
 std::optional<Span> SpanOf(const RunRecord& run) {
-  const json meta = json::parse(run.meta_json, nullptr, false);
+  const json meta = ParseStoredJson(run.meta_json);
   if (!meta.is_object() || !meta.contains("span") || !meta["span"].is_object()) return std::nullopt;
   const json& span = meta["span"];
   const json& hosts = span.value("hosts", json(1));
@@ -355,7 +356,7 @@ std::string SummaryJson(const RunSummary& s, int indent) {
   }
   json values = json::array();
   for (const ValueRecord& v : s.values) {
-    json data = v.data_json.empty() ? json(nullptr) : json::parse(v.data_json, nullptr, false);
+    json data = v.data_json.empty() ? json(nullptr) : ParseStoredJson(v.data_json);
     values.push_back({{"name", v.name},
                       {"step", v.step ? json(*v.step) : json(nullptr)},
                       {"t_s", static_cast<double>(v.t_ns) / 1e9},
@@ -407,6 +408,10 @@ std::string SummaryJson(const RunSummary& s, int indent) {
     const double queries = meta["load"].value("queries", 0.0);
     json energy = json::object();
     for (const LoadEnergy& e : s.load_energy) {
+      if (!std::isfinite(e.joules)) {  // no counter: nothing to divide, only why
+        energy[e.total] = {{"per_query_j", nullptr}, {"why", e.why_not}};
+        continue;
+      }
       energy[e.total] = {{"per_query_j", queries > 0 ? json(e.joules / queries) : json(nullptr)},
                          {"joules", e.joules},
                          {"over", e.over_window ? "load window" : "run total"},
@@ -438,7 +443,7 @@ json RunJson(const RunRecord& r) {
 }
 
 json RunMeta(const RunRecord& r) {
-  json meta = json::parse(r.meta_json, nullptr, false);
+  json meta = ParseStoredJson(r.meta_json);
   return meta.is_object() ? meta : json::object();
 }
 

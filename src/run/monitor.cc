@@ -30,6 +30,7 @@
 #include "session/descendants.h"
 #include "session/monitor_session.h"
 #include "session/totals.h"
+#include "store/reconcile.h"
 #include "util/clock.h"
 #include "util/file.h"
 #include "util/json_text.h"
@@ -694,8 +695,12 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   }
   // The command has run: its status must reach the caller even if the database fails now.
   if (Status st = store.FinishRun(p.run, out.totals); !st.ok()) {
+    out.end_stored = false;
     out.warnings.push_back("the end of the run could not be stored (" + st.message() +
                            "); it will show as interrupted");
+  } else {
+    // Housekeeping for runs of other monitors that died: their failure is not this run's.
+    (void)StoreInterruptedRuns(store);
   }
   const int late_stop = signals.TakePendingStop();
   if (out.signal_received == 0) out.signal_received = late_stop;

@@ -326,6 +326,7 @@ Result<MonitorOutcome> MonitorSlurmStep(Store& store, const StepAgentOptions& op
   run.meta_json = JsonText(meta);
   unavailable_gpu.Warn(out.warnings);
   if (Status st = store.FinishRun(run, out.totals); !st.ok()) {
+    out.end_stored = false;
     out.warnings.push_back("the end of the step's part could not be stored (" + st.message() +
                            "); it will show as interrupted");
   }

@@ -9,11 +9,18 @@
 // otherwise 401. Every response has X-Content-Type-Options: nosniff, a Content-Security-Policy
 // that allows only the server's own scripts, and Referrer-Policy: no-referrer.
 //
+// Against slow and hostile clients: one thread reads every connection's request head (epoll),
+// so a client that trickles its head holds no request thread; a request that has not arrived
+// whole kRequestTimeoutS after its connection opened (or after the answer before it) gets 408
+// and the connection is closed. With a token, a quarter of the request threads serve only
+// requests that carry it: a flood of requests without it cannot take them all.
+//
 // Thread-safety: Stop may be called from any thread (or the signal thread of
 // ServeUntilSignal); the rest from the thread that owns the server.
 #ifndef FOOTPRINT_SERVE_SERVER_H_
 #define FOOTPRINT_SERVE_SERVER_H_
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -22,15 +29,21 @@
 
 namespace footprint::serve {
 
-// Request threads by default: each kept-alive browser connection holds one while it is open.
+// Request threads by default (more when there are more cores), and at most.
 inline constexpr int kDefaultThreads = 32;
+inline constexpr int kMaxThreads = 1024;
+// A request (head and body) must have arrived this long after its connection opened or after
+// the answer before it on the connection; a kept-alive connection idle this long is closed.
+inline constexpr int kRequestTimeoutS = 10;
+// At most this many bytes of request head (request line and headers): 431 beyond.
+inline constexpr size_t kMaxRequestHeadBytes = 64 * 1024;
 
 struct ServeOptions {
   std::string db;  // the database (must exist)
   std::string host = "127.0.0.1";
   int port = 8765;    // 0: any free port (Server::port() says which)
   std::string token;  // empty: none on loopback, generated elsewhere
-  int threads = 0;    // request threads; 0: max(kDefaultThreads, cores)
+  int threads = 0;    // request threads, 1 to kMaxThreads; 0: max(kDefaultThreads, cores)
 };
 
 // 127.0.0.0/8, ::1 and localhost.
@@ -39,6 +52,17 @@ bool IsLoopback(std::string_view host);
 std::string NewToken();
 // Equal strings, in time that depends only on their lengths.
 bool ConstantTimeEquals(std::string_view a, std::string_view b);
+// Whether a Host header's whole value names this server on loopback: exactly localhost,
+// 127.0.0.1, [::1] or `listen_host` (as --host gave it), then nothing or ':' and 1 to 5 digits.
+bool HostHeaderAccepted(std::string_view value, std::string_view listen_host);
+
+// Where a request's head ends, as the HTTP parser reads it: after the request line, the first
+// line that is exactly CRLF.
+enum class HeadState { kIncomplete, kComplete, kTooLarge };
+HeadState ExamineHead(std::string_view input);
+// Whether the head at the front of `input` presents `token` (Authorization: Bearer, ?token=
+// or the fp_token cookie, in that order, as requests are authorized).
+bool HeadCarriesToken(std::string_view input, std::string_view token);
 
 class Server {
  public:
@@ -56,6 +80,11 @@ class Server {
   // Serves until Stop(). IoError when listening fails.
   Status Run();
   void Stop();
+
+  // What the server answers to `request` (the bytes of one HTTP request) arriving at once on
+  // a new connection: the bytes of its response. No socket is involved (the fuzz target,
+  // tests/unit/fuzz_http_test.cc, drives it); may be called while the server runs.
+  std::string Answer(std::string_view request);
 
  private:
   struct Impl;

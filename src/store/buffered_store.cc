@@ -230,6 +230,14 @@ class BufferedStore final : public Store {
     FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
     return remote().ListRuns();
   }
+  Result<std::vector<RunRecord>> ListRunsWithStatus(RunStatus status) override {
+    FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
+    return remote().ListRunsWithStatus(status);
+  }
+  Result<RunPage> ListRunsPage(const RunQuery& query) override {
+    FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
+    return remote().ListRunsPage(query);
+  }
   Result<RunRecord> GetRun(const std::string& id) override {
     FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
     return remote().GetRun(id);

@@ -42,14 +42,27 @@ Status Connect(const std::string& path, sqlite3*& db) {
   return Status::Ok();
 }
 
-// Opens `path` (created when `create`) and takes its lock without waiting: lock_fd is -1 when
-// another process holds it.
+// The file whose flock says who has the journal at `path` open. Not the journal itself: a
+// descriptor of it closed while this process holds an SQLite connection to it (another store
+// of the process writing that buffer) would drop that connection's locks.
+std::string LockPath(const std::string& path) { return path + ".lock"; }
+
+// Opens `path` (created when `create`, failing if it exists) and takes its lock without
+// waiting: lock_fd is -1 when another process holds it.
 Status OpenLocked(const std::string& path, bool create, sqlite3*& db, int& lock_fd) {
-  lock_fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0), 0600);
-  if (lock_fd < 0) {
+  auto failed = [&](const std::string& file) {
     return DatabaseError("cannot " + std::string(create ? "create" : "open") +
-                         " the local buffer " + path + ": " + std::strerror(errno));
+                         " the local buffer " + file + ": " + std::strerror(errno));
+  };
+  if (create) {  // claims the name; nothing of this process can have it open yet
+    int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) return failed(path);
+    CloseFd(fd);
+  } else if (::access(path.c_str(), F_OK) != 0) {
+    return failed(path);
   }
+  lock_fd = ::open(LockPath(path).c_str(), O_RDWR | O_CLOEXEC | O_CREAT, 0600);
+  if (lock_fd < 0) return failed(LockPath(path));
   if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
     CloseFd(lock_fd);
     return Status::Ok();
@@ -63,7 +76,7 @@ Status OpenLocked(const std::string& path, bool create, sqlite3*& db, int& lock_
 
 Journal::~Journal() {
   sqlite3_close_v2(db_);
-  CloseFd(lock_fd_);  // after SQLite's own descriptor: closing ours first would drop its locks
+  CloseFd(lock_fd_);
 }
 
 Status Journal::Error(std::string_view doing) const {
@@ -215,6 +228,7 @@ Status Journal::Remove() {
   sqlite3_close_v2(db_);
   db_ = nullptr;
   for (const char* suffix : {"-wal", "-shm", ""}) ::unlink((path_ + suffix).c_str());
+  ::unlink(LockPath(path_).c_str());
   CloseFd(lock_fd_);
   return Status::Ok();
 }

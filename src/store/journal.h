@@ -8,8 +8,9 @@
 // synchronous=NORMAL: every committed entry outlives the process; an entry of the last
 // moments before a power cut may not) and is removed once everything in it reached the server.
 //
-// The file is locked (flock) while a writer or `footprint push` has it open, so that a buffer
-// being written is never pushed by another process, nor pushed twice at once.
+// Its lock file (PATH.lock, never the database itself: see journal.cc) is locked (flock) while
+// a writer or `footprint push` has it open, so that a buffer being written is never pushed by
+// another process, nor pushed twice at once.
 //
 // Thread-safety: none; one Journal per thread (SecondConnection for another). Connections wait
 // up to 30 s for each other's writes.

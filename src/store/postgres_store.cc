@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "footprint/store.h"
@@ -19,6 +20,7 @@
 #include "store/schema.h"
 #include "store/shipment.h"
 #include "store/stores.h"
+#include "util/clock.h"
 
 namespace footprint {
 namespace {
@@ -187,6 +189,8 @@ class PostgresStore final : public Store, public ShipmentLog {
   Result<std::vector<ValueRecord>> ListValues(const std::string& run_id) override;
   Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) override;
   Result<std::vector<RunRecord>> ListRuns() override;
+  Result<std::vector<RunRecord>> ListRunsWithStatus(RunStatus status) override;
+  Result<RunPage> ListRunsPage(const RunQuery& query) override;
   Result<RunRecord> GetRun(const std::string& id) override;
   Result<std::vector<SeriesRecord>> ListSeries(const std::string& run_id) override;
   Result<std::vector<double>> LoadValues(int64_t series_id, std::vector<int64_t>* times) override;
@@ -562,6 +566,37 @@ Result<std::vector<RunRecord>> PostgresStore::ListRuns() {
       Query("SELECT " + std::string(kRunColumns) + " FROM runs ORDER BY started_at_ns, id",
             Params(), [&](const PgResult::Row& s) { runs.push_back(ReadRun(s)); }));
   return runs;
+}
+
+Result<std::vector<RunRecord>> PostgresStore::ListRunsWithStatus(RunStatus status) {
+  std::vector<RunRecord> runs;
+  FP_RETURN_IF_ERROR(Query("SELECT " + std::string(kRunColumns) +
+                               " FROM runs WHERE status = $1 ORDER BY started_at_ns, id",
+                           Params().Text(std::string(RunStatusName(status))),
+                           [&](const PgResult::Row& s) { runs.push_back(ReadRun(s)); }));
+  return runs;
+}
+
+Result<RunPage> PostgresStore::ListRunsPage(const RunQuery& query) {
+  const RunPageSql sql = BuildRunPageSql(query, SqlDialect::kPostgres, RealtimeNs());
+  auto params = [&](size_t count) {
+    Params out;
+    for (size_t i = 0; i < count; ++i) {
+      const SqlParam& p = sql.params[i];
+      if (const int64_t* number = std::get_if<int64_t>(&p)) {
+        out.Int(*number);
+      } else {
+        out.Text(std::get<std::string>(p));
+      }
+    }
+    return out;
+  };
+  RunPage page;
+  FP_RETURN_IF_ERROR(Query(RunPageCountSql(sql), params(sql.where_params),
+                           [&](const PgResult::Row& s) { page.total = s.Int(0); }));
+  FP_RETURN_IF_ERROR(Query(RunPageSelectSql(sql, query), params(sql.params.size()),
+                           [&](const PgResult::Row& s) { page.runs.push_back(ReadRun(s)); }));
+  return page;
 }
 
 Result<RunRecord> PostgresStore::GetRun(const std::string& id) {

@@ -4,6 +4,7 @@
 
 #include "util/clock.h"
 #include "util/host.h"
+#include "util/json_bounded.h"
 
 namespace footprint {
 
@@ -17,7 +18,7 @@ Status ReconcileInterrupted(Store& store, std::vector<RunRecord>& runs) {
   const int64_t now = RealtimeNs();
   for (RunRecord& r : runs) {
     if (r.status != RunStatus::kRunning) continue;
-    json meta = json::parse(r.meta_json, nullptr, false);
+    json meta = ParseStoredJson(r.meta_json);
     json mon = meta.is_object() ? meta.value("monitor", json::object()) : json::object();
     bool dead;
     if (mon.value("host", "") == host && mon.value("boot_id", "") == boot) {
@@ -35,6 +36,11 @@ Status ReconcileInterrupted(Store& store, std::vector<RunRecord>& runs) {
     FP_RETURN_IF_ERROR(store.MarkInterrupted(r.id, *r.ended_at_ns));
   }
   return Status::Ok();
+}
+
+Status StoreInterruptedRuns(Store& store) {
+  FP_ASSIGN_OR_RETURN(auto running, store.ListRunsWithStatus(RunStatus::kRunning));
+  return ReconcileInterrupted(store, running);
 }
 
 Result<std::vector<RunRecord>> ListReconciledRuns(Store& store) {

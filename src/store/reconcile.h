@@ -18,6 +18,11 @@ Status ReconcileInterrupted(Store& store, std::vector<RunRecord>& runs);
 // Every run of the store, oldest first, reconciled as above: what the readers list.
 Result<std::vector<RunRecord>> ListReconciledRuns(Store& store);
 
+// Stores as interrupted the runs of a writable store whose monitor is gone: what a command that
+// writes does, so that such runs do not stay 'running' in the database. Reads only the runs
+// still marked running.
+Status StoreInterruptedRuns(Store& store);
+
 }  // namespace footprint
 
 #endif  // FOOTPRINT_STORE_RECONCILE_H_

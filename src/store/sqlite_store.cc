@@ -1,6 +1,7 @@
 // The embedded SQLite implementation of Store.
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,14 +18,21 @@
 #include "footprint/store.h"
 #include "store/rows.h"
 #include "store/schema.h"
+#include "store/side_files.h"
 #include "store/sqlite_stmt.h"
 #include "store/stores.h"
 #include "util/clock.h"
+#include "util/json_bounded.h"
 
 namespace footprint {
 namespace {
 
 using json = nlohmann::json;
+
+// The largest text or blob a connection reads or writes. footprint's largest values (a run's
+// metadata) are kilobytes; a hostile database's generated column could otherwise ask for
+// gigabytes.
+constexpr int kMaxSqliteValueBytes = 64 << 20;
 
 // `path` from the root, for a process started in another folder.
 std::string AbsolutePath(const std::string& path) {
@@ -33,12 +41,34 @@ std::string AbsolutePath(const std::string& path) {
   return ec ? path : absolute.string();
 }
 
+// Removes, once the connection is really closed, the side files a writer left beside a file
+// that replaced its database (side_files.h): SQLite neither checkpoints nor deletes the WAL of
+// a database that moved. Declared first among SqliteStore's members so that it runs last,
+// after the statements are finalized (sqlite3_close_v2 defers the close until then).
+class SideFileJanitor {
+ public:
+  SideFileJanitor(std::string path, std::string identity, bool writer)
+      : path_(std::move(path)), identity_(std::move(identity)), writer_(writer) {}
+  SideFileJanitor(const SideFileJanitor&) = delete;
+  SideFileJanitor& operator=(const SideFileJanitor&) = delete;
+  ~SideFileJanitor() {
+    if (writer_ && DatabaseFileIdentity(path_) != identity_) RemoveSideFilesOf(path_, identity_);
+  }
+
+ private:
+  std::string path_;
+  std::string identity_;
+  bool writer_;
+};
+
 class SqliteStore final : public Store {
  public:
-  SqliteStore(sqlite3* db, std::string path, bool read_only)
-      : db_(db),
+  SqliteStore(sqlite3* db, std::string path, std::string identity, bool read_only)
+      : janitor_(path, identity, !read_only),
+        db_(db),
         path_(std::move(path)),
         absolute_path_(AbsolutePath(path_)),
+        identity_(std::move(identity)),
         read_only_(read_only) {}
   // sqlite3_close_v2 defers the close until the member statements are finalized just after.
   ~SqliteStore() override { sqlite3_close_v2(db_); }
@@ -60,6 +90,8 @@ class SqliteStore final : public Store {
   Result<std::vector<ValueRecord>> ListValues(const std::string& run_id) override;
   Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) override;
   Result<std::vector<RunRecord>> ListRuns() override;
+  Result<std::vector<RunRecord>> ListRunsWithStatus(RunStatus status) override;
+  Result<RunPage> ListRunsPage(const RunQuery& query) override;
   Result<RunRecord> GetRun(const std::string& id) override;
   Result<std::vector<SeriesRecord>> ListSeries(const std::string& run_id) override;
   Result<std::vector<double>> LoadValues(int64_t series_id, std::vector<int64_t>* times) override;
@@ -73,6 +105,8 @@ class SqliteStore final : public Store {
   bool read_only() const override { return read_only_; }
   Status CheckLocation() override;
   Status SaveCopyTo(const std::string& path) override;
+  // True when the last error was the disk (or the file size limit) refusing more bytes.
+  bool OutOfSpace() const;
 
  private:
   // Journal mode, pragmas and schema: the steps of Init that other connections can lock.
@@ -103,25 +137,51 @@ class SqliteStore final : public Store {
   }
   Status Exec(std::string_view sql, std::string_view doing);
   Status Migrate();
+  // The indexes that page the runs list (Store::ListRunsPage): by start and by status.
+  Status EnsureListIndexes();
 
+  // Errors unless the database is footprint's (or empty), reading only: checked before
+  // anything is written, so that another program's database is left as it was.
+  Status CheckSchemaIsFootprints();
+
+  SideFileJanitor janitor_;
   sqlite3* db_;
   std::string path_;
   std::string absolute_path_;
+  std::string identity_;  // of the file opened (side_files.h)
   bool read_only_;
   std::optional<std::pair<dev_t, ino_t>> opened_file_;  // the file opened, for CheckLocation
   Stmt insert_sample_, heartbeat_;                      // prepared once, for the writer's hot path
   Stmt insert_scope_, end_scope_, insert_value_, ensure_series_;  // prepared on first use
 };
 
-Status SqliteStore::Error(std::string_view doing) const {
-  int code = sqlite3_extended_errcode(db_);
-  std::string what = std::string(doing) + " " + path_ + ": " + sqlite3_errmsg(db_);
+// True when the database at `path` or its WAL has grown to the process's file size limit
+// (ulimit -f): the write that failed was refused with EFBIG. SQLite's own record of the
+// system error is the errno of whatever call came last, not of the refused write.
+bool ReachedFileSizeLimit(const std::string& path) {
+  struct rlimit limit;
+  if (::getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return false;
+  constexpr off_t kLargestWrite = 1 << 17;  // a page and its WAL frame header, with room
+  for (const std::string& file : {path, path + "-wal"}) {
+    struct stat st;
+    if (::stat(file.c_str(), &st) == 0 &&
+        static_cast<rlim_t>(st.st_size + kLargestWrite) >= limit.rlim_cur) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// An error from the last call on `db`, the database at `path`, phrased for people.
+Status DescribeError(sqlite3* db, const std::string& path, std::string_view doing) {
+  int code = sqlite3_extended_errcode(db);
+  std::string what = std::string(doing) + " " + path + ": " + sqlite3_errmsg(db);
   switch (code & 0xff) {
     case SQLITE_NOTADB:
-      return DatabaseError(path_ + " is not a footprint database (" + sqlite3_errmsg(db_) +
+      return DatabaseError(path + " is not a footprint database (" + sqlite3_errmsg(db) +
                            "); give another file with -o or $FOOTPRINT_DB");
     case SQLITE_CORRUPT:
-      return DatabaseError("the database " + path_ + " is corrupted (" + sqlite3_errmsg(db_) +
+      return DatabaseError("the database " + path + " is corrupted (" + sqlite3_errmsg(db) +
                            "); restore it from a backup or give another file with -o");
     case SQLITE_READONLY:
     case SQLITE_CANTOPEN:
@@ -132,9 +192,14 @@ Status SqliteStore::Error(std::string_view doing) const {
     case SQLITE_FULL:
       return DatabaseError(what + "; free some disk space");
     case SQLITE_IOERR: {  // "disk I/O error": the system's reason says more
-      const int err = sqlite3_system_errno(db_);
+      const int err = sqlite3_system_errno(db);
       if (err == ENOSPC || err == EDQUOT) {
         return DatabaseError(what + " (the disk is full); free some disk space");
+      }
+      if (err == EFBIG || ReachedFileSizeLimit(path)) {
+        return DatabaseError(what +
+                             " (the file size limit was reached); raise it (ulimit -f) or "
+                             "give another file with -o");
       }
       return DatabaseError(err != 0 ? what + " (" + std::strerror(err) + ")" : what);
     }
@@ -145,46 +210,63 @@ Status SqliteStore::Error(std::string_view doing) const {
   }
 }
 
+Status SqliteStore::Error(std::string_view doing) const { return DescribeError(db_, path_, doing); }
+
+// The schema version footprint wrote into the database (0: none).
+Result<int> SchemaVersion(sqlite3* db, const std::string& path) {
+  Stmt s;
+  if (s.Prepare(db, "PRAGMA user_version") != SQLITE_OK || s.Step() != SQLITE_ROW) {
+    return DescribeError(db, path, "cannot read");
+  }
+  return static_cast<int>(s.Int(0));
+}
+
+// Errors unless `db` holds footprint's schema, at a version this footprint knows, or nothing.
+// Reads only, in one statement: another process may be creating the schema meanwhile.
+Status CheckIsFootprintSchema(sqlite3* db, const std::string& path) {
+  Stmt s;
+  if (s.Prepare(db,
+                "SELECT user_version, (SELECT count(*) FROM sqlite_master), (SELECT count(*) "
+                "FROM sqlite_master WHERE type = 'table' AND name = 'runs') "
+                "FROM pragma_user_version") != SQLITE_OK ||
+      s.Step() != SQLITE_ROW) {
+    return DescribeError(db, path, "cannot read");
+  }
+  const int64_t version = s.Int(0), objects = s.Int(1), runs_tables = s.Int(2);
+  if (version > kSchemaVersion) {
+    return DatabaseError(path + " was written by a newer footprint (schema v" +
+                         std::to_string(version) + "; this footprint knows up to v" +
+                         std::to_string(kSchemaVersion) +
+                         "); upgrade footprint to read it, or give another file with -o");
+  }
+  if (version == 0 ? objects != 0 : runs_tables != 1) {
+    return DatabaseError(path +
+                         " is an SQLite database but not a footprint one; footprint left it as "
+                         "it was: give another file with -o or $FOOTPRINT_DB");
+  }
+  return Status::Ok();
+}
+
+Status SqliteStore::CheckSchemaIsFootprints() { return CheckIsFootprintSchema(db_, path_); }
+
 Status SqliteStore::Exec(std::string_view sql, std::string_view doing) {
   std::string s(sql);
   if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) return Error(doing);
   return Status::Ok();
 }
 
+// True when the last error on `db` was another connection's lock.
+static bool Busy(sqlite3* db) {
+  const int rc = sqlite3_errcode(db) & 0xff;
+  return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
+}
+
 Status SqliteStore::Migrate() {
-  auto version = [&]() -> Result<int> {
-    Stmt s;
-    if (s.Prepare(db_, "PRAGMA user_version") != SQLITE_OK || s.Step() != SQLITE_ROW) {
-      return Error("cannot read");
-    }
-    return static_cast<int>(s.Int(0));
-  };
-  auto check = [&](int v) -> Status {
-    if (v > kSchemaVersion) {
-      return DatabaseError(path_ + " was written by a newer footprint (schema v" +
-                           std::to_string(v) + "; this footprint knows up to v" +
-                           std::to_string(kSchemaVersion) +
-                           "); upgrade footprint to read it, or give another file with -o");
-    }
-    if (v == 0) {
-      Stmt s;
-      if (s.Prepare(db_, "SELECT count(*) FROM sqlite_master") != SQLITE_OK ||
-          s.Step() != SQLITE_ROW) {
-        return Error("cannot read");
-      }
-      if (s.Int(0) > 0) {
-        return DatabaseError(path_ +
-                             " is an SQLite database but not a footprint one; give another "
-                             "file with -o or $FOOTPRINT_DB");
-      }
-    }
-    return Status::Ok();
-  };
+  auto version = [&]() { return SchemaVersion(db_, path_); };
   Result<int> v = version();
   if (!v.ok()) return v.status();
-  if (*v == kSchemaVersion) return Status::Ok();
+  if (*v == kSchemaVersion) return read_only_ ? Status::Ok() : EnsureListIndexes();
   if (read_only_) {
-    FP_RETURN_IF_ERROR(check(*v));
     return DatabaseError(path_ + " has schema v" + std::to_string(*v) +
                          " and must be upgraded; open it once with write access");
   }
@@ -192,7 +274,7 @@ Status SqliteStore::Migrate() {
   // here on, the version check included, happens under the write lock.
   FP_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "cannot lock"));
   v = version();
-  Status st = v.ok() ? check(*v) : v.status();
+  Status st = v.ok() ? CheckSchemaIsFootprints() : v.status();
   auto migrations = SqliteMigrations();
   for (int i = v.ok() ? *v : kSchemaVersion; st.ok() && i < kSchemaVersion; ++i) {
     st = Exec(migrations[static_cast<size_t>(i)], "cannot create the schema in");
@@ -204,13 +286,31 @@ Status SqliteStore::Migrate() {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     return st;
   }
-  return Exec("COMMIT", "cannot commit the schema to");
+  FP_RETURN_IF_ERROR(Exec("COMMIT", "cannot commit the schema to"));
+  return EnsureListIndexes();
 }
 
-// True when the last error on `db` was another connection's lock.
-static bool Busy(sqlite3* db) {
-  const int rc = sqlite3_errcode(db) & 0xff;
-  return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
+Status SqliteStore::EnsureListIndexes() {
+  // Not a migration: an index changes no answer, and a new schema version would make older
+  // footprints refuse the file. Made once by the first writer that finds it missing (a read
+  // of the schema otherwise); a writer that finds the database busy leaves it to the next.
+  Stmt s;
+  if (s.Prepare(db_,
+                "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
+                "('runs_by_start', 'runs_by_status')") != SQLITE_OK ||
+      s.Step() != SQLITE_ROW) {
+    return Error("cannot read");
+  }
+  if (s.Int(0) == 2) return Status::Ok();
+  s.Reset();
+  if (sqlite3_exec(db_,
+                   "CREATE INDEX IF NOT EXISTS runs_by_start ON runs(started_at_ns);"
+                   "CREATE INDEX IF NOT EXISTS runs_by_status ON runs(status)",
+                   nullptr, nullptr, nullptr) != SQLITE_OK &&
+      !Busy(db_)) {
+    return Error("cannot index");
+  }
+  return Status::Ok();
 }
 
 Status SqliteStore::Init(const StoreOptions& options) {
@@ -236,11 +336,13 @@ Status SqliteStore::Init(const StoreOptions& options) {
         heartbeat_.Prepare(db_, "UPDATE runs SET heartbeat_ns = ? WHERE id = ?") != SQLITE_OK) {
       return Error("cannot prepare statements on");
     }
+    StampSideFiles(path_, identity_);
   }
   return Status::Ok();
 }
 
 Status SqliteStore::Configure() {
+  FP_RETURN_IF_ERROR(CheckSchemaIsFootprints());
   if (!read_only_) {
     // WAL: readers never block the writer, and a killed writer leaves a valid database.
     Stmt mode;
@@ -270,6 +372,12 @@ Status SqliteStore::CheckLocation() {
                          " was replaced by another file while footprint wrote to it");
   }
   return Status::Ok();
+}
+
+bool SqliteStore::OutOfSpace() const {
+  const int err = sqlite3_system_errno(db_);
+  return (sqlite3_errcode(db_) & 0xff) == SQLITE_FULL || err == ENOSPC || err == EDQUOT ||
+         err == EFBIG || ReachedFileSizeLimit(path_);
 }
 
 Status SqliteStore::SaveCopyTo(const std::string& path) {
@@ -480,6 +588,38 @@ Result<std::vector<RunRecord>> SqliteStore::ListRuns() {
   return runs;
 }
 
+Result<std::vector<RunRecord>> SqliteStore::ListRunsWithStatus(RunStatus status) {
+  std::vector<RunRecord> runs;
+  FP_RETURN_IF_ERROR(Query("SELECT " + std::string(kRunColumns) +
+                               " FROM runs WHERE status = ? ORDER BY started_at_ns, id",
+                           std::string(RunStatusName(status)),
+                           [&](const Stmt& s) { runs.push_back(ReadRun(s)); }));
+  return runs;
+}
+
+Result<RunPage> SqliteStore::ListRunsPage(const RunQuery& query) {
+  const RunPageSql sql = BuildRunPageSql(query, SqlDialect::kSqlite, RealtimeNs());
+  auto prepare = [&](Stmt& s, const std::string& text, size_t params) {
+    if (s.Prepare(db_, text) != SQLITE_OK) return false;
+    for (size_t i = 0; i < params; ++i) {
+      std::visit([&](const auto& v) { s.Bind(static_cast<int>(i + 1), v); }, sql.params[i]);
+    }
+    return true;
+  };
+  RunPage page;
+  Stmt count;
+  if (!prepare(count, RunPageCountSql(sql), sql.where_params) || count.Step() != SQLITE_ROW) {
+    return Error("cannot read");
+  }
+  page.total = count.Int(0);
+  Stmt rows;
+  if (!prepare(rows, RunPageSelectSql(sql, query), sql.params.size())) return Error("cannot read");
+  int rc;
+  while ((rc = rows.Step()) == SQLITE_ROW) page.runs.push_back(ReadRun(rows));
+  if (rc != SQLITE_DONE) return Error("cannot read");
+  return page;
+}
+
 Result<RunRecord> SqliteStore::GetRun(const std::string& id) {
   std::optional<RunRecord> run;
   FP_RETURN_IF_ERROR(Query("SELECT " + std::string(kRunColumns) + " FROM runs WHERE id = ?", id,
@@ -554,7 +694,7 @@ Result<std::map<std::string, double>> SqliteStore::LoadTotals(const std::string&
 
 std::optional<std::string> IncompleteReason(const RunRecord& run) {
   if (run.meta_json.find("\"incomplete\"") == std::string::npos) return std::nullopt;  // fast
-  json meta = json::parse(run.meta_json, nullptr, false);
+  json meta = ParseStoredJson(run.meta_json);
   if (!meta.is_object() || !meta.contains("incomplete") || !meta["incomplete"].is_string()) {
     return std::nullopt;
   }
@@ -594,18 +734,6 @@ bool OnReadOnlyMedium(const std::string& path) {
   return ::access(dir.c_str(), W_OK) != 0 && errno == EROFS;
 }
 
-// True when `path` is an SQLite database in WAL mode (its header's read and write versions
-// are 2).
-bool IsWalDatabase(const std::string& path) {
-  unsigned char header[20] = {};
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const ssize_t n = ::pread(fd, header, sizeof header, 0);
-  ::close(fd);
-  return n == static_cast<ssize_t>(sizeof header) &&
-         std::memcmp(header, "SQLite format 3", 16) == 0 && header[18] == 2 && header[19] == 2;
-}
-
 // `path` with the characters a URI filename reserves percent-encoded.
 std::string UriEscaped(const std::string& path) {
   std::string out;
@@ -621,7 +749,104 @@ std::string UriEscaped(const std::string& path) {
   return out;
 }
 
+// An SQLite connection until it is handed over (release()).
+using SqliteConnection =
+    std::unique_ptr<sqlite3, decltype([](sqlite3* db) { sqlite3_close_v2(db); })>;
+
+// Opens `name` with `flags`, guarded like every connection footprint makes: no schema object
+// runs a function SQLite does not deem safe (trusted_schema off), no direct change of the file's
+// structure (defensive), and no value, statement or expression larger than footprint ever
+// writes, so that a hostile database costs bounded memory and time.
+Result<SqliteConnection> OpenConnection(const std::string& name, const std::string& path,
+                                        int flags) {
+  // No bulk page-cache allocation per connection (SQLite's default: 20 pages, written through
+  // at open): footprint's connections touch a few pages, and the bulk cost page faults at
+  // every start and stayed in the monitor's resident set. Refused (harmlessly) when SQLite is
+  // already initialized, e.g. by Python's sqlite3 in the same process.
+  static const int page_cache_configured = sqlite3_config(SQLITE_CONFIG_PAGECACHE, nullptr, 0, 0);
+  (void)page_cache_configured;
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(name.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  SqliteConnection db(raw);
+  if (rc != SQLITE_OK) {
+    const std::string why = raw ? sqlite3_errmsg(raw) : "out of memory";
+    const int err = errno;
+    const bool writing = (flags & SQLITE_OPEN_READWRITE) != 0;
+    return DatabaseError("cannot " + std::string(writing ? "create or open " : "open ") + path +
+                         ": " + why + (err ? std::string(" (") + std::strerror(err) + ")" : "") +
+                         "; check that its folder exists and is writable, or give another "
+                         "file with -o");
+  }
+  sqlite3_db_config(raw, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  sqlite3_db_config(raw, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_limit(raw, SQLITE_LIMIT_LENGTH, kMaxSqliteValueBytes);
+  sqlite3_limit(raw, SQLITE_LIMIT_SQL_LENGTH, 1 << 20);
+  sqlite3_limit(raw, SQLITE_LIMIT_EXPR_DEPTH, 100);
+  sqlite3_limit(raw, SQLITE_LIMIT_COLUMN, 200);
+  sqlite3_limit(raw, SQLITE_LIMIT_ATTACHED, 0);
+  return db;
+}
+
+// How the database file's header (its first 100 bytes) says it is journaled, read through the
+// connection's own descriptor: a descriptor of footprint's own, once closed, would drop the
+// locks SQLite holds on the file (https://www.sqlite.org/howtocorrupt.html, 2.2).
+enum class JournalMode { kNone, kRollback, kWal };  // kNone: empty, or not an SQLite header
+JournalMode JournalOf(sqlite3* db) {
+  sqlite3_file* file = nullptr;
+  unsigned char header[100] = {};
+  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK ||
+      file == nullptr || file->pMethods == nullptr ||
+      file->pMethods->xRead(file, header, sizeof header, 0) != SQLITE_OK ||
+      std::memcmp(header, "SQLite format 3", 16) != 0) {
+    return JournalMode::kNone;
+  }
+  return header[18] == 2 && header[19] == 2 ? JournalMode::kWal : JournalMode::kRollback;
+}
+
+// True when `db`, a read-only connection to `path`, should give way to a read-write one: see
+// SqliteReaderMayWrite.
+bool ReaderMayWrite(sqlite3* db, const std::string& path) {
+  return JournalOf(db) == JournalMode::kWal && !HasHotWal(path) &&
+         ::access(path.c_str(), W_OK) == 0;
+}
+
+// A connection for reading `path`, as SqliteReaderMayWrite says.
+Result<SqliteConnection> OpenForReading(const std::string& path) {
+  // On a read-only medium nobody can write the file, and SQLite could not create the shared
+  // memory file a WAL database is read through: it is opened as immutable instead.
+  if (OnReadOnlyMedium(path)) {
+    return OpenConnection("file:" + UriEscaped(path) + "?immutable=1", path,
+                          SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+  }
+  FP_ASSIGN_OR_RETURN(SqliteConnection db, OpenConnection(path, path, SQLITE_OPEN_READONLY));
+  if (!ReaderMayWrite(db.get(), path)) return db;
+  db.reset();
+  return OpenConnection(path, path, SQLITE_OPEN_READWRITE);
+}
+
+// A connection for writing `path`. A file in rollback mode is another program's unless its
+// schema says otherwise, and reading it for writing could roll back that program's hot
+// journal: it is checked through a read-only connection first, and left as it was.
+Result<SqliteConnection> OpenForWriting(const std::string& path) {
+  FP_ASSIGN_OR_RETURN(SqliteConnection db,
+                      OpenConnection(path, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
+  if (sqlite3_db_readonly(db.get(), "main") == 1) {
+    return DatabaseError("cannot write to " + path +
+                         ": the file is read-only; make it writable or give another file with -o");
+  }
+  if (JournalOf(db.get()) == JournalMode::kRollback) {
+    FP_ASSIGN_OR_RETURN(SqliteConnection probe, OpenConnection(path, path, SQLITE_OPEN_READONLY));
+    FP_RETURN_IF_ERROR(CheckIsFootprintSchema(probe.get(), path));
+  }
+  return db;
+}
+
 }  // namespace
+
+Result<bool> SqliteReaderMayWrite(const std::string& path) {
+  FP_ASSIGN_OR_RETURN(SqliteConnection db, OpenConnection(path, path, SQLITE_OPEN_READONLY));
+  return ReaderMayWrite(db.get(), path);
+}
 
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& location,
                                                const StoreOptions& options) {
@@ -633,53 +858,31 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& location,
     return InvalidArgument("unsupported database location '" + location +
                            "'; give a file path (SQLite) or a postgresql:// URI");
   }
-  bool read_only = options.read_only;
+  const bool read_only = options.read_only;
   struct stat st;
-  bool exists = ::stat(path.c_str(), &st) == 0;
-  if (read_only && !exists) {
+  const bool existed = ::stat(path.c_str(), &st) == 0;
+  if (read_only && !existed) {
     return DatabaseError("no database at " + path + "; record a run first (footprint run -o " +
                          path + " -- COMMAND) or give another file with -o");
   }
-  if (exists && S_ISDIR(st.st_mode)) {
+  if (existed && S_ISDIR(st.st_mode)) {
     return DatabaseError(path + " is a folder; give a database file with -o");
   }
-  int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  // On a read-only medium nobody can write the file, and SQLite could not create the shared
-  // memory file a WAL database is read through: it is opened as immutable instead.
-  std::string name = path;
-  if (read_only && OnReadOnlyMedium(path)) {
-    name = "file:" + UriEscaped(path) + "?immutable=1";
-    flags |= SQLITE_OPEN_URI;
-  } else if (read_only && IsWalDatabase(path) && ::access(path.c_str(), W_OK) == 0) {
-    // A read-only connection to a WAL database makes -wal and -shm files and cannot remove
-    // them. Opened for writing (query_only, set in Configure), the last connection to close
-    // removes them, as after a run; nothing is written to the database itself.
-    flags = SQLITE_OPEN_READWRITE;
+  if (existed) FP_RETURN_IF_ERROR(CheckSideFilesBelong(path, DatabaseFileIdentity(path)));
+  FP_ASSIGN_OR_RETURN(SqliteConnection db, read_only ? OpenForReading(path) : OpenForWriting(path));
+  auto store =
+      std::make_unique<SqliteStore>(db.release(), path, DatabaseFileIdentity(path), read_only);
+  if (Status st_init = store->Init(options); !st_init.ok()) {
+    // A database this open created on a full disk holds nothing: it is not left behind empty.
+    const bool remove = !existed && store->OutOfSpace();
+    store.reset();
+    if (remove && ::stat(path.c_str(), &st) == 0 && st.st_size == 0 && !HasHotWal(path)) {
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+        ::unlink((path + suffix).c_str());
+      }
+    }
+    return st_init;
   }
-  // No bulk page-cache allocation per connection (SQLite's default: 20 pages, written through
-  // at open): footprint's connections touch a few pages, and the bulk cost page faults at
-  // every start and stayed in the monitor's resident set. Refused (harmlessly) when SQLite is
-  // already initialized, e.g. by Python's sqlite3 in the same process.
-  static const int page_cache_configured = sqlite3_config(SQLITE_CONFIG_PAGECACHE, nullptr, 0, 0);
-  (void)page_cache_configured;
-  sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(name.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
-  if (rc != SQLITE_OK) {
-    std::string why = db ? sqlite3_errmsg(db) : "out of memory";
-    int err = errno;
-    sqlite3_close_v2(db);
-    return DatabaseError("cannot " + std::string(read_only ? "open " : "create or open ") + path +
-                         ": " + why + (err ? std::string(" (") + std::strerror(err) + ")" : "") +
-                         "; check that its folder exists and is writable, or give another "
-                         "file with -o");
-  }
-  if (!read_only && sqlite3_db_readonly(db, "main") == 1) {
-    sqlite3_close_v2(db);
-    return DatabaseError("cannot write to " + path +
-                         ": the file is read-only; make it writable or give another file with -o");
-  }
-  auto store = std::make_unique<SqliteStore>(db, path, read_only);
-  FP_RETURN_IF_ERROR(store->Init(options));
   return std::unique_ptr<Store>(std::move(store));
 }
 

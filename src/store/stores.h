@@ -16,6 +16,15 @@ namespace footprint {
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& location,
                                                const StoreOptions& options);
 
+// How a reader opens the SQLite database at `path`: read-only (false), so that nothing in the
+// file changes, not even what a killed writer left in its WAL; or, for a WAL database without
+// such frames, read-write with query_only (true): SQLite makes -wal and -shm files to read it
+// through, and only a connection that may write removes them at its close. Decided from the
+// file's header read through SQLite's own descriptor, never one of footprint's (whose close
+// would drop the locks SQLite holds on the file), so that a process holding connections to the
+// database may ask (the Python module's readers do).
+Result<bool> SqliteReaderMayWrite(const std::string& path);
+
 // A PostgreSQL database named by a libpq URI, through libpq loaded from `env`.
 Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri,
                                                  const StoreOptions& options, Env& env);

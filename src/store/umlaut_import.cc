@@ -14,19 +14,42 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "util/clock.h"
+#include "util/json_bounded.h"
+#include "util/json_text.h"
 
 namespace footprint {
 namespace {
 
 using json = nlohmann::json;
 
+// What reading a foreign database may cost. UMLAUT's largest values are its series, about 60
+// bytes a sample as it encodes them: 64 MiB holds a day of samples every 0.1 s. Its tables
+// have 4 and 8 columns and its queries are footprint's own, a few short lines.
+constexpr int kMaxValueBytes = 64 << 20;
+constexpr std::pair<int, int> kSqliteLimits[] = {{SQLITE_LIMIT_LENGTH, kMaxValueBytes},
+                                                 {SQLITE_LIMIT_SQL_LENGTH, 1 << 20},
+                                                 {SQLITE_LIMIT_COLUMN, 100},
+                                                 {SQLITE_LIMIT_EXPR_DEPTH, 100},
+                                                 {SQLITE_LIMIT_COMPOUND_SELECT, 4},
+                                                 {SQLITE_LIMIT_FUNCTION_ARG, 8},
+                                                 {SQLITE_LIMIT_ATTACHED, 0},
+                                                 {SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 100},
+                                                 {SQLITE_LIMIT_VARIABLE_NUMBER, 8},
+                                                 {SQLITE_LIMIT_TRIGGER_DEPTH, 1}};
+// A run's name is a label read in lists, its description a paragraph: what an UMLAUT run
+// holds beyond these is cut, and said.
+constexpr size_t kMaxNameBytes = 256;
+constexpr size_t kMaxDescriptionBytes = 64 * 1024;
+
 // One row of UMLAUT's measurement table.
 struct Measurement {
   int64_t at_ns = 0;  // measurement_datetime
   std::string description, type, unit, method;
-  json data;  // measurement_data decoded (twice when UMLAUT encoded it twice)
+  json data;               // measurement_data decoded (twice when UMLAUT encoded it twice)
+  std::string unreadable;  // why measurement_data was refused (then `data` is null)
 };
 
 struct UmlautRun {
@@ -60,13 +83,13 @@ std::string Text(sqlite3_stmt* s, int column) {
 
 // measurement_data: a number as stored, or JSON text decoded until it is no longer a string
 // holding JSON (UMLAUT's series are json.dumps'ed before SQLAlchemy's JSON column dumps them
-// again).
-json Decode(sqlite3_stmt* s, int column) {
+// again); text that is not JSON is a discarded value. An error when it nests too deep.
+Result<json> Decode(sqlite3_stmt* s, int column) {
   const int type = sqlite3_column_type(s, column);
-  if (type == SQLITE_INTEGER || type == SQLITE_FLOAT) return sqlite3_column_double(s, column);
-  json j = json::parse(Text(s, column), nullptr, false);
+  if (type == SQLITE_INTEGER || type == SQLITE_FLOAT) return json(sqlite3_column_double(s, column));
+  FP_ASSIGN_OR_RETURN(json j, ParseBoundedJson(Text(s, column)));
   for (int depth = 0; j.is_string() && depth < 3; ++depth) {
-    json inner = json::parse(j.get<std::string>(), nullptr, false);
+    FP_ASSIGN_OR_RETURN(json inner, ParseBoundedJson(j.get<std::string>()));
     if (inner.is_discarded()) break;
     j = std::move(inner);
   }
@@ -75,37 +98,80 @@ json Decode(sqlite3_stmt* s, int column) {
 
 using Db = std::unique_ptr<sqlite3, decltype(&sqlite3_close_v2)>;
 
+// SQLite's error `rc` on `db` as one line that names the file.
+Status ReadError(sqlite3* db, const std::string& path, int rc) {
+  if (rc == SQLITE_TOOBIG) {
+    return DatabaseError(path + " holds a value over " + std::to_string(kMaxValueBytes >> 20) +
+                         " MiB, more than UMLAUT writes: not imported");
+  }
+  return DatabaseError("cannot read " + path + ": " + sqlite3_errmsg(db));
+}
+
 // Every row of `sql` as name -> column index, through `row`.
 Status ForEachRow(
-    sqlite3* db, const std::string& sql,
+    sqlite3* db, const std::string& path, const std::string& sql,
     const std::function<void(sqlite3_stmt*, const std::map<std::string, int>&)>& row) {
   sqlite3_stmt* raw = nullptr;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
-    return DatabaseError(std::string("cannot read it: ") + sqlite3_errmsg(db));
+  if (int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &raw, nullptr); rc != SQLITE_OK) {
+    return ReadError(db, path, rc);
   }
   std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> s(raw, sqlite3_finalize);
   std::map<std::string, int> columns;
   for (int i = 0; i < sqlite3_column_count(raw); ++i) columns[sqlite3_column_name(raw, i)] = i;
   int rc;
   while ((rc = sqlite3_step(raw)) == SQLITE_ROW) row(raw, columns);
-  if (rc != SQLITE_DONE) return DatabaseError(std::string("cannot read it: ") + sqlite3_errmsg(db));
-  return Status::Ok();
+  return rc == SQLITE_DONE ? Status::Ok() : ReadError(db, path, rc);
 }
 
-Result<std::vector<UmlautRun>> ReadUmlaut(const std::string& path) {
+// The file at `path`, read-only, as a database that someone else wrote: its schema is code
+// that runs when footprint reads it, so it runs without triggers, views or functions that
+// could act outside the query, cannot change the file, and within kSqliteLimits.
+Result<Db> OpenUntrusted(const std::string& path) {
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
   Db db(raw, sqlite3_close_v2);
   if (rc != SQLITE_OK) {
     return DatabaseError("cannot open " + path + ": " + (raw ? sqlite3_errmsg(raw) : "no memory"));
   }
-  std::set<std::string> tables;
-  FP_RETURN_IF_ERROR(ForEachRow(raw, "SELECT name FROM sqlite_master WHERE type = 'table'",
-                                [&](sqlite3_stmt* s, auto&) { tables.insert(Text(s, 0)); }));
+  for (const auto& [option, value] : {std::pair{SQLITE_DBCONFIG_DEFENSIVE, 1},
+                                      {SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0},
+                                      {SQLITE_DBCONFIG_ENABLE_TRIGGER, 0},
+                                      {SQLITE_DBCONFIG_ENABLE_VIEW, 0}}) {
+    if (sqlite3_db_config(raw, option, value, nullptr) != SQLITE_OK) {
+      return DatabaseError("cannot open " + path + " safely: " + sqlite3_errmsg(raw));
+    }
+  }
+  for (const auto& [limit, value] : kSqliteLimits) sqlite3_limit(raw, limit, value);
+  return db;
+}
+
+// Refuses a table with a column computed at each read (a virtual generated column, which
+// UMLAUT never writes): its expression would run on footprint's memory and time, per row.
+Status RefuseComputedColumns(sqlite3* db, const std::string& path, const std::string& table) {
+  std::string computed;
+  FP_RETURN_IF_ERROR(
+      ForEachRow(db, path, "SELECT name FROM pragma_table_xinfo('" + table + "') WHERE hidden = 2",
+                 [&](sqlite3_stmt* s, auto&) { computed = Text(s, 0); }));
+  if (computed.empty()) return Status::Ok();
+  return DatabaseError(path + ": column " + table + "." + computed +
+                       " is computed at each read (a virtual generated column), which "
+                       "UMLAUT never writes: not imported; import the database UMLAUT wrote");
+}
+
+Result<std::vector<UmlautRun>> ReadUmlaut(const std::string& path) {
+  FP_ASSIGN_OR_RETURN(Db db, OpenUntrusted(path));
+  sqlite3* raw = db.get();
+  std::set<std::string> tables;  // ordinary ones: a virtual table's rows are a module's code
+  FP_RETURN_IF_ERROR(ForEachRow(
+      raw, path, "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE TABLE%'",
+      [&](sqlite3_stmt* s, auto&) { tables.insert(Text(s, 0)); }));
   if (!tables.contains("benchmark_metadata") || !tables.contains("measurement")) {
     return DatabaseError(path +
                          " is not an UMLAUT database (no tables benchmark_metadata and "
                          "measurement); footprint import reads UMLAUT's databases");
+  }
+  for (const char* table : {"benchmark_metadata", "measurement"}) {
+    FP_RETURN_IF_ERROR(RefuseComputedColumns(raw, path, table));
   }
   std::vector<UmlautRun> runs;
   std::map<std::string, size_t> index;
@@ -113,8 +179,8 @@ Result<std::vector<UmlautRun>> ReadUmlaut(const std::string& path) {
     auto it = c.find(name);
     return it == c.end() ? std::string() : Text(s, it->second);
   };
-  FP_RETURN_IF_ERROR(
-      ForEachRow(raw, "SELECT * FROM benchmark_metadata", [&](sqlite3_stmt* s, const auto& c) {
+  FP_RETURN_IF_ERROR(ForEachRow(
+      raw, path, "SELECT * FROM benchmark_metadata", [&](sqlite3_stmt* s, const auto& c) {
         UmlautRun r{.uuid = get(s, c, "uuid"),
                     .name = get(s, c, "meta_name"),
                     .description = get(s, c, "meta_description"),
@@ -122,9 +188,8 @@ Result<std::vector<UmlautRun>> ReadUmlaut(const std::string& path) {
         index[r.uuid] = runs.size();
         runs.push_back(std::move(r));
       }));
-  Status row_error;
-  FP_RETURN_IF_ERROR(
-      ForEachRow(raw, "SELECT * FROM measurement ORDER BY id", [&](sqlite3_stmt* s, const auto& c) {
+  FP_RETURN_IF_ERROR(ForEachRow(
+      raw, path, "SELECT * FROM measurement ORDER BY id", [&](sqlite3_stmt* s, const auto& c) {
         auto it = index.find(get(s, c, "uuid"));
         if (it == index.end()) return;  // a measurement of no run: UMLAUT never writes one
         Measurement m{.at_ns = LocalTimeNs(get(s, c, "measurement_datetime")).value_or(0),
@@ -132,8 +197,14 @@ Result<std::vector<UmlautRun>> ReadUmlaut(const std::string& path) {
                       .type = get(s, c, "measurement_type"),
                       .unit = get(s, c, "measurement_unit"),
                       .method = get(s, c, "measured_method_name")};
-        auto data = c.find("measurement_data");
-        if (data != c.end()) m.data = Decode(s, data->second);
+        if (auto data = c.find("measurement_data"); data != c.end()) {
+          Result<json> decoded = Decode(s, data->second);
+          if (decoded.ok()) {
+            m.data = std::move(decoded).value();
+          } else {
+            m.unreadable = decoded.status().message();
+          }
+        }
         runs[it->second].rows.push_back(std::move(m));
       }));
   return runs;
@@ -224,6 +295,22 @@ std::optional<std::vector<std::vector<double>>> Matrix(const json& j) {
   return rows;
 }
 
+// A run's name where UMLAUT's database has none (its first versions had no meta_name): the
+// database file's name without its folder and extension, "hello_world" for hello_world.db.
+std::string NameFromFile(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  if (const size_t dot = name.rfind('.'); dot != std::string::npos && dot > 0) name.resize(dot);
+  return name.empty() ? "umlaut" : name;
+}
+
+// `text` cut to at most `max_bytes`, at the start of a character, so that UTF-8 stays whole.
+std::string CutToBytes(const std::string& text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  size_t end = max_bytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end);
+}
+
 class RunImporter {
  public:
   RunImporter(Store& store, const UmlautRun& u, const std::string& path)
@@ -231,7 +318,8 @@ class RunImporter {
 
   Result<ImportedRun> Import() {
     out_.id = u_.uuid;
-    out_.name = u_.name.empty() ? "umlaut" : u_.name;
+    out_.name =
+        Bounded("meta_name", u_.name.empty() ? NameFromFile(path_) : u_.name, kMaxNameBytes);
     if (store_.GetRun(u_.uuid).ok()) {
       out_.already_there = true;
       return out_;
@@ -241,10 +329,17 @@ class RunImporter {
       auto [a, b] = Span(m);
       first = std::min(first, a);
       last = std::max({last, b, m.at_ns});
+      Extent& e = extents_[ScopeName(m)];
+      e.all = {std::min(e.all.first, a), std::max(e.all.second, b)};
+      if (m.type == "time" || SeriesTypes().contains(m.type)) {
+        e.timed = {std::min(e.timed.first, a), std::max(e.timed.second, b)};
+      }
     }
     if (first == INT64_MAX) first = last = RealtimeNs();
     start_ns_ = first;
-    RunRecord run{.id = u_.uuid, .name = out_.name, .description = u_.description};
+    RunRecord run{.id = u_.uuid,
+                  .name = out_.name,
+                  .description = Bounded("meta_description", u_.description, kMaxDescriptionBytes)};
     run.started_at_ns = first;
     run.heartbeat_ns = first;
     FP_RETURN_IF_ERROR(store_.CreateRun(run));
@@ -258,14 +353,44 @@ class RunImporter {
                               count.second + ")");
       unmapped.push_back({{"type", type}, {"rows", count.first}, {"why", count.second}});
     }
-    run.meta_json =
-        json{{"imported", {{"from", path_}, {"format", "umlaut"}, {"unmapped", unmapped}}}}.dump();
-    FP_RETURN_IF_ERROR(store_.FinishRun(run, {}));
+    json meta = {{"imported", {{"from", path_}, {"format", "umlaut"}, {"unmapped", unmapped}}}};
+    const std::map<std::string, double> totals = Totals(run, meta);
+    run.meta_json = JsonText(meta);
+    FP_RETURN_IF_ERROR(store_.FinishRun(run, totals));
     return out_;
   }
 
  private:
+  // Where the rows of one scope lie: [first, last] ns since the epoch, of all of them and of
+  // the timed ones (time rows and series).
+  struct Extent {
+    std::pair<int64_t, int64_t> all{INT64_MAX, 0}, timed{INT64_MAX, 0};
+  };
+
+  // The totals UMLAUT's rows determine, so that show and compare have them: the run's span,
+  // and the largest memory sample, which meta.sources says (as a run footprint measured says
+  // where each total came from).
+  std::map<std::string, double> Totals(const RunRecord& run, json& meta) const {
+    std::map<std::string, double> totals = {
+        {"duration_s",
+         static_cast<double>(run.ended_at_ns.value_or(run.started_at_ns) - run.started_at_ns) /
+             1e9}};
+    if (peak_memory_bytes_) {
+      totals["peak_memory_bytes"] = *peak_memory_bytes_;
+      meta["sources"]["peak_memory"] =
+          "the largest memory sample UMLAUT took (its process's RSS): the peak was at least this";
+    }
+    return totals;
+  }
+
   int64_t Rel(int64_t at_ns) const { return std::max<int64_t>(0, at_ns - start_ns_); }
+
+  // `text` at most `max_bytes` long; a longer one is cut, and listed under `field`.
+  std::string Bounded(const std::string& field, const std::string& text, size_t max_bytes) {
+    if (text.size() <= max_bytes) return text;
+    CountUnmapped(field, "longer than " + std::to_string(max_bytes) + " bytes: cut to its start");
+    return CutToBytes(text, max_bytes);
+  }
 
   // The scope named `name` ([first, last] of everything in it), made once.
   Result<int64_t> ScopeFor(const std::string& name) {
@@ -273,48 +398,56 @@ class RunImporter {
     if (it != scopes_.end()) return it->second;
     // The function's timed call and its series say when it ran; values logged after it
     // only where there are none.
-    int64_t a = INT64_MAX, b = 0;
-    for (bool timed_only : {true, false}) {
-      for (const Measurement& m : u_.rows) {
-        const bool timed = m.type == "time" || SeriesTypes().contains(m.type);
-        if (ScopeName(m) != name || (timed_only && !timed)) continue;
-        auto [x, y] = Span(m);
-        a = std::min(a, x);
-        b = std::max(b, y);
-      }
-      if (a != INT64_MAX) break;
-    }
+    const Extent& e = extents_[name];
+    const auto [a, b] = e.timed.first != INT64_MAX ? e.timed : e.all;
     ScopeRecord s{.run_id = u_.uuid, .name = name, .start_ns = Rel(a), .end_ns = Rel(b)};
     FP_ASSIGN_OR_RETURN(int64_t id, store_.InsertScope(s));
     ++out_.scopes;
     return scopes_[name] = id;
   }
 
+  // Keeps the description of a function's metric (UMLAUT's -d names it), once.
+  void Describe(const Measurement& m) {
+    if (m.method.empty()) return;
+    const json metric = {{"type", m.type}, {"description", m.description}};
+    json& described = described_[m.method];
+    if (std::find(described.begin(), described.end(), metric) == described.end()) {
+      described.push_back(metric);
+    }
+  }
+
   Status Value(const Measurement& m, const std::string& name, std::optional<double> v,
                std::optional<int64_t> step, const json& doc = nullptr) {
     FP_ASSIGN_OR_RETURN(int64_t scope, ScopeFor(ScopeName(m)));
+    Describe(m);
     ValueRecord r{.run_id = u_.uuid,
                   .scope_id = scope,
                   .name = name,
                   .step = step,
                   .t_ns = Rel(m.at_ns),
                   .value = v,
-                  .data_json = doc.is_null() ? "" : doc.dump()};
+                  .data_json = doc.is_null() ? "" : JsonText(doc)};
     ++out_.values;
     return store_.InsertValue(r);
   }
 
-  // Counts a row footprint has no place for, and why; the import goes on.
-  Status Unmapped(const Measurement& m, const std::string& why) {
-    auto& [rows, reason] = unmapped_[m.type.empty() ? "(no type)" : m.type];
+  // Counts a row of `what` that footprint has no place for, and why.
+  void CountUnmapped(const std::string& what, const std::string& why) {
+    auto& [rows, reason] = unmapped_[what];
     ++rows;
     reason = why;
+  }
+  // The same for a measurement, which the import then goes on without.
+  Status Unmapped(const Measurement& m, const std::string& why) {
+    CountUnmapped(m.type.empty() ? "(no type)" : m.type, why);
     return Status::Ok();
   }
 
   Status Add(const Measurement& m) {
+    if (!m.unreadable.empty()) return Unmapped(m, "measurement_data: " + m.unreadable);
     if (m.type == "time") {
       if (!Duration(m)) return Unmapped(m, "not a duration in seconds");
+      Describe(m);
       return ScopeFor(ScopeName(m)).status();
     }
     if (auto it = SeriesTypes().find(m.type); it != SeriesTypes().end())
@@ -360,11 +493,15 @@ class RunImporter {
                    .scope_id = scope};
     FP_ASSIGN_OR_RETURN(int64_t id, store_.EnsureSeries(s));
     std::vector<SamplePoint> samples;
-    for (const auto& [t, v] : points) samples.push_back({id, Rel(t), v * type.scale});
+    for (const auto& [t, v] : points) {
+      samples.push_back({id, Rel(t), v * type.scale});
+      if (s.metric == "memory" && std::isfinite(samples.back().value)) {
+        peak_memory_bytes_ = std::max(peak_memory_bytes_.value_or(0), samples.back().value);
+      }
+    }
     ++out_.series;
     out_.samples += samples.size();
-    if (!m.method.empty())
-      described_[m.method].push_back({{"type", m.type}, {"description", m.description}});
+    Describe(m);
     return store_.Append(u_.uuid, samples, start_ns_);
   }
 
@@ -381,7 +518,7 @@ class RunImporter {
     }
     json text_labels = json::array(), transposed = json::array();
     for (const auto& l : labels)
-      text_labels.push_back(l.is_string() ? l.get<std::string>() : l.dump());
+      text_labels.push_back(l.is_string() ? l.get<std::string>() : JsonText(l));
     for (size_t t = 0; t < n; ++t) {  // UMLAUT's [predicted][true] as footprint's [true][predicted]
       json row = json::array();
       for (size_t p = 0; p < n; ++p) row.push_back((*matrix)[p][t]);
@@ -399,21 +536,27 @@ class RunImporter {
     }
     const std::string target = d["target"].is_string() ? d["target"].get<std::string>() : "";
     const json& df = d["df"];
-    const json names = d.value("hyperparameters", json::array());
-    const size_t rows = df.contains(target) && df[target].is_array() ? df[target].size() : 0;
-    for (size_t i = 0; i < rows; ++i) {
-      json params = json::object();
-      for (const auto& h : names) {
-        if (!h.is_string() || !df.contains(h.get<std::string>())) continue;
-        const json& column = df[h.get<std::string>()];
-        if (column.is_array() && i < column.size()) params[h.get<std::string>()] = column[i];
+    const auto targets = df.find(target);
+    if (targets == df.end() || !targets->is_array()) return Status::Ok();
+    // Column by column, each named column once: the work is the table's size, whatever the
+    // number of names or of rows.
+    std::vector<json> params(targets->size(), json::object());
+    std::set<std::string> seen;
+    for (const auto& h : d.value("hyperparameters", json::array())) {
+      if (!h.is_string() || !seen.insert(h.get<std::string>()).second) continue;
+      const auto column = df.find(h.get<std::string>());
+      if (column == df.end() || !column->is_array()) continue;
+      for (size_t i = 0; i < column->size() && i < params.size(); ++i) {
+        params[i][h.get<std::string>()] = (*column)[i];
       }
-      const json& v = df[target][i];
+    }
+    for (size_t i = 0; i < params.size(); ++i) {
+      const json& v = (*targets)[i];
       FP_RETURN_IF_ERROR(Value(
           m, "hyperparameters", v.is_number() ? std::optional(v.get<double>()) : std::nullopt,
           std::nullopt,
           json{{"kind", "hyperparameters"},
-               {"params", params},
+               {"params", std::move(params[i])},
                {"target", target},
                {"low_means_good", !d.contains("low_means_good") || d["low_means_good"] != false}}));
     }
@@ -427,7 +570,7 @@ class RunImporter {
       ValueRecord r{.run_id = u_.uuid,
                     .scope_id = scope,
                     .name = "umlaut.supervision",
-                    .data_json = json{{"scope", method}, {"metrics", metrics}}.dump()};
+                    .data_json = JsonText(json{{"scope", method}, {"metrics", metrics}})};
       FP_RETURN_IF_ERROR(store_.InsertValue(r));
       ++out_.values;
     }
@@ -440,7 +583,9 @@ class RunImporter {
   int64_t start_ns_ = 0;
   ImportedRun out_;
   std::map<std::string, int64_t> scopes_;
+  std::map<std::string, Extent> extents_;
   std::map<std::string, json> described_;
+  std::optional<double> peak_memory_bytes_;
   std::map<std::string, std::pair<size_t, std::string>> unmapped_;
 };
 
@@ -459,7 +604,7 @@ Result<std::vector<ImportedRun>> ImportUmlautDatabase(const std::string& path, S
       imported = DatabaseError(std::string("a measurement's data is malformed (") + e.what() + ")");
     }
     if (!imported.ok()) {
-      return DatabaseError("importing UMLAUT run " + u.uuid +
+      return DatabaseError("importing UMLAUT run " + CutToBytes(u.uuid, kMaxNameBytes) +
                            " failed: " + imported.status().message());
     }
     out.push_back(std::move(imported).value());

@@ -14,8 +14,10 @@
 //                               the description; timed tta -> value time_to_accuracy
 //   confusion-matrix, hyperparameters -> footprint's confusion matrix and hyperparameter sets
 // A series lies in the scope of its function; each function's metric descriptions are kept as
-// value umlaut.supervision, as footprint.umlaut writes them. UMLAUT's times are local and
-// naive: they are read in this machine's time zone.
+// value umlaut.supervision, as footprint.umlaut writes them. A run's totals are what its rows
+// determine: duration_s (its span) and peak_memory_bytes (its largest memory sample, said in
+// meta.sources). A run without meta_name (UMLAUT's first versions) is named after the file.
+// UMLAUT's times are local and naive: they are read in this machine's time zone.
 #ifndef FOOTPRINT_STORE_UMLAUT_IMPORT_H_
 #define FOOTPRINT_STORE_UMLAUT_IMPORT_H_
 

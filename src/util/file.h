@@ -1,6 +1,7 @@
-// Reading small kernel files (/proc, /sys) cheaply: keep the descriptor open and pread from
-// offset 0 each time, which skips the path lookup on every sample. A read that fails with
+// Reading files. Small kernel files (/proc, /sys) cheaply: keep the descriptor open and pread
+// from offset 0 each time, which skips the path lookup on every sample. A read that fails with
 // ESRCH/ENOENT means the process behind a /proc file is gone, even if its PID was reused.
+// Files people name (plans, manifests): ReadInputFile, bounded and regular files only.
 #ifndef FOOTPRINT_UTIL_FILE_H_
 #define FOOTPRINT_UTIL_FILE_H_
 
@@ -76,6 +77,17 @@ class KernelFile {
 
 // Reads a whole file into a string (for files read once, such as /proc/cpuinfo).
 Result<std::string> ReadWholeFile(const std::string& path);
+// Refuses, without opening it, a path that is not a regular file (a FIFO would block the
+// reader, a device such as /dev/zero never ends): InvalidArgument "WHAT PATH is a folder, ..."
+// saying what to give instead; NotFound when it cannot be looked up. `what` names the file for
+// people ("the plan", "the manifest").
+Status CheckRegularFile(const std::string& path, std::string_view what);
+// Reads a file a person named (a plan, a manifest) whole, never more than `max_bytes`: it
+// must be a regular file (CheckRegularFile, then checked again on the open descriptor, which
+// a FIFO swapped in meanwhile cannot block) no larger than `max_bytes`, also while it is read
+// (a file that grows). InvalidArgument for the kind or the size, NotFound when it cannot be
+// opened or read; one line each, naming `what` and the path.
+Result<std::string> ReadInputFile(const std::string& path, size_t max_bytes, std::string_view what);
 // The non-empty NUL-separated words of a file (/proc/PID/cmdline, /proc/PID/environ); none
 // when it cannot be read (the process is gone).
 std::vector<std::string> ReadNulSeparatedWords(const std::string& path);

@@ -1,6 +1,7 @@
 #include "util/sha256.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -92,8 +93,14 @@ std::string Sha256::Hex() {
 }
 
 std::optional<FileDigest> DigestFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking, and regular files only: a FIFO named as an input would block forever.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return std::nullopt;
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return std::nullopt;
+  }
   Sha256 hash;
   FileDigest digest;
   char buf[1 << 16];

@@ -30,6 +30,8 @@ struct FileDigest {
   std::string sha256;
   int64_t size = 0;
 };
+// The digest of a regular file's bytes; none when it cannot be read or is not a regular file
+// (a FIFO or device is never opened for long: it could block or never end).
 std::optional<FileDigest> DigestFile(const std::string& path);
 
 }  // namespace footprint

@@ -245,39 +245,91 @@ Result<std::vector<std::string>> SplitShellWords(std::string_view line) {
   return words;
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at the start of `text` (1 to 4 bytes), with its
+// code point in `code`; 0 when there is none: a stray continuation byte, an overlong form, a
+// surrogate, a code point beyond U+10FFFF or a sequence cut short.
+size_t Utf8Sequence(std::string_view text, char32_t& code) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  size_t length = 0;
+  unsigned char second_low = 0x80, second_high = 0xBF;  // RFC 3629's table
+  if (lead < 0x80) {
+    code = lead;
+    return 1;
+  } else if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+    code = lead & 0x1F;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    code = lead & 0x0F;
+    if (lead == 0xE0) second_low = 0xA0;   // overlong
+    if (lead == 0xED) second_high = 0x9F;  // surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    code = lead & 0x07;
+    if (lead == 0xF0) second_low = 0x90;   // overlong
+    if (lead == 0xF4) second_high = 0x8F;  // beyond U+10FFFF
+  } else {
+    return 0;
+  }
+  if (text.size() < length || byte(1) < second_low || byte(1) > second_high) return 0;
+  for (size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xC0) != 0x80) return 0;
+    code = (code << 6) | (byte(i) & 0x3F);
+  }
+  return length;
+}
+
+// Unicode's Bidi_Control characters: marks, embeddings, overrides and isolates, which reorder
+// what a terminal shows (U+202E makes "exe.txt" of "txt.exe").
+bool IsBidiControl(char32_t code) {
+  return code == 0x061C || code == 0x200E || code == 0x200F || (code >= 0x202A && code <= 0x202E) ||
+         (code >= 0x2066 && code <= 0x2069);
+}
+
+// How Inert writes a code point it must not pass on.
+void AppendEscaped(std::string& out, char32_t code) {
+  char buf[16];
+  switch (code) {
+    case '\n':
+      out += "\\n";
+      return;
+    case '\t':
+      out += "\\t";
+      return;
+    case '\r':
+      out += "\\r";
+      return;
+    case 0x1B:
+      out += "\\e";
+      return;
+  }
+  std::snprintf(buf, sizeof buf, code <= 0xFF ? "\\x%02x" : "\\u%04x", static_cast<unsigned>(code));
+  out += buf;
+}
+
+}  // namespace
+
 std::string Inert(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    // C1 controls are U+0080..U+009F: 0xC2 0x80..0x9F in UTF-8.
-    const bool c1 = c == 0xC2 && i + 1 < text.size() &&
-                    static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
-                    static_cast<unsigned char>(text[i + 1]) <= 0x9F;
-    if (c >= 0x20 && c != 0x7F && !c1) {
-      out += text[i];
+  for (size_t i = 0; i < text.size();) {
+    char32_t code = 0;
+    const size_t length = Utf8Sequence(text.substr(i), code);
+    if (length == 0) {  // not UTF-8: each byte shown, none reaches the terminal as it is
+      AppendEscaped(out, static_cast<unsigned char>(text[i]));
+      ++i;
       continue;
     }
-    const unsigned code = c1 ? static_cast<unsigned char>(text[++i]) : c;
-    switch (code) {
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case 0x1B:
-        out += "\\e";
-        break;
-      default: {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\x%02x", code);
-        out += buf;
-      }
+    const bool control = code < 0x20 || (code >= 0x7F && code <= 0x9F) || IsBidiControl(code);
+    if (control) {
+      AppendEscaped(out, code);
+    } else {
+      out.append(text.substr(i, length));
     }
+    i += length;
   }
   return out;
 }

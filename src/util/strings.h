@@ -40,9 +40,12 @@ std::string FormatBytes(double bytes);
 Result<std::pair<std::string, std::string>> ParseKeyValue(std::string_view text,
                                                           std::string_view what);
 
-// Stored text made inert for a terminal: control characters (C0, DEL, C1) written as escapes
-// ("\e", "\n", "\x07"), so that a name can neither move the cursor, set the window title nor
-// break a table's line. Everything else, UTF-8 included, is kept.
+// Stored text made inert for a terminal, so that a name can neither move the cursor, set the
+// window title, break a table's line nor reorder what is shown, and a reader sees what is
+// there: control characters (C0, DEL, C1) written as escapes ("\e", "\n", "\x07", "\x9b"),
+// Unicode's bidirectional controls (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069)
+// as "\u202e", and each byte that is not part of well-formed UTF-8 as "\xff". Everything else,
+// UTF-8 included, is kept. Inert text is its own Inert: applying it twice changes nothing.
 std::string Inert(std::string_view text);
 // 'text', inert: a name quoted in a sentence.
 std::string QuotedInert(std::string_view text);

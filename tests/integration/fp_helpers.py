@@ -222,6 +222,15 @@ def cgroup_dirs(name):
     return sorted(set(found))
 
 
+
+def remove_run_cgroups(run_id):
+    """Removes the cgroups of a run whose footprint was killed (it could not remove them)."""
+    for d in cgroup_dirs("footprint-" + run_id):
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+
 def plot_data(html_path):
     """The JSON document a `footprint plot` page embeds (#fp-data), parsed."""
     with open(html_path, encoding="utf-8") as f:

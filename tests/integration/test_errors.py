@@ -37,6 +37,9 @@ def refused(cwd, *options, **kw):
         pytest.param(["--tag", "novalue"], "novalue", id="--tag novalue"),
         pytest.param(["--param", "=1"], "=1", id="--param =1"),
         pytest.param(["--no-such-option"], "--no-such-option", id="--no-such-option"),
+        # An option where a value was expected is not taken for the value.
+        pytest.param(["--gpus", "--http", "100000"], "--http", id="--gpus --http 100000"),
+        pytest.param(["-n", "--tag", "k=v"], "--tag", id="-n --tag k=v"),
     ],
 )
 def test_bad_run_options_are_refused_before_anything_runs(tmp_path, options, mentions):
@@ -253,3 +256,28 @@ def test_help_speaks_in_words_not_in_parser_internals(subcommand):
     for leak in ("ENUM", "->", " in [", " in {", "INT:", "TEXT:", "FLOAT:", "Excludes:",
                  "Needs:"):
         assert leak not in proc.stdout, (leak, proc.stdout)
+
+
+# A trigger that the command adds to the database, refusing to store a run's end (as a full
+# disk or a lock held too long would), while the rest of the run is written.
+REFUSE_ENDS = (
+    "import sqlite3, sys\n"
+    "c = sqlite3.connect(sys.argv[1], timeout=30)\n"
+    "c.execute(\"CREATE TRIGGER IF NOT EXISTS no_end BEFORE UPDATE OF ended_at_ns ON runs \"\n"
+    "          \"WHEN NEW.ended_at_ns IS NOT NULL BEGIN SELECT RAISE(ABORT, 'no end'); END\")\n"
+    "c.commit()\n")
+
+
+def test_a_run_whose_end_could_not_be_stored_is_never_said_stored(tmp_path):
+    db = tmp_path / "fp.db"
+    proc = fp("run", "-o", db, "--no-git", "--", "/usr/bin/python3", "-c", REFUSE_ENDS, db)
+    assert proc.returncode == 0, describe(proc)  # the command's own status
+    assert "the end of the run could not be stored" in proc.stderr, describe(proc)
+    assert "stored in" not in proc.stderr, describe(proc)
+    assert "without its end" in proc.stderr and "interrupted" in proc.stderr, describe(proc)
+    # A group says how many of its runs lack their end.
+    proc = fp("run", "-o", db, "--no-git", "-r", "2", "--", "/usr/bin/python3", "-c",
+              REFUSE_ENDS, db)
+    assert proc.returncode == 0, describe(proc)
+    [group_line] = [l for l in proc.stderr.splitlines() if l.startswith("footprint: group ")]
+    assert "2 run(s) without their end" in group_line, describe(proc)

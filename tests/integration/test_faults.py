@@ -1,6 +1,7 @@
 """Faults: footprint killed with SIGKILL mid-run, many footprints writing one database, the
 database deleted, replaced or made read-only under a run, read-only media, and arguments out
 of range."""
+import contextlib
 import os
 import re
 import signal
@@ -13,7 +14,6 @@ import pytest
 from fp_helpers import (
     FOOTPRINT,
     TIMEOUT_S,
-    cgroup_dirs,
     clean_env,
     connect,
     describe,
@@ -22,6 +22,7 @@ from fp_helpers import (
     metric,
     pid_alive,
     plot_data,
+    remove_run_cgroups,
     run_ok,
     runs_json,
     show,
@@ -95,11 +96,7 @@ def test_sigkill_of_footprint_leaves_a_valid_interrupted_run(tmp_path):
     finally:
         # footprint could not remove the run's cgroup: do it for the next tests.
         if run_id:
-            for d in cgroup_dirs("footprint-" + run_id):
-                try:
-                    os.rmdir(d)
-                except OSError:
-                    pass
+            remove_run_cgroups(run_id)
 
 
 def test_eight_concurrent_runs_share_one_database(tmp_path):
@@ -259,6 +256,19 @@ def _mount(*args):
     return subprocess.run(["mount", *args], capture_output=True, text=True).returncode == 0
 
 
+@contextlib.contextmanager
+def _small_disk(folder, size):
+    """A tmpfs of `size` mounted at `folder` for the block (the test is skipped where mounting
+    is not allowed)."""
+    folder.mkdir()
+    if not _mount("-t", "tmpfs", "-o", f"size={size}", "tmpfs", folder):
+        pytest.skip("cannot mount a tmpfs here (needs root and mount rights)")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", folder], check=True)
+
+
 def test_databases_on_read_only_media_are_read(tmp_path):
     folder = tmp_path / "media"
     folder.mkdir()
@@ -297,11 +307,7 @@ def test_intervals_out_of_range_are_refused_before_anything_runs(tmp_path, inter
 
 def test_disk_full_mid_run_is_said_at_once_and_nothing_is_lost(tmp_path):
     """A real full disk: a 4 MiB tmpfs that the command fills for 0.8 s, then frees."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    if not _mount("-t", "tmpfs", "-o", "size=4m", "tmpfs", disk):
-        pytest.skip("cannot mount a tmpfs here (needs root and mount rights)")
-    try:
+    with _small_disk(tmp_path / "disk", "4m") as disk:
         db = disk / "db.sqlite"
         proc = fp("run", "-o", db, "--no-git", "-i", "2ms", "--", "/bin/sh", "-c",
                   f"sleep 0.2; cat /dev/zero > {disk}/filler 2>/dev/null; sleep 0.8; "
@@ -323,8 +329,6 @@ def test_disk_full_mid_run_is_said_at_once_and_nothing_is_lost(tmp_path):
         written = monitor["writer"]["samples_written"]
         assert written == monitor["sampler"]["samples"] > 200
         assert _stored_samples(db, run["id"]) == written
-    finally:
-        subprocess.run(["umount", "-l", disk], check=True)
 
 
 def test_an_incomplete_run_says_so_in_runs_show_and_the_page(tmp_path):
@@ -342,3 +346,122 @@ def test_an_incomplete_run_says_so_in_runs_show_and_the_page(tmp_path):
     assert fp("plot", "-o", db, "--out", page).returncode == 0
     data = plot_data(page)
     assert data["runs"][0]["incomplete"] == reason
+
+
+def _start_killable_run(db, *options):
+    """`footprint run` of a long sleep in a session of its own, once its first samples are in
+    the database's -wal."""
+    proc = subprocess.Popen(
+        [FOOTPRINT, "run", "-o", db, "-q", "--no-git", *options, "--", "sleep", "30"],
+        env=clean_env(), start_new_session=True, stderr=subprocess.PIPE, text=True)
+    wal = f"{db}-wal"
+    wait_for(lambda: os.path.exists(wal) and os.path.getsize(wal) > 4096, 20,
+             "the run's first samples")
+    return proc
+
+
+def _replace_file(db, with_file):
+    """What `cp base.db n.db; mv n.db DB` does: another file takes the database's name."""
+    fresh = f"{db}.new"
+    subprocess.run(["cp", with_file, fresh], check=True)
+    os.rename(fresh, db)
+
+
+def _names(db):
+    """The runs' names as SQLite alone reads the file (no footprint in between)."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return [n for (n,) in con.execute("SELECT name FROM runs ORDER BY started_at_ns")]
+    finally:
+        con.close()
+
+
+def test_a_database_replaced_mid_run_keeps_its_own_runs(tmp_path):
+    """footprint removes the side files of the file it wrote when another file takes its
+    place: the new file's runs stay its own, for footprint and for SQLite alone."""
+    base, db = tmp_path / "base.db", tmp_path / "rep.db"
+    run_ok(base, ["true"], "--no-git", "-n", "base")
+    run_ok(db, ["true"], "--no-git", "-n", "old")
+    proc = fp("run", "-o", db, "--no-git", "-n", "rep", "-i", "20ms", "--", "/bin/sh", "-c",
+              f"sleep 0.6; cp {base} {db}.new; mv {db}.new {db}; sleep 0.9",
+              env=clean_env(TMPDIR=tmp_path))
+    assert proc.returncode == 0, describe(proc)
+    assert "was replaced by another file" in proc.stderr, describe(proc)
+    assert not os.path.exists(f"{db}-wal") and not os.path.exists(f"{db}-shm"), describe(proc)
+    assert _names(db) == ["base"]
+    assert [r["name"] for r in runs_json(db)] == ["base"]
+    rescued = _rescued_path(proc)
+    assert [r["name"] for r in runs_json(rescued)] == ["old", "rep"]
+
+
+def test_side_files_left_by_a_replaced_database_are_never_applied(tmp_path):
+    """Killed after its database was replaced, footprint leaves side files stamped with the
+    old file's identity: opening the new file is refused, with what to do, until they are
+    moved aside; the new file is never changed meanwhile."""
+    base, db = tmp_path / "base.db", tmp_path / "rep.db"
+    run_ok(base, ["true"], "--no-git", "-n", "base")
+    proc = _start_killable_run(db, "-n", "rep", "-i", "10ms")
+    try:
+        _replace_file(db, base)
+    finally:
+        kill_group(proc.pid)
+        proc.communicate()
+    before = open(db, "rb").read()
+    for command, code in ((["runs", "-o", db], 3), (["run", "-o", db, "--no-git", "--", "true"], 125)):
+        refused = fp(*command)
+        assert refused.returncode == code, describe(refused)
+        line = single_error_line(refused)
+        assert f"{db}-wal was left by another database file" in line and "aside" in line
+        assert open(db, "rb").read() == before
+    os.rename(f"{db}-wal", tmp_path / "old-wal")
+    os.rename(f"{db}-shm", tmp_path / "old-shm")
+    assert [r["name"] for r in runs_json(db)] == ["base"]
+
+
+def test_a_run_whose_footprint_was_killed_is_stored_interrupted_by_the_next_run(tmp_path):
+    db = tmp_path / "fp.db"
+    proc = _start_killable_run(db, "-n", "killed", "-i", "20ms")
+    time.sleep(1.2)  # past a flush and a heartbeat
+    kill_group(proc.pid)
+    proc.communicate()
+    (killed,) = [r for r in runs_json(db) if r["name"] == "killed"]
+    remove_run_cgroups(killed["id"])
+    with connect(db) as con:
+        assert con.execute("SELECT status FROM runs").fetchall() == [("running",)]
+    con.close()
+    run_ok(db, ["true"], "--no-git", "-n", "next")
+    with connect(db) as con:
+        rows = con.execute("SELECT name, status, ended_at_ns - started_at_ns FROM runs "
+                           "ORDER BY started_at_ns").fetchall()
+    con.close()
+    assert [r[:2] for r in rows] == [("killed", "interrupted"), ("next", "ok")]
+    assert rows[0][2] > 1e9  # ended at its last heartbeat, not at its start
+
+
+def test_a_file_size_limit_is_said_like_a_full_disk_and_the_command_is_waited_for(tmp_path):
+    """ulimit -f: footprint's writes fail with EFBIG instead of SIGXFSZ killing footprint and
+    orphaning the command; the command still gets its own limit (a default SIGXFSZ)."""
+    db = tmp_path / "x.db"
+    start = time.monotonic()
+    proc = subprocess.run(
+        ["/bin/sh", "-c", f'ulimit -f 300; exec "$0" run -o {db} --no-git -i 1ms -- sleep 4',
+         FOOTPRINT], capture_output=True, text=True, env=clean_env(), timeout=TIMEOUT_S)
+    elapsed = time.monotonic() - start
+    assert proc.returncode != 128 + signal.SIGXFSZ and proc.returncode >= 0, describe(proc)
+    assert elapsed >= 4, describe(proc)
+    assert "(the file size limit was reached); raise it (ulimit -f)" in proc.stderr, describe(proc)
+    limited = subprocess.run(
+        ["/bin/sh", "-c", f'ulimit -f 300; exec "$0" run -o {tmp_path / "y.db"} -q --no-git -- '
+         f'/bin/sh -c "head -c 1000000 /dev/zero > {tmp_path / "big"}"', FOOTPRINT],
+        capture_output=True, text=True, env=clean_env(), timeout=TIMEOUT_S)
+    assert limited.returncode == 128 + signal.SIGXFSZ, describe(limited)
+
+
+def test_a_disk_full_from_the_start_leaves_no_empty_database(tmp_path):
+    with _small_disk(tmp_path / "disk", "1m") as disk:
+        subprocess.run(["sh", "-c", f"cat /dev/zero > {disk}/filler"], capture_output=True)
+        marker = tmp_path / "ran"
+        proc = fp("run", "-o", disk / "db.sqlite", "--no-git", "--", "touch", marker)
+        assert proc.returncode == 125, describe(proc)
+        assert "full" in single_error_line(proc)
+        assert sorted(os.listdir(disk)) == ["filler"] and not marker.exists()

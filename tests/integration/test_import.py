@@ -4,11 +4,12 @@ encoded twice, local naive times, MiB, summed times), becomes footprint runs."""
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import subprocess
 from datetime import datetime, timedelta
 
-from fp_helpers import FOOTPRINT, clean_env, describe, fp, show
+from fp_helpers import FOOTPRINT, TIMEOUT_S, clean_env, describe, fp, show
 
 # As SQLAlchemy creates UMLAUT's tables.
 SCHEMA = """
@@ -176,3 +177,188 @@ def test_malformed_umlaut_rows_are_listed_not_fatal(tmp_path):
     # The hyperparameter set with a missing lr value is kept with what it has.
     s = show(db, UUID)
     assert s["run"]["status"] == "ok"
+
+
+# Hostile databases: whatever the file holds, import ends in runs or in one line, exit 3, with
+# footprint's memory and time bounded and the file left as it was.
+DEEP = 100_000
+
+
+def deep_array(depth):
+    """JSON text of `depth` nested arrays (Python's json cannot write one that deep)."""
+    return "[" * depth + "]" * depth
+
+
+# Runs a command and writes its peak RSS (KiB) to a file. A child of pytest inherits pytest's
+# own peak through exec; a child of this small process inherits only this one's few MiB.
+PEAK_RSS = """import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def run_measured(tmp_path, *args):
+    """`footprint ARGS...` to the end: (returncode, stdout, stderr, its peak RSS in MiB)."""
+    peak_file = tmp_path / "peak_rss_kib"
+    proc = subprocess.run(["/usr/bin/python3", "-c", PEAK_RSS, peak_file, FOOTPRINT, *args],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          env=clean_env(), timeout=TIMEOUT_S)
+    return proc.returncode, proc.stdout, proc.stderr, int(peak_file.read_text()) / 1024
+
+
+def test_deeply_nested_json_is_listed_not_a_crash(tmp_path):
+    umlaut_db, db = str(tmp_path / "deep.db"), str(tmp_path / "fp.db")
+    con = sqlite3.connect(umlaut_db)
+    con.executescript(SCHEMA)
+    con.execute("INSERT INTO benchmark_metadata VALUES (?, '', 'deep', ?)", (UUID, stamp(T0)))
+    labels = '{"matrix": "[[1]]", "labels": ' + deep_array(DEEP) + "}"
+    hyper = '{"hyperparameters": ["lr"], "target": "loss", "df": {"lr": ' + deep_array(DEEP) + \
+        ', "loss": [0.4]}}'
+    rows = [("matrix", "confusion-matrix", json.dumps(labels)),  # encoded twice, as UMLAUT does
+            ("grid", "hyperparameters", hyper),
+            ("t", "time", 1.0)]
+    for i, (desc, kind, data) in enumerate(rows, start=1):
+        con.execute("INSERT INTO measurement VALUES (?, ?, ?, ?, ?, ?, '', 'f')",
+                    (i, UUID, stamp(T0), desc, kind, data))
+    con.commit()
+    con.close()
+    proc = fp("import", "-o", db, umlaut_db)
+    assert proc.returncode == 0, describe(proc)
+    for kind in ("confusion-matrix", "hyperparameters"):
+        assert f"not imported: {kind}: 1 row(s) (measurement_data: JSON nested more than 256 " \
+            "levels deep" in proc.stdout, describe(proc)
+    assert "1 scope(s)" in proc.stdout  # the rest of the run is imported
+    assert show(db, UUID)["run"]["status"] == "ok"
+
+
+def test_a_handed_over_database_with_deep_json_is_read(tmp_path):
+    umlaut_db, db = str(tmp_path / "hello_world.db"), str(tmp_path / "fp.db")
+    make_umlaut_db(umlaut_db)
+    assert fp("import", "-o", db, umlaut_db).returncode == 0
+    # Someone else's footprint database: a run's meta and a value's document nest 100 000 deep.
+    deep_object = '{"a":' * DEEP + "1" + "}" * DEEP
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE runs SET meta = ?", (deep_object,))
+        con.execute("UPDATE run_values SET data = ? WHERE name = 'confusion_matrix'",
+                    (deep_array(DEEP),))
+    con.close()
+    assert show(db, UUID)["run"]["id"] == UUID
+    for fmt in ("json", "csv"):
+        proc = fp("export", "-o", db, "-u", UUID, "--format", fmt, "--out", tmp_path / fmt)
+        assert proc.returncode == 0, describe(proc)
+    proc = fp("plot", "-o", db, "-u", UUID, "--out", tmp_path / "plot.html")
+    assert proc.returncode == 0, describe(proc)
+
+
+def hostile_umlaut_db(path, meta_name_sql):
+    """UMLAUT's tables, with meta_name declared as `meta_name_sql` (a column definition)."""
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA.replace("meta_name VARCHAR", meta_name_sql))
+    con.execute("INSERT INTO benchmark_metadata (uuid, meta_start_time) VALUES (?, ?)",
+                (UUID, stamp(T0)))
+    con.commit()
+    con.close()
+
+
+def test_a_generated_column_is_refused_before_it_costs(tmp_path):
+    # 16 KB on disk; read, its column is a 500 MB string, computed again at each read.
+    umlaut_db, db = str(tmp_path / "hostile.db"), str(tmp_path / "fp.db")
+    hostile_umlaut_db(umlaut_db, "meta_name VARCHAR GENERATED ALWAYS AS "
+                                 "(printf('%.*c', 500000000, 'x')) VIRTUAL")
+    assert os.path.getsize(umlaut_db) < 64 * 1024
+    before = sha(umlaut_db)
+    rc, out, err, peak_mib = run_measured(tmp_path, "import", "-o", db, umlaut_db)
+    assert rc == 3, (rc, out, err)
+    assert err.count("\n") == 1 and "benchmark_metadata.meta_name" in err \
+        and "generated column" in err, err
+    assert peak_mib < 300, peak_mib
+    assert sha(umlaut_db) == before
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    con.close()
+
+
+def test_oversized_values_are_bounded(tmp_path):
+    umlaut_db, db = str(tmp_path / "long.db"), str(tmp_path / "fp.db")
+    hostile_umlaut_db(umlaut_db, "meta_name VARCHAR")
+    with sqlite3.connect(umlaut_db) as con:
+        con.execute("UPDATE benchmark_metadata SET meta_name = ?", ("é" * 100_000,))
+    con.close()
+    proc = fp("import", "-o", db, umlaut_db)
+    assert proc.returncode == 0, describe(proc)
+    assert "not imported: meta_name: 1 row(s) (longer than 256 bytes" in proc.stdout, \
+        proc.stdout[-500:]
+    assert show(db, UUID)["run"]["name"] == "é" * 128  # cut where a character starts
+
+    # A value larger than SQLite is let read from a foreign file: one line, nothing imported.
+    huge_db, db2 = str(tmp_path / "huge.db"), str(tmp_path / "fp2.db")
+    hostile_umlaut_db(huge_db, "meta_name VARCHAR")
+    with sqlite3.connect(huge_db) as con:
+        con.execute("UPDATE benchmark_metadata SET meta_description = zeroblob(65 << 20)")
+    con.close()
+    rc, out, err, peak_mib = run_measured(tmp_path, "import", "-o", db2, huge_db)
+    assert rc == 3 and err.count("\n") == 1 and "over 64 MiB" in err, (rc, out, err)
+    assert peak_mib < 300, peak_mib
+
+
+def test_an_imported_run_shows_what_its_rows_hold(tmp_path):
+    """UMLAUT's first databases (its github example's hello_world.db) have no meta_name: the
+    runs are named after the file. Show and compare have the totals the rows determine, and
+    umlaut-cli -d finds a function by the description of its time too."""
+    umlaut_db, db = str(tmp_path / "hello_world.db"), str(tmp_path / "fp.db")
+    con = sqlite3.connect(umlaut_db)
+    con.executescript(SCHEMA.replace("meta_name VARCHAR,", ""))
+    second = "871dd01b-6564-4c62-bba2-72f2459587b2"
+    for uuid, start, peak in ((UUID, T0, 409.0), (second, T0 + timedelta(seconds=25), 420.0)):
+        con.execute("INSERT INTO benchmark_metadata VALUES (?, ?, ?)",
+                    (uuid, "Database for the Github sample measurements", stamp(start)))
+        series_t = [start + timedelta(seconds=0.1 * i) for i in range(1, 11)]
+        memory = [peak - 9 + i for i in range(10)]
+        for desc, kind, data, unit in (
+                ("bloat memory", "memory", twice({"timestamps": series_t, "measurements": memory}),
+                 "MiB"),
+                ("bloat cpu", "cpu", twice({"timestamps": series_t, "measurements": [95.0] * 10}),
+                 "%"),
+                ("bloat time", "time", 1.0, "sec")):
+            con.execute("INSERT INTO measurement (uuid, measurement_datetime, "
+                        "measurement_description, measurement_type, measurement_data, "
+                        "measurement_unit, measured_method_name) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (uuid, stamp(start + timedelta(seconds=1.2)), desc, kind, data, unit,
+                         "bloat"))
+    con.commit()
+    con.close()
+    proc = fp("import", "-o", db, umlaut_db)
+    assert proc.returncode == 0, describe(proc)
+
+    s = show(db, UUID)
+    assert s["run"]["name"] == "hello_world"
+    assert s["totals"]["duration_s"] == 1.2  # from its start to its last row
+    assert s["totals"]["peak_memory_bytes"] == 409.0 * 2**20  # its largest memory sample
+    assert "largest memory sample" in s["meta"]["sources"]["peak_memory"]
+    text = fp("show", "-o", db, UUID)
+    # Where and by whom UMLAUT does not say: nothing, rather than a blank "on  by".
+    (started,) = [line for line in text.stdout.splitlines() if line.startswith("started")]
+    assert started.endswith(" UTC") and " on " not in started, started
+    assert re.search(r"peak memory +409\.0 MiB +the largest memory sample", text.stdout), \
+        text.stdout
+
+    compared = fp("compare", "-o", db, UUID, second, "--json")
+    assert compared.returncode == 0, describe(compared)
+    figures = {f["name"]: [x["mean"] for x in f["sets"]]
+               for f in json.loads(compared.stdout)["figures"]}
+    assert figures == {"duration_s": [1.2, 1.2], "peak_memory_bytes": [409.0 * 2**20,
+                                                                       420.0 * 2**20]}
+
+    # UMLAUT's -t time -d 'bloat time': the calls of bloat (its time row's description).
+    env = clean_env(PATH=os.path.dirname(FOOTPRINT) + os.pathsep + os.environ["PATH"])
+    cli = subprocess.run(["umlaut-cli", db, "-u", UUID, "-t", "time", "-d", "bloat time", "-p",
+                          "csv"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert cli.returncode == 0, describe(cli)
+    rows = (tmp_path / "umlaut_output.csv").read_text().splitlines()
+    assert [r.split(",")[1:3] for r in rows[1:]] == [["scope", "bloat"]]

@@ -1,7 +1,9 @@
-// footprint evaluate's pure parts: version constraints, manifests, the runs they plan.
+// footprint evaluate's pure parts: version constraints, manifests, the runs they plan, and the
+// limits on what a manifest may make footprint read and build.
 #include "footprint/evaluate.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 
@@ -78,6 +80,13 @@ TEST_F(ManifestTest, SaysWhereItIsWrong) {
   auto both = Load("model: {torchvision: resnet18, file: x.pt}\nscenarios: {single: {}}\n");
   ASSERT_FALSE(both.ok());
   EXPECT_NE(both.status().message().find("either"), std::string::npos);
+  // Found by Fuzz.Manifests: JSON's dump threw on bytes that are not UTF-8, out of evaluate.
+  auto latin1 =
+      Load("model: {torchvision: resnet18, args: {tag: caf\xe9}}\nscenarios: {multi: {}}\n");
+  ASSERT_FALSE(latin1.ok());
+  EXPECT_NE(latin1.status().message().find("m.yaml: line 1: holds text that is not UTF-8"),
+            std::string::npos)
+      << latin1.status().message();
 }
 
 TEST_F(ManifestTest, TheModelsGraphIsFoundNextToTheManifestAndMustBeReadable) {
@@ -89,11 +98,77 @@ TEST_F(ManifestTest, TheModelsGraphIsFoundNextToTheManifestAndMustBeReadable) {
   EXPECT_EQ(m->family, "ResNet");
   const Status missing = CheckModelFile(*m);
   EXPECT_EQ(missing.code(), StatusCode::kNotFound);
-  EXPECT_NE(missing.message().find("model.graph " + dir_.File("r18.onnx") + " cannot be read"),
+  EXPECT_NE(missing.message().find("cannot read model.graph " + dir_.File("r18.onnx")),
             std::string::npos)
       << missing.message();
   std::ofstream(dir_.File("r18.onnx")) << "graph";
   EXPECT_TRUE(CheckModelFile(*m).ok());
+}
+
+// Files that are not regular are refused before they are opened: `evaluate /dev/zero` read
+// until it held 0.9 GB, and a FIFO blocked forever, as a manifest or as the model's files.
+TEST_F(ManifestTest, RefusesFifosDevicesAndHugeFiles) {
+  const std::string fifo = dir_.File("fifo.yaml");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero")}) {
+    auto m = LoadManifest(path);
+    ASSERT_FALSE(m.ok()) << path;
+    EXPECT_EQ(m.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(m.status().message().find("the manifest " + path + " is a "), std::string::npos)
+        << m.status().message();
+  }
+  auto graph = Load("model: {torchvision: resnet18, graph: fifo.yaml}\nscenarios: {multi: {}}\n");
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  EXPECT_NE(CheckModelFile(*graph).message().find("model.graph " + fifo + " is a FIFO"),
+            std::string::npos);
+  auto model = Load("model: {file: /dev/zero, sha256: " + std::string(64, '0') +
+                    "}\nscenarios: {multi: {}}\n");
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_NE(CheckModelFile(*model).message().find("the model file /dev/zero is a device"),
+            std::string::npos);
+  std::string huge = "model: {torchvision: resnet18}\nscenarios: {multi: {}}\n";
+  huge.resize(kMaxManifestBytes + 1, '#');
+  auto big = Load(huge);
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("is larger than 1.0 MiB"), std::string::npos)
+      << big.status().message();
+}
+
+// What a manifest makes is bounded before it is made: an alias that repeats an alias ten
+// times, five levels deep, once became 345,000 JSON values (one more level, ten times that),
+// an alias inside what it names recursed until the stack overflowed, and lists of batch sizes
+// and rates multiplied into runs without limit.
+TEST_F(ManifestTest, AliasesAndRunsAreBounded) {
+  std::string laughs = "model:\n  torchvision: resnet18\n  args:\n    l0: &l0 {a: b}\n";
+  for (int level = 1; level <= 5; ++level) {
+    laughs += "    l" + std::to_string(level) + ": &l" + std::to_string(level) + " [";
+    for (int i = 0; i < 10; ++i) laughs += (i ? ", *l" : "*l") + std::to_string(level - 1);
+    laughs += "]\n";
+  }
+  auto aliased = ParseManifest(laughs + "scenarios: {multi: {}}\n", "/m.yaml");
+  ASSERT_FALSE(aliased.ok());
+  EXPECT_NE(aliased.status().message().find("/m.yaml: line 9: more than 100000 YAML nodes"),
+            std::string::npos)
+      << aliased.status().message();
+  auto loop = ParseManifest("model: &m {torchvision: x, args: {a: *m}}\n", "/m.yaml");
+  ASSERT_FALSE(loop.ok());
+  EXPECT_EQ(loop.status().code(), StatusCode::kInvalidArgument);
+  std::string batches, rates;
+  for (int i = 1; i <= 101; ++i) batches += (i > 1 ? "," : "") + std::to_string(i);
+  for (int i = 1; i <= 100; ++i) rates += (i > 1 ? "," : "") + std::to_string(i);
+  auto runs = ParseManifest("model: {torchvision: x}\nbatch_sizes: [" + batches +
+                                "]\nscenarios: {server: {qps: [" + rates + "]}}\n",
+                            "/m.yaml");
+  ASSERT_FALSE(runs.ok());
+  EXPECT_NE(runs.status().message().find("line 3: the manifest makes more than 10000 runs"),
+            std::string::npos)
+      << runs.status().message();
+  batches.resize(batches.rfind(','));  // 100 x 100: at the limit
+  auto at_limit = ParseManifest("model: {torchvision: x}\nbatch_sizes: [" + batches +
+                                    "]\nscenarios: {server: {qps: [" + rates + "]}}\n",
+                                "/m.yaml");
+  ASSERT_TRUE(at_limit.ok()) << at_limit.status().message();
+  EXPECT_EQ(PlanEvaluation(*at_limit, "py").size(), 10'000u);
 }
 
 }  // namespace

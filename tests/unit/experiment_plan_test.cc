@@ -1,12 +1,15 @@
-// Plan parsing: radT's CSV (table-driven), shell-like splitting, YAML grids and repetitions.
+// Plan parsing: radT's CSV (table-driven), shell-like splitting, YAML grids and repetitions,
+// and the limits on what a plan file may make footprint read and build.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
 
 #include "experiment/plan.h"
 #include "footprint/experiment.h"
+#include "test_util.h"
 
 namespace footprint {
 namespace {
@@ -261,6 +264,22 @@ TEST_F(PlanDir, YamlErrors) {
       {"experiment: [unclosed\n", "not valid YAML"},
       {"experiment: e\nworkloads:\n  - runs: [{command: true, colocation: mps}]\n",
        "unknown key 'colocation'"},
+      // Once accepted silently: a top-level typo, and intervals that only failed at run time.
+      {"experiment: e\nworkload: x\nworkloads:\n  - runs: [{command: true}]\n",
+       "line 2: unknown key 'workload' (known: defaults, experiment, python, workloads)"},
+      {"experiment: e\nworkloads:\n  - runs: [{command: true, interval: 0}]\n",
+       "line 3: interval must be between 1ms and 1h (got 0 s)"},
+      {"experiment: e\ndefaults: {interval: 500us}\nworkloads:\n  - runs: [{command: true}]\n",
+       "line 2: interval must be between 1ms and 1h (got 0.0005 s)"},
+      {"experiment: e\nworkloads:\n  - interval: 2h\n    runs: [{command: true}]\n",
+       "line 3: interval must be between 1ms and 1h"},
+      {"experiment: e\nworkloads:\n  - runs: [{command: true, intervals: {memory: 0ms}}]\n",
+       "intervals.memory must be between 1ms and 1h (got 0 s)"},
+      {"experiment: e\nworkloads:\n  - runs: [{command: true, intervals: {memroy: 1s}}]\n",
+       "line 3: unknown metric 'memroy'"},
+      {"experiment: e\ndefaults: fast\nworkloads:\n  - runs: [{command: true}]\n",
+       "'defaults' must be a mapping"},
+      {"experiment: e\nworkloads:\n  - runs: []\n", "needs 'runs:'"},
   };
   for (const Case& c : cases) {
     auto plan = ParseYamlPlan(c.text, dir_ + "/plan.yaml");
@@ -320,9 +339,17 @@ TEST_F(PlanDir, CsvLimitsAndErrorsOnOneLine) {
   EXPECT_EQ(at_limit->workloads.size(), 100'000u);
   auto beyond = ParseCsvPlan(rows + "e,x,prep.sh\n", dir_ + "/plan.csv");
   ASSERT_FALSE(beyond.ok());
-  EXPECT_NE(beyond.status().message().find("100001 rows; a plan holds at most 100000 runs"),
+  EXPECT_NE(beyond.status().message().find(
+                "line 100002: more than 100000 rows; a plan holds at most 100000 runs"),
             std::string::npos)
       << beyond.status().message();
+  // Refused at the first field past radT's ten columns, before the rest is made: a line of
+  // commas once took ~100 bytes a field.
+  auto commas = ParseCsvPlan(rows.substr(0, 100) + std::string(1 << 20, ','), dir_ + "/p.csv");
+  ASSERT_FALSE(commas.ok());
+  EXPECT_NE(commas.status().message().find("more than 10 fields; quote a field that holds a comma"),
+            std::string::npos)
+      << commas.status().message();
   // A quoted field spanning lines, then text after its quote: the record's first line is
   // named, and the newline is shown, not printed.
   auto bad = ParseCsvPlan("Experiment, Workload, File\n1,\"a\nb\"x,prep.sh\n", dir_ + "/p.csv");
@@ -331,6 +358,63 @@ TEST_F(PlanDir, CsvLimitsAndErrorsOnOneLine) {
             std::string::npos)
       << bad.status().message();
   EXPECT_EQ(bad.status().message().find('\n'), std::string::npos);
+}
+
+// Spreadsheets save UTF-8 CSV with a byte order mark first; it was read as part of the first
+// column's name ("unknown column '\xEF\xBB\xBFExperiment'").
+TEST_F(PlanDir, CsvWithAByteOrderMarkParses) {
+  auto plan = ParseCsvPlan(
+      "\xEF\xBB\xBF"
+      "Experiment, Workload, File\ne, w, prep.sh\n",
+      dir_ + "/plan.csv");
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->workloads[0].experiment, "e");
+  EXPECT_EQ(plan->workloads[0].runs[0].command, (Words{"bash", dir_ + "/prep.sh"}));
+}
+
+// A YAML plan's nodes are counted as it is parsed, before yaml-cpp's tree (~500 bytes a node)
+// is built: 200,000 listed workloads once took 663 MB and 17 s before their refusal.
+TEST_F(PlanDir, YamlNodesAreCountedBeforeTheTreeIsBuilt) {
+  std::string listed = "experiment: e\nworkloads:\n";
+  for (int w = 0; w < 100'000; ++w) listed += "  - runs: [{command: true}]\n";
+  auto many = ParseYamlPlan(listed, dir_ + "/plan.yaml");
+  ASSERT_FALSE(many.ok());
+  EXPECT_NE(many.status().message().find("plan.yaml: line 83335: more than 500000 YAML nodes"),
+            std::string::npos)
+      << many.status().message();
+}
+
+// Files that are not regular are refused before they are opened (a FIFO blocked the reader
+// forever, /dev/zero was read until memory ran out), and a plan over kMaxPlanBytes unread.
+TEST(LoadPlan, RefusesFifosDevicesFoldersAndHugeFiles) {
+  testing::TempDir dir;
+  const std::string fifo = dir.File("plan.yaml");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  struct Case {
+    std::string path;
+    std::string needle;
+  };
+  const Case cases[] = {
+      {fifo, "the plan " + fifo + " is a FIFO (a pipe, which may never end), not a file"},
+      {"/dev/zero",
+       "the plan /dev/zero is a device, not a file footprint can read whole: name a "
+       "regular file (save the text to one first)"},
+      {dir.path(), "the plan " + dir.path() + " is a folder"},
+  };
+  for (const Case& c : cases) {
+    auto plan = LoadPlan(c.path);
+    ASSERT_FALSE(plan.ok()) << c.path;
+    EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(plan.status().message().find(c.needle), std::string::npos) << plan.status().message();
+  }
+  const std::string huge = dir.File("huge.csv");
+  std::ofstream(huge) << "Experiment, Workload, File\n";
+  ASSERT_EQ(::truncate(huge.c_str(), static_cast<off_t>(kMaxPlanBytes) + 1), 0);
+  auto plan = LoadPlan(huge);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("the plan " + huge + " is larger than 16.0 MiB"),
+            std::string::npos)
+      << plan.status().message();
 }
 
 TEST(LoadPlan, RefusesUnknownExtensionsAndMissingFiles) {

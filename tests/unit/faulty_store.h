@@ -53,6 +53,12 @@ class FaultyStore final : public Store {
     return inner_->MarkInterrupted(id, end);
   }
   Result<std::vector<RunRecord>> ListRuns() override { return inner_->ListRuns(); }
+  Result<std::vector<RunRecord>> ListRunsWithStatus(RunStatus status) override {
+    return inner_->ListRunsWithStatus(status);
+  }
+  Result<RunPage> ListRunsPage(const RunQuery& query) override {
+    return inner_->ListRunsPage(query);
+  }
   Result<RunRecord> GetRun(const std::string& id) override { return inner_->GetRun(id); }
   Result<std::vector<SeriesRecord>> ListSeries(const std::string& id) override {
     return inner_->ListSeries(id);

@@ -121,6 +121,35 @@ TEST(ParseHttpTarget, TakesLoopbackUrlsAndRefusesOthers) {
   EXPECT_FALSE(ParseHttpTarget("http://:80/", "{}").ok());
 }
 
+// Malformed URLs are refused before anything runs, with one printable line saying what is wrong.
+TEST(ParseHttpTarget, RefusesMalformedUrlsWithOneLine) {
+  EXPECT_TRUE(ParseHttpTarget("http://[::1]:65535", "{}").ok());
+  EXPECT_EQ(ParseHttpTarget("http://localhost", "{}")->path, "/");
+  const std::pair<const char*, const char*> bad[] = {
+      {"ftp://127.0.0.1/", "is not an http:// URL"},
+      {"http://127.0.0.1:99999/", "has no valid port"},
+      {"http://127.0.0.1:0/", "has no valid port"},
+      {"http://127.0.0.1:-1/", "has no valid port"},
+      {"http://127.0.0.1:+80/", "has no valid port"},
+      {"http://127.0.0.1:/", "has no valid port"},
+      {"http://127.0.0.1:8000:1/", "has no valid port"},
+      {"http://[::1]8000/", "has no valid port"},
+      {"http://[::1/", "has an unclosed '['"},
+      {"http:///", "names no host"},
+      {"http://a@127.0.0.1:8000/", "a user, a query or a fragment"},
+      {"http://127.0.0.1?x/", "a user, a query or a fragment"},
+      {"http://127.0.0.1:8000/a\x1b]0;x\a", "a space or a control character"},
+      {"http://127.0.0.1:8000/#top", "has a fragment"},
+  };
+  for (const auto& [url, why] : bad) {
+    auto t = ParseHttpTarget(url, "{}");
+    ASSERT_FALSE(t.ok()) << url;
+    EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument) << url;
+    EXPECT_NE(t.status().message().find(why), std::string::npos) << t.status().message();
+    EXPECT_EQ(t.status().message().find('\x1b'), std::string::npos) << url;
+  }
+}
+
 // Streamed answers: time to first token from the scheduled time, and per output token after it.
 TEST(SummarizeLoad, StreamedAnswersGiveTimeToFirstTokenAndPerToken) {
   LoadOptions o;

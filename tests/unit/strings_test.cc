@@ -55,5 +55,46 @@ TEST(ParseKeyValue, SplitsAtFirstEquals) {
   EXPECT_FALSE(ParseKeyValue("=x", "--tag").ok());
 }
 
+TEST(Inert, ControlCharactersBecomeVisibleEscapes) {
+  EXPECT_EQ(Inert("a\x1b]0;pwn\x07"
+                  "b"),
+            "a\\e]0;pwn\\x07b");
+  EXPECT_EQ(Inert("\x1b[2J\n\t\r\x7f"), "\\e[2J\\n\\t\\r\\x7f");
+  // C1 controls, U+0080..U+009F, are two bytes in UTF-8; 0x9b alone is CSI to 8-bit terminals.
+  EXPECT_EQ(Inert("x\xc2\x9b"
+                  "31m\xc2\x80\xc2\x9f"),
+            "x\\x9b31m\\x80\\x9f");
+}
+
+TEST(Inert, BidirectionalControlsBecomeVisibleEscapes) {
+  EXPECT_EQ(Inert("evil\u202etxt.exe"), "evil\\u202etxt.exe");
+  const std::pair<const char*, const char*> cases[] = {
+      {"\u061c", "\\u061c"}, {"\u200e", "\\u200e"}, {"\u200f", "\\u200f"}, {"\u202a", "\\u202a"},
+      {"\u202d", "\\u202d"}, {"\u2066", "\\u2066"}, {"\u2069", "\\u2069"}};
+  for (const auto& [text, inert] : cases) EXPECT_EQ(Inert(text), inert);
+  // Their neighbours are ordinary characters.
+  EXPECT_EQ(Inert("\u2029\u202f\u2065\u206a"), "\u2029\u202f\u2065\u206a");
+}
+
+TEST(Inert, InvalidUtf8IsShownByteByByte) {
+  EXPECT_EQ(Inert("a\xff"
+                  "b"),
+            "a\\xffb");
+  EXPECT_EQ(Inert("\x9b"), "\\x9b");                             // a stray continuation byte
+  EXPECT_EQ(Inert("\xc0\xaf"), "\\xc0\\xaf");                    // overlong '/'
+  EXPECT_EQ(Inert("\xed\xa0\x80"), "\\xed\\xa0\\x80");           // a surrogate
+  EXPECT_EQ(Inert("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // beyond U+10FFFF
+  EXPECT_EQ(Inert("\xe2\x80"), "\\xe2\\x80");                    // cut short
+}
+
+TEST(Inert, KeepsPrintableTextAndIsItsOwnInert) {
+  const std::string text = "résumé µs ▁█ 日本 🙂 a\\eb 'q'";
+  EXPECT_EQ(Inert(text), text);
+  for (const char* hostile : {"\x1b]0;t\x07", "\u202e\xc2\x9b\xff\n", "\xe2\x80"}) {
+    EXPECT_EQ(Inert(Inert(hostile)), Inert(hostile));
+  }
+  EXPECT_EQ(QuotedInert("a\u202eb"), "'a\\u202eb'");
+}
+
 }  // namespace
 }  // namespace footprint

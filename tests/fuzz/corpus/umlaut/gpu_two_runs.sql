@@ -1,0 +1,14 @@
+CREATE TABLE benchmark_metadata (uuid VARCHAR NOT NULL, meta_description VARCHAR, meta_name VARCHAR, meta_start_time DATETIME, PRIMARY KEY (uuid));
+CREATE TABLE measurement (id INTEGER NOT NULL, uuid VARCHAR, measurement_datetime DATETIME, measurement_description VARCHAR NOT NULL, measurement_type VARCHAR, measurement_data JSON, measurement_unit VARCHAR, measured_method_name VARCHAR, PRIMARY KEY (id), FOREIGN KEY(uuid) REFERENCES benchmark_metadata (uuid));
+INSERT INTO benchmark_metadata VALUES ('0b7e2c41-9d3f-4a8e-b6c2-5f1e7a9d3c20', 'resnet on the GPU', 'train.py', '2024-09-01 12:00:00');
+INSERT INTO benchmark_metadata VALUES ('c3d9e5f1-2a4b-4c6d-8e0f-1a2b3c4d5e6f', '', NULL, '2024-09-01 13:00:00.5');
+INSERT INTO measurement VALUES (1, '0b7e2c41-9d3f-4a8e-b6c2-5f1e7a9d3c20', '2024-09-01 12:00:02', 'train gpu', 'gpu', '"{\"timestamps\": [\"2024-09-01 12:00:00.5\", \"2024-09-01 12:00:01.5\"], \"measurements\": [88, 91]}"', '%', 'train');
+INSERT INTO measurement VALUES (2, '0b7e2c41-9d3f-4a8e-b6c2-5f1e7a9d3c20', '2024-09-01 12:00:02', 'train gpu memory', 'gpumemory', '"{\"timestamps\": [\"2024-09-01 12:00:00.5\", \"2024-09-01 12:00:01.5\"], \"measurements\": [2048.0, 4096.0]}"', 'MiB', 'train');
+INSERT INTO measurement VALUES (3, '0b7e2c41-9d3f-4a8e-b6c2-5f1e7a9d3c20', '2024-09-01 12:00:02', 'train gpu power', 'gpupower', '"{\"timestamps\": [\"2024-09-01 12:00:00.5\"], \"measurements\": [250.5]}"', 'W', 'train');
+INSERT INTO measurement VALUES (4, '0b7e2c41-9d3f-4a8e-b6c2-5f1e7a9d3c20', '2024-09-01 12:00:02', 'train time', 'time', 1.5, 'sec', 'train');
+INSERT INTO measurement VALUES (5, '0b7e2c41-9d3f-4a8e-b6c2-5f1e7a9d3c20', '2024-09-01 12:00:02', 'train gputime', 'gputime', 1.25, 'sec', 'train');
+INSERT INTO measurement VALUES (6, '0b7e2c41-9d3f-4a8e-b6c2-5f1e7a9d3c20', '2024-09-01 12:00:03', 'throughput', 'throughput', 512.0, 'images/s', 'train');
+INSERT INTO measurement VALUES (7, '0b7e2c41-9d3f-4a8e-b6c2-5f1e7a9d3c20', '2024-09-01 12:00:03', 'time to 90%', 'timed tta', 42.5, 'sec', '');
+INSERT INTO measurement VALUES (8, 'c3d9e5f1-2a4b-4c6d-8e0f-1a2b3c4d5e6f', '2024-09-01 13:00:01', 'matrix', 'confusion-matrix', '{"matrix": [[3, 1, 0], [0, 4, 1], [1, 0, 5]], "labels": [0, 1, [2]]}', '', '');
+INSERT INTO measurement VALUES (9, 'c3d9e5f1-2a4b-4c6d-8e0f-1a2b3c4d5e6f', '2024-09-01 13:00:01', 'odd matrix', 'confusion-matrix', '{"matrix": [[1, 2, 3]], "labels": ["a", "b"]}', '', '');
+INSERT INTO measurement VALUES (10, 'c3d9e5f1-2a4b-4c6d-8e0f-1a2b3c4d5e6f', '2024-09-01 13:00:02', 'search', 'hyperparameters', '{"hyperparameters": ["lr", "lr", "depth"], "df": {"lr": [0.1], "depth": [{"n": 3}, 4], "acc": [0.9, 0.95]}, "target": "acc", "low_means_good": false}', '', '');

@@ -1,0 +1,14 @@
+CREATE TABLE benchmark_metadata (uuid VARCHAR NOT NULL, meta_description VARCHAR, meta_name VARCHAR, meta_start_time DATETIME, PRIMARY KEY (uuid));
+CREATE TABLE measurement (id INTEGER NOT NULL, uuid VARCHAR, measurement_datetime DATETIME, measurement_description VARCHAR NOT NULL, measurement_type VARCHAR, measurement_data JSON, measurement_unit VARCHAR, measured_method_name VARCHAR, PRIMARY KEY (id), FOREIGN KEY(uuid) REFERENCES benchmark_metadata (uuid));
+INSERT INTO benchmark_metadata VALUES ('55077e71-3c2b-4d8e-9a51-0c7a2f1e9b10', '', NULL, 'not a time');
+INSERT INTO benchmark_metadata VALUES ('far', '', 'far', '99999-01-01 00:00:00');
+INSERT INTO measurement VALUES (1, '55077e71-3c2b-4d8e-9a51-0c7a2f1e9b10', '2024-08-13 09:18:33', 't', 'time', -5.0, '', 'f');
+INSERT INTO measurement VALUES (2, '55077e71-3c2b-4d8e-9a51-0c7a2f1e9b10', '2024-08-13 09:18:33', 't', 'time', 1e300, '', 'f');
+INSERT INTO measurement VALUES (3, '55077e71-3c2b-4d8e-9a51-0c7a2f1e9b10', '2024-08-13 09:18:33', 'm', 'memory', '"{\"timestamps\": 3}"', '', 'f');
+INSERT INTO measurement VALUES (4, '55077e71-3c2b-4d8e-9a51-0c7a2f1e9b10', '2024-08-13 09:18:33', 'c', 'confusion-matrix', '"{\"matrix\": \"[[5 -]]\", \"labels\": [\"a\"]}"', '', 'f');
+INSERT INTO measurement VALUES (5, '55077e71-3c2b-4d8e-9a51-0c7a2f1e9b10', '2024-08-13 09:18:33', 'h', 'hyperparameters', '{"hyperparameters": ["lr"], "target": "loss", "df": {"lr": [0.1], "loss": [0.4, 0.2]}, "low_means_good": "yes"}', '', 'f');
+INSERT INTO measurement VALUES (6, '55077e71-3c2b-4d8e-9a51-0c7a2f1e9b10', '2024-08-13 09:18:33', 'w', 'weird', '{', '', 'f');
+INSERT INTO measurement VALUES (7, '55077e71-3c2b-4d8e-9a51-0c7a2f1e9b10', '2024-08-13 09:18:33', 'l', 'loss', '{"not": "a list"}', '', 'f');
+INSERT INTO measurement VALUES (8, 'nobody', '2024-08-13 09:18:33', 'orphan', 'memory', '[]', '', 'f');
+INSERT INTO measurement VALUES (9, 'far', NULL, 'once', 'memory', '{"timestamps": ["2024-08-13 09:18:33", 7], "measurements": [1, "x"]}', 'MiB', '');
+INSERT INTO measurement VALUES (10, 'far', '2024-08-13 09:18:34', 'deep', 'loss', '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]', '', '');
