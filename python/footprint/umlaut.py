@@ -1,9 +1,12 @@
-"""UMLAUT compatibility: switch an UMLAUT script to footprint by changing only its import.
+"""UMLAUT compatibility: an UMLAUT script runs on footprint with no edit.
 
 ::
 
-    import footprint.umlaut as umlaut          # was: import umlaut
-    from footprint.umlaut import Benchmark, BenchmarkSupervisor, MemoryMetric, CPUMetric
+    import umlaut          # footprint's umlaut package: this module under UMLAUT's name
+    from umlaut import Benchmark, BenchmarkSupervisor, MemoryMetric, CPUMetric
+
+Where UMLAUT itself is installed, ``import umlaut`` finds UMLAUT's and footprint does not
+install its own: import ``footprint.umlaut`` (as ``umlaut``) instead.
 
 The classes take UMLAUT's arguments and record into a footprint database:
 

@@ -4,4 +4,4 @@ import sys
 
 from footprint.radt import main
 
-sys.exit(main(sys.argv[1:]))
+sys.exit(main(sys.argv[1:], prog="python3 -m radt"))

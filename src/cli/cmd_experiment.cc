@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "cli/cli.h"
 #include "cli/format.h"
@@ -28,26 +29,50 @@ std::string CollocationText(const PlannedRun& r) {
   return "-";
 }
 
+// "experiment E, workload W": where a workload sits in its plan.
+std::string WorkloadText(const PlannedWorkload& w) {
+  return "experiment " + w.experiment + ", workload " + w.workload;
+}
+
+// Whether any run has a name of its own (radT's Name column), not its key.
+bool HasNames(const ExperimentPlan& plan) {
+  for (const PlannedWorkload& w : plan.workloads) {
+    for (const PlannedRun& r : w.runs) {
+      if (r.name != r.key) return true;
+    }
+  }
+  return false;
+}
+
 // The whole plan as it would run: one block per workload, one line per run.
 void PrintPlan(const ExperimentPlan& plan, const std::map<std::string, PlanRunStatus>& status) {
-  std::cout << plan.path << ": " << plan.workloads.size() << " workload(s), " << plan.run_count()
-            << " run(s); the runs of a workload start together\n";
+  PrintLine(std::cout, plan.path + ": " + std::to_string(plan.workloads.size()) + " workload(s), " +
+                           std::to_string(plan.run_count()) +
+                           " run(s); the runs of a workload start together");
+  const bool names = HasNames(plan);
   for (size_t i = 0; i < plan.workloads.size(); ++i) {
     const PlannedWorkload& w = plan.workloads[i];
-    std::cout << "\nworkload " << i + 1 << ": experiment " << w.experiment << ", workload "
-              << w.workload << "\n";
-    Table t({"key", "status", "devices", "collocation", "command", "env"});
+    std::cout << "\n";
+    PrintLine(std::cout, "workload " + std::to_string(i + 1) + ": " + WorkloadText(w));
+    std::vector<std::string> columns = {"key",         "status",  "devices",
+                                        "collocation", "command", "env"};
+    if (names) columns.insert(columns.begin() + 1, "name");
+    Table t(columns);
     for (const PlannedRun& r : w.runs) {
       auto it = status.find(r.key);
       std::string devices;
       for (const auto& d : r.devices) devices += (devices.empty() ? "" : "+") + d;
       std::string env;
       for (const auto& [k, v] : r.env) env += (env.empty() ? "" : " ") + k + "=" + v;
-      t.Add({r.key,
-             std::string(
-                 PlanRunStateName(it == status.end() ? PlanRunState::kPending : it->second.state)),
-             devices.empty() ? "-" : devices, CollocationText(r), FormatCommand(r.command),
-             env.empty() ? "-" : env});
+      std::vector<Cell> row = {r.key,
+                               std::string(PlanRunStateName(
+                                   it == status.end() ? PlanRunState::kPending : it->second.state)),
+                               devices.empty() ? "-" : devices,
+                               CollocationText(r),
+                               FormatCommand(r.command),
+                               env.empty() ? "-" : env};
+      if (names) row.insert(row.begin() + 1, r.name);
+      t.Add(row);
     }
     t.Print(std::cout, "  ");
   }
@@ -60,9 +85,39 @@ bool Exists(const std::string& path) {
 
 struct Args {
   std::string db, plan, write_status, python = "python3", executor = "local", run_key;
-  std::string slurm_dir = "footprint-slurm", sbatch, poll = "2s";
+  std::string slurm_dir = "footprint-slurm", sbatch, poll = "2s", devices;
   bool dry_run = false, resume = false, no_git = false;
 };
+
+// The plan as this invocation runs it: loaded, checked against the options, its runs put on
+// the CPU with --devices cpu, its notes said.
+Result<ExperimentPlan> PreparePlan(const Args& args) {
+  auto plan = LoadPlan(args.plan, {.python = args.python});
+  if (!plan.ok()) {
+    return plan.status().code() == StatusCode::kNotFound ? InvalidArgument(plan.status().message())
+                                                         : plan.status();
+  }
+  if (!args.write_status.empty() && plan->format != "csv") {
+    return InvalidArgument("--write-status needs a CSV plan; " + args.plan + " is " + plan->format);
+  }
+  if (args.devices == "cpu") {
+    const size_t mapped = experiment::MapDevicesToCpu(*plan);
+    if (mapped > 0) {
+      plan->notes.push_back(std::to_string(mapped) +
+                            " run(s) that name GPUs run on the CPU (--devices cpu)");
+    }
+  }
+  for (const std::string& note : plan->notes) PrintLine(std::cerr, "footprint: note: " + note);
+  return plan;
+}
+
+// What the database holds of the plan's runs; nothing when there is no database yet.
+Result<std::map<std::string, PlanRunStatus>> StoredStatus(const std::string& db,
+                                                          const ExperimentPlan& plan) {
+  if (!Exists(db)) return std::map<std::string, PlanRunStatus>{};
+  FP_ASSIGN_OR_RETURN(auto store, OpenExisting(db));
+  return LoadPlanStatus(*store, plan);
+}
 
 // Each run beside sstat's last reading of its step (docs/experiments.md, "On Slurm").
 void PrintSstatChecks(const std::vector<SstatCheck>& checks) {
@@ -81,6 +136,24 @@ void PrintSstatChecks(const std::vector<SstatCheck>& checks) {
                "ended before it\n";
 }
 
+// The experiment's last line: how many runs ran and how they ended, where they are stored.
+void PrintSummary(const ExperimentOutcome& outcome, const Args& args) {
+  std::ostringstream summary;
+  summary << "footprint: " << outcome.runs_started << " run(s) ran, " << outcome.runs_failed
+          << " not ok";
+  if (outcome.runs_skipped > 0) summary << ", " << outcome.runs_skipped << " already ok";
+  if (outcome.signal_received != 0) {
+    summary << "; stopped by signal " << outcome.signal_received << " (footprint experiment "
+            << args.plan << " --resume goes on)";
+  }
+  if (!outcome.queued_jobs.empty()) {
+    summary << "; job(s) still queued:";
+    for (int64_t id : outcome.queued_jobs) summary << " " << id;
+  }
+  summary << "; stored in " << RedactedLocation(args.db);
+  PrintLine(std::cerr, summary.str());
+}
+
 // The options --executor slurm gives every step and sbatch.
 Result<SlurmExecutorOptions> SlurmOptionsFrom(const Args& args) {
   SlurmExecutorOptions s;
@@ -92,13 +165,71 @@ Result<SlurmExecutorOptions> SlurmOptionsFrom(const Args& args) {
   if (s.poll_ns < 100'000'000) return InvalidArgument("--poll must be at least 100ms");
   s.step_args = {"--python", args.python};
   if (args.no_git) s.step_args.push_back("--no-git");
+  if (!args.devices.empty()) s.step_args.insert(s.step_args.end(), {"--devices", args.devices});
   s.on_job = [](const PlannedWorkload& w, size_t runs, int64_t job, bool adopted) {
-    std::cerr << "footprint: experiment " << w.experiment << ", workload " << w.workload << ": "
-              << (adopted ? "job " + std::to_string(job) + " found in the queue"
-                          : "submitted as job " + std::to_string(job))
-              << ", " << runs << " run(s) as steps of it\n";
+    PrintLine(std::cerr, "footprint: " + WorkloadText(w) + ": " +
+                             (adopted ? "job " + std::to_string(job) + " found in the queue"
+                                      : "submitted as job " + std::to_string(job)) +
+                             ", " + std::to_string(runs) + " run(s) as steps of it");
   };
   return s;
+}
+
+// How many of the plan's runs this invocation starts (--resume skips the ok ones).
+int RunsToStart(const ExperimentPlan& plan, const Args& args,
+                const std::map<std::string, PlanRunStatus>& status) {
+  int to_run = 0;
+  for (const PlannedWorkload& w : plan.workloads) {
+    for (const PlannedRun& r : w.runs) {
+      if (!args.run_key.empty() && r.key != args.run_key) continue;
+      to_run += !(args.resume && StoredOk(status, r.key));
+    }
+  }
+  return to_run;
+}
+
+// The options of `footprint experiment`, into `args`.
+void AddExperimentOptions(CLI::App& cmd, Args& args) {
+  AddDbOption(cmd, args.db);
+  cmd.add_option("PLAN", args.plan, "the plan: FILE.csv (radT's columns) or FILE.yaml")->required();
+  cmd.add_flag("--dry-run", args.dry_run,
+               "print the resolved plan (commands, environment, devices, status) and run nothing");
+  cmd.add_flag("--resume", args.resume,
+               "skip runs of this plan already stored as ok; run the failed, killed, "
+               "interrupted and missing ones");
+  cmd.add_option("--write-status", args.write_status,
+                 "write the CSV plan with Status and Run filled in to FILE after each run (a copy, "
+                 "or the plan itself as radT does)")
+      ->option_text("FILE");
+  cmd.add_option("--python", args.python,
+                 "interpreter for .py files (default python3; a YAML plan's 'python:' wins)");
+  cmd.add_flag("--no-git", args.no_git, "do not record git commits");
+  cmd.add_option("--devices", args.devices,
+                 "run every run on the CPU, whatever its Devices and collocation name "
+                 "(a radT plan written for GPUs, Devices 0, on a machine without one); the "
+                 "commands see no GPU (CUDA_VISIBLE_DEVICES empty)")
+      ->check(CLI::IsMember({"cpu"}))
+      ->option_text("cpu");
+  cmd.add_option("--executor", args.executor,
+                 "local (default): the runs start here; slurm: a job per workload, a step per "
+                 "run (sbatch and srun --overlap), waited for here")
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->option_text("local|slurm");
+  cmd.add_option("--run-key", args.run_key,
+                 "run only the run with this key, measured by this process (what each step "
+                 "of --executor slurm runs)")
+      ->option_text("KEY");
+  cmd.add_option("--slurm-dir", args.slurm_dir,
+                 "--executor slurm: folder for the job scripts and Slurm's output (default "
+                 "footprint-slurm); the nodes must see it")
+      ->option_text("DIR");
+  cmd.add_option("--sbatch", args.sbatch,
+                 "--executor slurm: options for every sbatch, one shell-quoted string "
+                 "(--sbatch='-p gpu --time=60')")
+      ->option_text("'OPTIONS'");
+  cmd.add_option("--poll", args.poll,
+                 "--executor slurm: how often to ask squeue and sstat (default 2s)")
+      ->option_text("DURATION");
 }
 
 }  // namespace
@@ -110,39 +241,7 @@ Action AddExperiment(CLI::App& app) {
                          "Run an experiment plan (radT's CSV or YAML sweep, or footprint's YAML "
                          "plan): workloads one after another, the runs of a workload started "
                          "together, each measured as a run of its own.");
-  AddDbOption(*cmd, args->db);
-  cmd->add_option("PLAN", args->plan, "the plan: FILE.csv (radT's columns) or FILE.yaml")
-      ->required();
-  cmd->add_flag("--dry-run", args->dry_run,
-                "print the resolved plan (commands, environment, devices, status) and run nothing");
-  cmd->add_flag("--resume", args->resume,
-                "skip runs of this plan already stored as ok; run the failed, killed, "
-                "interrupted and missing ones");
-  cmd->add_option("--write-status", args->write_status,
-                  "write a copy of the CSV plan with Status and Run filled in (after each run)");
-  cmd->add_option("--python", args->python,
-                  "interpreter for .py files (default python3; a YAML plan's 'python:' wins)");
-  cmd->add_flag("--no-git", args->no_git, "do not record git commits");
-  cmd->add_option("--executor", args->executor,
-                  "local (default): the runs start here; slurm: a job per workload, a step per "
-                  "run (sbatch and srun --overlap), waited for here")
-      ->check(CLI::IsMember({"local", "slurm"}))
-      ->option_text("local|slurm");
-  cmd->add_option("--run-key", args->run_key,
-                  "run only the run with this key, measured by this process (what each step "
-                  "of --executor slurm runs)")
-      ->option_text("KEY");
-  cmd->add_option("--slurm-dir", args->slurm_dir,
-                  "--executor slurm: folder for the job scripts and Slurm's output (default "
-                  "footprint-slurm); the nodes must see it")
-      ->option_text("DIR");
-  cmd->add_option("--sbatch", args->sbatch,
-                  "--executor slurm: options for every sbatch, one shell-quoted string "
-                  "(--sbatch='-p gpu --time=60')")
-      ->option_text("'OPTIONS'");
-  cmd->add_option("--poll", args->poll,
-                  "--executor slurm: how often to ask squeue and sstat (default 2s)")
-      ->option_text("DURATION");
+  AddExperimentOptions(*cmd, *args);
   cmd->footer(
       "Exits 0 when every run was ok, 1 when a run failed or could not start (or Slurm "
       "refused a job), 128+N when signal N stopped the plan (after storing the workload it "
@@ -152,28 +251,15 @@ Action AddExperiment(CLI::App& app) {
       "  footprint experiment plan.csv --dry-run\n"
       "  footprint experiment plan.csv --write-status plan-status.csv\n"
       "  footprint experiment sweep.yaml --resume\n"
+      "  footprint experiment plan.csv --devices cpu\n"
       "  footprint experiment plan.csv --executor slurm -o postgresql://db/lab "
       "--sbatch='-p gpu'");
   return [args]() -> int {
-    auto plan = LoadPlan(args->plan, {.python = args->python});
-    if (!plan.ok()) {
-      return Fail(plan.status().code() == StatusCode::kNotFound
-                      ? InvalidArgument(plan.status().message())
-                      : plan.status());
-    }
-    if (!args->write_status.empty() && plan->format != "csv") {
-      return Fail(InvalidArgument("--write-status needs a CSV plan; " + args->plan + " is " +
-                                  plan->format));
-    }
-    for (const std::string& note : plan->notes) std::cerr << "footprint: note: " << note << "\n";
-    std::map<std::string, PlanRunStatus> status;
-    if (Exists(args->db)) {
-      auto store = OpenExisting(args->db);
-      if (!store.ok()) return Fail(store.status());
-      auto loaded = LoadPlanStatus(**store, *plan);
-      if (!loaded.ok()) return Fail(loaded.status());
-      status = std::move(loaded).value();
-    }
+    auto plan = PreparePlan(*args);
+    if (!plan.ok()) return Fail(plan.status());
+    auto stored = StoredStatus(args->db, *plan);
+    if (!stored.ok()) return Fail(stored.status());
+    std::map<std::string, PlanRunStatus> status = std::move(stored).value();
     if (args->dry_run) {
       PrintPlan(*plan, status);
       return kExitOk;
@@ -192,28 +278,23 @@ Action AddExperiment(CLI::App& app) {
     o.resume = args->resume;
     o.record_git = !args->no_git;
     Status write_error;
-    int to_run = 0;  // the plan's runs this invocation starts (--resume skips the ok ones)
-    for (const PlannedWorkload& w : plan->workloads) {
-      for (const PlannedRun& r : w.runs) {
-        if (!args->run_key.empty() && r.key != args->run_key) continue;
-        to_run += !(args->resume && StoredOk(status, r.key));
-      }
-    }
+    const int to_run = RunsToStart(*plan, *args, status);
     Progress progress(to_run, /*live=*/false);  // the commands' output shares the terminal
     o.on_workload = [&](const PlannedWorkload& w, const std::vector<const PlannedRun*>& runs) {
-      std::cerr << "footprint: experiment " << w.experiment << ", workload " << w.workload
-                << ": starting " << runs.size() << " run(s) together";
+      std::string line = "footprint: " + WorkloadText(w) + ": starting " +
+                         std::to_string(runs.size()) + " run(s) together";
       if (std::string eta = progress.Eta(); !eta.empty()) {
-        std::cerr << " (" << progress.done() << " of " << to_run << " runs done, " << eta << ")";
+        line += " (" + std::to_string(progress.done()) + " of " + std::to_string(to_run) +
+                " runs done, " + eta + ")";
       }
-      std::cerr << "\n";
+      PrintLine(std::cerr, line);
     };
     o.on_run = [&](const PlannedRun& r, const PlanRunStatus& st, int exit_status) {
       progress.Done();
-      std::cerr << "footprint: " << r.key << " " << PlanRunStateName(st.state);
-      if (exit_status != 0) std::cerr << " (exit " << exit_status << ")";
-      if (!st.run_id.empty()) std::cerr << ", run " << st.run_id.substr(0, 8);
-      std::cerr << "\n";
+      std::string line = "footprint: " + r.key + " " + std::string(PlanRunStateName(st.state));
+      if (exit_status != 0) line += " (exit " + std::to_string(exit_status) + ")";
+      if (!st.run_id.empty()) line += ", run " + st.run_id.substr(0, 8);
+      PrintLine(std::cerr, line);
       status[r.key] = st;
       if (!args->write_status.empty() && write_error.ok()) {
         write_error = WriteCsvStatus(*plan, status, args->write_status);
@@ -230,18 +311,7 @@ Action AddExperiment(CLI::App& app) {
     if (!outcome.ok()) return Fail(outcome.status());
     if (!write_error.ok()) Fail(write_error);
     PrintSstatChecks(outcome->sstat);
-    std::cerr << "footprint: " << outcome->runs_started << " run(s) ran, " << outcome->runs_failed
-              << " not ok";
-    if (outcome->runs_skipped > 0) std::cerr << ", " << outcome->runs_skipped << " already ok";
-    if (outcome->signal_received != 0) {
-      std::cerr << "; stopped by signal " << outcome->signal_received << " (footprint experiment "
-                << args->plan << " --resume goes on)";
-    }
-    if (!outcome->queued_jobs.empty()) {
-      std::cerr << "; job(s) still queued:";
-      for (int64_t id : outcome->queued_jobs) std::cerr << " " << id;
-    }
-    std::cerr << "; stored in " << RedactedLocation(args->db) << "\n";
+    PrintSummary(*outcome, *args);
     if (outcome->signal_received != 0) return 128 + outcome->signal_received;
     return outcome->runs_failed > 0 || !write_error.ok() ? kExitError : kExitOk;
   };

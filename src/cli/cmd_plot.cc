@@ -54,6 +54,7 @@ Action AddPlot(CLI::App& app) {
     size_t points = 4000;
     size_t raw_limit = 200'000;
     bool no_menu = false;
+    bool no_metrics = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
@@ -81,6 +82,8 @@ Action AddPlot(CLI::App& app) {
       ->default_val(200'000)
       ->option_text("N");
   cmd->add_flag("--no-menu", args->no_menu, "never ask: use the defaults for what is not given");
+  cmd->add_flag("--no-metrics", args->no_metrics,
+                "scopes only: their bands and durations, no metric's chart (umlaut-cli -t time)");
   cmd->footer(
       "Menu keys: up/down move, space select, a all/none, enter confirm (nothing selected: the "
       "highlighted item), q or esc cancel.\n\n"
@@ -114,7 +117,8 @@ Action AddPlot(CLI::App& app) {
         PlotOptions options{.metrics = args->metrics,
                             .scopes = args->scopes,
                             .max_points = args->points,
-                            .raw_limit = args->raw_limit};
+                            .raw_limit = args->raw_limit,
+                            .no_metrics = args->no_metrics};
         if (ask && (args->metrics.empty() || args->scopes.empty())) {
           FP_ASSIGN_OR_RETURN(auto catalog, CatalogRuns(store, runs));
           if (args->metrics.empty() && !catalog.metrics.empty()) {

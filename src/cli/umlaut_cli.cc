@@ -1,31 +1,42 @@
 // umlaut-cli: UMLAUT's command line (`umlaut-cli FILE [-u UUID...] [-t TYPE...]
 // [-d DESCRIPTION...] [-p BACKEND] [-tmp DIR]`), answered by footprint's plot, show and export.
-// UMLAUT's names are translated into footprint's (a type into a metric or value, a metric's
-// description into the scope it measured), then the matching footprint subcommand runs.
+//
+// UMLAUT keeps the measurements whose type is one of -t and whose description is one of -d,
+// both at once. Here a type becomes the metric or value footprint records for it, and a
+// description the scopes it was measured in: each decorated function whose metric of a chosen
+// type carries that description (value umlaut.supervision; several functions may share one
+// metric object, so one description may name several), or the scope of that name (a tracker's
+// description). plot and show then run on footprint's names; csv writes export's rows that
+// the choice keeps.
 #include <algorithm>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <streambuf>
 
 #include "cli/cli.h"
+#include "cli/format.h"
 #include "footprint/report.h"
+#include "report/export.h"
 #include "report/plot.h"
 #include "store/reconcile.h"
 #include "tui/terminal.h"
+#include "util/json_bounded.h"
 #include "util/strings.h"
 
 namespace footprint::cli {
 namespace {
 
-// UMLAUT's measurement types, by what footprint records for them: a metric, then the metrics
-// drawn beside it where the runs have them (GPU utilisation with the SM activity, since
-// utilisation alone misleads). Empty: the scope durations (bars of each decorated function's
-// time), which every plot of scopes draws.
+// UMLAUT's measurement types, by what footprint records for them: a metric or value, then
+// the metrics drawn beside it where the runs have them (GPU utilisation with the SM activity,
+// since utilisation alone misleads). Empty: the scopes' durations (UMLAUT's time of each
+// decorated function).
 const std::map<std::string, std::string>& UmlautTypes() {
   static const std::map<std::string, std::string> kTypes = {
       {"time", ""},
-      {"gputime", ""},
+      {"gputime", "gpu_time_s"},
       {"memory", "memory"},
       {"cpu", "cpu"},
       {"gpu", "gpu,gpu.sm_active"},
@@ -52,80 +63,238 @@ struct Args {
   std::string out;
 };
 
-// The scope a description stands for: the scope of that name, or the scope of the decorated
-// function whose metric carries that description (value umlaut.supervision, footprint.umlaut).
-std::map<std::string, std::string> DescribedScopes(Store& store,
-                                                   const std::vector<RunRecord>& runs) {
-  std::map<std::string, std::string> scopes;
+bool Contains(const std::vector<std::string>& list, std::string_view item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+void Note(const std::string& what) { PrintLine(std::cerr, "umlaut-cli: " + what); }
+
+// A metric of a decorated function, as value umlaut.supervision keeps it.
+struct Supervised {
+  std::string scope, type, description;  // type: UMLAUT's ("memory")
+};
+
+// UMLAUT's type of a supervised metric: footprint.umlaut stores the class (MemoryMetric),
+// footprint import the type itself (memory).
+std::string UmlautType(std::string_view stored) {
+  std::string type = Lower(stored);
+  if (type.size() > 6 && type.ends_with("metric")) type.resize(type.size() - 6);
+  return type;
+}
+
+std::string TextField(const nlohmann::json& doc, const char* key) {
+  auto it = doc.find(key);
+  return it != doc.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::vector<Supervised> SupervisedMetrics(Store& store, const std::vector<RunRecord>& runs) {
+  std::vector<Supervised> out;
   for (const RunRecord& run : runs) {
     auto values = store.ListValues(run.id);
     if (!values.ok()) continue;
     for (const ValueRecord& v : *values) {
       if (v.name != "umlaut.supervision") continue;
-      auto doc = nlohmann::json::parse(v.data_json, nullptr, /*allow_exceptions=*/false);
-      if (!doc.is_object()) continue;
-      const std::string scope = doc.value("scope", "");
-      for (const auto& metric : doc.value("metrics", nlohmann::json::array())) {
-        if (metric.is_object() && metric.contains("description")) {
-          scopes.emplace(metric.value("description", ""), scope);
-        }
+      const nlohmann::json doc = ParseStoredJson(v.data_json);
+      if (!doc.is_object() || !doc.contains("metrics") || !doc["metrics"].is_array()) continue;
+      for (const auto& metric : doc["metrics"]) {
+        if (!metric.is_object()) continue;
+        out.push_back({TextField(doc, "scope"), UmlautType(TextField(metric, "type")),
+                       TextField(metric, "description")});
       }
     }
   }
-  return scopes;
+  return out;
 }
 
-// footprint's names for UMLAUT's -t and -d, among what `runs` hold.
-struct Names {
-  std::vector<std::string> metrics, scopes;
+// What UMLAUT's -t and -d choose, in footprint's names among what the runs hold.
+struct Selection {
+  bool by_type = false, by_description = false;  // -t, -d given
+  std::vector<std::string> metrics;              // metrics and values of the types
+  bool durations = false;                        // the scopes' durations (time)
+  std::vector<std::string> scopes;               // the scopes of the descriptions
 };
 
-Result<Names> PickNames(const Args& args, Store& store, const std::vector<RunRecord>& runs) {
-  FP_ASSIGN_OR_RETURN(PlotCatalog catalog, CatalogRuns(store, runs));
-  std::set<std::string> held(catalog.scopes.begin(), catalog.scopes.end());
-  for (const auto& m : catalog.metrics) held.insert(m.name);
-  auto note = [](const std::string& what) { std::cerr << "umlaut-cli: " << what << "\n"; };
-  Names names;
-  bool durations = false;  // a type drawn as the scopes' duration bars
+// Whether UMLAUT's `type` is one of -t (given as UMLAUT's type or as footprint's name).
+bool TypeChosen(const Args& args, const std::string& type) {
+  if (args.types.empty() || Contains(args.types, type)) return true;
+  auto it = UmlautTypes().find(type);
+  return it != UmlautTypes().end() && !it->second.empty() &&
+         Contains(args.types, Split(it->second, ',')[0]);
+}
+
+void PickMetrics(const Args& args, const std::set<std::string>& held, Selection& sel) {
   for (const std::string& type : args.types) {
     auto it = UmlautTypes().find(type);
     const std::vector<std::string_view> metrics =
         Split(it == UmlautTypes().end() ? type : it->second, ',');
-    const std::string metric(metrics.empty() ? "" : metrics[0]);
-    if (metric.empty()) {
-      durations = true;
-    } else if (held.contains(metric)) {
-      for (std::string_view m : metrics) {
-        if (held.contains(std::string(m))) names.metrics.emplace_back(m);
-      }
-    } else {
-      note("type '" + Inert(type) + "' (footprint: " + Inert(metric) +
+    if (metrics[0].empty()) {
+      sel.durations = true;
+    } else if (!held.contains(std::string(metrics[0]))) {
+      Note("type " + QuotedInert(type) + " (footprint: " + std::string(metrics[0]) +
            ") is not in these runs; left out");
+    } else {
+      for (std::string_view m : metrics) {
+        if (held.contains(std::string(m)) && !Contains(sel.metrics, m)) sel.metrics.emplace_back(m);
+      }
     }
   }
-  const auto described = DescribedScopes(store, runs);
+}
+
+void PickScopes(const Args& args, const std::vector<std::string>& scopes,
+                const std::vector<Supervised>& supervised, Selection& sel) {
+  auto add = [&](const std::string& scope) {
+    if (!Contains(scopes, scope)) return false;
+    if (!Contains(sel.scopes, scope)) sel.scopes.push_back(scope);
+    return true;
+  };
   for (const std::string& d : args.descriptions) {
-    auto it = described.find(d);
-    const std::string scope = held.contains(d) || it == described.end() ? d : it->second;
-    if (!held.contains(scope)) {
-      note("description '" + Inert(d) + "' names no scope of these runs; left out");
-    } else if (std::find(names.scopes.begin(), names.scopes.end(), scope) == names.scopes.end()) {
-      names.scopes.push_back(scope);
+    bool found = false;
+    for (const Supervised& m : supervised) {
+      if (m.description == d && TypeChosen(args, m.type)) found |= add(m.scope);
+    }
+    found |= add(d);  // a tracker's description, or a scope's own name
+    if (!found) {
+      Note("description " + QuotedInert(d) + " is on no measurement of these runs" +
+           (args.types.empty() ? "" : " of the types given") + "; left out");
     }
   }
+}
+
+Result<Selection> Select(const Args& args, Store& store, const std::vector<RunRecord>& runs) {
+  FP_ASSIGN_OR_RETURN(PlotCatalog catalog, CatalogRuns(store, runs));
+  std::set<std::string> held;
+  for (const auto& m : catalog.metrics) held.insert(m.name);
+  Selection sel{.by_type = !args.types.empty(), .by_description = !args.descriptions.empty()};
+  PickMetrics(args, held, sel);
+  PickScopes(args, catalog.scopes, SupervisedMetrics(store, runs), sel);
   // UMLAUT's own answer when its filters leave nothing.
-  if ((!args.types.empty() && names.metrics.empty() && !durations) ||
-      (!args.descriptions.empty() && names.scopes.empty())) {
+  if ((sel.by_type && sel.metrics.empty() && !sel.durations) ||
+      (sel.by_description && sel.scopes.empty())) {
     return NotFound("there are no entries with the given uuids, types and descriptions; " +
                     args.file + "'s runs are listed by: footprint show -o " + args.file);
   }
-  return names;
+  return sel;
 }
 
-// footprint's argv for `args`, given the runs it is about.
-Result<std::vector<std::string>> Translate(const Args& args, Store& store,
-                                           const std::vector<RunRecord>& runs) {
-  FP_ASSIGN_OR_RETURN(Names names, PickNames(args, store, runs));
+// The fields of one record of export's CSV (RFC 4180; a record is one line).
+std::vector<std::string> CsvFields(std::string_view record) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (size_t i = 0; i < record.size(); ++i) {
+    const char c = record[i];
+    if (c == '"' && quoted && i + 1 < record.size() && record[i + 1] == '"') {
+      fields.back() += c;
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      fields.emplace_back();
+    } else if (c != '\n') {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+// Passes on to `out` the rows of export's CSV (docs/cli.md) that a Selection keeps: totals
+// only when nothing was chosen; the chosen scopes (with -t, only when time is one of the
+// types); values of the chosen names in the chosen scopes; samples of the chosen metrics
+// taken while a chosen scope was open, as UMLAUT's series of a description are its function's
+// calls. A run's scopes come before its values and samples, so one pass decides.
+class CsvRowFilter : public std::streambuf {
+ public:
+  CsvRowFilter(const Selection& sel, std::streambuf* out) : sel_(sel), out_(out) {}
+  size_t rows() const { return rows_; }
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    for (std::streamsize i = 0; i < n; ++i) {
+      record_ += s[i];
+      if (s[i] == '\n' && !Pass()) return i;
+    }
+    return n;
+  }
+  int overflow(int c) override {
+    if (c == traits_type::eof()) return traits_type::not_eof(c);
+    const char ch = static_cast<char>(c);
+    return xsputn(&ch, 1) == 1 ? c : traits_type::eof();
+  }
+  int sync() override { return out_->pubsync(); }
+
+ private:
+  // Writes the complete record held when the choice keeps it; false when writing failed.
+  bool Pass() {
+    const bool header = !header_passed_;
+    const bool keep = header || Keep(CsvFields(record_));
+    const auto size = static_cast<std::streamsize>(record_.size());
+    const bool written = !keep || out_->sputn(record_.data(), size) == size;
+    header_passed_ = true;
+    rows_ += keep && !header;
+    record_.clear();
+    return written;
+  }
+
+  bool Keep(const std::vector<std::string>& f) {
+    if (f.size() < 10) return false;
+    const std::string &run = f[0], &kind = f[1], &name = f[2], &scope_id = f[5];
+    const bool named = !sel_.by_type || Contains(sel_.metrics, name);
+    if (kind == "total") return !sel_.by_type && !sel_.by_description;
+    if (!sel_.by_description) return kind == "scope" ? !sel_.by_type || sel_.durations : named;
+    if (kind == "scope") {
+      if (!Contains(sel_.scopes, name)) return false;
+      chosen_scopes_.insert(run + "," + scope_id);
+      AddWindow(windows_[run], ParseInt(f[8]).value_or(0), ParseInt(f[9]).value_or(INT64_MAX));
+      return !sel_.by_type || sel_.durations;
+    }
+    if (kind == "value") return named && chosen_scopes_.contains(run + "," + scope_id);
+    return kind == "sample" && named && InWindow(windows_[run], ParseInt(f[8]).value_or(-1));
+  }
+
+  // Windows kept disjoint: [start, end] merged with those it touches.
+  static void AddWindow(std::map<int64_t, int64_t>& windows, int64_t start, int64_t end) {
+    auto it = windows.upper_bound(start);
+    if (it != windows.begin() && std::prev(it)->second >= start) {
+      --it;
+      start = it->first;
+    }
+    while (it != windows.end() && it->first <= end) {
+      end = std::max(end, it->second);
+      it = windows.erase(it);
+    }
+    windows[start] = end;
+  }
+  static bool InWindow(const std::map<int64_t, int64_t>& windows, int64_t t) {
+    auto it = windows.upper_bound(t);
+    return it != windows.begin() && std::prev(it)->second >= t;
+  }
+
+  const Selection& sel_;
+  std::streambuf* out_;
+  std::string record_;
+  bool header_passed_ = false;
+  size_t rows_ = 0;
+  std::set<std::string> chosen_scopes_;                        // "RUN,SCOPE_ID"
+  std::map<std::string, std::map<int64_t, int64_t>> windows_;  // by run: start -> end ns
+};
+
+// UMLAUT's csv back end: export's CSV of `runs` (docs/cli.md), the rows `sel` keeps.
+Status WriteCsv(Store& store, const std::vector<RunRecord>& runs, const Selection& sel,
+                const std::string& path) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) return IoError("cannot write " + path + "; choose a writable place with --out");
+  CsvRowFilter filter(sel, file.rdbuf());
+  std::ostream rows(&filter);
+  FP_RETURN_IF_ERROR(ExportRuns(store, runs, ExportFormat::kCsv, rows));
+  file.close();
+  if (!file) return IoError("cannot write " + path + " (disk full?)");
+  PrintLine(std::cout, "wrote " + path + ": " + std::to_string(filter.rows()) + " row(s) of " +
+                           std::to_string(runs.size()) + " run(s), export's CSV columns");
+  return Status::Ok();
+}
+
+// footprint's argv for plot or show of `runs`.
+std::vector<std::string> FootprintArgv(const Args& args, const std::vector<RunRecord>& runs,
+                                       const Selection& sel) {
   std::vector<std::string> argv = {"footprint"};
   auto add = [&](const char* flag, const std::vector<std::string>& words) {
     if (words.empty()) return;
@@ -137,17 +306,16 @@ Result<std::vector<std::string>> Translate(const Args& args, Store& store,
   if (args.backend == "text") {
     argv.insert(argv.end(), {"show", "-o", args.file});
     argv.insert(argv.end(), ids.begin(), ids.end());
-  } else if (args.backend == "csv") {
-    argv.insert(argv.end(), {"export", "-o", args.file, "--format", "csv", "--out",
-                             args.out.empty() ? "umlaut_output.csv" : args.out});
-    add("-u", ids);
-  } else {  // plotly, matplotlib: footprint's interactive page
-    argv.insert(argv.end(), {"plot", "-o", args.file, "--out",
-                             args.out.empty() ? "umlaut-plot.html" : args.out});
-    if (!args.uuids.empty()) add("-u", ids);
-    add("-t", names.metrics);
-    add("-d", names.scopes);
+    return argv;
   }
+  // plotly, matplotlib: footprint's interactive page
+  argv.insert(argv.end(),
+              {"plot", "-o", args.file, "--out", args.out.empty() ? "umlaut-plot.html" : args.out});
+  if (!args.uuids.empty()) add("-u", ids);
+  add("-t", sel.metrics);
+  add("-d", sel.scopes);
+  // `-t time` alone: UMLAUT draws the scopes' durations and nothing else.
+  if (sel.by_type && sel.durations && sel.metrics.empty()) argv.push_back("--no-metrics");
   return argv;
 }
 
@@ -164,6 +332,19 @@ Result<std::vector<RunRecord>> ChosenRuns(const Args& args, const std::vector<Ru
   return runs;
 }
 
+// Answers `args`: the csv written here (nullopt), or footprint's argv for plot or show.
+Result<std::optional<std::vector<std::string>>> Answer(const Args& args, bool menus) {
+  FP_ASSIGN_OR_RETURN(auto store, OpenStore(args.file, {.read_only = true}));
+  FP_ASSIGN_OR_RETURN(auto all, ListReconciledRuns(*store));
+  FP_ASSIGN_OR_RETURN(auto runs, ChosenRuns(args, all, menus));
+  FP_ASSIGN_OR_RETURN(Selection sel, Select(args, *store, runs));
+  using Argv = std::optional<std::vector<std::string>>;
+  if (args.backend != "csv") return Argv(FootprintArgv(args, runs, sel));
+  FP_RETURN_IF_ERROR(
+      WriteCsv(*store, runs, sel, args.out.empty() ? "umlaut_output.csv" : args.out));
+  return Argv();
+}
+
 }  // namespace
 
 int UmlautCliMain(int argc, char** argv) {
@@ -177,8 +358,8 @@ int UmlautCliMain(int argc, char** argv) {
   CLI::App app{
       "umlaut-cli: UMLAUT's command line over footprint's database. Plots (plotly or "
       "matplotlib: one interactive HTML page), text (footprint show) or CSV (footprint "
-      "export) of the runs of a database written by footprint.umlaut; what -u, -t or -d "
-      "leaves out is asked in menus on a terminal.",
+      "export's rows of the chosen types and descriptions) of the runs of a database written "
+      "by footprint.umlaut; what -u, -t or -d leaves out is asked in menus on a terminal.",
       "umlaut-cli"};
   app.add_option("file", args->file, "the database (footprint.umlaut.Benchmark's db_file)")
       ->required();
@@ -188,7 +369,8 @@ int UmlautCliMain(int argc, char** argv) {
                  "latency, throughput, tta, 'timed tta', loss, confusion-matrix, "
                  "hyperparameters) or footprint's metric names");
   app.add_option("-d,--descriptions", args->descriptions,
-                 "metric descriptions ('bloat memory') or scope names");
+                 "descriptions a script gave its metrics and trackers ('bloat memory'; one that "
+                 "several functions share names them all), or scope names");
   app.add_option("-p,--plotting-backend", args->backend, "plotly (default), matplotlib, text, csv")
       ->check(CLI::IsMember({"plotly", "matplotlib", "text", "csv"}));
   app.add_option("--tmp-dir", args->tmp_dir,
@@ -205,26 +387,22 @@ int UmlautCliMain(int argc, char** argv) {
   }
   const bool menus =
       args->backend != "text" && args->backend != "csv" && tui::InteractiveTerminal();
-  Result<std::vector<std::string>> translated = [&]() -> Result<std::vector<std::string>> {
-    FP_ASSIGN_OR_RETURN(auto store, OpenStore(args->file, {.read_only = true}));
-    FP_ASSIGN_OR_RETURN(auto all, ListReconciledRuns(*store));
-    FP_ASSIGN_OR_RETURN(auto runs, ChosenRuns(*args, all, menus));
-    return Translate(*args, *store, runs);
-  }();
-  if (!translated.ok() &&
-      translated.status().message().find("not a footprint one") != std::string::npos) {
-    return Fail(DatabaseError(translated.status().message() +
+  Result<std::optional<std::vector<std::string>>> answered = Answer(*args, menus);
+  if (!answered.ok() &&
+      answered.status().message().find("not a footprint one") != std::string::npos) {
+    return Fail(DatabaseError(answered.status().message() +
                               "; if it is UMLAUT's own database, import it first: footprint "
                               "import " +
                               args->file +
                               " -o footprint.db, then umlaut-cli "
                               "footprint.db ..."));
   }
-  if (!translated.ok()) return Fail(translated.status());
+  if (!answered.ok()) return Fail(answered.status());
+  if (!*answered) return kExitOk;
   std::vector<char*> footprint_argv;
-  for (std::string& w : *translated) footprint_argv.push_back(w.data());
+  for (std::string& w : **answered) footprint_argv.push_back(w.data());
   footprint_argv.push_back(nullptr);
-  return Main(static_cast<int>(translated->size()), footprint_argv.data());
+  return Main(static_cast<int>((*answered)->size()), footprint_argv.data());
 }
 
 }  // namespace footprint::cli

@@ -83,7 +83,8 @@ Status CheckPlanDevices(const ExperimentPlan& plan) {
       auto refuse = [&](const std::string& why) {
         return Unsupported("run " + r.key + " needs a GPU but " + why +
                            "; run the plan on a machine with an NVIDIA GPU (footprint "
-                           "experiment --dry-run shows it here)");
+                           "experiment --dry-run shows it here), or on the CPU with --devices "
+                           "cpu");
       };
       if (r.devices.empty()) return refuse("names no Devices for its collocation");
       if (!gpus) {

@@ -14,6 +14,7 @@
 #include "report/plot_assets.h"
 #include "run/run_metadata.h"
 #include "util/clock.h"
+#include "util/json_bounded.h"
 #include "util/strings.h"
 
 namespace footprint {
@@ -28,7 +29,7 @@ constexpr size_t kMaxBandsPerRun = 300;
 // Kinds of valued metrics, from their JSON document.
 std::string ValueKind(const ValueRecord& v) {
   if (v.data_json.empty()) return v.value ? "values" : "";
-  json data = json::parse(v.data_json, nullptr, false);
+  json data = ParseStoredJson(v.data_json);
   std::string kind = data.is_object() ? data.value("kind", "") : "";
   if (kind == "confusion_matrix") return "confusion matrix";
   if (kind == "hyperparameters") return "hyperparameters";
@@ -294,7 +295,7 @@ void WriteCurves(const std::vector<RunData>& runs, const std::string& name, Json
 // A load run's place on a throughput-latency curve: its scenario, the queries/s it achieved and
 // its latency percentiles (meta.load, include/footprint/load.h); nullopt for other runs.
 std::optional<json> LoadPoint(const RunRecord& r) {
-  const json meta = json::parse(r.meta_json, nullptr, false);
+  const json meta = ParseStoredJson(r.meta_json);
   if (!meta.is_object() || !meta.contains("load") || !meta["load"].is_object()) return std::nullopt;
   const json& load = meta["load"];
   json point = {{"scenario", load.value("scenario", std::string())},
@@ -334,6 +335,7 @@ Result<std::string> PlotDataJson(Store& store, const std::vector<RunRecord>& run
   for (const auto& m : catalog.metrics) metric_names.push_back(m.name);
   FP_RETURN_IF_ERROR(CheckChosen(options.metrics, metric_names, "metric", "-t"));
   FP_RETURN_IF_ERROR(CheckChosen(options.scopes, catalog.scopes, "scope", "-d"));
+  if (options.no_metrics) catalog.metrics.clear();
 
   PlotStats stats;
   std::string body;
@@ -432,7 +434,7 @@ Result<std::string> PlotDataJson(Store& store, const std::vector<RunRecord>& run
       }
       if (!last) continue;
       ++stats.charts;
-      json doc = json::parse(last->data_json, nullptr, false);
+      json doc = ParseStoredJson(last->data_json);
       j.Open('{').Key("run").Int(static_cast<int64_t>(i)).Key("name").Str(m.name);
       j.Key("step");
       last->step ? j.Int(*last->step) : j.Null();
@@ -452,7 +454,7 @@ Result<std::string> PlotDataJson(Store& store, const std::vector<RunRecord>& run
     for (size_t i = 0; i < data.size(); ++i) {
       for (const ValueRecord& v : data[i].values) {
         if (v.name != m.name || ValueKind(v) != m.kind) continue;
-        json doc = json::parse(v.data_json, nullptr, false);
+        json doc = ParseStoredJson(v.data_json);
         json params = doc.value("params", json::object());
         for (auto& [k, unused] : params.items()) axes.insert(k);
         target = doc.value("target", target);

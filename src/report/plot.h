@@ -47,6 +47,7 @@ struct PlotOptions {
   size_t max_points = 4000;          // per series on display (LTTB); at least 3
   size_t raw_limit = 200'000;        // samples embedded at full resolution, in all
   std::string title;                 // empty: from the runs' names
+  bool no_metrics = false;           // scopes only: no metric's chart, whatever `metrics` says
 };
 
 // What WritePlot wrote.

@@ -6,6 +6,7 @@ import re
 import signal
 import subprocess
 import textwrap
+import time
 
 import pytest
 
@@ -168,6 +169,49 @@ def test_radt_csv_every_column_and_status_copy(tmp_path):
     assert plan.read_text() == plan_text  # the plan itself is never written
 
 
+def test_radt_plan_for_gpus_on_the_cpu_with_collocated_output_told_apart(tmp_path):
+    # radT's examples: plans in csv/, scripts in pytorch/ (File ../pytorch/...), Devices 0 and
+    # the smi listener. Here NVML is missing, so every run that asks for GPU metrics warns.
+    (tmp_path / "csv").mkdir()
+    (tmp_path / "pytorch").mkdir()
+    (tmp_path / "pytorch" / "say.py").write_text(
+        "import os, sys\n"
+        "for i in range(3):\n    print(sys.argv[1], i, flush=True)\n"
+        "print('gpus', repr(os.environ['CUDA_VISIBLE_DEVICES']),\n"
+        "      'unbuffered', os.environ['PYTHONUNBUFFERED'], end='')\n")
+    plan = tmp_path / "csv" / "plan.csv"
+    plan.write_text(
+        "Experiment,Workload,Name,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+        "e,1,left,,,0,-,../pytorch/say.py,smi+top,left\n"
+        "e,1,right,,,0,-,../pytorch/say.py,smi,right\n")
+    db = tmp_path / "fp.db"
+    env = clean_env(FOOTPRINT_NVML_LIBRARY=str(tmp_path / "no-libnvidia-ml.so.1"))
+    env.pop("PYTHONUNBUFFERED", None)  # footprint sets it
+    dry = fp("experiment", "-o", db, plan, "--dry-run", env=env)
+    assert dry.returncode == 0, describe(dry)
+    assert re.search(r"key +name +status", dry.stdout), dry.stdout  # radT's Name column
+    assert re.search(r"e/1/1 +left +pending", dry.stdout), dry.stdout
+    proc = fp("experiment", "-o", db, plan, "--devices", "cpu", "--python", "/usr/bin/python3",
+              env=env)
+    assert proc.returncode == 0, describe(proc)
+    assert "2 run(s) that name GPUs run on the CPU (--devices cpu)" in proc.stderr
+    # Each line of the collocated runs behind radT's prefix (ljust(20)), a last line without
+    # its end included; the commands see no GPU, and Python writes them unbuffered, as radT's.
+    expected = [f"{f'[RUN -_{letter}]:':<20} {word} {i}" for letter, word in
+                (("A", "left"), ("B", "right")) for i in range(3)]
+    expected += [f"{f'[RUN -_{letter}]:':<20} gpus '' unbuffered 1" for letter in "AB"]
+    assert sorted(proc.stdout.splitlines()) == sorted(expected), describe(proc)
+    # The GPU warning once for the plan, not once per run.
+    assert proc.stderr.count("warning: gpu, gpu.memory") == 1, describe(proc)
+    scripts = os.path.realpath(tmp_path / "pytorch")
+    for run in plan_runs(db):  # csv/../pytorch stored as the folder it names
+        assert run["command"][1] == os.path.join(scripts, "say.py")
+        assert run["meta"]["experiment"]["plan"] == os.path.realpath(plan)
+    with connect(db) as con:
+        assert {cwd for (cwd,) in con.execute("SELECT cwd FROM runs")} == {scripts}
+    con.close()
+
+
 def test_dry_run_prints_the_plan_and_runs_nothing(tmp_path):
     plan = tmp_path / "plan.yaml"
     plan.write_text(textwrap.dedent(f"""\
@@ -196,6 +240,68 @@ def test_bad_plan_is_one_line_and_exit_2(tmp_path):
     assert proc.returncode == 2, describe(proc)
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and "unknown column 'Flie'" in lines[0], describe(proc)
+
+
+def fp_bounded(tmp_path, *args, timeout_s=30):
+    """Runs `footprint ARGS...`; returns its exit status, its stderr and its peak resident
+    memory in bytes (ru_maxrss, from wait4). Fails the test if it runs past `timeout_s`."""
+    err_path = tmp_path / f"stderr-{time.monotonic_ns()}"
+    with open(err_path, "w") as err:
+        proc = subprocess.Popen([FOOTPRINT, *map(str, args)], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=err, env=clean_env())
+    deadline = time.monotonic() + timeout_s
+    while True:
+        pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            proc.kill()
+            os.wait4(proc.pid, 0)
+            proc.returncode = -9
+            pytest.fail(f"footprint {args} still ran after {timeout_s} s")
+        time.sleep(0.02)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, err_path.read_text(), ru.ru_maxrss * 1024
+
+
+MAX_RSS = 200 * 2**20  # footprint's own cost, not an input's: 20 MB here, 663 MB once
+
+
+@pytest.mark.parametrize("command, what", [("experiment", "plan"), ("evaluate", "manifest")])
+def test_fifos_and_devices_are_refused_at_once(tmp_path, command, what):
+    # /dev/zero was read until memory ran out (experiment: 3.5 GB in 12 s; evaluate: 0.9 GB),
+    # and a FIFO blocked the reader forever: each is now refused, before it is opened.
+    fifo = tmp_path / f"{what}.yaml"
+    os.mkfifo(fifo)
+    for path, kind in (("/dev/zero", "a device"), (fifo, "a FIFO")):
+        rc, err, peak = fp_bounded(tmp_path, command, "--dry-run", "-o", tmp_path / "fp.db",
+                                   path, timeout_s=10)
+        assert rc == 2, err
+        assert err.count("\n") == 1 and f"the {what} {path} is {kind}" in err, err
+        assert "name a regular file" in err
+        assert peak < MAX_RSS, peak
+
+
+def test_huge_plans_are_refused_before_they_are_built(tmp_path):
+    # 200,000 listed workloads (5.6 MB): yaml-cpp's tree of them took 663 MB before the plan
+    # was refused; its nodes are now counted as it is parsed, the tree never built.
+    plan = tmp_path / "listed.yaml"
+    plan.write_text("experiment: e\nworkloads:\n" + "  - runs: [{command: true}]\n" * 200_000)
+    rc, err, peak = fp_bounded(tmp_path, "experiment", "--dry-run", plan)
+    assert rc == 2, err
+    assert err.count("\n") == 1 and "line 83335: more than 500000 YAML nodes" in err, err
+    assert peak < MAX_RSS, peak
+    # The runs of every workload are counted before any run is made: 100,000 runs with 2 kB of
+    # environment each were built (290 MB) before the second workload passed the limit.
+    plan = tmp_path / "repeated.yaml"
+    plan.write_text("experiment: e\nworkloads:\n  - repetitions: 100000\n"
+                    f"    runs: [{{command: true, env: {{A: {'x' * 2000}}}}}]\n"
+                    "  - runs: [{command: true}]\n")
+    rc, err, peak = fp_bounded(tmp_path, "experiment", "--dry-run", plan)
+    assert rc == 2, err
+    assert "workload 2 makes 1 combination(s) x 1 run(s) x 1 repetition(s): more than 100000 runs" \
+        in err, err
+    assert peak < MAX_RSS, peak
 
 
 def test_resume_after_sigkill_runs_only_what_is_missing(tmp_path):

@@ -1,6 +1,7 @@
 """`cmake --install` makes footprint a tool: footprint and umlaut-cli in PREFIX/bin, the web
 server module where the installed binary finds it, and the Python packages footprint and radt
 where Debian's python3 looks for the prefix. Staged with DESTDIR, so the machine is untouched."""
+import glob
 import os
 import re
 import subprocess
@@ -25,6 +26,12 @@ def staged(tmp_path_factory):
 def test_the_commands_run_from_the_installed_prefix(staged, tmp_path):
     bin_dir = staged + PREFIX + "/bin"
     assert os.readlink(bin_dir + "/umlaut-cli") == "footprint"
+    # radT's console command, where radT itself is not installed (it is not on this machine),
+    # finding the staged package as the installed one is found.
+    site = glob.glob(staged + PREFIX + "/lib/python3*/dist-packages")
+    radt = subprocess.run([bin_dir + "/radt", "-h"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(site)})
+    assert radt.returncode == 0 and "usage" in radt.stdout.lower(), describe(radt)
     env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ["PATH"]}
     env.pop("FOOTPRINT_SERVE_MODULE", None)
     db = str(tmp_path / "fp.db")
@@ -58,8 +65,8 @@ def test_python_finds_the_installed_packages_without_pythonpath(staged):
     # The staged copy imports from any folder: footprint, UMLAUT's and radT's names.
     proc = subprocess.run(
         ["/usr/bin/python3", "-c",
-         "import footprint, footprint.umlaut, radt, radt.run; "
-         "print(footprint.__file__); print(radt.run.RADTBenchmark)"],
+         "import footprint, footprint.umlaut, radt, radt.run, umlaut; "
+         "print(footprint.__file__); print(radt.run.RADTBenchmark); print(umlaut.Benchmark)"],
         env={"PATH": os.environ["PATH"], "PYTHONPATH": staged + site, "PYTHONNOUSERSITE": "1"},
         cwd="/", capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, describe(proc)

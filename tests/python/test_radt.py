@@ -1,12 +1,18 @@
 """radT's plans and scripts run unchanged under footprint (radT 0.2.29 as published:
-github.com/itu-rad/radt, examples/csv and examples/yaml): its CSV with Name, its YAML sweeps,
-`import radt` with RADTBenchmark and the module-level log_metric, its working-folder rule,
-its Status words and its single-run form."""
+github.com/itu-rad/radt, examples/csv and examples/yaml): its CSV with Name, its YAML sweeps
+(resumed by their parameters), `import radt` with RADTBenchmark, the module-level log_metric
+and the MLflow calls radT passes through, its working-folder rule, its Status words written
+back, its single-run form and its `radt` command."""
 
 from __future__ import annotations
 
 import csv
+import hashlib
+import os
+import re
 import subprocess
+import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -128,8 +134,9 @@ def test_radt_yaml_sweeps_grid_and_random(tmp_path, db, scripts):
     assert proc.returncode == 0, proc.stderr
     ran = fp.load(grid_db).runs.sort_values("started_at")
     assert list(ran["workload"]) == ["000", "001", "002", "003", "004", "005"]
+    # The parameters keep their YAML types (radT's YAML is typed), in radT's product order.
     assert [(m["params"]["batch-size"], m["params"]["learning-rate"]) for m in ran["meta"]] == [
-        (b, lr) for b in ("8", "16", "32") for lr in ("0.001", "0.002")]
+        (b, lr) for b in (8, 16, 32) for lr in (0.001, 0.002)]
 
     shuffled = sweep.format(method="random", extra="seed: 7\n        count: 4")
     random = write_script(tmp_path, shuffled, "random.yaml")
@@ -169,3 +176,171 @@ def test_radt_single_run_form_and_plain_python(tmp_path, db, scripts):
                            cwd=scripts, capture_output=True, text=True, timeout=60)
     assert plain.returncode == 0, plain.stderr
     assert len(fp.load(db).runs) == 1
+
+
+SWEEP = """
+    name: lr sweep
+    experiment: 0
+    collocation: "-"
+    devices: "-"
+    listeners: top
+    file: pytorch/cifar10_context.py
+    method: grid
+    parameters:
+      learning-rate:
+        values: [{rates}]
+      batch-size:
+        values: [16]
+      epochs:
+        values: [1]
+    """
+
+
+def sweep_status(db, plan, cwd):
+    """{learning rate: status} as footprint experiment --dry-run shows the sweep."""
+    proc = run_footprint("experiment", "-o", str(db), plan, "--dry-run", cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    return {m[1]: m[2] for m in re.finditer(r"--learning-rate (\S+) .*? (pending|ok) ",
+                                            proc.stdout)}
+
+
+def test_a_radt_sweep_extended_and_resumed_runs_only_its_new_combinations(tmp_path, db,
+                                                                           scripts):
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(textwrap.dedent(SWEEP.format(rates="0.1, 0.2")))
+    proc = run_footprint("experiment", "-o", str(db), "sweep.yaml", "--python", PYTHON,
+                         cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    # A value added in front moves every combination to another workload number: radT knows
+    # a combination by its parameters, and so does --resume. Resumed from another folder
+    # through "..", the plan is the same file.
+    sweep.write_text(textwrap.dedent(SWEEP.format(rates="0.05, 0.1, 0.2")))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert sweep_status(db, "../sweep.yaml", elsewhere) == {
+        "0.05": "pending", "0.1": "ok", "0.2": "ok"}
+    proc = run_footprint("experiment", "-o", str(db), "../sweep.yaml", "--resume", "--python",
+                         PYTHON, cwd=elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    assert "1 run(s) ran, 0 not ok, 2 already ok" in proc.stderr
+    runs = fp.load(db).runs.sort_values("started_at")
+    assert [m["params"]["learning-rate"] for m in runs["meta"]] == [0.1, 0.2, 0.05]
+    assert {m["params"]["batch-size"] for m in runs["meta"]} == {16}  # YAML's int, kept
+    # And from the plan's own folder: nothing is left to run.
+    proc = run_footprint("experiment", "-o", str(db), "sweep.yaml", "--resume", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "0 run(s) ran, 0 not ok, 3 already ok" in proc.stderr
+    assert len(fp.load(db).runs) == 3
+
+
+# The MLflow calls radT passes through its benchmark object, as radT's users write them.
+ARTIFACTS = """
+import numpy as np
+import radt
+
+
+class Figure:  # what log_figure asks of a matplotlib figure
+    def savefig(self, path, **kwargs):
+        with open(path, "wb") as f:
+            f.write(b"figure at dpi %d" % kwargs["dpi"])
+
+
+with radt.run.RADTBenchmark() as run:
+    run.log_text("radT's notes", "notes.txt")  # the user's own notes.txt is beside the script
+    run.log_text("x", "logs/out.txt")          # and there is no logs/ folder here
+    run.log_dict({"lr": 0.1}, "config.json")
+    run.log_dict({"lr": 0.1}, "config.yaml")
+    run.log_table({"epoch": [0, 1], "loss": [0.5, 0.25]}, "table.json")
+    run.log_figure(Figure(), "plots/loss.png", save_kwargs={"dpi": 72})
+    run.log_image(np.zeros((4, 4, 3)), "image.png")
+    run.autolog()
+    run.autolog()
+    run.log_metric("loss", 0.25, 1)
+"""
+
+
+def sha256_tree(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_mlflow_calls_store_artifacts_with_the_run_and_touch_no_file_of_the_user(tmp_path,
+                                                                                  scripts):
+    write_script(scripts, ARTIFACTS, "artifacts.py")
+    (scripts / "notes.txt").write_text("the user's notes\n")
+    before = sha256_tree(scripts)
+    db = tmp_path / "store" / "fp.db"
+    db.parent.mkdir()
+    proc = subprocess.run([PYTHON, "-m", "radt", "artifacts.py"],
+                          env=child_env(FOOTPRINT_DB=str(db)), cwd=scripts,
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert sha256_tree(scripts) == before  # every file as it was, and none added
+    assert proc.stderr.count("autolog() records nothing under footprint") == 1, proc.stderr
+    data = fp.load(db)
+    artifacts = data.artifacts.set_index("name")
+    assert sorted(artifacts.index) == ["config.json", "config.yaml", "image.png",
+                                       "logs/out.txt", "notes.txt", "plots/loss.png",
+                                       "table.json"]
+    run_id = data.runs["id"].iloc[0]
+    folder = Path(f"{db}.artifacts") / run_id  # footprint's, beside the database
+    assert set(artifacts["path"]) == {str(folder / name) for name in artifacts.index}
+    content = {name: Path(path).read_bytes() for name, path in artifacts["path"].items()}
+    assert content["notes.txt"] == b"radT's notes" and content["logs/out.txt"] == b"x"
+    assert content["config.json"] == b'{\n  "lr": 0.1\n}'
+    assert content["config.yaml"] == b"lr: 0.1\n"
+    assert content["table.json"] == b'{"columns":["epoch","loss"],"data":[[0,0.5],[1,0.25]]}'
+    assert content["plots/loss.png"] == b"figure at dpi 72"
+    assert content["image.png"].startswith(b"\x89PNG")
+    for name, sha in artifacts["sha256"].items():
+        assert hashlib.sha256(content[name]).hexdigest() == sha
+    assert list(data.values["name"]) == ["loss"]
+
+
+def test_the_radt_command_and_python_m_radt_help_as_radts_readme_runs_them(tmp_path, db,
+                                                                           scripts):
+    binary = os.environ.get("FOOTPRINT_BIN")
+    if not binary:
+        pytest.skip("the radt command is installed from a build folder (FOOTPRINT_BIN)")
+    stage = tmp_path / "stage"
+    proc = subprocess.run(["cmake", "--install", os.path.dirname(os.path.abspath(binary)),
+                           "--component", "radt"], env={**os.environ, "DESTDIR": str(stage)},
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    if "radT is installed" in proc.stdout:
+        pytest.skip("radT itself is installed here: its radt command is left alone")
+    [command] = stage.glob("**/bin/radt")
+    env = child_env(FOOTPRINT_DB=str(db),
+                    PATH=f"{command.parent}{os.pathsep}{os.environ['PATH']}")
+    # radT's README: `radt train.py`, with its flags; -d cpu for a machine without a GPU.
+    proc = subprocess.run(["radt", "-e", "5", "-n", "from radt", "-d", "cpu",
+                           "cifar10_context.py", "--epochs", "2"],
+                          env=env, cwd=scripts, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    run = fp.load(db).runs.iloc[0]
+    assert run["name"] == "from radt" and run["experiment"] == "5"
+    assert run["cwd"] == str(scripts)
+    assert len(fp.load(db).values.query("name == 'loss'")) == 2
+    for argv, prog in ((["radt", "-h"], "radt"), ([PYTHON, "-m", "radt", "-h"], "python3 -m radt")):
+        proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr  # as radT's: help is no error
+        assert proc.stdout.startswith(f"usage: {prog} [radT's flags]"), proc.stdout
+
+
+@pytest.mark.parametrize("separator", [",", ", "])
+def test_python_m_radt_writes_status_back_into_its_csv_plan(tmp_path, db, scripts, separator):
+    # pandas writes radT's plans back unpadded; radT's examples are padded after each comma.
+    rows = [HEADER,
+            ["0", "1", "first", "", "", "-", "-", "pytorch/cifar10_context.py", "top",
+             "--epochs 1"],
+            ["0", "2", "second", "", "", "-", "-", "pytorch/cifar10_context.py", "top",
+             "--epochs 1"]]
+    plan = tmp_path / "plan.csv"
+    plan.write_text("".join(separator.join(row) + "\n" for row in rows))
+    proc = subprocess.run([PYTHON, "-m", "radt", "plan.csv"], env=child_env(FOOTPRINT_DB=str(db)),
+                          cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    ids = fp.load(db).runs.set_index("name")["id"]
+    for row in rows[1:]:
+        row[3:5] = ["FINISHED", ids[row[2]]]  # radT's Status word, the run
+    assert plan.read_text() == "".join(separator.join(row) + "\n" for row in rows)

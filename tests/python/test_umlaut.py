@@ -10,7 +10,7 @@ import pytest
 
 import footprint as fp
 from footprint.umlaut import VisualizationBenchmark
-from fp_python import PYTHON, child_env, run_python, write_script
+from fp_python import PACKAGE_PATH, PYTHON, child_env, run_python, write_script
 
 # Written against UMLAUT (github hpides/End-to-end-ML-System-Benchmark): its README example,
 # trackers and supervised metrics, with UMLAUT's signatures and argument styles.
@@ -191,6 +191,305 @@ def test_umlaut_cli_answers_umlauts_own_calls(umlaut_run, db, tmp_path):
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc
 
 
+def csv_rows(path) -> list[dict]:
+    import csv
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_umlaut_cli_csv_keeps_only_the_chosen_types_and_descriptions(umlaut_run, db, tmp_path):
+    uuid, data = umlaut_run
+    # -t loss: the three loss values, none of the run's other rows.
+    proc = umlaut_cli(str(db), "-u", uuid, "-t", "loss", "-p", "csv", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = csv_rows(tmp_path / "umlaut_output.csv")
+    assert [(r["kind"], r["name"], r["value"]) for r in rows] == [
+        ("value", "loss", "2"), ("value", "loss", "1"), ("value", "loss", "0.5")]
+    assert "wrote umlaut_output.csv: 3 row(s)" in proc.stdout
+    # -t memory -d 'bloat memory': UMLAUT's memory series of bloat, the samples taken while a
+    # call of bloat ran, and nothing else.
+    proc = umlaut_cli(str(db), "-u", uuid, "-t", "memory", "-d", "bloat memory", "-p", "csv",
+                      "--out", "bloat.csv", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = csv_rows(tmp_path / "bloat.csv")
+    scopes = data.scopes[data.scopes["name"] == "bloat"]
+    inside = sorted(t for scope_id in scopes["id"]
+                    for t in data.during(int(scope_id), "memory")["t_ns"])
+    assert len(inside) >= 4
+    assert {(r["kind"], r["name"]) for r in rows} == {("sample", "memory")}
+    assert sorted(int(r["t_ns"]) for r in rows) == inside
+    # -t time -d 'bloat time': the calls of bloat, as scope rows.
+    proc = umlaut_cli(str(db), "-u", uuid, "-t", "time", "-d", "bloat time", "-p", "csv",
+                      cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = csv_rows(tmp_path / "umlaut_output.csv")
+    assert [(r["kind"], r["name"]) for r in rows] == [("scope", "bloat")] * 2
+
+
+# Written against UMLAUT's pipelines/custom_pipeline/run_script.py: each chosen metric is
+# described by its own type's name, and the script ends with UMLAUT's call
+# `umlaut-cli DB -u UUID -t TYPES -d TYPES -p plotly` (its exit status passed on here).
+CUSTOM_PIPELINE = """
+import argparse
+import os
+import subprocess
+import umlaut
+
+parser = argparse.ArgumentParser(description="Umlaut benchmark configs")
+parser.add_argument("-cmd", "--command", type=str, required=True)
+parser.add_argument("-folder", "--execution_folder", type=str, required=True)
+parser.add_argument("-m", "--memory", action="store_true", default=False)
+parser.add_argument("-t", "--time", action="store_true", default=False)
+parser.add_argument("-c", "--cpu", action="store_true", default=False)
+parser.add_argument("-mf", "--memoryfreq", type=float, default=0.1)
+parser.add_argument("-cf", "--cpufreq", type=float, default=0.1)
+config = vars(parser.parse_args())
+
+metrics = []
+types = []
+if config["memory"]:
+    metrics.append(umlaut.MemoryMetric('memory', interval=config["memoryfreq"]))
+    types.append("memory")
+if config["cpu"]:
+    metrics.append(umlaut.CPUMetric('cpu', interval=config["cpufreq"]))
+    types.append("cpu")
+if config["time"] or len(metrics) == 0:
+    metrics.append(umlaut.TimeMetric('time'))
+    types.append("time")
+
+bm = umlaut.Benchmark('custom_script.db', description="Benchmark custom scripts.")
+
+
+@umlaut.BenchmarkSupervisor(metrics, bm)
+def execute_command(command, dir):
+    original_dir = os.getcwd()
+    os.chdir(dir)
+    process = subprocess.Popen(command.split(" "), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    stdout, stderr = process.communicate()
+    os.chdir(original_dir)
+
+
+execute_command(config["command"], config["execution_folder"])
+uuid = bm.uuid
+print("UUID", uuid)
+bm.close()
+cli = subprocess.run(["umlaut-cli", "custom_script.db", "-u", uuid, "-t"] + types + ["-d"] +
+                     types + ["-p", "plotly"])
+raise SystemExit(cli.returncode)
+"""
+
+
+def run_umlaut_script(path, *args: str) -> subprocess.CompletedProcess:
+    """An UMLAUT script as its own shell scripts run it: in its folder, `import umlaut` finding
+    footprint's, `umlaut-cli` on PATH (the link beside the footprint binary under test)."""
+    binary = os.environ.get("FOOTPRINT_BIN")
+    if not binary:
+        pytest.skip("FOOTPRINT_BIN is not set (umlaut-cli is a link beside it)")
+    env = child_env(PATH=os.path.dirname(os.path.abspath(binary)) + os.pathsep +
+                    os.environ["PATH"])
+    return subprocess.run([PYTHON, str(path), *args], env=env, cwd=path.parent,
+                          capture_output=True, text=True, timeout=120)
+
+
+def plot_data(page) -> dict:
+    """The JSON document of a plot page (#fp-data)."""
+    import json
+    text = page.read_text()
+    start = text.index('id="fp-data">') + len('id="fp-data">')
+    return json.loads(text[start:text.index("</script>", start)])
+
+
+def test_custom_pipeline_runs_unchanged_with_its_closing_call(tmp_path):
+    script = write_script(tmp_path, CUSTOM_PIPELINE, "run_script.py")
+    result = run_umlaut_script(script, "-cmd", "sleep 0.5", "-folder", ".", "-t", "-c", "-m")
+    # Its closing call: -t memory cpu time -d memory cpu time.
+    assert result.returncode == 0, result.stderr
+    data = plot_data(tmp_path / "umlaut-plot.html")
+    assert sorted(m["name"] for m in data["metrics"]) == ["cpu", "memory"]
+    assert [s["name"] for s in data["scopes"]] == ["execute_command"]
+    (duration,) = fp.load(tmp_path / "custom_script.db").scopes["duration_s"]
+    assert data["scopes"][0]["runs"][0]["total_s"] == pytest.approx(duration)
+    assert duration >= 0.5
+
+
+# Written against UMLAUT's pipelines/meta_benchmark: the benchmark lives in a module of its
+# own, several functions share one list of metric objects (so their descriptions), the order
+# of operations is chosen on the command line, and the script ends with UMLAUT's call.
+META_BENCHMARK_MODULE = """
+import umlaut
+
+bm = umlaut.Benchmark('benchmark.db', description="Benchmark for Meta Benchmarks.")
+"""
+META_BENCHMARK = """
+import argparse
+import subprocess
+import time
+
+import numpy as np
+import umlaut as eb
+from meta_benchmark import bm
+
+parser = argparse.ArgumentParser(description="Umlaut benchmark configs")
+parser.add_argument("-m", "--memory", action="store_true", default=False)
+parser.add_argument("-t", "--time", action="store_true", default=False)
+parser.add_argument("-c", "--cpu", action="store_true", default=False)
+parser.add_argument("-mf", "--memoryfreq", type=float, default=0.1)
+parser.add_argument("-cf", "--cpufreq", type=float, default=0.1)
+parser.add_argument("-o", "--order", nargs="+", required=True)
+config = vars(parser.parse_args())
+
+metrics = []
+types = []
+if config["memory"]:
+    metrics.append(eb.MemoryMetric('memory', interval=config["memoryfreq"]))
+    types.append("memory")
+if config["cpu"]:
+    metrics.append(eb.CPUMetric('cpu', interval=config["cpufreq"]))
+    types.append("cpu")
+if config["time"] or len(metrics) == 0:
+    metrics.append(eb.TimeMetric('time'))
+    types.append("time")
+
+
+@eb.BenchmarkSupervisor(metrics, bm)
+def sorting():
+    np.random.randint(low=0, high=1000, size=100000).sort()
+
+
+@eb.BenchmarkSupervisor(metrics, bm)
+def sleep():
+    time.sleep(0.3)
+
+
+@eb.BenchmarkSupervisor(metrics, bm)
+def matrix_mult():
+    np.matmul(np.random.random((100, 100)), np.random.random((100, 100)))
+
+
+operation_dict = {"sleep": sleep, "sort": sorting, "mult": matrix_mult}
+for operation in config["order"]:
+    operation_dict[operation]()
+uuid = bm.uuid
+bm.close()
+cli = subprocess.run(["umlaut-cli", "benchmark.db", "-u", uuid, "-t"] + types + ["-d"] + types +
+                     ["-p", "plotly"])
+raise SystemExit(cli.returncode)
+"""
+
+
+@pytest.mark.parametrize("flags", [["-t"], ["-t", "-c", "-m"]])
+def test_meta_benchmark_description_shared_by_functions_names_those_that_ran(tmp_path, flags):
+    write_script(tmp_path, META_BENCHMARK_MODULE, "meta_benchmark.py")
+    script = write_script(tmp_path, META_BENCHMARK, "cpu_memory_power_measurements.py")
+    result = run_umlaut_script(script, "-o", "sleep", "mult", "sleep", *flags)
+    assert result.returncode == 0, result.stderr
+    data = plot_data(tmp_path / "umlaut-plot.html")
+    # 'time' describes the metric of sorting, sleep and matrix_mult; two of them ran.
+    scopes = {s["name"]: s["runs"][0]["count"] for s in data["scopes"]}
+    assert scopes == {"sleep": 2, "matrix_mult": 1}
+    if "-m" in flags:  # -t memory cpu time: those two series, none of the run's others
+        assert {m["name"] for m in data["metrics"]} == {"memory", "cpu"}
+    else:  # -t time alone: the scopes' durations, no metric's chart
+        assert data["metrics"] == []
+
+
+def test_stock_market_pipeline_files_run_unchanged(tmp_path):
+    """UMLAUT's pipelines/stock_market_pipeline: four files `import umlaut` (as eb, or names
+    from it), share the Benchmark of benchmarking.py, and train.py opens a second one."""
+    write_script(tmp_path, """
+        import umlaut
+
+        bm = umlaut.Benchmark('stock_market_benchmark.db', description="Stock Market Prediction")
+        """, "benchmarking.py")
+    write_script(tmp_path, """
+        import umlaut as eb
+        from benchmarking import bm
+
+
+        @eb.BenchmarkSupervisor([eb.MemoryMetric('prep memory'), eb.TimeMetric('prep time'),
+                                 eb.PowerMetric('prep power')], bm)
+        def prepare_data():
+            return list(range(740)), "model"
+        """, "data_preparation.py")
+    write_script(tmp_path, """
+        from benchmarking import bm
+        import umlaut as eb
+        from umlaut import Benchmark, BenchmarkSupervisor, TimeMetric, MemoryMetric, \\
+            PowerMetric, EnergyMetric, LatencyMetric, ThroughputMetric, TTATracker
+
+        bm = Benchmark('stock_market.db')
+        lat = LatencyMetric('stock market latency')
+        thr = ThroughputMetric('stock market throughput')
+        tta = TTATracker(bm)
+
+
+        @BenchmarkSupervisor([TimeMetric('stock market time'),
+                              MemoryMetric('stock market memory', interval=0.1),
+                              PowerMetric('stock market power'),
+                              EnergyMetric('stock market energy'), lat, thr], bm)
+        def train(model, X_train, y_train, batch_size=32, epochs=3):
+            lat.track(num_entries=len(X_train))
+            thr.track(num_entries=len(X_train))
+            tta.track(accuracies=[0.5, 0.7, 0.6], description="stock market TTA")
+            return model
+        """, "train.py")
+    write_script(tmp_path, """
+        import umlaut as eb
+        from benchmarking import bm
+
+
+        @eb.BenchmarkSupervisor([eb.MemoryMetric('test memory'), eb.TimeMetric('test time'),
+                                 eb.PowerMetric('test power')], bm)
+        def test(df, model, sc):
+            return sum(df)
+        """, "test.py")
+    main = write_script(tmp_path, """
+        import train
+        import test
+        import data_preparation
+        from benchmarking import bm
+
+
+        def main():
+            df, model = data_preparation.prepare_data()
+            model = train.train(model, df, df)
+            test.test(df, model, None)
+            bm.close()
+
+
+        if __name__ == "__main__":
+            main()
+        """, "main.py")
+    result = run_umlaut_script(main)
+    assert result.returncode == 0, result.stderr
+    pipeline = fp.load(tmp_path / "stock_market_benchmark.db")
+    assert set(pipeline.scopes["name"]) == {"prepare_data", "test"}
+    training = fp.load(tmp_path / "stock_market.db")
+    v = training.values
+    assert list(v[v["name"] == "accuracy"].sort_values("step")["value"]) == [0.5, 0.7, 0.7]
+    assert set(v[v["name"].isin(["latency", "throughput"])]["scope"]) == {"train"}
+
+
+def test_import_umlaut_says_which_interpreter_footprint_is_built_for(tmp_path):
+    """UMLAUT's scripts call `python`: where that interpreter cannot load footprint's compiled
+    module (another Python version), `import umlaut` says so and what to run instead."""
+    import shutil
+    shutil.copytree(os.path.join(PACKAGE_PATH, "umlaut"), tmp_path / "umlaut")
+    # footprint as another Python sees it: the package, but no compiled module of its own.
+    shutil.copytree(os.path.join(PACKAGE_PATH, "footprint"), tmp_path / "footprint",
+                    ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    for statement in ("import umlaut", "import footprint"):
+        result = subprocess.run([PYTHON, "-c", statement], capture_output=True, text=True,
+                                env={"PATH": os.environ["PATH"], "PYTHONPATH": str(tmp_path)},
+                                timeout=60)
+        assert result.returncode == 1
+        last = result.stderr.strip().splitlines()[-1]
+        assert last.startswith("ImportError: footprint (and its umlaut and radt packages) does "
+                               "not load in this Python"), last
+        assert f"this Python ({PYTHON}" in last and "-DFOOTPRINT_PYTHON" in last
+
+
 def test_gpu_time_metric_leaves_pytorchs_import_out_of_the_first_call(tmp_path, db):
     # Ground truth: what importing PyTorch costs here, in a fresh interpreter.
     probe = subprocess.run([PYTHON, "-c", "import time; t = time.perf_counter(); import torch; "
@@ -232,3 +531,24 @@ def test_visualization_benchmark_reads_umlauts_tables(umlaut_run, db):
             ("latency", "inference")} <= rows
     joined = vb.join_visualization_queries(table)
     assert (joined["meta_name"] == "script.py").all() and len(joined) == len(table)
+
+
+@pytest.mark.parametrize("journal", ["delete", "wal"])
+def test_benchmark_on_umlauts_own_database_is_refused_and_changes_nothing(tmp_path, journal):
+    """UMLAUT's github example opens Benchmark('hello_world.db'): pointed at a database UMLAUT
+    wrote, footprint refuses before writing anything, the journal mode included."""
+    import hashlib
+    import sqlite3
+
+    db = tmp_path / "hello_world.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"PRAGMA journal_mode={journal}")
+        conn.execute("CREATE TABLE benchmark_metadata (uuid TEXT PRIMARY KEY, description TEXT, "
+                     "start_time DATETIME)")
+    conn.close()
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    from footprint.umlaut import Benchmark
+    with pytest.raises(Exception, match="not a footprint one"):
+        Benchmark(str(db), description="x")
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hello_world.db"]
