@@ -2,8 +2,9 @@
 # `npm ci` installs web/package-lock.json into ${CMAKE_BINARY_DIR}/web (never the source tree),
 # then EmbedPlotAssets.cmake writes the charting library, web/charts.js (the chart building both
 # pages share), web/plot.{js,css} and the web UI of footprint serve (web/serve.{html,js,css})
-# into a generated plot_assets.cc. Sets FOOTPRINT_PLOT_ASSETS_SOURCE and FOOTPRINT_WEB_DIR (its node_modules also
-# hold playwright-core for the browser test).
+# into a generated plot_assets.cc, with serve's files compressed (gzip and Brotli, by node's
+# zlib) for src/serve/served_assets.h. Sets FOOTPRINT_PLOT_ASSETS_SOURCE and FOOTPRINT_WEB_DIR
+# (its node_modules also hold playwright-core for the browser test).
 find_program(FOOTPRINT_NPM npm)
 find_program(FOOTPRINT_NODE node)
 if(NOT FOOTPRINT_NPM OR NOT FOOTPRINT_NODE)
@@ -40,7 +41,7 @@ add_custom_command(
           -DCHARTS_JS=${web_src}/charts.js -DPLOT_JS=${web_src}/plot.js
           -DPLOT_CSS=${web_src}/plot.css -DSERVE_HTML=${web_src}/serve.html
           -DSERVE_JS=${web_src}/serve.js -DSERVE_CSS=${web_src}/serve.css
-          -DOUTPUT=${FOOTPRINT_PLOT_ASSETS_SOURCE}
+          -DNODE=${FOOTPRINT_NODE} -DOUTPUT=${FOOTPRINT_PLOT_ASSETS_SOURCE}
           -P ${CMAKE_SOURCE_DIR}/cmake/EmbedPlotAssets.cmake
   DEPENDS ${FOOTPRINT_WEB_DIR}/npm-ci.stamp ${web_src}/charts.js ${web_src}/plot.js
           ${web_src}/plot.css ${web_src}/serve.html ${web_src}/serve.js ${web_src}/serve.css

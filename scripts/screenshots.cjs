@@ -16,9 +16,8 @@ async function ready(page) {
 async function tick(page, selector, names) {
   for (const name of names) {
     await page.evaluate(() => { window.footprintServe.ready = false; });
-    const box = await page.evaluateHandle(([sel, n]) => Array.from(document.querySelectorAll(sel))
-        .find((b) => b.closest('label').textContent.startsWith(n)), [selector, name]);
-    await box.asElement().check();
+    // A locator, found anew at each try: the tree is drawn again every 2 s.
+    await page.locator('label', {hasText: name}).locator(selector).first().check();
     await page.waitForFunction(() => window.footprintServe.ready, null, {timeout: 60000});
   }
 }

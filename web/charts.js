@@ -65,6 +65,27 @@
     };
   }
   function colorOf(run) { return palette[run % palette.length]; }
+  // A colour per group of repetitions (a run alone is a group of its own), so that ten runs of
+  // two groups read as two colours; a group's runs differ by line type.
+  function groupColours(runs) {
+    const index = {};
+    return runs.map(function (r) {
+      const key = r.group_id ? 'g' + r.group_id : 'r' + r.id;
+      if (!(key in index)) index[key] = Object.keys(index).length;
+      return palette[index[key] % palette.length];
+    });
+  }
+  // A run total's name for people, as footprint compare labels it (FigureLabel): "peak memory",
+  // not peak_memory_bytes; the unit goes to the axis.
+  const totalLabels = {duration_s: 'duration', cpu_s: 'cpu time', cpu_user_s: 'cpu user',
+                       cpu_system_s: 'cpu system', max_process_peak_bytes: 'largest process',
+                       monitor_cpu_s: 'footprint cpu', monitor_peak_rss_bytes: 'footprint rss'};
+  function totalLabel(name) {
+    if (totalLabels[name]) return totalLabels[name];
+    return name.replace(/_(s|bytes|j|w)$/, '').replace(/_/g, ' ');
+  }
+  // footprint's own cost (its monitor's CPU and memory): never one of the program's figures.
+  function isOwnTotal(name) { return /^monitor_/.test(name); }
   // A run's status as people read it: samples lost to the database make it incomplete.
   function statusText(run) {
     return run.incomplete ? run.status + ', incomplete: ' + run.incomplete : run.status;
@@ -90,11 +111,12 @@
       cell(head, 'th', h);
     });
     table.appendChild(head);
+    const colours = groupColours(runs);
     runs.forEach(function (r, i) {
       const tr = document.createElement('tr');
       const swatch = document.createElement('span');
       swatch.className = 'fp-swatch';
-      swatch.style.background = colorOf(i);
+      swatch.style.background = colours[i];
       cell(tr, 'td', null).appendChild(swatch);
       [r.label, statusText(r), new Date(r.started_ms).toISOString().replace('T', ' ').slice(0, 19),
        format('s', r.duration_s), r.command].forEach(function (text) {
@@ -139,7 +161,10 @@
   function isOwnMetric(name) { return /^(monitor|sys)\./.test(name); }
   function createView(data, main) {
     const runs = data.runs;
+    let colours = groupColours(runs);
+    const colour = function (run) { return colours[run]; };
     const charts = [];
+    let constantsBox = null;  // the list of series folded into a number
     let into = main;     // where addChart puts the next chart
     let foldBody = null;  // the fold's content, and its charts not drawn yet
     let folded = [];
@@ -235,7 +260,17 @@
 
     // ---- charts -------------------------------------------------------------------------
     // `csv`: a function that downloads the chart's data, or null.
+    // A chart of the same kind and title drawn before (refresh()) is updated in place.
     function addChart(kind, title, option, height, csv) {
+      const old = charts.find(function (c) { return c.kind === kind && c.title === title; });
+      option.animation = false;
+      option.title = Object.assign({text: title, left: 10, top: 6, textStyle: {fontSize: 15}},
+                                   option.title || {});
+      if (old) {
+        option.toolbox = toolbox(old, !!option.dataZoom);
+        old.chart.setOption(option, {notMerge: true});
+        return old;
+      }
       const box = document.createElement('section');
       box.className = 'fp-chart';
       box.dataset.kind = kind;
@@ -248,9 +283,6 @@
       const chart = echarts.init(element, null, {renderer: 'canvas'});
       const entry = {id: element.id, kind: kind, title: title, chart: chart, element: element,
                      csv: csv || null};
-      option.animation = false;
-      option.title = Object.assign({text: title, left: 10, top: 6, textStyle: {fontSize: 15}},
-                                   option.title || {});
       option.toolbox = toolbox(entry, !!option.dataZoom);
       chart.setOption(option);
       charts.push(entry);
@@ -341,7 +373,49 @@
       return sums;
     }
 
+    // A metric whose every series holds one value throughout (all zeros, a fixed thread count)
+    // says it in a line of the constants list rather than a full-size chart. A running run's
+    // series may still move: they stay charts.
+    function isConstant(m) {
+      return m.series.length > 0 && m.series.every(function (s) {
+        return runs[s.run].status !== 'running' && s.v.length > 0 && s.v.every(function (v) { return v === s.v[0]; });
+      });
+    }
+    function constantText(unit, v) { return v === 0 ? '0' : format(unit, v); }
+    function showConstant(m) {
+      if (!constantsBox) {
+        constantsBox = document.createElement('ul');
+        constantsBox.className = 'fp-constants';
+        constantsBox.title = 'series that held one value throughout: a number, not a chart';
+        main.insertBefore(constantsBox, main.firstChild);
+      }
+      const values = Array.from(new Set(m.series.map(function (s) { return s.v[0]; })));
+      const text = m.name + ': ' + (values.length === 1
+          ? constantText(m.unit, values[0]) + (m.series.length > 1 ? ' in every series' : '')
+          : m.series.map(function (s) {
+            return runs[s.run].label + ' ' + constantText(m.unit, s.v[0]);
+          }).join(', ')) + ' (constant)';
+      let li = constantsBox.querySelector('li[data-metric="' + CSS.escape(m.name) + '"]');
+      if (!li) {
+        li = document.createElement('li');
+        li.dataset.metric = m.name;
+        constantsBox.appendChild(li);
+      }
+      li.textContent = text;
+    }
+    function constants() {
+      return constantsBox ? Array.from(constantsBox.children).map(function (li) {
+        return {metric: li.dataset.metric, text: li.textContent};
+      }) : [];
+    }
+
     function timeSeriesChart(m) {
+      if (isConstant(m)) {
+        const drawn = charts.some(function (c) { return c.kind === 'timeseries' && c.metric && c.metric.name === m.name; });
+        if (!drawn) { showConstant(m); return; }  // a chart drawn already stays one
+      }
+      const chip = constantsBox && constantsBox.querySelector('li[data-metric="' + CSS.escape(m.name) + '"]');
+      if (chip) chip.remove();
       const entities = new Set(m.series.map(function (s) { return s.entity; }));
       const perRun = {};
       const withBands = new Set();
@@ -353,7 +427,7 @@
         for (let i = 0; i < s.t.length; i++) points[i] = [s.t[i] + offset, s.v[i]];
         const out = {
           name: name, type: 'line', data: points, showSymbol: false, symbolSize: 4,
-          color: colorOf(s.run), lineStyle: {width: 1.4, type: lineTypes[(index - 1) % 3]},
+          color: colour(s.run), lineStyle: {width: 1.4, type: lineTypes[(index - 1) % 3]},
           emphasis: {focus: 'series'},
         };
         // The run's scopes as bands, on its first series (hidden with it from the legend).
@@ -362,7 +436,7 @@
           withBands.add(s.run);
           out.markArea = {
             silent: false,
-            itemStyle: {color: fade(colorOf(s.run), 0.10), borderColor: fade(colorOf(s.run), 0.4),
+            itemStyle: {color: fade(colour(s.run), 0.10), borderColor: fade(colour(s.run), 0.4),
                         borderWidth: 0.5},
             label: {show: true, position: 'insideTopLeft', color: '#444', fontSize: 10},
             data: bands.map(function (b) {
@@ -428,7 +502,7 @@
         yAxis: {type: 'value', axisLabel: {formatter: axisFormatter(unit, values)}},
         series: runs.map(function (r, i) {
           return {
-            name: r.label, type: 'bar', color: colorOf(i), emphasis: {focus: 'series'},
+            name: r.label, type: 'bar', color: colour(i), emphasis: {focus: 'series'},
             data: categories.map(function (c, j) { const v = valueOf(i, j); return v === null ? '-' : v; }),
           };
         }),
@@ -454,14 +528,76 @@
     function totalBars() {
       const titles = {s: 'Run totals: time', bytes: 'Run totals: memory and I/O',
                       J: 'Run totals: energy', count: 'Run totals: counts'};
-      const units = [];
-      for (const t of data.totals) if (units.indexOf(t.unit) < 0) units.push(t.unit);
-      for (const unit of units) {
-        const totals = data.totals.filter(function (t) { return t.unit === unit; });
-        byRunBars('totals', titles[unit] || 'Run totals (' + unit + ')',
-                  totals.map(function (t) { return t.name; }), unit,
-                  function (run, j) { return totals[j].runs[run]; });
+      const kinds = [];  // [unit, own]
+      for (const t of data.totals) {
+        const own = isOwnTotal(t.name);
+        if (!kinds.some(function (k) { return k[0] === t.unit && k[1] === own; })) kinds.push([t.unit, own]);
       }
+      for (const [unit, own] of kinds) {
+        const totals = data.totals.filter(function (t) {
+          return t.unit === unit && isOwnTotal(t.name) === own;
+        });
+        const title = own ? "footprint's own cost (" + unit + '; not your program\'s)'
+            : titles[unit] || 'Run totals (' + unit + ')';
+        const labels = totals.map(function (t) { return totalLabel(t.name); });
+        const valueOf = function (run, j) { return totals[j].runs[run]; };
+        if (repeated()) groupBoxes('totals', title, labels, unit, valueOf);
+        else byRunBars('totals', title, labels, unit, valueOf);
+      }
+    }
+
+    // The sets of the runs drawn: a group's runs together, a run alone by itself.
+    function runSets() {
+      const sets = [];
+      const index = {};
+      runs.forEach(function (r, i) {
+        const key = r.group_id ? 'g' + r.group_id : 'r' + r.id;
+        if (!(key in index)) {
+          index[key] = sets.length;
+          sets.push({label: r.group_id ? r.name + ' (group ' + r.group_id.slice(0, 8) + ')' : r.label,
+                     runs: []});
+        }
+        sets[index[key]].runs.push(i);
+      });
+      return sets;
+    }
+    function repeated() { return runSets().some(function (s) { return s.runs.length > 1; }); }
+
+    // Repetitions as a box per group (min, quartiles, max), so that the spread of a group reads
+    // at a glance; a run alone is a line.
+    function groupBoxes(kind, title, categories, unit, valueOf) {
+      const sets = runSets();
+      const values = [];
+      const quantile = function (sorted, q) {
+        const at = (sorted.length - 1) * q;
+        const lo = Math.floor(at);
+        return sorted[lo] + (sorted[Math.min(lo + 1, sorted.length - 1)] - sorted[lo]) * (at - lo);
+      };
+      addChart(kind, title, {
+        tooltip: {trigger: 'item', formatter: function (p) {
+          const v = p.value.slice(-5);
+          return escapeHtml(p.seriesName) + '<br>' + escapeHtml(p.name) + ': median <b>' +
+              format(unit, v[2]) + '</b><br>' + format(unit, v[0]) + ' to ' + format(unit, v[4]);
+        }},
+        legend: {type: 'scroll', top: 32, left: 10, right: 160},
+        grid: {left: 80, right: 30, top: 70, bottom: 60, containLabel: true},
+        xAxis: {type: 'category', data: categories,
+                axisLabel: {interval: 0, rotate: categories.length > 6 ? 30 : 0}},
+        yAxis: {type: 'value', axisLabel: {formatter: axisFormatter(unit, values)}},
+        series: sets.map(function (set) {
+          return {
+            name: set.label, type: 'boxplot', color: colour(set.runs[0]),
+            itemStyle: {color: fade(colour(set.runs[0]), 0.25), borderColor: colour(set.runs[0])},
+            data: categories.map(function (c, j) {
+              const v = set.runs.map(function (run) { return valueOf(run, j); })
+                  .filter(Number.isFinite).sort(function (a, b) { return a - b; });
+              v.forEach(function (x) { values.push(x); });
+              return v.length ? [v[0], quantile(v, 0.25), quantile(v, 0.5), quantile(v, 0.75),
+                                 v[v.length - 1]] : '-';
+            }),
+          };
+        }),
+      });
     }
 
     function curveChart(c) {
@@ -480,7 +616,7 @@
             : {type: 'value', scale: true},
         series: c.series.map(function (s) {
           return {
-            name: runs[s.run].label, type: 'line', color: colorOf(s.run), symbolSize: 5,
+            name: runs[s.run].label, type: 'line', color: colour(s.run), symbolSize: 5,
             showSymbol: s.x.length <= 200, emphasis: {focus: 'series'},
             data: s.x.map(function (x, i) { return [x, s.y[i]]; }),
           };
@@ -503,7 +639,7 @@
           return [x, v];
         });
         return {name: runs[s.run].label, type: 'line', step: 'end', showSymbol: false,
-                color: colorOf(s.run), emphasis: {focus: 'series'}, data: points};
+                color: colour(s.run), emphasis: {focus: 'series'}, data: points};
       });
       const percentile = function (x) {
         return 'p' + Math.round(1e4 * (1 - Math.pow(10, -x))) / 100;
@@ -607,7 +743,7 @@
         parallelAxis: parallelAxis,
         series: Object.keys(byRun).map(function (run) {
           return {
-            name: runs[run].label, type: 'parallel', color: colorOf(Number(run)),
+            name: runs[run].label, type: 'parallel', color: colour(Number(run)),
             lineStyle: {width: 2, opacity: 0.75}, emphasis: {lineStyle: {width: 4, opacity: 1}},
             data: byRun[run].map(function (s) {
               return dims.map(function (d, i) {
@@ -620,6 +756,7 @@
       });
     }
 
+    let foldOpened = false;
     function render() {
       data.curves.forEach(function (c) {
         curveChart(c);
@@ -631,8 +768,24 @@
       totalBars();
       data.confusion.forEach(confusionChart);
       data.hyperparameters.forEach(hyperparameterChart);
-      folded = data.metrics.filter(function (m) { return isOwnMetric(m.name); });
-      if (folded.length) foldOwnMetrics();
+      const own = data.metrics.filter(function (m) { return isOwnMetric(m.name); });
+      if (foldOpened) {
+        into = foldBody;
+        own.forEach(timeSeriesChart);
+        into = main;
+        return;
+      }
+      folded = own;
+      if (folded.length && !foldBody) foldOwnMetrics();
+    }
+
+    // Takes a newer document of the same runs (a live run's values, scopes, totals, duration)
+    // and updates every chart in place; charts it did not have before are added.
+    function refresh(newer) {
+      Object.keys(newer).forEach(function (k) { if (k !== 'runs') data[k] = newer[k]; });
+      runs.splice.apply(runs, [0, runs.length].concat(newer.runs));
+      colours = groupColours(runs);
+      render();
     }
 
     function foldOwnMetrics() {
@@ -650,13 +803,13 @@
     }
     // Draws the fold's charts (once) and opens it.
     function unfold() {
-      if (!foldBody) return;
+      if (!foldBody || foldOpened) return;
       foldBody.parentElement.open = true;
+      foldOpened = true;
       into = foldBody;
       folded.forEach(timeSeriesChart);
       into = main;
       folded = [];
-      foldBody = null;
     }
 
     // Appends the new samples of a live run (the JSON of /api/live: metrics with series of the
@@ -701,13 +854,15 @@
       charts.length = 0;
     }
 
-    return {data: data, charts: charts, render: render, unfold: unfold, describe: describe,
-            save: save,
+    return {data: data, charts: charts, render: render, refresh: refresh, unfold: unfold,
+            describe: describe, constants: constants, save: save,
             metricsCsv: metricsCsv, appendLive: appendLive, dispose: dispose,
             resize: function () { charts.forEach(function (c) { c.chart.resize(); }); }};
   }
 
   window.FootprintCharts = {createView: createView, format: format, escapeHtml: escapeHtml,
                             download: download, csvField: csvField, colorOf: colorOf,
+                            groupColours: groupColours, totalLabel: totalLabel,
+                            isOwnTotal: isOwnTotal,
                             fileStem: fileStem, statusText: statusText, runsTable: runsTable};
 })();

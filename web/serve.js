@@ -3,11 +3,13 @@
 // appear and ended runs change state), keeps the selection and the filters in the URL's hash (so
 // a view reloads and can be shared), draws the selected runs with the same charts as footprint
 // plot (web/charts.js), compares the selected groups and runs as footprint compare does, and
-// appends the new samples of running runs every second. Every string from the database goes
-// into the page as text (textContent), never as HTML.
+// updates running runs in place every second. Above all, the runs table (sorted, filtered and
+// paged by the server), and the header of the selected run or the param diff of the selected
+// runs. Every string from the database goes into the page as text (textContent), never as HTML.
 //
 // For tests: window.footprintServe holds {ready, view, selected(), compared(), describe(),
-// unfold(), counts}, where counts tells how many plot, series and tree requests were made.
+// unfold(), counts}, where counts tells how many plot, series, tree, table and live-refresh
+// requests were made.
 (function () {
   'use strict';
 
@@ -24,12 +26,14 @@
     groups: [],      // selected group ids (their measured runs, compared as one set each)
     workloads: [],   // selected [experiment, workload] pairs
     filters: {q: '', status: '', tag: '', from: '', to: ''},
+    // cols: param:KEY, tag:KEY; per: runs a page
+    table: {sort: 'started', order: 'desc', page: 0, cols: [], per: 25},
   };
   let view = null;        // the charts of the current selection
   let generation = 0;     // bumps on each redraw; stale responses are dropped
   let liveTimer = null;
   const app = window.footprintServe = {
-    ready: false, view: null, counts: {plot: 0, series: 0, tree: 0},
+    ready: false, view: null, counts: {plot: 0, series: 0, tree: 0, table: 0, refresh: 0},
     selected: function () { return currentIds; },
     compared: function () { return currentSets; },
     describe: function () { return view ? view.describe() : []; },
@@ -43,7 +47,8 @@
     const query = new URLSearchParams();
     Object.keys(params || {}).forEach(function (k) {
       const v = params[k];
-      if (v !== '' && v !== null && v !== undefined) query.set(k, v);
+      // An empty value is a value: experiment= means the runs without an experiment.
+      if (v !== null && v !== undefined) query.set(k, v);
     });
     const qs = query.toString();
     return fetch('/api/' + path + (qs ? '?' + qs : ''), {credentials: 'same-origin'})
@@ -78,12 +83,24 @@
       }
     }).filter(Boolean);
     Object.keys(state.filters).forEach(function (k) { state.filters[k] = p.get(k) || ''; });
+    state.table.sort = p.get('sort') || 'started';
+    state.table.order = p.get('order') === 'asc' ? 'asc' : 'desc';
+    state.table.page = Math.max(0, parseInt(p.get('page'), 10) || 0);
+    state.table.cols = p.getAll('col');
+    state.table.per = Math.min(1000, Math.max(1, parseInt(p.get('per'), 10) || 25));
   }
   function writeHash() {
     const p = new URLSearchParams();
     Object.keys(state.filters).forEach(function (k) {
       if (state.filters[k]) p.set(k, state.filters[k]);
     });
+    if (state.table.sort !== 'started' || state.table.order !== 'desc') {
+      p.set('sort', state.table.sort);
+      p.set('order', state.table.order);
+    }
+    if (state.table.per !== 25) p.set('per', state.table.per);
+    if (state.table.page) p.set('page', state.table.page);
+    state.table.cols.forEach(function (c) { p.append('col', c); });
     state.workloads.forEach(function (w) { p.append('workload', JSON.stringify(w)); });
     state.groups.forEach(function (id) { p.append('group', id); });
     state.runs.forEach(function (id) { p.append('run', id); });
@@ -92,9 +109,13 @@
   }
 
   // ---- browsing -----------------------------------------------------------------------
+  // The filters that are set (an empty one is left out: it would mean "empty").
   function filterParams() {
-    return {q: state.filters.q, status: state.filters.status, tag: state.filters.tag,
-            from: state.filters.from, to: state.filters.to};
+    const out = {};
+    Object.keys(state.filters).forEach(function (k) {
+      if (state.filters[k]) out[k] = state.filters[k];
+    });
+    return out;
   }
   function sameWorkload(a, b) { return a[0] === b[0] && a[1] === b[1]; }
   function workloadSelected(e, w) {
@@ -248,8 +269,8 @@
     const mine = ++treeGeneration;
     app.counts.tree++;
     clearTimeout(treeTimer);
-    return api('tree', filterParams())
-        .then(function (tree) { if (mine === treeGeneration) showTree(tree); })
+    return Promise.all([api('tree', filterParams()), loadTable()])
+        .then(function (got) { if (mine === treeGeneration) showTree(got[0]); })
         .catch(function (e) { message('Cannot list the runs: ' + e.message); })
         .then(function () {
           if (mine === treeGeneration) treeTimer = setTimeout(refreshTree, TREE_PERIOD_MS);
@@ -259,6 +280,127 @@
   function refreshTree() {
     if (document.hidden) { treeTimer = setTimeout(refreshTree, TREE_PERIOD_MS); return; }
     loadTree();
+  }
+
+  // ---- the runs table (the landing view) ----------------------------------------------
+  // Sorted, filtered and paged on the server (/api/runs); its state lives in the URL. A row's
+  // box selects the run, as the tree's does.
+  const fixedColumns = [
+    {key: 'status', label: 'status'}, {key: 'name', label: 'name'},
+    {key: 'started', label: 'started (UTC)'}, {key: 'duration', label: 'duration'},
+    {key: 'cpu', label: 'CPU', figure: 'cpu_s', unit: 's'},
+    {key: 'memory', label: 'peak memory', figure: 'peak_memory_bytes', unit: 'bytes'},
+    {key: 'energy', label: 'energy', figure: 'energy_j', unit: 'J'},
+    {key: 'gpu', label: 'GPU time', figure: 'gpu_time_s', unit: 's'},
+  ];
+  function statusBadge(status, text) {
+    const badge = el('span', text || status, 'fp-status fp-status-' + status +
+                     (status === 'running' ? ' fp-live' : ''));
+    badge.title = status === 'running' ? 'running: updated live' : status;
+    return badge;
+  }
+  function cellText(r, c) {
+    if (c.key === 'name') return r.name || r.id.slice(0, 8);
+    if (c.key === 'started') return new Date(r.started_at_ns / 1e6).toISOString().replace('T', ' ').slice(0, 19);
+    if (c.key === 'duration') return format('s', r.duration_s);
+    if (c.figure) return format(c.unit, r.figures[c.figure]);
+    const map = c.key.startsWith('param:') ? r.params : r.tags;
+    const v = map[c.key.slice(c.key.indexOf(':') + 1)];
+    return v === undefined ? '' : String(v);
+  }
+  function tableHead(columns) {
+    const head = el('tr');
+    head.appendChild(el('th', ''));
+    columns.forEach(function (c) {
+      const th = el('th', c.label);
+      th.dataset.sort = c.key;
+      if (state.table.sort === c.key) th.dataset.sorted = state.table.order;
+      th.title = 'sort by ' + c.label;
+      th.addEventListener('click', function () {
+        const same = state.table.sort === c.key;
+        state.table.order = same && state.table.order === 'desc' ? 'asc' : 'desc';
+        state.table.sort = c.key;
+        state.table.page = 0;
+        writeHash();
+        loadTable();
+      });
+      head.appendChild(th);
+    });
+    return head;
+  }
+  function tableRow(r, columns) {
+    const tr = el('tr');
+    tr.dataset.run = r.id;
+    tr.dataset.status = r.status;
+    if (state.runs.indexOf(r.id) >= 0) tr.className = 'fp-picked';
+    const box = checkbox('fp-table-check', state.runs.indexOf(r.id) >= 0, function (on) {
+      state.runs = toggle(state.runs, r.id, on);
+      selectionChanged();
+    });
+    box.value = r.id;
+    tr.appendChild(el('td')).appendChild(box);
+    columns.forEach(function (c) {
+      const td = el('td');
+      if (c.key === 'status') td.appendChild(statusBadge(r.status, fc.statusText(r)));
+      else td.textContent = cellText(r, c);
+      if (c.figure || c.key === 'duration') td.className = 'fp-num';
+      td.title = c.key === 'name' ? r.id + (r.description ? ': ' + r.description : '') : td.textContent;
+      tr.appendChild(td);
+    });
+    return tr;
+  }
+  function columnPicker(page) {
+    const list = $('fp-column-list');
+    const keys = page.param_keys.map(function (k) { return 'param:' + k; })
+        .concat(page.tag_keys.map(function (k) { return 'tag:' + k; }));
+    state.table.cols.forEach(function (c) { if (keys.indexOf(c) < 0) keys.push(c); });
+    list.textContent = keys.length ? '' : 'no params or tags on this page';
+    keys.forEach(function (key) {
+      const label = el('label');
+      label.appendChild(checkbox('fp-col-check', state.table.cols.indexOf(key) >= 0, function (on) {
+        state.table.cols = toggle(state.table.cols, key, on);
+        writeHash();
+        loadTable();
+      })).value = key;
+      label.appendChild(document.createTextNode(key));
+      list.appendChild(label);
+    });
+  }
+  let lastTable = null;
+  function showTable(page) {
+    const text = JSON.stringify([page, state.runs, state.table.cols]);
+    if (text === lastTable) return;
+    lastTable = text;
+    const columns = fixedColumns.concat(state.table.cols.map(function (key) {
+      return {key: key, label: key.replace(/^param:/, '')};
+    }));
+    const table = $('fp-table');
+    table.textContent = '';
+    table.appendChild(tableHead(columns));
+    page.runs.forEach(function (r) { table.appendChild(tableRow(r, columns)); });
+    const last = Math.max(0, Math.ceil(page.total / state.table.per) - 1);
+    $('fp-table-count').textContent = page.total + ' run' + (page.total === 1 ? '' : 's') +
+        (page.total ? ' · ' + (page.offset + 1) + '–' + (page.offset + page.runs.length) : '');
+    $('fp-page').textContent = 'page ' + (state.table.page + 1) + ' of ' + (last + 1);
+    $('fp-prev').disabled = state.table.page === 0;
+    $('fp-next').disabled = state.table.page >= last;
+    columnPicker(page);
+  }
+  let tableGeneration = 0;
+  function loadTable() {
+    const mine = ++tableGeneration;
+    app.counts.table++;
+    const params = Object.assign(filterParams(), {
+      sort: state.table.sort, order: state.table.order, limit: state.table.per,
+      offset: state.table.page * state.table.per});
+    return api('runs', params).then(function (page) {
+      if (mine === tableGeneration) showTable(page);
+    }).catch(function (e) { message('Cannot list the runs: ' + e.message); });
+  }
+  function turnPage(step) {
+    state.table.page = Math.max(0, state.table.page + step);
+    writeHash();
+    loadTable();
   }
 
   // What the plot draws: the selected groups (their measured runs), the single runs, then the
@@ -301,8 +443,11 @@
     liveTimer = null;
   }
 
+  // Redraws the charts, and the tree and table whose boxes show the selection.
   function selectionChanged() {
     writeHash();
+    lastTree = null;
+    loadTree();
     draw();
   }
 
@@ -333,6 +478,114 @@
     });
   }
 
+  // ---- a run's header, the param diff, warnings -----------------------------------------
+  function compact(v) { return typeof v === 'string' ? v : JSON.stringify(v); }
+  function keyValues(map) {
+    return Object.keys(map || {}).map(function (k) { return k + '=' + compact(map[k]); }).join('  ');
+  }
+  // meta entries the header names itself, or that only footprint's own workings need.
+  const shownMeta = ['tags', 'params', 'hardware', 'footprint_version', 'git', 'intervals_ns',
+                     'monitor', 'sources', 'accounting', 'memory_peaks', 'tree_membership'];
+  function headerRows(doc) {
+    const r = doc.run;
+    const meta = doc.meta || {};
+    const hw = meta.hardware || {};
+    const totals = doc.totals || {};
+    const rows = [
+      ['command', r.command.join(' ')], ['working folder', r.cwd],
+      ['status', r.status + (r.exit_code !== null ? ', exit ' + r.exit_code : '')],
+      ['started (UTC)', new Date(r.started_at_ns / 1e6).toISOString()],
+      ['duration', format('s', r.duration_s)],
+      ['host', r.host + (r.user ? ' (user ' + r.user + ')' : '')],
+      ['git', meta.git ? keyValues(meta.git) : 'not recorded'],
+      ['environment', [hw.os, hw.kernel, hw.cpu_model && hw.cpu_model + ' × ' + hw.logical_cpus,
+                       hw.memory_bytes && format('bytes', hw.memory_bytes) + ' memory', hw.arch]
+          .filter(Boolean).join(' · ')],
+      ['versions', 'footprint ' + (meta.footprint_version || '?')],
+      ['tags', keyValues(r.tags) || 'none'], ['params', keyValues(r.params) || 'none'],
+      ['description', r.description || 'none'],
+      ["footprint's own cost", format('s', totals.monitor_cpu_s) + ' CPU, ' +
+          format('bytes', totals.monitor_peak_rss_bytes) + ' peak memory (not your program\'s)'],
+    ];
+    if (r.experiment || r.workload) rows.splice(1, 0, ['experiment', (r.experiment || '') + ' › ' + (r.workload || '')]);
+    if (r.group_id) rows.splice(1, 0, ['group', r.group_id + ' #' + r.repetition]);
+    Object.keys(meta).forEach(function (k) {
+      if (shownMeta.indexOf(k) < 0) rows.push([k, compact(meta[k])]);
+    });
+    return rows;
+  }
+  function showRunHeader(doc) {
+    const box = $('fp-header');
+    box.textContent = '';
+    const title = el('h2');
+    title.appendChild(statusBadge(doc.run.status));
+    title.appendChild(document.createTextNode(' ' + (doc.run.name || doc.run.id) + ' · ' + doc.run.id));
+    box.appendChild(title);
+    const dl = el('dl');
+    dl.id = 'fp-run-header';
+    headerRows(doc).forEach(function (row) {
+      dl.appendChild(el('dt', row[0]));
+      dl.appendChild(el('dd', row[1]));
+    });
+    box.appendChild(dl);
+  }
+  // The params of the selected runs side by side, the ones that differ marked.
+  function showParamDiff(docs) {
+    const box = $('fp-header');
+    box.textContent = '';
+    const keys = [];
+    docs.forEach(function (d) {
+      Object.keys(d.run.params || {}).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); });
+    });
+    if (!keys.length) return;
+    box.appendChild(el('h2', 'Params of the selected runs (differences marked)'));
+    const scroll = el('div', null, 'fp-scroll');
+    const table = el('table', null, 'fp-table fp-diff');
+    const head = el('tr');
+    head.appendChild(el('th', 'param'));
+    docs.forEach(function (d) { head.appendChild(el('th', d.run.name || d.run.id.slice(0, 8))); });
+    table.appendChild(head);
+    keys.sort().forEach(function (k) {
+      const values = docs.map(function (d) {
+        const v = (d.run.params || {})[k];
+        return v === undefined ? '—' : compact(v);
+      });
+      const differs = values.some(function (v) { return v !== values[0]; });
+      const tr = el('tr');
+      tr.dataset.param = k;
+      tr.dataset.differs = differs;
+      tr.appendChild(el('td', k));
+      values.forEach(function (v) { tr.appendChild(el('td', v, differs ? 'fp-differs' : '')); });
+      table.appendChild(tr);
+    });
+    scroll.appendChild(table);
+    box.appendChild(scroll);
+  }
+  const MAX_DIFF_RUNS = 16;
+  function showHeader(ids, mine) {
+    $('fp-header').textContent = '';
+    if (!ids.length) return Promise.resolve();
+    return Promise.all(ids.slice(0, MAX_DIFF_RUNS).map(function (id) { return api('runs/' + id); }))
+        .then(function (docs) {
+          if (mine !== generation) return;
+          if (docs.length === 1) showRunHeader(docs[0]);
+          else showParamDiff(docs);
+        });
+  }
+  // Comparing runs that stopped early with runs that ended well reads as a faster program.
+  function warnMixed(runs) {
+    const box = $('fp-warning');
+    const ended = runs.filter(function (r) { return r.status !== 'running'; });
+    const bad = ended.filter(function (r) { return r.status !== 'ok'; });
+    box.hidden = !(bad.length && bad.length < ended.length);
+    if (box.hidden) return;
+    const kinds = Array.from(new Set(bad.map(function (r) { return r.status; }))).join('/');
+    box.textContent = 'Careful: ' + bad.length + ' ' + kinds + ' run' + (bad.length > 1 ? 's' : '') +
+        ' (' + bad.map(function (r) { return r.label; }).join(', ') + ') compared with ' +
+        (ended.length - bad.length) + ' ok: a run that stopped early (or a failed first attempt ' +
+        'that a resumed run finished) is not a faster program. Untick them, or filter status:ok.';
+  }
+
   function percent(v) {
     if (v === null || v === undefined) return '-';
     return (v >= 0 ? '+' : '') + (v * 100).toFixed(1) + ' %';
@@ -360,6 +613,7 @@
                        (c.test === 'welch' ? "Welch's t-test" : c.test) + ', alpha ' + c.alpha +
                        '; a single run on a side: the plain ratio)'));
     box.appendChild(verdictList(c));
+    const scroll = el('div', null, 'fp-compare-box');
     const table = el('table', null, 'fp-runs fp-compare');
     const head = el('tr');
     head.appendChild(el('th', 'figure'));
@@ -373,7 +627,8 @@
     c.figures.forEach(function (f) {
       const tr = el('tr');
       if (f.headline) tr.className = 'fp-headline';
-      tr.appendChild(el('td', f.label));
+      tr.appendChild(el('td', f.own ? f.label + " (footprint's own)" : f.label));
+      if (f.own) tr.title = "footprint's own cost, not your program's: never a regression";
       f.sets.forEach(function (s, i) {
         tr.appendChild(el('td', s ? format(f.unit, s.mean) : '-'));
         if (i === 0) return;
@@ -386,7 +641,8 @@
       });
       table.appendChild(tr);
     });
-    box.appendChild(table);
+    scroll.appendChild(table);
+    box.appendChild(scroll);
   }
 
   function draw() {
@@ -402,9 +658,11 @@
       chartsBox.textContent = '';
       $('fp-selection').textContent = '';
       $('fp-compare').textContent = '';
+      $('fp-header').textContent = '';
+      $('fp-warning').hidden = true;
       exportButtons([], null);
       if (!specs.length) {
-        message('Select runs, groups of repetitions, or whole workloads, on the left.');
+        message('Tick runs in the table, or runs, groups of repetitions or whole workloads on the left.');
         app.ready = true;
         return;
       }
@@ -417,14 +675,16 @@
         const sets = currentSets = compareSets(data.runs);
         const compare = sets.length >= 2 ? api('compare', {sets: sets.join(',')}) : null;
         $('fp-selection').appendChild(fc.runsTable(data.runs));
+        warnMixed(data.runs);
+        const header = showHeader(ids, mine);
         exportButtons(ids, data);
         view = app.view = fc.createView(data, chartsBox);
         view.render();
         if (!view.charts.length) message('Nothing to draw: the selected runs have no samples, values or totals.');
-        startLive(data, mine);
-        return compare && compare.then(function (c) {
+        startLive(data, specs, mine);
+        return Promise.all([header, compare && compare.then(function (c) {
           if (mine === generation) compareTable(c);
-        }).catch(function (e) { $('fp-compare').textContent = 'No comparison: ' + e.message; });
+        }).catch(function (e) { $('fp-compare').textContent = 'No comparison: ' + e.message; })]);
       });
     }).catch(function (e) {
       if (mine === generation) message('Cannot show the selection: ' + e.message);
@@ -434,9 +694,25 @@
   }
 
   // ---- live runs ----------------------------------------------------------------------
-  // Each running run is asked for its samples after the last one drawn (the earliest last
-  // sample of its series; appendLive drops what is drawn already).
-  function startLive(data, mine) {
+  // Each running run is asked every second for its samples after the last one drawn (the
+  // earliest last sample of its series; appendLive drops what is drawn already), and every
+  // other second the whole document is asked again and every panel updated in place: the
+  // values, scopes, totals, the runs table's duration and status, the run's header. A run
+  // that ends changes in place the same way, once more, and its live marker goes.
+  const PANELS_EVERY = 2;  // polls between panel refreshes
+  function refreshPanels(specs, mine) {
+    app.counts.refresh++;
+    return api('plot', {runs: specs.join(','), points: POINTS}).then(function (data) {
+      if (mine !== generation) return;
+      view.refresh(data);
+      const selection = $('fp-selection');
+      selection.textContent = '';
+      selection.appendChild(fc.runsTable(data.runs));
+      warnMixed(data.runs);
+      return showHeader(currentIds, mine);
+    });
+  }
+  function startLive(data, specs, mine) {
     const live = [];
     data.runs.forEach(function (r, i) {
       if (r.status !== 'running') return;
@@ -449,11 +725,12 @@
       live.push({index: i, id: r.id, since: since});
     });
     if (!live.length) return;
+    let polls = 0;
     function poll() {
       if (mine !== generation) return;
       Promise.all(live.map(function (l) {
         app.counts.series++;
-        return api('series', {run: l.id, since: l.since === null ? '' : l.since, points: POINTS})
+        return api('series', {run: l.id, since: l.since, points: POINTS})
             .then(function (res) {
               if (mine !== generation) return true;
               const complete = view.appendLive(res, l.index);
@@ -469,9 +746,16 @@
             });
       })).then(function (results) {
         if (mine !== generation) return;
-        // A run that ended (or grew series not drawn yet): draw everything once more.
-        if (results.some(function (c) { return !c; }) || live.some(function (l) { return l.done; })) {
-          draw();
+        const ended = live.some(function (l) { return l.done; });
+        const grown = results.some(function (c) { return !c; });
+        if (!ended && !grown && ++polls % PANELS_EVERY) return null;
+        return refreshPanels(specs, mine).then(function () { return ended; });
+      }).then(function (ended) {
+        if (mine !== generation) return;
+        if (ended) {
+          // What still runs goes on live; the ended run's panels are final.
+          const running = view.data.runs.filter(function (r) { return r.status === 'running'; });
+          if (running.length) startLive(view.data, specs, mine);
           return;
         }
         liveTimer = setTimeout(poll, LIVE_PERIOD_MS);
@@ -494,12 +778,15 @@
       const input = $(inputs[k]);
       input.addEventListener(k === 'q' || k === 'tag' ? 'input' : 'change', function () {
         state.filters[k] = input.value;
+        state.table.page = 0;
         writeHash();
         clearTimeout(timer);
         timer = setTimeout(loadTree, 200);
       });
     });
     $('fp-filters').addEventListener('submit', function (e) { e.preventDefault(); });
+    $('fp-prev').addEventListener('click', function () { turnPage(-1); });
+    $('fp-next').addEventListener('click', function () { turnPage(1); });
   }
 
   readHash();
@@ -510,6 +797,7 @@
     readHash();
     showFilters();
     lastTree = null;
+    lastTable = null;
     loadTree();
     draw();
   });

@@ -51,6 +51,9 @@ struct FigureComparison {
   std::string name;
   std::string unit;
   bool headline = false;
+  // footprint's own cost (monitor_*): its changes are tested but never significant and get no
+  // verdict, so that footprint's overhead never reads as the program's regression.
+  bool own = false;
   std::vector<std::optional<FigureStats>> sets;      // per set; none where the set lacks it
   std::vector<std::optional<FigureChange>> changes;  // per set; none for the baseline
 };

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/cli.h"
+#include "cli/format.h"
 #include "cli/stats_view.h"
 #include "experiment/repro.h"
 #include "footprint/compare.h"
@@ -69,8 +70,8 @@ Action AddCompare(CLI::App& app) {
           if (sets[0].set.runs.empty() || sets[i].set.runs.empty()) continue;
           for (const std::string& d : experiment::ReproDifferences(sets[0].set.runs[0].meta_json,
                                                                    sets[i].set.runs[0].meta_json)) {
-            std::cerr << "footprint: warning: " << sets[i].set.Label() << " differs from "
-                      << sets[0].set.Label() << ": " << d << "\n";
+            PrintLine(std::cerr, "footprint: warning: " + sets[i].set.Label() + " differs from " +
+                                     sets[0].set.Label() + ": " + d);
           }
         }
         FP_ASSIGN_OR_RETURN(Comparison comparison,

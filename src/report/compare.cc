@@ -14,7 +14,7 @@ namespace {
 using json = nlohmann::json;
 
 FigureChange Change(const FigureStats& base, const FigureStats& other,
-                    const CompareOptions& options) {
+                    const CompareOptions& options, bool own) {
   FigureChange c;
   if (base.stats.mean != 0) {
     c.ratio = other.stats.mean / base.stats.mean;
@@ -26,7 +26,7 @@ FigureChange Change(const FigureStats& base, const FigureStats& other,
     c.test = options.test == CompareTest::kWelch ? WelchTTest(base.values, other.values)
                                                  : MannWhitneyU(base.values, other.values);
     c.method = c.test->test;
-    c.significant = c.test->p_value < options.alpha;
+    if (!own) c.significant = c.test->p_value < options.alpha;
   }
   return c;
 }
@@ -74,7 +74,7 @@ std::string FormatPValue(double p) {
 
 std::string Verdict(const Comparison& comparison, const FigureComparison& f, size_t i) {
   const std::optional<FigureChange>& ch = f.changes[i];
-  if (!ch || !ch->test || !ch->ratio || *ch->ratio <= 0) return "";
+  if (f.own || !ch || !ch->test || !ch->ratio || *ch->ratio <= 0) return "";
   const std::string base = QuotedInert(comparison.sets[0].set.spec);
   const std::string other = QuotedInert(comparison.sets[i].set.spec);
   if (!*ch->significant) {
@@ -129,6 +129,7 @@ Result<Comparison> Compare(std::vector<SetSummary> sets, const CompareOptions& o
   for (const std::string& name : names) {
     FigureComparison fc;
     fc.name = name;
+    fc.own = name.starts_with("monitor_");
     for (const SetSummary& s : sets) {
       const FigureStats* f = s.Find(name);
       fc.sets.push_back(f ? std::optional<FigureStats>(*f) : std::nullopt);
@@ -140,7 +141,7 @@ Result<Comparison> Compare(std::vector<SetSummary> sets, const CompareOptions& o
     fc.changes.emplace_back();  // the baseline
     for (size_t i = 1; i < sets.size(); ++i) {
       if (fc.sets[0] && fc.sets[i]) {
-        fc.changes.push_back(Change(*fc.sets[0], *fc.sets[i], options));
+        fc.changes.push_back(Change(*fc.sets[0], *fc.sets[i], options, fc.own));
       } else {
         fc.changes.emplace_back();
       }
@@ -184,6 +185,7 @@ std::string ComparisonJson(const Comparison& c, int indent) {
                        {"label", FigureLabel(f.name)},
                        {"unit", f.unit},
                        {"headline", f.headline},
+                       {"own", f.own},
                        {"sets", per_set},
                        {"changes", changes},
                        {"verdicts", verdicts}});

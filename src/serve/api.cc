@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <variant>
 
 #include "footprint/compare.h"
 #include "footprint/groups.h"
@@ -145,33 +146,77 @@ Result<std::vector<RunRecord>> SelectedRuns(const std::vector<RunRecord>& all, c
   return out;
 }
 
+// KEY or KEY=VALUE of a tag= or param= filter.
+using KeyValueFilter = std::pair<std::string, std::optional<std::string>>;
+
+KeyValueFilter ParseKeyValue(std::string_view text) {
+  auto eq = text.find('=');
+  if (eq == std::string_view::npos) return {std::string(text), std::nullopt};
+  return {std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
+}
+
+// Whether the object `map` (meta "tags" or "params") has each key, with its value where given.
+// Params may be numbers: 0.1 matches lr=0.1 whether it was stored as text or as a number.
+bool HasAll(const json& map, const std::vector<KeyValueFilter>& wanted) {
+  for (const auto& [key, value] : wanted) {
+    if (!map.is_object() || !map.contains(key)) return false;
+    if (!value) continue;
+    const json& v = map[key];
+    const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+    if (text == *value) continue;
+    auto a = ParseDouble(text);
+    auto b = ParseDouble(*value);
+    if (!a || !b || *a != *b) return false;
+  }
+  return true;
+}
+
 // What /api/runs and /api/tree keep (docs/serve.md): every given criterion must hold.
 struct RunFilter {
   std::string q;  // lower-case; in the id, name, description or command
-  std::vector<std::pair<std::string, std::optional<std::string>>> tags;
+  std::vector<KeyValueFilter> tags, params;
   std::optional<RunStatus> status;
   std::optional<int64_t> from_ns, to_ns;
   std::optional<std::string> experiment, workload, group;
 
+  static Status ParseStatus(const std::string& text, RunFilter& f) {
+    f.status = RunStatusFromName(text);
+    if (f.status) return Status::Ok();
+    return InvalidArgument("status must be running, ok, failed, killed or interrupted, not '" +
+                           text.substr(0, 40) + "'");
+  }
+
+  // The search box's words: status:NAME, tag:KEY[=VALUE] and KEY=VALUE (a param) filter; the
+  // other words, joined again, are searched for in the text of the run.
+  Status ParseQuery(std::string_view query) {
+    std::vector<std::string_view> text;
+    for (std::string_view word : Split(query, ' ')) {
+      if (word.empty()) continue;
+      if (word.starts_with("status:")) {
+        FP_RETURN_IF_ERROR(ParseStatus(std::string(word.substr(7)), *this));
+      } else if (word.starts_with("tag:") && word.size() > 4) {
+        tags.push_back(ParseKeyValue(word.substr(4)));
+      } else if (word.find('=') != std::string_view::npos && word.front() != '=') {
+        params.push_back(ParseKeyValue(word));
+      } else {
+        text.push_back(word);
+      }
+    }
+    for (std::string_view word : text) q += (q.empty() ? "" : " ") + Lower(word);
+    return Status::Ok();
+  }
+
   static Result<RunFilter> Parse(const Params& params) {
     RunFilter f;
-    if (auto q = Param(params, "q")) f.q = Lower(*q);
-    for (auto [it, end] = params.equal_range("tag"); it != end; ++it) {
-      if (it->second.empty()) continue;
-      auto eq = it->second.find('=');
-      if (eq == std::string::npos) {
-        f.tags.emplace_back(it->second, std::nullopt);
-      } else {
-        f.tags.emplace_back(it->second.substr(0, eq), it->second.substr(eq + 1));
+    if (auto q = Param(params, "q")) FP_RETURN_IF_ERROR(f.ParseQuery(*q));
+    for (const char* name : {"tag", "param"}) {
+      for (auto [it, end] = params.equal_range(name); it != end; ++it) {
+        if (!it->second.empty()) {
+          (name == std::string("tag") ? f.tags : f.params).push_back(ParseKeyValue(it->second));
+        }
       }
     }
-    if (auto s = Param(params, "status"); s && !s->empty()) {
-      f.status = RunStatusFromName(*s);
-      if (!f.status) {
-        return InvalidArgument("status= must be running, ok, failed, killed or interrupted, not '" +
-                               s->substr(0, 40) + "'");
-      }
-    }
+    if (auto s = Param(params, "status"); s && !s->empty()) FP_RETURN_IF_ERROR(ParseStatus(*s, f));
     for (const char* name : {"from", "to"}) {
       auto text = Param(params, name);
       if (!text || text->empty()) continue;
@@ -191,15 +236,8 @@ struct RunFilter {
     if (experiment && r.experiment != *experiment) return false;
     if (workload && r.workload != *workload) return false;
     if (group && !r.group_id.starts_with(*group)) return false;
-    if (!tags.empty()) {
-      const json run_tags = meta.value("tags", json::object());
-      for (const auto& [key, value] : tags) {
-        if (!run_tags.is_object() || !run_tags.contains(key)) return false;
-        if (value && (!run_tags[key].is_string() || run_tags[key].get<std::string>() != *value)) {
-          return false;
-        }
-      }
-    }
+    if (!tags.empty() && !HasAll(meta.value("tags", json::object()), tags)) return false;
+    if (!params.empty() && !HasAll(meta.value("params", json::object()), params)) return false;
     if (!q.empty()) {
       std::string hay = r.id + "\n" + r.name + "\n" + r.description;
       for (const std::string& word : r.command) hay += "\n" + word;
@@ -209,26 +247,63 @@ struct RunFilter {
   }
 };
 
-// The runs `filter` keeps, newest first, with their meta parsed.
-Result<std::vector<std::pair<RunRecord, json>>> FilteredRuns(Store& store,
-                                                             const RunFilter& filter) {
+// A run and its meta, parsed on first use: parsing every run's meta costs seconds for 100 k
+// runs, so only a tag or param filter or sort parses all of them.
+struct ListedRun {
+  RunRecord run;
+  std::optional<json> parsed;
+  const json& meta() {
+    if (!parsed) parsed = RunMeta(run);
+    return *parsed;
+  }
+};
+
+// The runs `filter` keeps, newest first.
+Result<std::vector<ListedRun>> FilteredRuns(Store& store, const RunFilter& filter) {
   FP_ASSIGN_OR_RETURN(auto all, ListReconciledRuns(store));
-  std::vector<std::pair<RunRecord, json>> out;
+  const bool needs_meta = !filter.tags.empty() || !filter.params.empty();
+  static const json kNoMeta = json::object();
+  std::vector<ListedRun> out;
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    json meta = RunMeta(*it);
-    if (filter.Keeps(*it, meta)) out.emplace_back(std::move(*it), std::move(meta));
+    ListedRun listed{std::move(*it), std::nullopt};
+    if (filter.Keeps(listed.run, needs_meta ? listed.meta() : kNoMeta)) {
+      out.push_back(std::move(listed));
+    }
   }
   return out;
 }
 
-// A run in lists: the run object of show --json, its duration, tags and params.
-json RunRow(const RunRecord& r, const json& meta) {
+// The figures of the runs table's columns, from the run's totals: null where not measured.
+json TableFigures(const std::map<std::string, double>& totals) {
+  auto total = [&](const char* name) -> std::optional<double> {
+    auto it = totals.find(name);
+    if (it == totals.end()) return std::nullopt;
+    return it->second;
+  };
+  auto sum = [](std::optional<double> a, std::optional<double> b) -> std::optional<double> {
+    if (!a && !b) return std::nullopt;
+    return a.value_or(0) + b.value_or(0);
+  };
+  auto number = [](std::optional<double> v) { return v ? json(*v) : json(nullptr); };
+  return {{"cpu_s", number(sum(total("cpu_user_s"), total("cpu_system_s")))},
+          {"peak_memory_bytes", number(total("peak_memory_bytes"))},
+          {"energy_j", number(sum(total("cpu_energy_j"), total("gpu_energy_j")))},
+          {"gpu_time_s", number(total("gpu_time_s"))},
+          {"monitor_cpu_s", number(total("monitor_cpu_s"))},
+          {"monitor_peak_rss_bytes", number(total("monitor_peak_rss_bytes"))}};
+}
+
+// A run in lists: the run object of show --json, its duration, tags, params and `figures`
+// (TableFigures).
+json RunRow(const RunRecord& r, const json& meta, json figures) {
   json row = RunJson(r);
   row["experiment"] = r.experiment;
   row["workload"] = r.workload;
   row["duration_s"] = RunDuration(r, {});
   row["tags"] = meta.value("tags", json::object());
   row["params"] = meta.value("params", json::object());
+  row["figures"] = std::move(figures);
+  if (auto lost = IncompleteReason(r)) row["incomplete"] = *lost;
   return row;
 }
 
@@ -242,29 +317,226 @@ ApiResponse Info(StorePool& pool, Store& store) {
                                 {"plots", PlotAvailable()}}));
 }
 
+// The order of the runs table: sort=COLUMN, order=asc|desc (docs/serve.md). Runs without the
+// column's value come last either way.
+struct RunOrder {
+  std::string column = "started";  // started, name, status, duration, cpu, memory, energy,
+                                   // gpu, param:KEY or tag:KEY
+  bool descending = true;
+
+  static Result<RunOrder> Parse(const Params& params) {
+    RunOrder o;
+    if (auto sort = Param(params, "sort"); sort && !sort->empty()) o.column = *sort;
+    static const std::set<std::string> kColumns = {"started", "name",   "status", "duration",
+                                                   "cpu",     "memory", "energy", "gpu"};
+    if (!kColumns.contains(o.column) && !o.column.starts_with("param:") &&
+        !o.column.starts_with("tag:")) {
+      return InvalidArgument("sort= must be started, name, status, duration, cpu, memory, " +
+                             std::string("energy, gpu, param:KEY or tag:KEY, not '") +
+                             o.column.substr(0, 40) + "'");
+    }
+    const std::string order = Param(params, "order").value_or("desc");
+    if (order != "asc" && order != "desc") {
+      return InvalidArgument("order= must be asc or desc, not '" + order.substr(0, 40) + "'");
+    }
+    o.descending = order == "desc";
+    return o;
+  }
+  // The figure of TableFigures that the column sorts by; empty for the others.
+  std::string Figure() const {
+    static const std::map<std::string, std::string> kFigures = {{"cpu", "cpu_s"},
+                                                                {"memory", "peak_memory_bytes"},
+                                                                {"energy", "energy_j"},
+                                                                {"gpu", "gpu_time_s"}};
+    auto it = kFigures.find(column);
+    return it == kFigures.end() ? "" : it->second;
+  }
+};
+
+// A run's sort key: a number or a text (or nothing: last).
+using SortKey = std::variant<std::monostate, double, std::string>;
+
+SortKey KeyOf(const RunOrder& order, ListedRun& listed, const json* figures) {
+  const RunRecord& r = listed.run;
+  if (order.column == "started") return static_cast<double>(r.started_at_ns);
+  if (order.column == "name") return Lower(r.name);
+  if (order.column == "status") return std::string(RunStatusName(r.status));
+  if (order.column == "duration") return RunDuration(r, {});
+  if (figures) {
+    const json& v = (*figures)[order.Figure()];
+    return v.is_number() ? SortKey(v.get<double>()) : SortKey();
+  }
+  const bool is_param = order.column.starts_with("param:");
+  const json map = listed.meta().value(is_param ? "params" : "tags", json::object());
+  const std::string key = order.column.substr(is_param ? 6 : 4);
+  if (!map.is_object() || !map.contains(key)) return {};
+  const json& v = map[key];
+  if (v.is_number()) return v.get<double>();
+  const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+  if (auto number = ParseDouble(text)) return *number;  // lr=0.01 before lr=0.1
+  return text;
+}
+
+// Sorts `runs` (newest first) by `order`, stably: equal keys stay newest first. Sorting by a
+// figure reads the totals of every run (`figures`, filled for all); otherwise only the page's.
+Status SortRuns(Store& store, const RunOrder& order, std::vector<ListedRun>& runs,
+                std::vector<json>& figures) {
+  if (order.column == "started" && order.descending) return Status::Ok();
+  const bool by_figure = !order.Figure().empty();
+  std::vector<std::pair<SortKey, size_t>> keys;
+  keys.reserve(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (by_figure) {
+      FP_ASSIGN_OR_RETURN(auto totals, store.LoadTotals(runs[i].run.id));
+      figures[i] = TableFigures(totals);
+    }
+    keys.emplace_back(KeyOf(order, runs[i], by_figure ? &figures[i] : nullptr), i);
+  }
+  std::stable_sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) {
+    const bool a_none = a.first.index() == 0, b_none = b.first.index() == 0;
+    if (a_none || b_none) return !a_none && b_none;
+    if (a.first.index() != b.first.index()) return a.first.index() < b.first.index();
+    return order.descending ? b.first < a.first : a.first < b.first;
+  });
+  std::vector<ListedRun> sorted;
+  std::vector<json> sorted_figures;
+  sorted.reserve(runs.size());
+  for (const auto& [key, i] : keys) {
+    sorted.push_back(std::move(runs[i]));
+    sorted_figures.push_back(std::move(figures[i]));
+  }
+  runs = std::move(sorted);
+  figures = std::move(sorted_figures);
+  return Status::Ok();
+}
+
+// The keys of the params or tags of `rows` (RunRow objects), for the table's column picker.
+json KeysOf(const json& rows, const char* what) {
+  std::set<std::string> keys;
+  for (const json& row : rows) {
+    for (const auto& item : row[what].items()) keys.insert(item.key());
+  }
+  return keys;
+}
+
+// One page of the runs table, with each run's figures (TableFigures) and the total count.
+struct RunsPage {
+  std::vector<ListedRun> runs;
+  std::vector<json> figures;
+  size_t total = 0;
+};
+
+// What the store's SQL selects for `filter` and `order`: everything but tag and param filters,
+// sorts by meta or totals, and a search for a line break (which the in-memory search finds
+// across fields); nullopt for those.
+std::optional<RunQuery> StoreQuery(const RunFilter& filter, const RunOrder& order) {
+  static const std::map<std::string, RunQuery::Sort> kSorts = {
+      {"started", RunQuery::Sort::kStarted},
+      {"name", RunQuery::Sort::kName},
+      {"status", RunQuery::Sort::kStatus},
+      {"duration", RunQuery::Sort::kDuration}};
+  auto sort = kSorts.find(order.column);
+  if (sort == kSorts.end() || !filter.tags.empty() || !filter.params.empty() ||
+      filter.q.find('\n') != std::string::npos) {
+    return std::nullopt;
+  }
+  return RunQuery{.status = filter.status,
+                  .from_ns = filter.from_ns,
+                  .to_ns = filter.to_ns,
+                  .experiment = filter.experiment,
+                  .workload = filter.workload,
+                  .group_prefix = filter.group,
+                  .text = filter.q,
+                  .sort = sort->second,
+                  .descending = order.descending};
+}
+
+// The page from the store's SQL, reconciled as ListReconciledRuns is: runs still stored as
+// running whose monitor is gone select, sort and show as interrupted. Only a status filter or
+// a sort by status or duration needs to know them before the query (reading the runs marked
+// running costs a scan of the runs without an index on status).
+Result<RunsPage> StorePage(Store& store, RunQuery query) {
+  if (query.status || query.sort == RunQuery::Sort::kStatus ||
+      query.sort == RunQuery::Sort::kDuration) {
+    FP_ASSIGN_OR_RETURN(auto running, store.ListRunsWithStatus(RunStatus::kRunning));
+    FP_RETURN_IF_ERROR(ReconcileInterrupted(store, running));
+    for (const RunRecord& r : running) {
+      if (r.status != RunStatus::kRunning) query.interrupted_ids.push_back(r.id);
+    }
+  }
+  FP_ASSIGN_OR_RETURN(RunPage found, store.ListRunsPage(query));
+  FP_RETURN_IF_ERROR(ReconcileInterrupted(store, found.runs));
+  RunsPage page;
+  page.total = static_cast<size_t>(found.total);
+  for (RunRecord& r : found.runs) page.runs.push_back({std::move(r), std::nullopt});
+  page.figures.resize(page.runs.size());
+  return page;
+}
+
+// The page from every run, filtered and sorted here: for what StoreQuery cannot push down.
+Result<RunsPage> MemoryPage(Store& store, const RunFilter& filter, const RunOrder& order,
+                            size_t limit, size_t offset) {
+  FP_ASSIGN_OR_RETURN(auto runs, FilteredRuns(store, filter));
+  std::vector<json> figures(runs.size());
+  FP_RETURN_IF_ERROR(SortRuns(store, order, runs, figures));
+  RunsPage page;
+  page.total = runs.size();
+  for (size_t i = offset; i < runs.size() && page.runs.size() < limit; ++i) {
+    page.runs.push_back(std::move(runs[i]));
+    page.figures.push_back(std::move(figures[i]));
+  }
+  return page;
+}
+
+Result<RunsPage> FindRunsPage(Store& store, const RunFilter& filter, const RunOrder& order,
+                              size_t limit, size_t offset) {
+  if (auto query = StoreQuery(filter, order)) {
+    query->limit = static_cast<int64_t>(limit);
+    query->offset = static_cast<int64_t>(offset);
+    return StorePage(store, *std::move(query));
+  }
+  return MemoryPage(store, filter, order, limit, offset);
+}
+
 ApiResponse ListRunsPage(Store& store, const Params& params) {
   auto filter = RunFilter::Parse(params);
   if (!filter.ok()) return Failure(filter.status());
+  auto order = RunOrder::Parse(params);
+  if (!order.ok()) return Failure(order.status());
   auto limit = IntParam(params, "limit", 100, 1, kMaxPageRuns);
   if (!limit.ok()) return Failure(limit.status());
   auto offset = IntParam(params, "offset", 0, 0, INT32_MAX);
   if (!offset.ok()) return Failure(offset.status());
-  auto runs = FilteredRuns(store, *filter);
-  if (!runs.ok()) return Failure(runs.status());
+  auto found = FindRunsPage(store, *filter, *order, static_cast<size_t>(*limit),
+                            static_cast<size_t>(*offset));
+  if (!found.ok()) return Failure(found.status());
   json page = json::array();
-  for (size_t i = static_cast<size_t>(*offset);
-       i < runs->size() && page.size() < static_cast<size_t>(*limit); ++i) {
-    page.push_back(RunRow((*runs)[i].first, (*runs)[i].second));
+  for (size_t i = 0; i < found->runs.size(); ++i) {
+    json& figures = found->figures[i];
+    if (figures.is_null()) {
+      auto totals = store.LoadTotals(found->runs[i].run.id);
+      if (!totals.ok()) return Failure(totals.status());
+      figures = TableFigures(*totals);
+    }
+    page.push_back(RunRow(found->runs[i].run, found->runs[i].meta(), std::move(figures)));
   }
-  return JsonResponse(
-      JsonText({{"total", runs->size()}, {"offset", *offset}, {"limit", *limit}, {"runs", page}}));
+  return JsonResponse(JsonText({{"total", found->total},
+                                {"offset", *offset},
+                                {"limit", *limit},
+                                {"sort", order->column},
+                                {"order", order->descending ? "desc" : "asc"},
+                                {"param_keys", KeysOf(page, "params")},
+                                {"tag_keys", KeysOf(page, "tags")},
+                                {"runs", page}}));
 }
 
 // experiments -> workloads -> runs (newest first), of the runs the filter keeps.
 ApiResponse Tree(Store& store, const Params& params) {
   auto filter = RunFilter::Parse(params);
   if (!filter.ok()) return Failure(filter.status());
-  auto runs = FilteredRuns(store, *filter);
+  // The newest kMaxTreeRuns: one page, from the store's SQL unless a tag or param filter
+  // needs every run.
+  auto runs = FindRunsPage(store, *filter, RunOrder{}, kMaxTreeRuns, 0);
   if (!runs.ok()) return Failure(runs.status());
   // Named experiments and workloads by name; the unnamed ones ("") last.
   auto order = [](const std::string& a, const std::string& b) {
@@ -273,8 +545,8 @@ ApiResponse Tree(Store& store, const Params& params) {
   };
   std::map<std::string, std::map<std::string, json, decltype(order)>, decltype(order)> tree(order);
   size_t listed = 0;
-  for (const auto& [r, meta] : *runs) {
-    if (listed == kMaxTreeRuns) break;
+  for (const ListedRun& entry : runs->runs) {
+    const RunRecord& r = entry.run;
     auto& workloads = tree.try_emplace(r.experiment, order).first->second;
     json& list = workloads.try_emplace(r.workload, json::array()).first->second;
     list.push_back({{"id", r.id},
@@ -295,9 +567,9 @@ ApiResponse Tree(Store& store, const Params& params) {
     }
     experiments.push_back({{"name", experiment}, {"workloads", std::move(wl)}});
   }
-  return JsonResponse(JsonText({{"total", runs->size()},
+  return JsonResponse(JsonText({{"total", runs->total},
                                 {"listed", listed},
-                                {"truncated", listed < runs->size()},
+                                {"truncated", listed < runs->total},
                                 {"experiments", experiments}}));
 }
 

@@ -50,6 +50,86 @@ async function main() {
     out.tree = await page.evaluate(() => Array.from(document.querySelectorAll('.fp-exp')).map(
         (e) => ({experiment: e.querySelector('.fp-exp-name').textContent,
                  workloads: Array.from(e.querySelectorAll('.fp-wl-check')).map((w) => w.dataset.workload)})));
+    // The runs table: the landing view. Status colours, sorting, paging, filters, the URL.
+    const tableRows = () => page.evaluate(() => Array.from(document.querySelectorAll('#fp-table tr[data-run]'))
+        .map((tr) => tr.children[2].textContent));
+    const waitTable = (text) => page.waitForFunction((t) => document.getElementById('fp-table-count')
+        .textContent.startsWith(t), text, {timeout: 30000});
+    await page.waitForFunction(() => document.querySelectorAll('#fp-table tr[data-run]').length > 0,
+                               null, {timeout: 30000});
+    out.table = await page.evaluate(() => {
+      const colour = (s) => { const b = document.querySelector('#fp-table .fp-status-' + s); return b && getComputedStyle(b).backgroundColor; };
+      return {headers: Array.from(document.querySelectorAll('#fp-table th')).slice(1).map((th) => th.textContent),
+              rows: document.querySelectorAll('#fp-table tr[data-run]').length,
+              names: Array.from(document.querySelectorAll('#fp-table tr[data-run]')).map((tr) => tr.children[2].textContent),
+              badge_colours: {ok: colour('ok'), failed: colour('failed'), running: colour('running')},
+              live_marked: !!document.querySelector('#fp-table .fp-status-running.fp-live')};
+    });
+    await page.evaluate(() => { location.hash = 'per=5'; });  // pages of 5 runs
+    await waitTable(out.table.rows + ' runs · 1–5');
+    await page.click('#fp-table th[data-sort="name"]');  // newest first -> by name, descending
+    await page.click('#fp-table th[data-sort="name"]');  // ascending
+    await page.waitForFunction(() => document.querySelector('#fp-table th[data-sorted="asc"]'), null, {timeout: 30000});
+    await page.waitForTimeout(300);
+    out.table.sorted_names = await tableRows();
+    out.table.sorted_url = page.url();
+    const back = await context.newPage();
+    await back.goto(out.table.sorted_url);
+    await back.waitForFunction(() => document.querySelectorAll('#fp-table tr[data-run]').length > 0, null, {timeout: 30000});
+    out.table.restored_names = await back.evaluate(() => Array.from(document.querySelectorAll('#fp-table tr[data-run]')).map((tr) => tr.children[2].textContent));
+    out.table.restored_sorted = await back.evaluate(() => document.querySelector('#fp-table th[data-sort="name"]').dataset.sorted);
+    await back.close();
+    if (!(await page.isDisabled('#fp-next'))) {
+      await page.click('#fp-next');
+      await page.waitForFunction(() => /page=1/.test(location.hash), null, {timeout: 30000});
+      await page.waitForTimeout(500);
+    }
+    out.table.page2_url = page.url();
+    out.table.page2_first = (await tableRows())[0];
+    await page.fill('#fp-q', 'lr=0.1');
+    await waitTable('2 runs');
+    out.table.lr_filter = await tableRows();
+    await page.click('#fp-columns > summary');
+    await page.check('.fp-col-check[value="param:lr"]');
+    await page.click('#fp-columns > summary');
+    await page.waitForFunction(() => document.querySelector('#fp-table th[data-sort="param:lr"]'), null, {timeout: 30000});
+    out.table.param_column = await page.evaluate(() => Array.from(document.querySelectorAll('#fp-table tr[data-run]')).map((tr) => tr.lastChild.textContent));
+    await page.fill('#fp-q', 'status:failed');
+    await waitTable('1 run');
+    out.table.status_filter = await tableRows();
+    await page.evaluate(() => { location.hash = ''; });
+    await page.fill('#fp-q', '');
+    await page.waitForFunction(() => !/sort=|col=|q=/.test(location.hash), null, {timeout: 30000});
+    await settle(page);
+
+    // A run's header, the param diff, the failed-vs-ok warning, (no experiment) › (no workload).
+    const showHash = async (hash, until) => {
+      await page.evaluate((h) => { location.hash = h; }, hash);
+      await page.waitForFunction(until, null, {timeout: 60000});
+    };
+    await showHash('run=' + config.pick[0], () => document.querySelector('#fp-run-header'));
+    out.header = await page.evaluate(() => {
+      const h = {title: document.querySelector('#fp-header h2').textContent};
+      document.querySelectorAll('#fp-run-header dt').forEach((dt) => { h[dt.textContent] = dt.nextSibling.textContent; });
+      return h;
+    });
+    await showHash('run=' + config.pick.join('&run='), () => document.querySelector('.fp-diff'));
+    out.diff = await page.evaluate(() => Array.from(document.querySelectorAll('.fp-diff tr[data-param]')).map(
+        (tr) => [tr.dataset.param, tr.dataset.differs].concat(Array.from(tr.children).slice(1).map((td) => td.textContent))));
+    const warning = () => page.evaluate(() => !document.getElementById('fp-warning').hidden);
+    await page.waitForFunction(() => window.footprintServe.ready, null, {timeout: 60000});
+    out.warning = {shown_for_ok_only: await warning()};
+    await showHash('run=' + config.broken + '&run=' + config.pick[0],
+                   () => window.footprintServe.ready && window.footprintServe.selected().length === 2);
+    out.warning.shown = await warning();
+    out.warning.text = await page.evaluate(() => document.getElementById('fp-warning').textContent);
+    await page.evaluate(() => { window.footprintServe.ready = false; location.hash = 'workload=' + encodeURIComponent('["",""]'); });
+    await page.waitForFunction(() => window.footprintServe.ready && window.footprintServe.selected().length > 0 &&
+        /workload/.test(location.hash), null, {timeout: 60000});
+    out.unnamed_workload = await page.evaluate(() => window.footprintServe.selected());
+    await page.evaluate(() => { location.hash = ''; });
+    await settle(page);
+
     // Tick the runs one by one, as a person would.
     for (const id of config.pick) {
       await page.evaluate(() => { window.footprintServe.ready = false; });
@@ -114,10 +194,15 @@ async function main() {
       const cpuPoints = () => page.evaluate(() => window.footprintServe.describe()
           .find((c) => c.kind === 'timeseries' && c.title.startsWith('cpu ')).series[0].points);
       const counts = () => page.evaluate(() => Object.assign({}, window.footprintServe.counts));
-      out.live = {before: await cpuPoints(), counts_before: await counts()};
+      const duration = () => page.evaluate(() => document.querySelector('#fp-selection .fp-runs tr[data-status] td:nth-child(5)').textContent);
+      out.live = {before: await cpuPoints(), counts_before: await counts(),
+                  duration_before: await duration()};
       await page.waitForTimeout(3000);
       out.live.after = await cpuPoints();
       out.live.counts_after = await counts();
+      out.live.duration_after = await duration();
+      out.live.live_marker = await page.evaluate(() => !!document.querySelector('#fp-selection tr[data-status=running]') &&
+          getComputedStyle(document.querySelector('#fp-selection tr[data-status=running] td:nth-child(3)'), '::before').content.includes('live'));
       out.live.marker = await page.evaluate(() => window.fpMarker);
       await page.screenshot({path: path.join(config.out, 'live.png')});
     }
@@ -161,6 +246,11 @@ async function main() {
                 warmups: g.querySelectorAll('.fp-warmup').length,
                 summary: g.querySelector('summary').textContent};
       }),
+      totals: window.footprintServe.view.charts.filter((c) => c.kind === 'totals' && !c.title.startsWith('footprint'))
+          .map((c) => ({title: c.title, types: c.chart.getOption().series.map((x) => x.type)})),
+      line_colours: window.footprintServe.view.charts.filter((c) => c.kind === 'timeseries')[0].chart
+          .getOption().series.map((x) => x.color),
+      constants: window.footprintServe.view.constants(),
       fold: document.querySelector('.fp-fold > summary') &&
           document.querySelector('.fp-fold > summary').textContent,
     }), config.groups);

@@ -40,13 +40,16 @@ pytestmark = pytest.mark.skipif(
 def seen(tmp_path_factory):
     d = tmp_path_factory.mktemp("serve-browser")
     db = str(d / "fp.db")
-    for name in ("train-a", "train-b", XSS):
-        run_ok(db, [wl("burn"), "1", "0.3"], "-n", name, "-i", "20ms")
+    for name, lr in (("train-a", "0.1"), ("train-b", "0.01"), (XSS, "0.5")):
+        run_ok(db, [wl("burn"), "1", "0.3"], "-n", name, "-i", "20ms", "--param", f"lr={lr}")
+    run_ok(db, ["/bin/false"], "-n", "broken", "--param", "lr=0.1", expect_rc=1)
     for name, seconds in (("fast", "0.05"), ("slow", "0.25")):
         run_ok(db, ["/bin/sleep", seconds], "-n", name, "-r", "4", "--warmup", "1", "-i", "20ms")
     with sqlite3.connect(db) as con:
         con.execute("UPDATE runs SET experiment = 'resnet', workload = 'train' "
                     "WHERE name LIKE 'train-%'")
+        con.execute("UPDATE runs SET experiment = 'resnet', workload = 'broken' "
+                    "WHERE name = 'broken'")
         ids = dict(con.execute("SELECT name, id FROM runs"))
         groups = dict(con.execute("SELECT name, group_id FROM runs WHERE group_id != ''"))
     con.close()
@@ -77,6 +80,7 @@ def seen(tmp_path_factory):
         config.write_text(json.dumps({"url": url, "pick": [ids["train-a"], ids["train-b"]],
                                       "xss": ids[XSS], "live": ids["live"],
                                       "groups": [groups["fast"], groups["slow"]],
+                                      "broken": ids["broken"],
                                       "spawn": fresh, "out": str(shots)}))
         check = subprocess.run([NODE, os.path.join(HERE, "check_serve.cjs"), str(config)],
                                capture_output=True, text=True, timeout=240)
@@ -97,7 +101,7 @@ def timeseries(charts):
 
 def test_tree_lists_experiments_and_workloads(seen):
     tree = {e["experiment"]: e["workloads"] for e in seen["result"]["tree"]}
-    assert tree == {"resnet": ["train"], "(no experiment)": [""]}
+    assert tree == {"resnet": ["broken", "train"], "(no experiment)": [""]}
 
 
 def test_two_runs_of_an_experiment_in_every_chart(seen):
@@ -238,3 +242,83 @@ def test_screenshots_have_content(seen, name):
     colours = image.getcolors(maxcolors=1 << 20)
     assert len(colours) > 200, "charts, text and a tree have many colours"
     assert max(colours)[0] < 0.9 * image.size[0] * image.size[1], "not a blank page"
+
+
+def test_runs_table_is_the_landing_view_with_status_in_colour(seen):
+    t = seen["result"]["table"]
+    assert t["headers"][:8] == ["status", "name", "started (UTC)", "duration", "CPU",
+                                "peak memory", "energy", "GPU time"]
+    assert t["rows"] >= 13 and "broken" in t["names"]
+    colours = t["badge_colours"]
+    assert colours["failed"] != colours["ok"] and colours["running"] not in (colours["ok"],
+                                                                           colours["failed"])
+    assert t["live_marked"], "the running run is marked live"
+
+
+def test_runs_table_sorts_pages_and_keeps_its_state_in_the_url(seen):
+    t = seen["result"]["table"]
+    assert t["sorted_names"] == sorted(t["sorted_names"], key=str.lower)
+    assert "sort=name" in t["sorted_url"] and "order=asc" in t["sorted_url"]
+    assert t["restored_names"] == t["sorted_names"]
+    assert t["restored_sorted"] == "asc"
+    assert t["page2_url"].endswith("page=1") or "page=1" in t["page2_url"]
+    assert t["page2_first"] not in t["sorted_names"][:1]
+
+
+def test_param_and_status_filters_find_runs(seen):
+    t = seen["result"]["table"]
+    assert sorted(t["lr_filter"]) == sorted(["broken", "train-a"])
+    assert t["status_filter"] == ["broken"]
+    assert t["param_column"] == ["0.1", "0.1"]
+
+
+def test_run_header_shows_everything_stored(seen):
+    h = seen["result"]["header"]
+    ids = seen["ids"]
+    assert h["command"].endswith("burn 1 0.3") and h["working folder"]
+    assert h["status"] == "ok, exit 0" and h["params"] == "lr=0.1"
+    assert h["experiment"] == "resnet › train" and h["host"]
+    assert "CPU" in h["footprint's own cost"] and "not your program" in h["footprint's own cost"]
+    assert h["environment"] and h["versions"].startswith("footprint ")
+    assert h["title"].endswith(ids["train-a"])
+
+
+def test_selected_runs_get_a_param_diff(seen):
+    assert seen["result"]["diff"] == [["lr", "true", "0.1", "0.01"]]
+
+
+def test_a_failed_run_compared_with_ok_ones_is_warned_about(seen):
+    w = seen["result"]["warning"]
+    assert w["shown"] and "1 failed run" in w["text"] and "compared with 1 ok" in w["text"]
+    assert not w["shown_for_ok_only"]
+
+
+def test_no_experiment_no_workload_selects_only_those_runs(seen):
+    r = seen["result"]
+    with sqlite3.connect(f"file:{seen['db']}?mode=ro", uri=True) as con:
+        named = {i for (i,) in con.execute("SELECT id FROM runs WHERE experiment != ''")}
+    con.close()
+    assert len(named) == 3  # train-a, train-b, broken: an empty parameter selected them too
+    assert r["unnamed_workload"] and not set(r["unnamed_workload"]) & named
+
+
+def test_groups_are_coloured_by_group_with_box_plots(seen):
+    g = seen["result"]["groups"]
+    assert g["totals"] and all(t["types"] == ["boxplot", "boxplot"] for t in g["totals"])
+    assert len(set(g["line_colours"])) == 2  # 8 runs, 2 groups, 2 colours
+
+
+def test_constant_series_are_folded_into_a_number(seen):
+    g = seen["result"]["groups"]
+    constants = {c["metric"]: c["text"] for c in g["constants"]}
+    assert constants, "sleep's io.read is zero throughout"
+    titles = [t.split(" (")[0] for t in g["before_unfold"]]
+    assert not set(constants) & set(titles)
+    assert all(t.endswith("(constant)") for t in constants.values())
+
+
+def test_live_run_panels_update_in_place(seen):
+    live = seen["result"]["live"]
+    assert live["counts_after"]["refresh"] >= live["counts_before"]["refresh"] + 1, live
+    assert live["duration_after"] != live["duration_before"], live
+    assert live["live_marker"]

@@ -1,14 +1,18 @@
 """`footprint serve`: the JSON API over real runs (docs/serve.md) — status codes and shapes,
 the same objects as show/compare/export, filters, pagination of a large run, incremental
-series, token enforcement, a corpus of malformed requests, read-only access, clean stop."""
+series, token enforcement, a corpus of malformed requests, read-only access, clean stop; and
+against hostile clients: slow ones that trickle their headers hold no request thread, the Host
+header is read whole, option values are range-checked."""
 import hashlib
 import http.client
 import json
 import os
 import re
 import signal
+import socket
 import sqlite3
 import subprocess
+import threading
 import time
 import urllib.parse
 
@@ -387,6 +391,94 @@ def test_loopback_without_token_answers_only_loopback_names(server):
         assert server.request("/api/info", {"Host": host})[0] == 200, host
 
 
+def raw_request(port, data, timeout=10):
+    """Sends `data` (bytes, a request that asks for Connection: close) on a new connection;
+    returns (status, body bytes) once the server closed it."""
+    with socket.create_connection(("127.0.0.1", int(port)), timeout=timeout) as sock:
+        sock.sendall(data)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split(b" ")[1]), body
+
+
+def test_the_host_header_is_read_whole(server):
+    # Each named loopback only as a prefix, or in the second of two Host headers: a page on
+    # evil.com must not get through by writing its name after one the server accepts.
+    for host in (b"[::1].evil.com", b"127.0.0.1:x.evil.com", b"127.0.0.1\0evil.com",
+                 b"127.0.0.1:", b"localhost:80x"):
+        code, body = raw_request(server.port, b"GET /api/info HTTP/1.1\r\nHost: " + host +
+                                 b"\r\nConnection: close\r\n\r\n")
+        assert code == 421, host
+        assert "127.0.0.1, localhost or [::1]" in json.loads(body)["error"], host
+    for hosts in ((b"127.0.0.1", b"evil.com"), (b"evil.com", b"127.0.0.1"),
+                  (b"127.0.0.1", b"127.0.0.1")):
+        code, body = raw_request(server.port, b"GET /api/info HTTP/1.1\r\n" + b"".join(
+            b"Host: " + h + b"\r\n" for h in hosts) + b"Connection: close\r\n\r\n")
+        assert code == 400 and "more than one Host header" in json.loads(body)["error"], hosts
+    code, _ = raw_request(server.port, b"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1:" +
+                          server.port.encode() + b"\r\nConnection: close\r\n\r\n")
+    assert code == 200
+
+
+def test_slow_clients_hold_no_request_thread(db):
+    # Slowloris: more connections than request threads (32), each trickling one header line a
+    # second. The token holder must still be answered at once, and each slow connection is
+    # closed (408) once its request has not arrived whole within 10 s.
+    s = Served(db, "--token", "slow-token")
+    slow, stop, cut = [], threading.Event(), {}
+    try:
+        for _ in range(40):
+            sock = socket.create_connection(("127.0.0.1", int(s.port)), timeout=30)
+            sock.sendall(b"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            slow.append((sock, time.monotonic()))
+
+        def trickle():
+            while not stop.wait(1.0):
+                for sock, _ in slow:
+                    if sock not in cut:
+                        try:
+                            sock.sendall(b"X-Slow: 1\r\n")
+                        except OSError:
+                            pass
+
+        def watch(sock, opened):  # when the server closed it, and what it said
+            data = b""
+            try:
+                while chunk := sock.recv(4096):
+                    data += chunk
+            except OSError:
+                pass
+            cut[sock] = (time.monotonic() - opened, data)
+
+        threads = [threading.Thread(target=trickle, daemon=True)] + [
+            threading.Thread(target=watch, args=w, daemon=True) for w in slow]
+        for t in threads:
+            t.start()
+        time.sleep(1.5)  # every slow connection has begun its request
+        for _ in range(6):  # a socket timeout here: the token holder waited behind them
+            began = time.monotonic()
+            code, _ = raw_request(s.port, b"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                  b"Authorization: Bearer slow-token\r\nConnection: close\r\n"
+                                  b"\r\n", timeout=3)
+            assert code == 200 and time.monotonic() - began < 2
+            # Requests without the token are answered too, only not before the token holder's.
+            assert raw_request(s.port, b"GET /api/info HTTP/1.1\r\nConnection: close\r\n\r\n",
+                               timeout=3)[0] == 401
+            time.sleep(0.5)
+        for t in threads[1:]:
+            t.join(timeout=20)
+        assert len(cut) == 40
+        for elapsed, data in cut.values():
+            assert 9 <= elapsed <= 14 and data.startswith(b"HTTP/1.1 408 "), (elapsed, data)
+    finally:
+        stop.set()
+        for sock, _ in slow:
+            sock.close()
+        assert s.stop()[0] == 0
+
+
 def test_ipv6_loopback(db):
     s = Served(db, "--host", "[::1]")
     try:
@@ -422,6 +514,15 @@ def test_bad_options_and_databases_fail_with_one_line(db, tmp_path):
     proc = fp("serve", "-o", db, "--port", "0", "--token", "has space")
     assert proc.returncode == 2
     single_error_line(proc)
+    for threads in ("100000", "-1", "1025"):
+        proc = fp("serve", "-o", db, "--port", "0", "--threads", threads)
+        assert proc.returncode == 2, describe(proc)
+        assert "--threads must be from 1 to 1024" in single_error_line(proc), threads
+    one = Served(db, "--threads", "1", "--token", "t1")
+    try:
+        assert one.request("/api/info", {"Authorization": "Bearer t1"})[0] == 200
+    finally:
+        assert one.stop()[0] == 0
 
 
 def test_run_does_not_load_the_web_server(db, tmp_path):
@@ -433,3 +534,125 @@ def test_run_does_not_load_the_web_server(db, tmp_path):
     proc = fp("serve", "-o", db, "--port", "0", env=env)
     assert proc.returncode == 1
     assert "cannot load the web server module" in single_error_line(proc)
+
+
+TABLE_NOW = time.time_ns()
+# name, status, lr (a number or text), team tag, seconds before now it started, seconds long.
+TABLE_RUNS = [
+    ("Bravo", "ok", 0.1, "a", 900, 30),
+    ("alpha", "failed", "0.01", "b", 800, 5),
+    ("charlie", "ok", 0.01, "a", 700, 60),
+    ("delta", "killed", 0.001, "b", 600, 1),
+    ("Echo", "ok", None, "a", 500, 30),
+]
+# Still marked running, its monitor gone (another host, no heartbeat for an hour): it reads as
+# interrupted, ended at its last heartbeat.
+TABLE_STUCK = ("foxtrot", "running", 0.1, "b", 400, None)
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    """A database of runs for the runs table's sorts and filters, and its server."""
+    path = str(tmp_path_factory.mktemp("table") / "fp.db")
+    run_ok(path, ["true"], "-n", "golf", "-d", "the first run", "--tag", "team=a",
+           "--param", "lr=0.5", "--param", "seed=7")
+    with sqlite3.connect(path) as con:
+        for i, (name, status, lr, team, ago, length) in enumerate(TABLE_RUNS + [TABLE_STUCK]):
+            start = TABLE_NOW - ago * 10**9
+            params = {} if lr is None else {"lr": lr}
+            ended = None if length is None else start + length * 10**9
+            heartbeat = start + 10**9 if length is None else None
+            con.execute(
+                "INSERT INTO runs(id, name, command, cwd, host, user, started_at_ns, ended_at_ns,"
+                " status, meta, heartbeat_ns) VALUES (?, ?, ?, '/', 'elsewhere', 'u', ?, ?, ?, ?,"
+                " ?)", (f"00000000-0000-4000-8000-0000000007{i:02d}", name,
+                        json.dumps(["train.py", f"--Epochs={i}"]), start, ended, status,
+                        json.dumps({"tags": {"team": team}, "params": params}), heartbeat))
+    con.close()
+    s = Served(path)
+    yield s
+    rc, _, err = s.stop()
+    assert rc == 0, err
+
+
+def names(page):
+    return [r["name"] for r in page["runs"]]
+
+
+def test_runs_table_sorts_by_each_column(table):
+    assert names(table.get("/api/runs", sort="name", order="asc")) == [
+        "alpha", "Bravo", "charlie", "delta", "Echo", "foxtrot", "golf"]  # case-blind
+    assert names(table.get("/api/runs", sort="started", order="asc"))[:2] == ["Bravo", "alpha"]
+    # Ties keep the newest first whichever the order: Bravo and Echo both lasted 30 s.
+    by_duration = names(table.get("/api/runs", sort="duration", order="desc"))
+    assert by_duration[:3] == ["charlie", "Echo", "Bravo"] and by_duration[-1] == "golf"
+    assert names(table.get("/api/runs", sort="duration", order="asc"))[:3] == [
+        "golf", "foxtrot", "delta"]  # the stuck run lasted until its heartbeat, 1 s
+    by_status = table.get("/api/runs", sort="status", order="asc", limit=2, offset=1)
+    assert by_status["total"] == 7 and names(by_status) == ["foxtrot", "delta"]  # f, i, k, ok
+    assert [r["status"] for r in table.get("/api/runs", sort="status")["runs"]][:4] == [
+        "ok"] * 4
+    # A param sorts numbers as numbers, whether stored as text or not; runs without it last.
+    assert names(table.get("/api/runs", sort="param:lr", order="asc")) == [
+        "delta", "charlie", "alpha", "foxtrot", "Bravo", "golf", "Echo"]
+    page = table.get("/api/runs", sort="cpu", order="desc")
+    assert page["sort"] == "cpu" and page["order"] == "desc" and names(page)[0] == "golf"
+    assert page["runs"][0]["figures"]["cpu_s"] > 0 and page["runs"][1]["figures"]["cpu_s"] is None
+    assert page["param_keys"] == ["lr", "seed"] and page["tag_keys"] == ["team"]
+    for bad in ({"sort": "colour"}, {"order": "up"}, {"sort": ""}):
+        code, _, body = table.request("/api/runs?" + urllib.parse.urlencode(bad))
+        assert (code, bad) == (200 if bad == {"sort": ""} else 400, bad), body
+        assert code == 200 or "must be" in json.loads(body)["error"]
+
+
+def test_runs_table_filters_by_params_tags_status_and_text(table):
+    assert sorted(names(table.get("/api/runs", param="lr=0.01"))) == ["alpha", "charlie"]
+    assert names(table.get("/api/runs", param="lr")) != [] and \
+        table.get("/api/runs", param="lr")["total"] == 6
+    assert table.get("/api/runs", param="lr=0.1", tag="team=b")["total"] == 1  # foxtrot
+    # The search box: status:NAME, tag:KEY=VALUE and KEY=VALUE filter; other words search.
+    assert names(table.get("/api/runs", q="status:failed")) == ["alpha"]
+    assert names(table.get("/api/runs", q="status:interrupted")) == ["foxtrot"]
+    assert table.get("/api/runs", q="status:running")["total"] == 0
+    assert sorted(names(table.get("/api/runs", q="tag:team=b lr=0.1"))) == ["foxtrot"]
+    assert names(table.get("/api/runs", q="status:ok lr=0.01")) == ["charlie"]
+    assert names(table.get("/api/runs", q="=3")) == ["delta"]  # in a command word, any case
+    assert table.get("/api/runs", q="EPOCHS")["total"] == 6
+    assert names(table.get("/api/runs", q="FIRST RUN")) == ["golf"]  # the description
+    assert names(table.get("/api/runs", q="0701")) == ["alpha"]  # in the id
+    code, _, body = table.request("/api/runs?q=status%3Adone")
+    assert code == 400 and "status must be" in json.loads(body)["error"]
+
+
+def test_runs_table_pages_in_sql_as_it_sorts_in_memory(table):
+    """The store's SQL answers a page unless a tag or param filter needs every run; a filter
+    on a tag every run has takes the in-memory path: both must give the same pages."""
+    queries = [{}, {"q": "status:interrupted"}, {"q": "status:ok"}, {"q": "train"},
+               {"q": "ECHO"}, {"from": "2000-01-01"}, {"experiment": ""}]
+    for sort in ("started", "name", "status", "duration"):
+        for order in ("asc", "desc"):
+            for query in queries:
+                for offset in (0, 2):
+                    params = dict(query, sort=sort, order=order, limit=3, offset=offset)
+                    sql = table.get("/api/runs", **params)
+                    memory = table.get("/api/runs", tag="team", **params)
+                    for page in (sql, memory):
+                        for run in page["runs"]:
+                            run.pop("duration_s")  # a running run's grows between requests
+                    assert sql == memory, params
+    tree = table.get("/api/tree", q="status:interrupted")
+    assert tree["total"] == 1 and tree == table.get("/api/tree", q="status:interrupted",
+                                                    tag="team")
+
+
+def test_a_runs_full_record(table):
+    golf = table.get("/api/runs", q="golf")["runs"][0]
+    record = table.get("/api/runs/" + golf["id"])
+    run = record["run"]
+    assert run["description"] == "the first run" and run["exit_code"] == 0
+    assert run["tags"] == {"team": "a"} and run["params"] == {"lr": "0.5", "seed": "7"}
+    assert run["command"] == ["true"] and run["cwd"] and run["host"] and run["user"]
+    assert {"hardware", "monitor", "footprint_version", "sources"} <= set(record["meta"])
+    assert record["totals"]["monitor_cpu_s"] > 0  # footprint's own cost
+    stuck = table.get("/api/runs/" + "00000000-0000-4000-8000-000000000705")["run"]
+    assert stuck["status"] == "interrupted" and stuck["duration_s"] == pytest.approx(1)

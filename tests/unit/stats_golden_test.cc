@@ -198,5 +198,38 @@ TEST_F(StatsGolden, Verdicts) {
   ExpectGolden(lines, "verdicts.txt");
 }
 
+// footprint's own cost (monitor_*) is compared but never significant and gets no verdict, even
+// where the same change of the program's own figure is: its overhead is not the program's
+// regression.
+TEST_F(StatsGolden, OwnCostIsNeverSignificant) {
+  auto with_own = [](double peak_mib, double monitor_mib) {
+    Totals t = Figures(2.0, 1.8, peak_mib, 0);
+    t["monitor_peak_rss_bytes"] = monitor_mib * 1048576;
+    t["monitor_cpu_s"] = monitor_mib / 100;
+    return t;
+  };
+  WriteGroup(*store_, "lean", "1ea10000", 300,
+             {with_own(500, 10.0), with_own(501, 10.1), with_own(499, 9.9), with_own(500, 10.0)});
+  WriteGroup(*store_, "fat", "fa700000", 400,
+             {with_own(600, 12.0), with_own(601, 12.1), with_own(599, 11.9), with_own(600, 12.0)});
+  runs_ = std::move(store_->ListRuns()).value();
+  const Comparison c = Compared({"lean", "fat"});
+  const nlohmann::json json = nlohmann::json::parse(ComparisonJson(c));
+  int own = 0;
+  for (size_t k = 0; k < c.figures.size(); ++k) {
+    const FigureComparison& f = c.figures[k];
+    EXPECT_EQ(f.own, f.name.starts_with("monitor_")) << f.name;
+    EXPECT_EQ(json["figures"][k]["own"], f.own) << f.name;
+    if (f.name != "peak_memory_bytes" && !f.own) continue;
+    ASSERT_TRUE(f.changes[1] && f.changes[1]->test) << f.name;
+    EXPECT_LT(f.changes[1]->test->p_value, 0.001) << f.name;  // a real change, tested
+    // Own: no answer to "significant?" at all (null in JSON), not a "no".
+    EXPECT_EQ(f.changes[1]->significant, f.own ? std::nullopt : std::optional<bool>(true))
+        << f.name;
+    EXPECT_EQ(Verdict(c, f, 1).empty(), f.own) << f.name;
+    own += f.own;
+  }
+  EXPECT_EQ(own, 2);
+}
 }  // namespace
 }  // namespace footprint
