@@ -5,10 +5,11 @@
 // Line protocol: the command first writes a line `ready` on its stdout once it can take queries
 // (its model loaded: nothing before it is charged to a query, and the load's clock starts
 // then). footprint then writes one query per line to the command's stdin, `ID<TAB>PAYLOAD`
-// (ID: 0, 1, 2, ...; PAYLOAD: the query's sample indices, comma-separated); the command
-// answers one line per completed query on its stdout, `ID<TAB>RESULT`, in any order and from
-// any number of threads (whole lines). When the load is done footprint closes the command's
-// stdin: the command should then exit.
+// (ID: 0, 1, 2, ...; PAYLOAD: the query's sample indices, comma-separated, drawn as
+// src/run/load_samples.h says); the command answers one line per completed query on its
+// stdout, `ID<TAB>RESULT`, in any order and from any number of threads (whole lines). RESULT
+// is read in accuracy mode: one answer per sample, comma-separated when there are several. When the
+// load is done footprint closes the command's stdin: the command should then exit.
 //
 // HTTP (LoadOptions::http_url): the command runs an HTTP server; the load starts once it
 // accepts a connection. Each query is a POST of http_body (its {id} and {samples} replaced) on
@@ -16,6 +17,11 @@
 // byte and its tokens (server-sent events, or chunks) give the time to first token and the
 // time per output token of a streamed answer. When the load is done footprint stops the
 // command with SIGTERM, which is then its normal end.
+//
+// Readiness: while footprint waits for `ready` (or for the server to take a connection) it
+// says after kReadyNoticeNs what it waits for and how to declare it, and after
+// LoadOptions::ready_timeout_ns it gives up: the command is stopped (SIGTERM, SIGKILL after
+// 10 s), the run is stored, and LoadSummary::ready_timed_out tells the caller.
 //
 // Scenarios (reimplemented from LoadGen's documented rules):
 //   single   one query of one sample at a time; the next is issued when the previous is
@@ -37,6 +43,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -50,14 +57,16 @@
 
 namespace footprint {
 
+class CommandCpu;
 class SutTransport;
+struct SutAnswer;
 
 enum class Scenario { kSingleStream, kMultiStream, kServer, kOffline };
 
 // "single", "multi", "server", "offline" (LoadGen's names, e.g. "SingleStream", too).
 Result<Scenario> ParseScenario(std::string_view name);
 std::string_view ScenarioName(Scenario scenario);
-// The percentile a scenario is judged by: 0.90 for single, 0.99 otherwise.
+// The percentile a scenario is judged by: 0.90 for single, 0.99 otherwise (LoadGen's defaults).
 double ScenarioPercentile(Scenario scenario);
 
 struct LoadOptions {
@@ -68,17 +77,44 @@ struct LoadOptions {
   int64_t min_queries = 100;  // and at least this many queries (offline: exactly this many)
   std::optional<double> latency_bound_s;  // server: validity; others: reported against it
   uint64_t seed = 1;                      // server's arrivals
+  // The percentile judged against the bound and by early stopping (--percentile), in (0, 1);
+  // none: the scenario's (ScenarioPercentile).
+  std::optional<double> percentile;
   // A query unanswered this long after it was issued ends the load: the command is taken
   // for hung, its stdin closed, and it is stopped (SIGTERM) if it does not exit.
   int64_t query_timeout_ns = 60'000'000'000;
-  // How long the command may take to say `ready` (loading its model).
+  // How long the command may take to say `ready` (loading its model), or its server to take a
+  // connection (--ready-timeout).
   int64_t ready_timeout_ns = 600'000'000'000;
   std::string http_url;  // not empty: an HTTP SUT (http://HOST:PORT/PATH), not the line protocol
   std::string http_body = R"({"id": {id}, "samples": [{samples}]})";
+  // Sample indices (src/run/load_samples.cc): drawn with their own seed (--sample-seed), apart
+  // from the schedule's (`seed`), uniformly from a performance sample set of this many
+  // (--performance-sample-count; 0: PerformanceSampleCount's default).
+  int64_t performance_sample_count = 0;
+  uint64_t sample_seed = 1;
+  // Accuracy mode (--mode accuracy): every sample of `expected_answers` (--answers FILE, line
+  // k for sample index k) is issued once, in the scenario's queries, and the command's
+  // RESULTs are scored against them; duration and query count do not apply.
+  bool accuracy = false;
+  std::vector<std::string> expected_answers;
+  // Not empty: the folder MLPerf's log files are written to (--mlperf-log).
+  std::string mlperf_log_dir;
 };
+
+// LoadGen's default performance sample count here: the answers' count when there are some,
+// else kDefaultPerformanceSamples (the ResNet-50 reference's), unless the options name one.
+inline constexpr int64_t kDefaultPerformanceSamples = 1024;
+int64_t PerformanceSampleCount(const LoadOptions& options);
 
 // InvalidArgument, one line, for options that cannot make a load.
 Status ValidateLoadOptions(const LoadOptions& options);
+
+// The percentile a load is judged by: LoadOptions::percentile, else the scenario's.
+double TargetPercentile(const LoadOptions& options);
+
+// How long footprint waits for `ready` before it says what it waits for.
+inline constexpr int64_t kReadyNoticeNs = 5'000'000'000;
 
 // One query: times in ns on the run's timeline (0 = the clock's start).
 struct QueryRecord {
@@ -90,6 +126,8 @@ struct QueryRecord {
   std::optional<int64_t> first_byte_ns;  // HTTP: the response body's first byte
   int tokens = 0;                        // HTTP: the events or chunks it streamed
   bool failed = false;                   // HTTP: answered with an error
+  std::vector<int64_t> sample_indices;   // what the query carried, in its payload's order
+  std::string result;                    // accuracy mode: the command's RESULT
   double latency_s() const { return static_cast<double>(*completed_ns - scheduled_ns) / 1e9; }
 };
 
@@ -97,9 +135,33 @@ struct QueryRecord {
 // least p of the values at or below it.
 double NearestRankPercentile(const std::vector<double>& sorted, double p);
 
-// Queries needed before a percentile claim may stop early (LoadGen's early-stopping minimums
-// with no query over the bound): 64 for p90, 662 for p99; 0 for other percentiles.
-int64_t EarlyStoppingMinimum(double percentile);
+// MLPerf LoadGen's early stopping (src/run/early_stopping.cc): with `over` queries over the
+// bound, the fewest queries under it for a `percentile` claim to hold with 99 % confidence,
+// i.e. that a system whose true percentile were over the bound would show at most `over` of
+// them over it with a chance under 1 %. 0 over: 459 for p99, 44 for p90; 1 over: 661, 63.
+int64_t PassingQueriesNeeded(int64_t over, double percentile);
+
+struct EarlyStopping {
+  bool met = false;        // the query count supports the claim
+  int64_t needed = 0;      // queries the claim needs (single, multi: with one over it)
+  int64_t over_bound = 0;  // server: queries over the bound, unanswered ones included
+  // Single, multi: LoadGen's estimate of the percentile, the latency below the highest ones
+  // that the query count lets it set aside.
+  std::optional<double> estimate_s;
+  std::string sentence;  // for people; empty for offline (no percentile claim)
+};
+// Server: `issued` queries with those over `bound_s` counted (none without a bound); single
+// and multi: enough answered queries (`sorted_latencies`, ascending), and the estimate;
+// offline: nothing.
+EarlyStopping JudgeEarlyStopping(Scenario scenario, double percentile,
+                                 const std::vector<double>& sorted_latencies, int64_t issued,
+                                 std::optional<double> bound_s);
+
+// Accuracy mode: the samples answered as expected, of all the samples issued.
+struct LoadAccuracy {
+  int64_t samples = 0, correct = 0;
+  double fraction = 0;
+};
 
 // What a load measured, for show and the run's meta (`load`) and totals (`load_*`).
 struct LoadSummary {
@@ -116,16 +178,27 @@ struct LoadSummary {
   // with the same percentiles; empty without streamed answers.
   std::map<std::string, double> ttft_s, tpot_s;
   int64_t tokens = 0;  // over the answered queries
-  // Against the bound: "valid", "invalid" (the scenario's percentile is over it), or "" when
-  // no bound was given.
+  // Against the bound: "valid" (the target percentile within it, every query answered and,
+  // as LoadGen has it, early stopping met), "invalid", or "" when no bound was given.
   std::string validity;
-  std::string early_stopping;   // one sentence: whether the query count supports the claim
-  int64_t unknown_answers = 0;  // lines that were not ID<TAB>RESULT of an outstanding query
-  std::string first_unknown;    // the first such line (cut)
-  std::string ended_because;    // "done", or why the load stopped early
-  int64_t failed = 0;           // HTTP: queries answered with an error
-  std::string first_failure;    // the first such error
-  double driver_cpu_s = 0;      // the driver thread's own CPU time (issuing and reading)
+  EarlyStopping early_stopping;
+  // How late queries were issued after their scheduled time (p50, p99, max, ...), and a
+  // sentence when that is large against the bound (else the target percentile's latency): a
+  // busy machine that did not run the issuer on time.
+  std::map<std::string, double> issue_lag_s;
+  std::string issue_lag_warning;
+  // The command's CPU time over the load (from its first query to its last answer), without
+  // the start-up before `ready` and the exit after the end; and where it came from.
+  std::optional<double> cpu_s;
+  std::string cpu_source;
+  int64_t unknown_answers = 0;   // lines that were not ID<TAB>RESULT of an outstanding query
+  std::string first_unknown;     // the first such line (cut)
+  std::string ended_because;     // "done", or why the load stopped early
+  bool ready_timed_out = false;  // the command was not ready within options.ready_timeout_ns
+  int64_t failed = 0;            // HTTP: queries answered with an error
+  std::string first_failure;     // the first such error
+  double driver_cpu_s = 0;       // the driver thread's own CPU time (issuing and reading)
+  std::optional<LoadAccuracy> accuracy;  // accuracy mode's score
 };
 
 // What the driver saw besides the queries.
@@ -133,16 +206,34 @@ struct LoadObservations {
   int64_t unknown_answers = 0;
   std::string first_unknown, first_failure, ended_because;
   double driver_cpu_s = 0;
+  bool ready_timed_out = false;
+  std::optional<double> cpu_s;  // the command's CPU over the load (LoadSummary::cpu_s)
+  std::string cpu_source;
 };
 LoadSummary SummarizeLoad(const LoadOptions& options, const std::vector<QueryRecord>& queries,
                           LoadObservations seen);
 // The `load` object of show --json (docs/evaluation.md).
 std::string LoadSummaryJson(const LoadSummary& summary);
 
+// footprint load --find-peak: one trial run of the server scenario at `qps`, and whether it
+// was valid against the bound.
+struct PeakTrial {
+  double qps = 0;
+  bool valid = false;
+};
+inline constexpr int kMaxPeakTrials = 16;
+// The rate to try next (src/run/peak_search.cc): `start_qps` first, then doubling (halving)
+// until the bound is crossed, then bisecting until the largest valid rate and the smallest
+// invalid one are within `tolerance` of each other; nullopt when done, or after kMaxPeakTrials.
+std::optional<double> NextPeakRate(double start_qps, const std::vector<PeakTrial>& trials,
+                                   double tolerance = 0.05);
+
 // Drives a command under RunMonitored (MonitorOptions::driver) with a load scenario.
 class LoadDriver final : public CommandDriver {
  public:
-  explicit LoadDriver(LoadOptions options);
+  // `say` (if set) receives, from the driver's thread, a line to tell the user while the load
+  // runs: what it waits for, when the command is slow to be ready.
+  explicit LoadDriver(LoadOptions options, std::function<void(const std::string&)> say = {});
   ~LoadDriver() override;
 
   Status Start(const DriverStart& start) override;
@@ -153,15 +244,19 @@ class LoadDriver final : public CommandDriver {
 
  private:
   void Drive(SutTransport& sut, int64_t t0_ns);
+  std::string AwaitReady(SutTransport& sut);
+  void EndCommand(SutTransport& sut, const std::function<void(const SutAnswer&)>& answer);
   bool StopCommand();
 
   LoadOptions options_;
+  std::function<void(const std::string&)> say_;
   std::thread thread_;
   std::vector<QueryRecord> queries_;
   LoadObservations seen_;
   std::string exit_note_;  // how the command was stopped, when it had to be
   bool stopped_command_ = false;
-  int pidfd_ = -1;  // the command, to stop it safely (-1 on kernels before 5.3)
+  int pidfd_ = -1;                   // the command, to stop it safely (-1 on kernels before 5.3)
+  std::unique_ptr<CommandCpu> cpu_;  // the command's CPU time, read at the load's two ends
   LoadSummary summary_;
 };
 

@@ -59,10 +59,12 @@ inline constexpr std::string_view kScopesDroppedValue = "footprint.scopes_droppe
 // gap between samples): otherwise `over_window` is false and the run's total stands in.
 struct LoadEnergy {
   std::string total;  // the run total it divides: "gpu_energy_j" (whole GPUs), "cpu_energy_j"
-  double joules = 0;  // over the window (over_window), else the run's total
+  // Over the window (over_window), else the run's total; NaN when the run has no such counter
+  // (why_not says why).
+  double joules = 0;
   double window_s = 0;
   bool over_window = false;
-  std::string why_not;  // !over_window: why the window could not be used
+  std::string why_not;  // !over_window: why the window could not be used, or why no counter
 };
 
 // The LoadEnergy of each energy total a load run has (none for other runs).

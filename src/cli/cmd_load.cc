@@ -1,5 +1,6 @@
 // footprint load: drive a system under test with MLPerf's load scenarios and measure it;
 // footprint evaluate: a manifest's model through the PyTorch agent, scenario by scenario.
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -11,6 +12,8 @@
 #include "footprint/evaluate.h"
 #include "footprint/load.h"
 #include "footprint/report.h"
+#include "run/load_samples.h"
+#include "run/run_metadata.h"
 #include "util/json_text.h"
 #include "util/sha256.h"
 #include "util/strings.h"
@@ -19,10 +22,13 @@
 namespace footprint::cli {
 namespace {
 
-// One load run: its exit status and what it measured, said on stderr unless `quiet`.
+// One load run: its exit status and what it measured, said on stderr unless `quiet`. A load
+// that never started because the command was not ready in time exits kExitRunFailed: the
+// command's status then is only that of its stopping.
 Result<std::pair<int, LoadSummary>> RunLoad(Store& store, MonitorOptions o, const LoadOptions& load,
                                             bool quiet) {
-  LoadDriver driver(load);
+  LoadDriver driver(
+      load, [](const std::string& line) { std::cerr << "footprint: " << line << std::endl; });
   o.driver = &driver;
   FP_ASSIGN_OR_RETURN(MonitorOutcome out, RunMonitored(store, o));
   std::ostringstream err;
@@ -35,7 +41,8 @@ Result<std::pair<int, LoadSummary>> RunLoad(Store& store, MonitorOptions o, cons
                      energy.ok() ? *energy : std::vector<LoadEnergy>{}, "footprint: load ", err);
   }
   std::cerr << err.str();
-  return std::make_pair(out.exit_status, driver.summary());
+  return std::make_pair(driver.summary().ready_timed_out ? int{kExitRunFailed} : out.exit_status,
+                        driver.summary());
 }
 
 // --qps R[,R...]: the rates of a sweep, in the order given.
@@ -53,15 +60,185 @@ Result<std::vector<std::pair<std::string, double>>> QpsValues(const std::string&
   return out;
 }
 
-// The throughput-latency table of a sweep, one line per rate.
+// The throughput-latency table of a sweep (or a peak search), one line per rate.
 void PrintSweep(const std::vector<std::pair<std::string, LoadSummary>>& sweep, std::ostream& err) {
-  err << "footprint: sweep (target qps: achieved qps, p99 latency, validity):\n";
+  char percentile[16];
+  std::snprintf(percentile, sizeof percentile, "p%g",
+                100 * TargetPercentile(sweep.front().second.options));
+  err << "footprint: sweep (target qps: achieved qps, " << percentile << " latency, validity):\n";
   for (const auto& [qps, s] : sweep) {
-    auto p99 = s.latency_s.find("p99");
-    err << "footprint:   " << qps << ": " << FormatValue("count", s.qps) << " qps, p99 "
-        << (p99 == s.latency_s.end() ? "-" : FormatDuration(p99->second))
+    auto at = s.latency_s.find(percentile);
+    err << "footprint:   " << qps << ": " << FormatValue("count", s.qps) << " qps, " << percentile
+        << " " << (at == s.latency_s.end() ? "-" : FormatDuration(at->second))
         << (s.validity.empty() ? "" : ", " + s.validity) << "\n";
   }
+}
+
+struct LoadArgs {
+  RunArgs run;
+  std::string scenario = "single", duration = "10s", latency_bound, timeout = "60s", qps,
+              ready_timeout = "10min", percentile, mode = "performance", answers;
+  bool find_peak = false;
+  int repetitions = 1;
+  LoadOptions load;
+};
+
+// --mode, --answers and --mlperf-log (InvalidArgument, one line, when wrong).
+Status AccuracyOptionsOf(const LoadArgs& args, LoadOptions& load) {
+  const std::string mode = Lower(args.mode);
+  if (mode != "performance" && mode != "performanceonly" && mode != "accuracy" &&
+      mode != "accuracyonly") {
+    return InvalidArgument("unknown --mode '" + Inert(args.mode) +
+                           "'; use --mode performance or accuracy");
+  }
+  load.accuracy = mode.starts_with("accuracy");
+  if (!args.answers.empty()) {
+    FP_ASSIGN_OR_RETURN(load.expected_answers, ReadExpectedAnswers(args.answers));
+  }
+  std::error_code error;
+  if (!load.mlperf_log_dir.empty() && !std::filesystem::is_directory(load.mlperf_log_dir, error)) {
+    return InvalidArgument("--mlperf-log " + Inert(load.mlperf_log_dir) +
+                           " is not a folder: create it first (MLPerf's log files go there)");
+  }
+  return Status::Ok();
+}
+
+// The load's options from the command line's words (InvalidArgument, one line, when wrong).
+Result<LoadOptions> LoadOptionsOf(const LoadArgs& args) {
+  LoadOptions load = args.load;
+  FP_ASSIGN_OR_RETURN(load.scenario, ParseScenario(args.scenario));
+  auto duration = [](const char* option, const std::string& text) -> Result<int64_t> {
+    auto ns = ParseDurationNs(text);
+    if (!ns.ok()) return InvalidArgument(std::string(option) + ": " + ns.status().message());
+    return ns;
+  };
+  FP_ASSIGN_OR_RETURN(load.min_duration_ns, duration("--duration", args.duration));
+  FP_ASSIGN_OR_RETURN(load.query_timeout_ns, duration("--query-timeout", args.timeout));
+  FP_ASSIGN_OR_RETURN(load.ready_timeout_ns, duration("--ready-timeout", args.ready_timeout));
+  if (!args.latency_bound.empty()) {
+    FP_ASSIGN_OR_RETURN(int64_t bound_ns, duration("--latency-bound", args.latency_bound));
+    load.latency_bound_s = static_cast<double>(bound_ns) / 1e9;
+  }
+  if (!args.percentile.empty()) {
+    auto percent = ParseDouble(Trim(args.percentile));
+    if (!percent) {
+      return InvalidArgument("--percentile takes a percent, e.g. 99 or 99.9, not '" +
+                             args.percentile + "'");
+    }
+    load.percentile = *percent / 100;
+  }
+  FP_RETURN_IF_ERROR(AccuracyOptionsOf(args, load));
+  if (args.repetitions < 1 || args.repetitions > kMaxRepetitions) {
+    return InvalidArgument("-r takes 1 to " + std::to_string(kMaxRepetitions) + " runs, not " +
+                           std::to_string(args.repetitions));
+  }
+  if (args.repetitions > 1 && args.find_peak) {
+    return InvalidArgument("-r and --find-peak each make a group: use one of them");
+  }
+  if (args.find_peak && (load.scenario != Scenario::kServer || !load.latency_bound_s)) {
+    return InvalidArgument(
+        "--find-peak searches the server scenario's rate against a bound: add --scenario "
+        "server --latency-bound L (e.g. 50ms)");
+  }
+  return load;
+}
+
+// The rates to run, in order: --qps's (a sweep when several), a peak search's first.
+Result<std::vector<std::pair<std::string, double>>> RatesOf(const LoadArgs& args) {
+  if (args.qps.empty()) {
+    return std::vector<std::pair<std::string, double>>{{"", args.find_peak ? 10.0 : 0.0}};
+  }
+  FP_ASSIGN_OR_RETURN(auto rates, QpsValues(args.qps));
+  if (args.repetitions > 1 && rates.size() > 1) {
+    return InvalidArgument("-r repeats one load: give --qps one rate, or drop -r for a sweep");
+  }
+  if (args.find_peak && rates.size() > 1) {
+    return InvalidArgument("--find-peak starts from one rate: give --qps R, not a list");
+  }
+  return rates;
+}
+
+// --find-peak: server trials at the rates NextPeakRate picks, each a run of one group (with
+// --param qps=R), until the largest valid rate is within 5 % of the smallest invalid one; the
+// trials' table and the peak. Exits as the first trial that failed, else 0 when a rate was
+// valid, else 1.
+Result<int> FindPeak(Store& store, MonitorOptions o, LoadOptions load, bool quiet) {
+  o.group_id = NewRunId();
+  o.planned_repetitions = kMaxPeakTrials;  // at most
+  const double start_qps = load.qps;
+  std::vector<PeakTrial> trials;
+  std::vector<std::pair<std::string, LoadSummary>> table;
+  while (std::optional<double> qps = NextPeakRate(start_qps, trials)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", *qps);
+    load.qps = *qps;
+    MonitorOptions each = o;
+    each.repetition = static_cast<int>(trials.size()) + 1;
+    each.params["qps"] = text;
+    FP_ASSIGN_OR_RETURN(auto outcome, RunLoad(store, each, load, true));
+    if (!quiet) {
+      std::cerr << "footprint: trial " << each.repetition << ": " << text << " queries/s, "
+                << outcome.second.validity << "\n";
+    }
+    table.emplace_back(text, std::move(outcome.second));
+    if (outcome.first != 0) return outcome.first;  // the command failed: no rate is known
+    trials.push_back({*qps, table.back().second.validity == "valid"});
+  }
+  PrintSweep(table, std::cerr);
+  std::optional<double> peak, next;
+  for (const PeakTrial& t : trials) {
+    if (t.valid && (!peak || t.qps > *peak)) peak = t.qps;
+  }
+  for (const PeakTrial& t : trials) {
+    if (!t.valid && peak && t.qps > *peak && (!next || t.qps < *next)) next = t.qps;
+  }
+  std::cerr << "footprint: group " << o.group_id << ": " << trials.size() << " trials; ";
+  if (!peak) {
+    std::cerr << "no rate was valid against the bound (lowest tried " << trials.back().qps
+              << " queries/s): the command cannot meet it, or give a lower --qps to start\n";
+    return int{kExitError};
+  }
+  std::cerr << "peak " << FormatValue("count", *peak) << " queries/s valid"
+            << (next ? ", " + FormatValue("count", *next) + " not" : std::string()) << "\n";
+  return int{kExitOk};
+}
+
+// A run per rate (one for a single rate), and the table of a sweep.
+Result<int> RunRates(Store& store, const MonitorOptions& o, LoadOptions load,
+                     const std::vector<std::pair<std::string, double>>& rates, bool quiet) {
+  int first_failure = 0;
+  std::vector<std::pair<std::string, LoadSummary>> sweep;
+  for (const auto& [text, qps] : rates) {
+    load.qps = qps;
+    MonitorOptions each = o;
+    if (rates.size() > 1) each.params["qps"] = text;
+    FP_ASSIGN_OR_RETURN(auto outcome, RunLoad(store, each, load, quiet));
+    if (first_failure == 0) first_failure = outcome.first;
+    sweep.emplace_back(text, std::move(outcome.second));
+    if (sweep.back().second.ready_timed_out) break;  // the next rate would wait as long
+  }
+  if (sweep.size() > 1 && !quiet) PrintSweep(sweep, std::cerr);
+  return first_failure;
+}
+
+// -r N: N runs of one load, stored as one group (with its repetition numbers), as `run -r`
+// stores them; stops after the first run that fails. Exits as the first failure, else 0.
+Result<int> RunRepetitions(Store& store, MonitorOptions o, const LoadOptions& load, int repetitions,
+                           bool quiet) {
+  o.group_id = NewRunId();
+  o.planned_repetitions = repetitions;
+  int done = 0, status = 0;
+  while (done < repetitions && status == 0) {
+    MonitorOptions each = o;
+    each.repetition = ++done;
+    if (!quiet) std::cerr << "footprint: [" << done << "/" << repetitions << "]\n";
+    FP_ASSIGN_OR_RETURN(auto outcome, RunLoad(store, each, load, quiet));
+    status = outcome.first;
+  }
+  std::cerr << "footprint: group " << o.group_id << ": " << done << " of " << repetitions
+            << " repetitions" << (status == 0 ? "" : " (stopped after a run that failed)")
+            << "; footprint show group:" << o.group_id << " for their statistics\n";
+  return status;
 }
 
 // What a run of an evaluation stores in its meta (`evaluation`): the manifest, its checksums
@@ -124,11 +301,6 @@ void PrintEvaluation(const std::vector<EvaluationRun>& runs,
 }  // namespace
 
 Action AddLoad(CLI::App& app, const std::vector<std::string>& command) {
-  struct LoadArgs {
-    RunArgs run;
-    std::string scenario = "single", duration = "10s", latency_bound, timeout = "60s", qps;
-    LoadOptions load;
-  };
   auto args = std::make_shared<LoadArgs>();
   CLI::App* cmd = app.add_subcommand(
       "load",
@@ -158,11 +330,48 @@ Action AddLoad(CLI::App& app, const std::vector<std::string>& command) {
   cmd->add_option("--latency-bound", args->latency_bound,
                   "the latency the scenario's percentile must stay within (e.g. 50ms)")
       ->option_text("L");
+  cmd->add_option("--percentile", args->percentile,
+                  "the latency percentile judged against --latency-bound and by early "
+                  "stopping, in percent (default: 90 for single, 99 otherwise)")
+      ->option_text("P");
   cmd->add_option("--seed", args->load.seed, "seed of the server's arrivals (default 1)")
       ->option_text("S");
+  cmd->add_option("--sample-seed", args->load.sample_seed,
+                  "seed of the sample indices the queries carry, apart from --seed's schedule "
+                  "(default 1)")
+      ->option_text("S");
+  cmd->add_option("--performance-sample-count", args->load.performance_sample_count,
+                  "sample indices are drawn uniformly from 0 to N-1 (default: the --answers "
+                  "count, else 1024)")
+      ->option_text("N");
+  cmd->add_option("--mode", args->mode,
+                  "performance (default), or accuracy: every sample of --answers issued once "
+                  "and each RESULT scored against its expected answer (LoadGen's AccuracyOnly)")
+      ->option_text("MODE");
+  cmd->add_option("--answers", args->answers,
+                  "the expected answers, one per line, line k for sample index k (accuracy "
+                  "mode; also sets the performance sample count)")
+      ->option_text("FILE");
+  cmd->add_option("--mlperf-log", args->load.mlperf_log_dir,
+                  "write MLPerf's log files into this existing folder (accuracy mode: "
+                  "mlperf_log_accuracy.json)")
+      ->option_text("DIR");
   cmd->add_option("--query-timeout", args->timeout,
                   "a query unanswered this long ends the load (default 60s)")
       ->option_text("T");
+  cmd->add_option("--ready-timeout", args->ready_timeout,
+                  "how long COMMAND may take to say 'ready' (with --http: to take a "
+                  "connection) before footprint gives up, stops it and exits 125 (default "
+                  "10min)")
+      ->option_text("T");
+  cmd->add_option("-r,--runs", args->repetitions,
+                  "run the load N times, stored as one group (footprint show group:ID); one "
+                  "rate only, not with --find-peak")
+      ->option_text("N");
+  cmd->add_flag("--find-peak", args->find_peak,
+                "server: search the largest rate that stays valid against --latency-bound, "
+                "starting from --qps (default 10): doubling, then bisecting to within 5 %, at "
+                "most 16 trial runs, stored as one group");
   cmd->add_option("--http", args->load.http_url,
                   "COMMAND runs an HTTP server: each query is a POST to URL (on this machine), "
                   "instead of a line on COMMAND's stdin; streamed answers give the time to "
@@ -183,9 +392,10 @@ Action AddLoad(CLI::App& app, const std::vector<std::string>& command) {
       "query's scheduled time, so a lagging issuer is charged. With --http URL, COMMAND is a "
       "server instead: the load starts once URL takes a connection, each query is a POST "
       "answered by a 2xx response, and footprint stops COMMAND with SIGTERM at the end (its "
-      "normal end). See docs/evaluation.md.\n\n"
+      "normal end). While footprint waits for 'ready' (or the connection) it says so after "
+      "5 s; after --ready-timeout it stops COMMAND. See docs/evaluation.md.\n\n"
       "footprint exits with the command's status, and with 125 when footprint itself fails "
-      "(2 for bad options).\n\n"
+      "or COMMAND was not ready within --ready-timeout (2 for bad options).\n\n"
       "Examples:\n"
       "  footprint load --scenario single --duration 30s -- python3 sut.py\n"
       "  footprint load --scenario server --qps 50 --latency-bound 100ms -- ./server\n"
@@ -194,39 +404,17 @@ Action AddLoad(CLI::App& app, const std::vector<std::string>& command) {
       "      --body '{\"prompt\": \"query {id}\", \"stream\": true}' -- ./llm-server --port 8000");
   return [args, cmd, &command]() -> int {
     Result<int> status = [&]() -> Result<int> {
-      LoadOptions& load = args->load;
-      FP_ASSIGN_OR_RETURN(load.scenario, ParseScenario(args->scenario));
-      auto duration = [](const char* option, const std::string& text) -> Result<int64_t> {
-        auto ns = ParseDurationNs(text);
-        if (!ns.ok()) return InvalidArgument(std::string(option) + ": " + ns.status().message());
-        return ns;
-      };
-      FP_ASSIGN_OR_RETURN(load.min_duration_ns, duration("--duration", args->duration));
-      FP_ASSIGN_OR_RETURN(load.query_timeout_ns, duration("--query-timeout", args->timeout));
-      if (!args->latency_bound.empty()) {
-        FP_ASSIGN_OR_RETURN(int64_t bound_ns, duration("--latency-bound", args->latency_bound));
-        load.latency_bound_s = static_cast<double>(bound_ns) / 1e9;
-      }
-      std::vector<std::pair<std::string, double>> rates = {{"", 0.0}};
-      if (!args->qps.empty()) {
-        FP_ASSIGN_OR_RETURN(rates, QpsValues(args->qps));
-      }
+      FP_ASSIGN_OR_RETURN(LoadOptions load, LoadOptionsOf(*args));
+      FP_ASSIGN_OR_RETURN(auto rates, RatesOf(*args));
       load.qps = rates.front().second;
       FP_RETURN_IF_ERROR(ValidateLoadOptions(load));
       FP_ASSIGN_OR_RETURN(MonitorOptions o, CommandOptions(args->run, *cmd, command));
       FP_ASSIGN_OR_RETURN(auto store, OpenStore(args->run.db));
-      int first_failure = 0;
-      std::vector<std::pair<std::string, LoadSummary>> sweep;
-      for (const auto& [text, qps] : rates) {
-        load.qps = qps;
-        MonitorOptions each = o;
-        if (rates.size() > 1) each.params["qps"] = text;
-        FP_ASSIGN_OR_RETURN(auto outcome, RunLoad(*store, each, load, args->run.quiet));
-        if (first_failure == 0) first_failure = outcome.first;
-        sweep.emplace_back(text, std::move(outcome.second));
+      if (args->find_peak) return FindPeak(*store, o, load, args->run.quiet);
+      if (args->repetitions > 1) {
+        return RunRepetitions(*store, o, load, args->repetitions, args->run.quiet);
       }
-      if (sweep.size() > 1 && !args->run.quiet) PrintSweep(sweep, std::cerr);
-      return first_failure;
+      return RunRates(*store, o, load, rates, args->run.quiet);
     }();
     if (status.ok()) return *status;
     if (status.status().code() == StatusCode::kInvalidArgument) {

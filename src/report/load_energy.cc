@@ -2,9 +2,11 @@
 // cumulative energy series.
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "footprint/report.h"
+#include "util/json_bounded.h"
 
 namespace footprint {
 namespace {
@@ -34,12 +36,29 @@ double ResolutionS(const std::vector<int64_t>& times, const json& device) {
                   device.value("energy_update_period_ms", 0.0) / 1e3);
 }
 
+// Why a run has no `total` of energy, from what its probes recorded in meta (as show says it),
+// or "" when it never looked for that counter (a GPU on a machine that was not asked about).
+std::string WhyNoCounter(const json& meta, const std::string& total) {
+  if (total == "gpu_energy_j") {
+    const json gpu = meta.value("gpu", json::object());
+    if (!gpu.is_object() || gpu.empty()) return "";
+    return "not measured: " + gpu.value("unavailable", std::string("the GPUs report no energy"));
+  }
+  const json rapl = meta.value("rapl", json::object());
+  const json unavailable =
+      rapl.is_object() ? rapl.value("unavailable", json::object()) : json::object();
+  if (unavailable.is_object() && unavailable.contains("energy.cpu")) {
+    return "not measured: " + unavailable.value("energy.cpu", std::string());
+  }
+  return "not measured: the run has no energy.cpu counter (RAPL; footprint doctor says why)";
+}
+
 }  // namespace
 
 Result<std::vector<LoadEnergy>> LoadWindowEnergy(Store& store, const RunRecord& run,
                                                  const std::map<std::string, double>& totals) {
   std::vector<LoadEnergy> out;
-  const json meta = json::parse(run.meta_json, nullptr, false);
+  const json meta = ParseStoredJson(run.meta_json);
   if (!meta.is_object() || !meta.contains("load") || !meta["load"].is_object()) return out;
   const json& load = meta["load"];
   const int64_t start = load.value("window_start_ns", int64_t{0});
@@ -53,7 +72,14 @@ Result<std::vector<LoadEnergy>> LoadWindowEnergy(Store& store, const RunRecord& 
   };
   for (const Kind kind : {Kind{"gpu.energy", "gpu_energy_j"}, Kind{"energy.cpu", "cpu_energy_j"}}) {
     auto total = totals.find(kind.total);
-    if (total == totals.end()) continue;
+    if (total == totals.end()) {
+      // Said, not left out: a VM without RAPL would otherwise show no energy and no reason.
+      std::string why = WhyNoCounter(meta, kind.total);
+      if (!why.empty()) {
+        out.push_back({kind.total, std::numeric_limits<double>::quiet_NaN(), window_s, false, why});
+      }
+      continue;
+    }
     LoadEnergy e{kind.total, total->second, window_s, false, ""};
     double joules = 0;
     bool any = false;

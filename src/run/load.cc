@@ -16,6 +16,9 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "run/command_cpu.h"
+#include "run/load_samples.h"
+#include "run/mlperf_log.h"
 #include "run/sut_transport.h"
 #include "util/clock.h"
 #include "util/json_text.h"
@@ -49,6 +52,24 @@ std::map<std::string, double> Distribution(std::vector<double> values) {
   return out;
 }
 
+// A sentence when queries were issued late enough to matter: the largest lag over
+// kLagShareWarned of the bound (without one, of the target percentile's latency). The issuer
+// runs on its own thread and only sleeps until the next scheduled time, so a lag that large
+// means the machine did not run it on time, and every latency includes it.
+std::string IssueLagWarning(const std::map<std::string, double>& lag, std::optional<double> bound_s,
+                            double percentile, double at_target_s) {
+  constexpr double kLagShareWarned = 0.10;
+  const double reference = bound_s.value_or(at_target_s);
+  if (lag.empty() || !(reference > 0) || lag.at("max") <= kLagShareWarned * reference) return "";
+  char share[32];
+  std::snprintf(share, sizeof share, "%.0f %%", 100 * lag.at("max") / reference);
+  return "queries were issued late (p50 " + FormatDuration(lag.at("p50")) + ", p99 " +
+         FormatDuration(lag.at("p99")) + ", max " + FormatDuration(lag.at("max")) + ", " + share +
+         " of " + (bound_s ? "the latency bound" : "the " + PercentName(percentile) + " latency") +
+         "): the machine did not run footprint's issuer on time (busy or noisy); the latencies "
+         "include the lag, so a quiet machine may measure less";
+}
+
 }  // namespace
 
 Result<Scenario> ParseScenario(std::string_view name) {
@@ -79,6 +100,10 @@ double ScenarioPercentile(Scenario scenario) {
   return scenario == Scenario::kSingleStream ? 0.90 : 0.99;
 }
 
+double TargetPercentile(const LoadOptions& options) {
+  return options.percentile.value_or(ScenarioPercentile(options.scenario));
+}
+
 Status ValidateLoadOptions(const LoadOptions& o) {
   if (o.scenario == Scenario::kServer && !(o.qps > 0 && std::isfinite(o.qps))) {
     return InvalidArgument("the server scenario needs --qps R, the target queries per second");
@@ -89,21 +114,42 @@ Status ValidateLoadOptions(const LoadOptions& o) {
   if (o.latency_bound_s && !(*o.latency_bound_s > 0)) {
     return InvalidArgument("--latency-bound must be a positive time, e.g. 50ms");
   }
+  if (o.percentile && !(*o.percentile > 0 && *o.percentile < 1)) {
+    return InvalidArgument("--percentile must lie between 0 and 100 (exclusive), e.g. 99 or 99.9");
+  }
+  if (o.performance_sample_count < 0) {
+    return InvalidArgument("--performance-sample-count must be at least 1");
+  }
+  if (o.accuracy && o.expected_answers.empty()) {
+    return InvalidArgument(
+        "--mode accuracy scores the command's answers: give --answers FILE, one expected "
+        "answer per line (line k for sample index k)");
+  }
+  if (o.accuracy && !o.http_url.empty()) {
+    return InvalidArgument(
+        "--mode accuracy reads RESULT from the line protocol; it cannot read answers over "
+        "--http yet: drop --http, or run --mode performance");
+  }
   if (o.query_timeout_ns <= 0) return InvalidArgument("--query-timeout must be positive");
+  if (o.ready_timeout_ns <= 0) {
+    return InvalidArgument("--ready-timeout must be positive (default 10min)");
+  }
   if (!o.http_url.empty()) return ParseHttpTarget(o.http_url, o.http_body).status();
   return Status::Ok();
+}
+
+int64_t PerformanceSampleCount(const LoadOptions& options) {
+  if (options.performance_sample_count > 0) return options.performance_sample_count;
+  if (!options.expected_answers.empty()) {
+    return static_cast<int64_t>(options.expected_answers.size());
+  }
+  return kDefaultPerformanceSamples;
 }
 
 double NearestRankPercentile(const std::vector<double>& sorted, double p) {
   const double rank = std::ceil(p * static_cast<double>(sorted.size()));
   const size_t i = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
   return sorted[std::min(i, sorted.size() - 1)];
-}
-
-int64_t EarlyStoppingMinimum(double percentile) {
-  if (std::abs(percentile - 0.90) < 1e-9) return 64;
-  if (std::abs(percentile - 0.99) < 1e-9) return 662;
-  return 0;
 }
 
 LoadSummary SummarizeLoad(const LoadOptions& options, const std::vector<QueryRecord>& queries,
@@ -116,11 +162,15 @@ LoadSummary SummarizeLoad(const LoadOptions& options, const std::vector<QueryRec
   s.ended_because = std::move(seen.ended_because);
   s.first_failure = std::move(seen.first_failure);
   s.driver_cpu_s = seen.driver_cpu_s;
-  std::vector<double> latencies, ttft, tpot;
+  s.ready_timed_out = seen.ready_timed_out;
+  s.cpu_s = seen.cpu_s;
+  s.cpu_source = std::move(seen.cpu_source);
+  std::vector<double> latencies, ttft, tpot, lags;
   int64_t first_ns = INT64_MAX, last_ns = 0;
   for (const QueryRecord& q : queries) {
     first_ns = std::min(first_ns, q.scheduled_ns);
     s.failed += q.failed ? 1 : 0;
+    lags.push_back(static_cast<double>(q.issued_ns - q.scheduled_ns) / 1e9);
     if (!q.completed_ns) continue;
     latencies.push_back(q.latency_s());
     last_ns = std::max(last_ns, *q.completed_ns);
@@ -133,12 +183,12 @@ LoadSummary SummarizeLoad(const LoadOptions& options, const std::vector<QueryRec
     }
   }
   s.completed = static_cast<int64_t>(latencies.size());
-  const double p = ScenarioPercentile(options.scenario);
-  const int64_t minimum = EarlyStoppingMinimum(p);
-  s.early_stopping = std::to_string(s.completed) +
-                     " queries answered: " + (s.completed >= minimum ? "enough" : "too few") +
-                     " for a " + PercentName(p) + " claim (MLPerf's early stopping needs " +
-                     std::to_string(minimum) + ")";
+  std::sort(latencies.begin(), latencies.end());
+  const double p = TargetPercentile(options);
+  s.early_stopping =
+      JudgeEarlyStopping(options.scenario, p, latencies, s.issued, options.latency_bound_s);
+  s.issue_lag_s = Distribution(std::move(lags));
+  if (options.accuracy) s.accuracy = ScoreAccuracy(queries, options.expected_answers);
   if (latencies.empty()) return s;
   s.duration_s = static_cast<double>(last_ns - first_ns) / 1e9;
   s.window_start_ns = first_ns;
@@ -147,11 +197,17 @@ LoadSummary SummarizeLoad(const LoadOptions& options, const std::vector<QueryRec
     s.qps = static_cast<double>(s.completed) / s.duration_s;
     s.samples_per_s = static_cast<double>(s.samples_completed) / s.duration_s;
   }
+  const double at_target = NearestRankPercentile(latencies, p);
   s.latency_s = Distribution(std::move(latencies));
+  s.latency_s[PercentName(p)] = at_target;
   s.ttft_s = Distribution(std::move(ttft));
   s.tpot_s = Distribution(std::move(tpot));
+  if (options.scenario != Scenario::kOffline) {  // offline's lag is the SUT reading its input
+    s.issue_lag_warning = IssueLagWarning(s.issue_lag_s, options.latency_bound_s, p, at_target);
+  }
   if (options.latency_bound_s) {
-    s.validity = s.latency_s[PercentName(p)] <= *options.latency_bound_s && s.completed == s.issued
+    const bool claim_holds = options.scenario == Scenario::kOffline || s.early_stopping.met;
+    s.validity = at_target <= *options.latency_bound_s && s.completed == s.issued && claim_holds
                      ? "valid"
                      : "invalid";
   }
@@ -163,14 +219,19 @@ std::string LoadSummaryJson(const LoadSummary& s) {
   json options = {{"scenario", ScenarioName(o.scenario)},
                   {"min_duration_s", static_cast<double>(o.min_duration_ns) / 1e9},
                   {"min_queries", o.min_queries},
+                  {"mode", o.accuracy ? "accuracy" : "performance"},
                   {"seed", o.seed},
-                  {"query_timeout_s", static_cast<double>(o.query_timeout_ns) / 1e9}};
+                  {"sample_seed", o.sample_seed},
+                  {"performance_sample_count", PerformanceSampleCount(o)},
+                  {"query_timeout_s", static_cast<double>(o.query_timeout_ns) / 1e9},
+                  {"ready_timeout_s", static_cast<double>(o.ready_timeout_ns) / 1e9}};
+  if (o.percentile) options["percentile"] = *o.percentile;
   if (o.scenario == Scenario::kServer) options["qps"] = o.qps;
   if (o.scenario == Scenario::kMultiStream) options["samples_per_query"] = o.samples_per_query;
   if (!o.http_url.empty()) options["http"] = {{"url", o.http_url}, {"body", o.http_body}};
   json out = {{"scenario", ScenarioName(o.scenario)},
               {"options", options},
-              {"percentile", ScenarioPercentile(o.scenario)},
+              {"percentile", TargetPercentile(o)},
               {"issued", s.issued},
               {"queries", s.completed},
               {"samples", s.samples_completed},
@@ -182,11 +243,24 @@ std::string LoadSummaryJson(const LoadSummary& s) {
               {"latency_s", s.latency_s},
               {"latency_bound_s", o.latency_bound_s ? json(*o.latency_bound_s) : json(nullptr)},
               {"validity", s.validity.empty() ? json(nullptr) : json(s.validity)},
-              {"early_stopping", s.early_stopping},
+              {"early_stopping", s.early_stopping.sentence},
+              {"early_stopping_met", s.early_stopping.met},
+              {"early_stopping_needed", s.early_stopping.needed},
+              {"over_bound", s.early_stopping.over_bound},
+              {"early_stopping_estimate_s", NumberOrNull(s.early_stopping.estimate_s)},
+              {"issue_lag_s", s.issue_lag_s},
+              {"cpu_s", NumberOrNull(s.cpu_s)},
+              {"cpu_source", s.cpu_source},
               {"unknown_answers", s.unknown_answers},
               {"failed", s.failed},
               {"driver_cpu_s", s.driver_cpu_s},
               {"ended_because", s.ended_because}};
+  if (s.accuracy) {
+    out["accuracy"] = {{"samples", s.accuracy->samples},
+                       {"correct", s.accuracy->correct},
+                       {"fraction", s.accuracy->fraction}};
+  }
+  if (!s.issue_lag_warning.empty()) out["issue_lag_warning"] = s.issue_lag_warning;
   if (!s.first_unknown.empty()) out["first_unknown_answer"] = s.first_unknown;
   if (!s.first_failure.empty()) out["first_failure"] = s.first_failure;
   if (!s.ttft_s.empty()) {
@@ -197,7 +271,8 @@ std::string LoadSummaryJson(const LoadSummary& s) {
   return JsonText(out, -1);
 }
 
-LoadDriver::LoadDriver(LoadOptions options) : options_(std::move(options)) {}
+LoadDriver::LoadDriver(LoadOptions options, std::function<void(const std::string&)> say)
+    : options_(std::move(options)), say_(std::move(say)) {}
 
 LoadDriver::~LoadDriver() {
   if (thread_.joinable()) thread_.join();
@@ -207,6 +282,7 @@ LoadDriver::~LoadDriver() {
 Status LoadDriver::Start(const DriverStart& start) {
   // The command is not reaped before Finish, so its pid is still its own here.
   pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, start.command, 0));
+  cpu_ = std::make_unique<CommandCpu>(start.command);
   std::unique_ptr<SutTransport> transport;
   if (options_.http_url.empty()) {
     transport = MakeLineTransport(start.to_command, start.from_command);
@@ -240,6 +316,54 @@ bool LoadDriver::StopCommand() {
   return true;
 }
 
+// Waits until the SUT can take queries: "" once it can, else why not. Says once, after
+// kReadyNoticeNs, what it waits for and how a command declares it; gives up after
+// --ready-timeout (seen_.ready_timed_out). The transports say the same failure again when asked
+// again, so that a failure found just as the notice was due is not lost.
+std::string LoadDriver::AwaitReady(SutTransport& sut) {
+  const int64_t start_ns = MonotonicNs();
+  const int64_t notice_ns = start_ns + kReadyNoticeNs;
+  const int64_t deadline_ns = start_ns + options_.ready_timeout_ns;
+  if (notice_ns < deadline_ns) {
+    std::string why = sut.WaitUntilReady(notice_ns);
+    if (why.empty() || MonotonicNs() < notice_ns) return why;
+    const std::string patience =
+        "; footprint waits " +
+        FormatDuration(static_cast<double>(options_.ready_timeout_ns) / 1e9) +
+        " (--ready-timeout) before the first query";
+    if (say_ && options_.http_url.empty()) {
+      say_(
+          "waiting for the command to write a line 'ready' on its stdout once it can take "
+          "queries (the line protocol: footprint load --help; a command that serves HTTP "
+          "needs --http URL)" +
+          patience);
+    } else if (say_) {
+      say_("waiting for the server at " + Inert(options_.http_url) +
+           " to take a connection (COMMAND must listen there)" + patience);
+    }
+  }
+  std::string why = sut.WaitUntilReady(deadline_ns);
+  seen_.ready_timed_out = !why.empty() && MonotonicNs() >= deadline_ns;
+  return why;
+}
+
+// The end of the queries: the command should exit now (a server is stopped, and so is a
+// command that never became ready).
+void LoadDriver::EndCommand(SutTransport& sut, const AnswerSink& answer) {
+  sut.EndQueries();
+  if (seen_.ready_timed_out) {
+    StopCommand();  // its death by SIGTERM is no normal end: the load never started
+  } else if (sut.StopsCommandAtEnd()) {
+    stopped_command_ = StopCommand();
+  } else if (!sut.WaitForEnd(MonotonicNs() + kExitGraceNs, answer)) {
+    exit_note_ = "the command's output was still open " +
+                 FormatDuration(static_cast<double>(kExitGraceNs) / 1e9) +
+                 " after the end of its stdin: " +
+                 (StopCommand() ? "stopped with SIGTERM"
+                                : "the command had exited; a process it started may hold it");
+  }
+}
+
 void LoadDriver::Drive(SutTransport& sut, int64_t t0_ns) {
   // A write to a command that closed its stdin fails with EPIPE instead of killing footprint:
   // SIGPIPE is directed at the writing thread, which blocks it (and drops it at the end).
@@ -258,19 +382,20 @@ void LoadDriver::Drive(SutTransport& sut, int64_t t0_ns) {
   // A query's id is its index in queries_. The unanswered ones: their count, and the oldest
   // (a cursor that only moves forward), so that no step scans them all.
   size_t outstanding = 0, oldest = 0;
-  int64_t next_sample = 0;
+  SampleDraw draw(o);
   std::string samples;
   auto issue = [&](int64_t scheduled_ns) {
     QueryRecord q;
     q.id = static_cast<int64_t>(queries_.size());
-    q.samples = per_query;
     q.scheduled_ns = scheduled_ns;
     q.issued_ns = now();
     samples.clear();
-    for (int k = 0; k < per_query; ++k) {
+    for (int k = 0; k < per_query && !draw.exhausted(); ++k) {
+      q.sample_indices.push_back(draw.Next());
       if (k) samples += ',';
-      samples += std::to_string(next_sample++);
+      samples += std::to_string(q.sample_indices.back());
     }
+    q.samples = static_cast<int>(q.sample_indices.size());
     sut.Send(q.id, samples);
     ++outstanding;
     queries_.push_back(q);
@@ -278,6 +403,7 @@ void LoadDriver::Drive(SutTransport& sut, int64_t t0_ns) {
   int64_t start_ns = 0;  // when the command said it was ready
   auto enough = [&](int64_t at_ns) {
     const auto issued = static_cast<int64_t>(queries_.size());
+    if (o.accuracy) return draw.exhausted();  // every sample once, whatever the time
     if (o.scenario == Scenario::kOffline) return issued >= o.min_queries;
     return issued >= o.min_queries && at_ns - start_ns >= o.min_duration_ns;
   };
@@ -291,6 +417,7 @@ void LoadDriver::Drive(SutTransport& sut, int64_t t0_ns) {
     }
     if (a.error.empty()) {
       q->completed_ns = a.completed_ns - t0_ns;
+      if (o.accuracy) q->result = a.text.substr(a.text.find('\t') + 1);
     } else {
       q->failed = true;
       if (seen_.first_failure.empty()) {
@@ -315,11 +442,14 @@ void LoadDriver::Drive(SutTransport& sut, int64_t t0_ns) {
   // Room for the queries this load is expected to issue, and half again: growing the vector
   // under way copies every record, a pause of tens of milliseconds at 300k queries/s that
   // the queries scheduled meanwhile would be charged with.
-  const double expected =
-      o.scenario == Scenario::kServer ? o.qps * static_cast<double>(o.min_duration_ns) / 1e9 : 0;
+  const double expected = o.accuracy ? static_cast<double>(o.expected_answers.size())
+                          : o.scenario == Scenario::kServer
+                              ? o.qps * static_cast<double>(o.min_duration_ns) / 1e9
+                              : 0;
   queries_.reserve(static_cast<size_t>(
       std::min(1.5 * std::max(expected, static_cast<double>(o.min_queries)), 5e7)));
-  ended = sut.WaitUntilReady(MonotonicNs() + o.ready_timeout_ns);
+  ended = AwaitReady(sut);
+  const std::optional<double> cpu_at_start = ended.empty() ? cpu_->Read() : std::optional<double>();
   start_ns = now();
   next_arrival_ns = start_ns;
   bool issuing = ended.empty();
@@ -362,17 +492,12 @@ void LoadDriver::Drive(SutTransport& sut, int64_t t0_ns) {
         o.scenario == Scenario::kServer && issuing ? next_arrival_ns - t : o.query_timeout_ns;
     if (std::string why = sut.Pump(wake, answer); !why.empty()) ended = why + progress();
   }
-  // The end of the queries; the command should exit now (a server is stopped).
-  sut.EndQueries();
-  if (sut.StopsCommandAtEnd()) {
-    stopped_command_ = StopCommand();
-  } else if (!sut.WaitForEnd(MonotonicNs() + kExitGraceNs, answer)) {
-    exit_note_ = "the command's output was still open " +
-                 FormatDuration(static_cast<double>(kExitGraceNs) / 1e9) +
-                 " after the end of its stdin: " +
-                 (StopCommand() ? "stopped with SIGTERM"
-                                : "the command had exited; a process it started may hold it");
+  // The command's CPU over the queries, read as the last answer came (the loop ends then).
+  if (const std::optional<double> cpu_at_end = cpu_->Read(); cpu_at_start && cpu_at_end) {
+    seen_.cpu_s = *cpu_at_end - *cpu_at_start;
+    seen_.cpu_source = cpu_->source();
   }
+  EndCommand(sut, answer);
   timespec zero{}, cpu{};
   while (sigtimedwait(&pipe_signal, nullptr, &zero) > 0) {
   }
@@ -390,6 +515,8 @@ Status LoadDriver::Finish(Store& store, const std::string& run_id, DriverResult&
   result.totals["load_queries"] = static_cast<double>(s.completed);
   result.totals["load_qps"] = s.qps;
   result.totals["load_sample_rate"] = s.samples_per_s;
+  if (s.cpu_s) result.totals["load_cpu_s"] = *s.cpu_s;
+  if (s.accuracy) result.totals["load_accuracy"] = s.accuracy->fraction;
   const std::pair<const char*, const std::map<std::string, double>*> distributions[] = {
       {"latency", &s.latency_s}, {"ttft", &s.ttft_s}, {"tpot", &s.tpot_s}};
   for (const auto& [name, values] : distributions) {
@@ -399,9 +526,20 @@ Status LoadDriver::Finish(Store& store, const std::string& run_id, DriverResult&
       }
     }
   }
-  if (s.ended_because != "done")
+  if (s.ready_timed_out) {
+    result.warnings.push_back("the load never started: " + s.ended_because +
+                              "; the command was stopped");
+  } else if (s.ended_because != "done") {
     result.warnings.push_back("the load ended early: " + s.ended_because);
+  }
   if (!exit_note_.empty()) result.warnings.push_back(exit_note_);
+  if (Status written = options_.mlperf_log_dir.empty()
+                           ? Status::Ok()
+                           : WriteMlperfLogs(options_.mlperf_log_dir, s, queries_);
+      !written.ok()) {
+    result.warnings.push_back("MLPerf's log files were not written: " + written.message());
+  }
+  if (!s.issue_lag_warning.empty()) result.warnings.push_back(s.issue_lag_warning);
   if (s.unknown_answers > 0) {
     result.warnings.push_back(std::to_string(s.unknown_answers) +
                               " line(s) of the command's output were not ID<TAB>RESULT of an "
@@ -427,6 +565,8 @@ Status LoadDriver::Finish(Store& store, const std::string& run_id, DriverResult&
       if (q.first_byte_ns) data["first_byte_ns"] = *q.first_byte_ns;
       if (q.tokens > 0) data["tokens"] = q.tokens;
       if (q.failed) data["failed"] = true;
+      data["sample_indices"] = q.sample_indices;
+      if (options_.accuracy) data["result"] = q.result;
       v.data_json = JsonText(data, -1);
       FP_RETURN_IF_ERROR(store.InsertValue(v));
     }

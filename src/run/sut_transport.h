@@ -27,7 +27,9 @@ struct SutAnswer {
   std::optional<int64_t> first_byte_ns;  // HTTP: when the response's body began
   int tokens = 0;                        // HTTP: chunks or server-sent events received
   std::string_view error;                // not empty: the query failed (an HTTP error)
-  std::string_view text;                 // id -1: what came instead (may be cut)
+  // The line protocol: the whole line (an answer's RESULT follows its tab); id -1: output that
+  // names no query (may be cut).
+  std::string_view text;
 };
 using AnswerSink = std::function<void(const SutAnswer&)>;
 

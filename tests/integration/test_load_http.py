@@ -4,14 +4,18 @@ ground truth). Checked: streamed answers (server-sent events) give the time to f
 per output token within 2 % of the server's own plus the measured transport overhead; every
 query's times are in the order they happened; the server stopped with SIGTERM at the end is an
 ok run; HTTP errors are counted and make the load invalid; a server that dies mid-load, one that
-never listens, and a URL that is not http:// each get one clear line."""
+never listens (told within 10 s, given up after --ready-timeout), and a URL that is not a valid
+http:// URL each get one clear line."""
 import os
 import socket
+import subprocess
 import sys
+import time
 
 import pytest
 
-from fp_helpers import describe, fp, load_queries, nearest_rank, show, single_error_line
+from fp_helpers import (FOOTPRINT, clean_env, describe, fp, load_queries, nearest_rank, show,
+                        single_error_line)
 
 SUT = os.path.join(os.path.dirname(__file__), "..", "workloads", "http_sut.py")
 
@@ -112,9 +116,38 @@ def test_a_command_that_never_listens_gets_no_query(tmp_path):
     assert show(db)["load"]["issued"] == 0
 
 
+def test_a_server_that_never_listens_is_told_and_given_up(tmp_path):
+    db, url = tmp_path / "deaf.db", f"http://127.0.0.1:{free_port()}/v1"
+    began = time.monotonic()
+    proc = subprocess.Popen([FOOTPRINT, "load", "-o", db, "--no-git", "-q", "--ready-timeout",
+                             "6s", "--http", url, "--", "sleep", "60"], stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True, env=clean_env())
+    lines = [(time.monotonic() - began, line) for line in proc.stderr]
+    assert proc.wait(timeout=60) == 125, lines
+    waiting = [(t, l) for t, l in lines if f"waiting for the server at {url} to take a" in l]
+    assert len(waiting) == 1 and waiting[0][0] < 10 and "6.000 s (--ready-timeout)" in \
+        waiting[0][1], lines
+    given_up = [(t, l) for t, l in lines if "the load never started" in l]
+    assert len(given_up) == 1 and 6 <= given_up[0][0] < 20, lines
+    assert f"the server at {url} took no connection within 6.000 s (--ready-timeout" in \
+        given_up[0][1]
+    s = show(db)  # stopped by footprint, yet not an ok run: the load never started
+    assert s["run"]["status"] == "killed" and s["load"]["issued"] == 0
+
+
 @pytest.mark.parametrize("url, message", [
     ("https://127.0.0.1:8443/", "is not an http:// URL"),
     ("http://no-such-host.invalid:80/", "cannot be resolved"),
+    ("http://127.0.0.1:99999/", "has no valid port"),
+    ("http://127.0.0.1:0/", "has no valid port"),
+    ("http://127.0.0.1:80x/", "has no valid port"),
+    ("http://127.0.0.1:/", "has no valid port"),
+    ("http://[::1/", "unclosed '['"),
+    ("http://[::1]x/", "has no valid port"),
+    ("http://:8000/", "names no host"),
+    ("http://user@127.0.0.1:8000/", "a user"),
+    ("http://127.0.0.1:8000/a b", "a space or a control character"),
+    ("http://127.0.0.1:8000/a#b", "has a fragment"),
 ])
 def test_a_bad_url_is_one_line_and_nothing_runs(tmp_path, url, message):
     db = tmp_path / "bad.db"

@@ -6,15 +6,19 @@ are those of the stored latencies and lie within 2 % of the service times' plus 
 measured overhead; Server arrivals pass a Kolmogorov-Smirnov test against the exponential;
 an overloaded server charges the queueing to the queries; answers out of order; a SUT that
 crashes, answers garbage or hangs gets one clear line and the run keeps what was measured;
-bad options are refused before anything runs."""
+one that never says `ready` is told within 10 s what footprint waits for, and given up after
+--ready-timeout (exit 125, the run stored); bad options are refused before anything runs."""
 import json
 import math
 import sqlite3
+import subprocess
+import sys
+import time
 
 import pytest
 
-from fp_helpers import (describe, fp, load_queries, nearest_rank, show, single_error_line,
-                        wl)
+from fp_helpers import (FOOTPRINT, clean_env, describe, fp, load_queries, nearest_rank, show,
+                        single_error_line, wl)
 
 
 def load(db, tmp_path, scenario, mode, ms, threads, *options, expect_rc=0):
@@ -189,6 +193,46 @@ def test_a_command_that_does_not_say_ready_gets_no_query(tmp_path):
     assert s["load"]["issued"] == 0 and s["load"]["ended_because"].startswith("the command's")
 
 
+def timed_stderr(*args):
+    """Runs `footprint ARGS...`; returns (exit status, [(seconds since the start, line)]) of
+    its stderr."""
+    began = time.monotonic()
+    proc = subprocess.Popen([FOOTPRINT, *map(str, args)], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=clean_env())
+    lines = [(time.monotonic() - began, line.rstrip("\n")) for line in proc.stderr]
+    return proc.wait(timeout=60), lines
+
+
+# A system under test written before it knew of `ready`: it answers queries, but never says
+# it can take them.
+SUT_WITHOUT_READY = """
+import sys
+for line in sys.stdin:
+    qid = line.split("\\t")[0]
+    print(f"{qid}\\tok", flush=True)
+"""
+
+
+def test_a_command_that_never_says_ready_is_told_and_given_up(tmp_path):
+    db = tmp_path / "silent.db"
+    rc, lines = timed_stderr("load", "-o", db, "--no-git", "-q", "--ready-timeout", "7s", "--",
+                             sys.executable, "-c", SUT_WITHOUT_READY)
+    assert rc == 125, lines
+    waiting = [(t, l) for t, l in lines if "waiting for the command to write a line 'ready'" in l]
+    assert len(waiting) == 1 and waiting[0][0] < 10, lines
+    assert "--http URL" in waiting[0][1] and "7.000 s (--ready-timeout)" in waiting[0][1]
+    given_up = [(t, l) for t, l in lines if "the load never started" in l]
+    assert len(given_up) == 1 and 7 <= given_up[0][0] < 20, lines
+    assert "did not say 'ready' within 7.000 s (--ready-timeout)" in given_up[0][1]
+    assert given_up[0][1].endswith("the command was stopped")
+    s = show(db)  # the run is stored, with why the load never started
+    assert s["load"]["issued"] == 0 and "--ready-timeout" in s["load"]["ended_because"]
+    assert s["load"]["options"]["ready_timeout_s"] == 7
+    bad = fp("load", "-o", db, "--ready-timeout", "0s", "--", "true")
+    assert bad.returncode == 2 and "--ready-timeout must be positive" in single_error_line(bad)
+
+
 def test_a_qps_sweep_is_one_run_per_rate_and_a_table(tmp_path):
     db = tmp_path / "sweep.db"
     proc = fp("load", "-o", db, "--no-git", "--scenario", "server", "--qps", "50, 150",
@@ -205,3 +249,96 @@ def test_a_qps_sweep_is_one_run_per_rate_and_a_table(tmp_path):
     assert table[1].startswith("footprint:   50: ") and table[2].startswith("footprint:   150: ")
     bad = fp("load", "-o", db, "--scenario", "server", "--qps", "10,zero", "--", "true")
     assert bad.returncode == 2 and "not 'zero'" in single_error_line(bad)
+
+
+def test_cpu_per_query_is_the_load_windows_not_the_start_up(tmp_path):
+    """A SUT that spins 600 ms of CPU loading its "model" before `ready`, then 5 ms of CPU per
+    query: 60 queries cost 5 ms each, not the run's (5 + 600 / 60) ms. Before, the run's CPU
+    was divided by the queries."""
+    db = tmp_path / "cpu.db"
+    log = tmp_path / "cpu.log"
+    proc = fp("load", "-o", db, "--no-git", "--scenario", "single", "--duration", "0s",
+              "--min-queries", 60, "--", wl("sut"), "busy", 5, 1, log,
+              env=clean_env(SUT_STARTUP_CPU_MS=600))
+    assert proc.returncode == 0, describe(proc)
+    s = show(db)
+    load_ = s["load"]
+    per_query = load_["cpu_s"] / load_["queries"]
+    assert 0.0045 <= per_query <= 0.0075, load_
+    assert load_["cpu_source"] in ("cgroup", "process")
+    run_per_query = (s["totals"]["cpu_user_s"] + s["totals"]["cpu_system_s"]) / load_["queries"]
+    assert run_per_query >= per_query + 0.008, (run_per_query, per_query)
+    assert s["totals"]["load_cpu_s"] == load_["cpu_s"]
+    line = [l for l in proc.stderr.splitlines() if "per query:" in l]
+    assert len(line) == 1 and "of CPU (over the load's" in line[0], proc.stderr
+
+
+def test_early_stopping_counts_the_queries_over_the_bound(tmp_path):
+    """One worker of 10 ms against 200 queries/s misses a 50 ms bound by far: the fixed count
+    said 'enough for a p99 claim' whatever the count over the bound; LoadGen's estimator says
+    too few. Offline has no percentile claim, so no early-stopping line."""
+    db = tmp_path / "es.db"
+    r = load(db, tmp_path, "server", "fixed", 10, 1, "--qps", 200, "--duration", "0s",
+             "--min-queries", 700, "--latency-bound", "50ms")
+    summary = r["show"]["load"]
+    over = sum(1 for q in r["queries"].values() if q["latency_s"] > 0.05)
+    assert summary["over_bound"] == over > 70  # over 10 % over the bound
+    assert summary["early_stopping_met"] is False and summary["validity"] == "invalid"
+    assert f"{over} over the bound: too few for a p99 claim" in summary["early_stopping"]
+    offline = fp("load", "-o", db, "--no-git", "--scenario", "offline", "--min-queries", 20,
+                 "--", wl("sut"), "fixed", 1, 2, tmp_path / "off.log")
+    assert offline.returncode == 0, describe(offline)
+    assert "claim" not in offline.stderr and "early stopping" not in offline.stderr, offline.stderr
+    assert show(db)["load"]["early_stopping"] == ""
+
+
+def test_percentile_option_judges_the_load(tmp_path):
+    db = tmp_path / "pct.db"
+    r = load(db, tmp_path, "single", "fixed", 1, 1, "--duration", "0s", "--min-queries", 140,
+             "--percentile", "95", "--latency-bound", "1s")
+    summary = r["show"]["load"]
+    assert summary["percentile"] == 0.95 and "p95" in summary["latency_s"]
+    assert "for a p95 claim" in summary["early_stopping"] and summary["validity"] == "valid"
+    bad = fp("load", "-o", db, "--percentile", "100", "--", "true")
+    assert bad.returncode == 2 and "--percentile must lie between 0 and 100" in \
+        single_error_line(bad)
+
+
+def test_find_peak_finds_the_largest_valid_rate_near_the_capacity(tmp_path):
+    """A SUT of one worker of 2 ms: its capacity, the inverse of its median service time in an
+    offline run, is about 480 queries/s. With a bound of 100 ms (50 service times) and 5 s per
+    trial, the valid peak lies at the capacity (2 % over it, the backlog at the end reaches the
+    bound). The search stops with the largest valid rate within 5 % of the smallest invalid
+    one (NextPeakRate's unit test: within 5 % of a known limit); on a shared machine the noise
+    moves the valid peak too, so here within 10 % of the capacity. Each trial is a run of one
+    group, with its rate."""
+    db = tmp_path / "peak.db"
+    offline = load(db, tmp_path, "offline", "fixed", 2, 1, "--min-queries", 500)
+    # Each query's service: from when the worker took it (its arrival, or the previous answer)
+    # to its answer; the median, so that a moment the machine was busy does not count.
+    done = sorted(offline["truth"].values(), key=lambda t: t["sent_ns"])
+    service = [(b["sent_ns"] - max(b["received_ns"], a["sent_ns"])) / 1e9
+               for a, b in zip(done, done[1:])]
+    capacity = 1 / nearest_rank(service, 0.5)
+    proc = fp("load", "-o", db, "--no-git", "-q", "--scenario", "server", "--find-peak",
+              "--latency-bound", "100ms", "--qps", 200, "--duration", "5s", "--min-queries", 500,
+              "--", wl("sut"), "fixed", 2, 1, tmp_path / "peak.log")
+    assert proc.returncode == 0, describe(proc)
+    last = proc.stderr.strip().splitlines()[-1]
+    assert " trials; peak " in last, proc.stderr
+    peak = float(last.split("; peak ")[1].split()[0])
+    assert abs(peak - capacity) <= 0.10 * capacity, (peak, capacity, proc.stderr)
+    group = last.split("group ")[1].split(":")[0]
+    con = sqlite3.connect(db)
+    trials = con.execute("SELECT repetition, meta FROM runs WHERE group_id = ? ORDER BY "
+                         "repetition", (group,)).fetchall()
+    con.close()
+    assert 3 <= len(trials) <= 16
+    assert [r for r, _ in trials] == list(range(1, len(trials) + 1))
+    rates = [float(json.loads(meta)["params"]["qps"]) for _, meta in trials]
+    assert rates[:2] == [200, 400]  # doubling from --qps until the bound is crossed
+    valid = [json.loads(meta)["load"]["validity"] == "valid" for _, meta in trials]
+    assert max(r for r, v in zip(rates, valid) if v) == pytest.approx(peak, rel=1e-3)
+    bad = fp("load", "-o", db, "--find-peak", "--scenario", "single", "--", "true")
+    assert bad.returncode == 2 and "--find-peak searches the server scenario" in \
+        single_error_line(bad)
