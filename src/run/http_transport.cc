@@ -14,6 +14,7 @@
 #include <charconv>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include "run/http_response.h"
@@ -142,11 +143,12 @@ class HttpTransport final : public SutTransport {
   std::deque<std::pair<int64_t, std::string>> waiting_;  // queries with no connection yet
   std::vector<std::pair<int64_t, std::string>> failed_;  // to hand to the sink
   std::vector<pollfd> fds_;
+  std::optional<int64_t> waiting_since_ns_;  // since when WaitUntilReady waits
 };
 
 // Ready once the server accepts a connection, which is kept for the first query.
 std::string HttpTransport::WaitUntilReady(int64_t deadline_ns) {
-  const int64_t start_ns = MonotonicNs();
+  if (!waiting_since_ns_) waiting_since_ns_ = MonotonicNs();
   std::string error = "nothing tried";
   while (MonotonicNs() < deadline_ns) {
     if (pidfd_ >= 0) {
@@ -158,7 +160,8 @@ std::string HttpTransport::WaitUntilReady(int64_t deadline_ns) {
       const int fd = Connect(error, family, address);
       if (fd < 0) continue;
       pollfd done{fd, POLLOUT, 0};
-      ::poll(&done, 1, 1000);
+      const int64_t left_ms = (deadline_ns - MonotonicNs()) / 1'000'000;
+      ::poll(&done, 1, static_cast<int>(std::clamp<int64_t>(left_ms, 1, 1000)));
       int so_error = ETIMEDOUT;
       socklen_t len = sizeof so_error;
       ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len);
@@ -175,7 +178,9 @@ std::string HttpTransport::WaitUntilReady(int64_t deadline_ns) {
     ::nanosleep(&pause, nullptr);
   }
   return "the server at " + Inert(target_.url) + " took no connection within " +
-         FormatDuration(static_cast<double>(MonotonicNs() - start_ns) / 1e9) + " (" + error + ")";
+         FormatDuration(static_cast<double>(deadline_ns - *waiting_since_ns_) / 1e9) +
+         " (--ready-timeout; last try: " + error +
+         "): COMMAND must serve HTTP at that address and port";
 }
 
 std::string HttpTransport::Pump(int64_t timeout_ns, const AnswerSink& sink) {
@@ -269,34 +274,70 @@ void HttpTransport::Read(Connection& c, const AnswerSink& sink) {
 
 }  // namespace
 
+namespace {
+
+// The host and the port of a URL's authority (HOST, HOST:PORT, [V6] or [V6]:PORT), or why
+// it is none (a phrase after the URL).
+Result<std::pair<std::string, std::string>> HostAndPort(std::string_view authority) {
+  std::string_view name = authority, port = "80";
+  std::string_view after;  // what follows the host: "" or ":PORT"
+  if (authority.starts_with('[')) {
+    const size_t close = authority.find(']');
+    if (close == std::string_view::npos) return InvalidArgument("has an unclosed '['");
+    name = authority.substr(1, close - 1);
+    after = authority.substr(close + 1);
+  } else if (const size_t colon = authority.find(':'); colon != std::string_view::npos) {
+    name = authority.substr(0, colon);
+    after = authority.substr(colon);
+  }
+  if (name.empty()) return InvalidArgument("names no host");
+  if (authority.find_first_of("@?#") != std::string_view::npos) {
+    return InvalidArgument(
+        "has a user, a query or a fragment before its path (write "
+        "http://HOST:PORT/PATH)");
+  }
+  if (!after.empty()) {
+    port = after.substr(1);
+    const std::optional<int64_t> number = ParseInt(port);
+    if (after[0] != ':' || port.empty() || port.size() > 5 ||
+        !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+        !number || *number < 1 || *number > 65535) {
+      return InvalidArgument(
+          "has no valid port after the host (a port is a number from 1 to "
+          "65535, e.g. http://127.0.0.1:8000/)");
+    }
+  }
+  return std::make_pair(std::string(name), std::string(port));
+}
+
+}  // namespace
+
 Result<HttpTarget> ParseHttpTarget(std::string_view url, std::string body_template) {
   constexpr std::string_view kScheme = "http://";
   auto bad = [&](const std::string& why) {
-    return InvalidArgument("--http: '" + std::string(url) + "' " + why);
+    return InvalidArgument("--http: '" + Inert(url) + "' " + why);
   };
   if (!url.starts_with(kScheme)) {
     return bad(
         "is not an http:// URL (footprint drives plain HTTP; e.g. http://127.0.0.1:8000/v1)");
+  }
+  if (std::any_of(url.begin(), url.end(),
+                  [](char c) { return static_cast<unsigned char>(c) <= ' ' || c == 0x7f; })) {
+    return bad("has a space or a control character (write them percent-encoded, e.g. %20)");
   }
   std::string_view rest = url.substr(kScheme.size());
   const size_t slash = rest.find('/');
   HttpTarget t;
   t.url = std::string(url);
   t.path = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
+  if (t.path.find('#') != std::string::npos) return bad("has a fragment (#...), never sent");
   t.host = std::string(rest.substr(0, slash));
-  std::string name = t.host, port = "80";
-  if (name.starts_with('[')) {  // [::1]:8000
-    const size_t close = name.find(']');
-    if (close == std::string::npos) return bad("has an unclosed '['");
-    if (close + 1 < name.size() && name[close + 1] == ':') port = name.substr(close + 2);
-    name = name.substr(1, close - 1);
-  } else if (const size_t colon = name.rfind(':'); colon != std::string::npos) {
-    port = name.substr(colon + 1);
-    name = name.substr(0, colon);
-  }
-  if (name.empty()) return bad("names no host");
+  auto host_port = HostAndPort(t.host);
+  if (!host_port.ok()) return bad(host_port.status().message());
+  const auto& [name, port] = *host_port;
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
   addrinfo* found = nullptr;
   if (int rc = ::getaddrinfo(name.c_str(), port.c_str(), &hints, &found); rc != 0) {
     return bad("cannot be resolved: " + std::string(::gai_strerror(rc)));

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <optional>
 
 #include "run/sut_transport.h"
 #include "util/clock.h"
@@ -66,7 +67,7 @@ class LineTransport final : public SutTransport {
  private:
   bool pending() const { return written_ < out_.size(); }
 
-  // `ID<TAB>RESULT`, or a line that is none (id -1).
+  // `ID<TAB>RESULT`, or a line that is none (id -1); `text` holds the line either way.
   static SutAnswer Parse(std::string_view line, int64_t at) {
     SutAnswer a;
     a.completed_ns = at;
@@ -77,9 +78,8 @@ class LineTransport final : public SutTransport {
     if (ec == std::errc() && end == head.data() + head.size() && tab != std::string_view::npos &&
         id >= 0) {
       a.id = id;
-    } else {
-      a.text = line;
     }
+    a.text = line;  // the whole line: an answer's RESULT follows its tab
     return a;
   }
 
@@ -134,27 +134,31 @@ class LineTransport final : public SutTransport {
   int to_, from_;
   std::string out_, in_;
   size_t written_ = 0;
+  // WaitUntilReady's state: since when it waits, the first line (cut), the output's end.
+  std::optional<int64_t> waiting_since_ns_;
+  std::optional<std::string> first_line_;
+  bool output_closed_ = false;
 };
 
-// The command's first line must be `ready`.
+// The command's first line must be `ready`. The verdict is kept: asked again, the same one.
 std::string LineTransport::WaitUntilReady(int64_t deadline_ns) {
-  const int64_t start_ns = MonotonicNs();
-  std::string first;
-  bool got = false;
-  while (!got) {
-    if (MonotonicNs() > deadline_ns) {
+  if (!waiting_since_ns_) waiting_since_ns_ = MonotonicNs();
+  while (!first_line_) {
+    if (output_closed_) return "the command closed its output before it said 'ready'";
+    if (MonotonicNs() >= deadline_ns) {
       return "the command did not say 'ready' within " +
-             FormatDuration(static_cast<double>(deadline_ns - start_ns) / 1e9);
+             FormatDuration(static_cast<double>(deadline_ns - *waiting_since_ns_) / 1e9) +
+             " (--ready-timeout): a command of the line protocol writes a line 'ready' on its "
+             "stdout once it can take queries (footprint load --help); one that serves HTTP "
+             "needs --http URL";
     }
     if (!Wait(deadline_ns - MonotonicNs())) return "the command stopped reading";
-    const bool open = Read([&](std::string_view line, int64_t) {
-      if (!got) first = std::string(line.substr(0, 120));
-      got = true;
+    output_closed_ = !Read([&](std::string_view line, int64_t) {
+      if (!first_line_) first_line_ = std::string(line.substr(0, 120));
     });
-    if (!got && !open) return "the command closed its output before it said 'ready'";
   }
-  if (Trim(first) != "ready") {
-    return "the command's first line was '" + Inert(first) +
+  if (Trim(*first_line_) != "ready") {
+    return "the command's first line was '" + Inert(*first_line_) +
            "', not 'ready' (the line protocol of footprint load --help)";
   }
   return "";

@@ -1,7 +1,6 @@
 #include "run/run_metadata.h"
 
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "run/git_state.h"
 #include "run/slurm.h"
 #include "util/clock.h"
 #include "util/file.h"
@@ -88,28 +88,47 @@ json HardwareInfo() {
   return hw;
 }
 
-json GitInfo(const std::string& dir) {
-  // Look for a repository first so that runs outside one never pay for starting git.
-  bool in_repo = false;
-  for (std::string d = dir; !d.empty();) {
-    struct stat st;
-    if (::stat((d + "/.git").c_str(), &st) == 0) {
-      in_repo = true;
-      break;
-    }
-    size_t slash = d.rfind('/');
-    if (slash == std::string::npos || d == "/") break;
-    d = slash == 0 ? "/" : d.substr(0, slash);
-  }
-  if (!in_repo) return nullptr;
+namespace {
+
+// `git status --porcelain --untracked-files=no`'s verdict; nullopt when git cannot tell.
+std::optional<bool> DirtyFromGitStatus(const std::string& dir) {
+  auto status = Capture({"git", "-C", dir, "status", "--porcelain", "--untracked-files=no"});
+  if (!status) return std::nullopt;
+  return !Trim(*status).empty();
+}
+
+// Asking git: for what the files alone do not settle (an unborn branch, reftable refs).
+json GitInfoFromGit(const std::string& dir) {
   auto commit = Capture({"git", "-C", dir, "rev-parse", "HEAD"});
   if (!commit) return nullptr;
   json g = {{"commit", FirstLine(*commit)}};
-  if (auto status = Capture({"git", "-C", dir, "status", "--porcelain", "--untracked-files=no"})) {
-    g["dirty"] = !Trim(*status).empty();
-  }
+  if (auto dirty = DirtyFromGitStatus(dir)) g["dirty"] = *dirty;
   if (auto branch = Capture({"git", "-C", dir, "rev-parse", "--abbrev-ref", "HEAD"})) {
     g["branch"] = FirstLine(*branch);
+  }
+  return g;
+}
+
+}  // namespace
+
+json GitInfo(const std::string& dir) {
+  // Outside a repository a run never pays for git; inside, git starts only where the
+  // repository's files cannot settle the answer (run/git_state.h).
+  std::optional<GitLayout> repo = FindGitRepository(dir);
+  if (!repo) return nullptr;
+  std::optional<GitHead> head = ReadGitHead(*repo);
+  if (!head) return GitInfoFromGit(dir);
+  json g = {{"commit", head->commit}, {"branch", head->branch}};
+  switch (GitDirtyFromIndex(*repo, head->commit)) {
+    case GitDirty::kClean:
+      g["dirty"] = false;
+      break;
+    case GitDirty::kDirty:
+      g["dirty"] = true;
+      break;
+    case GitDirty::kUnsure:
+      if (auto dirty = DirtyFromGitStatus(dir)) g["dirty"] = *dirty;
+      break;
   }
   return g;
 }

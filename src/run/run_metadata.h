@@ -19,8 +19,9 @@ namespace footprint {
 std::string NewRunId();
 // CPU model, logical cores, memory, kernel and OS.
 nlohmann::json HardwareInfo();
-// {"commit": "...", "dirty": bool, "branch": "..."} when `dir` is inside a git work tree and
-// git is installed; null otherwise.
+// {"commit": "...", "dirty": bool, "branch": "..."} when `dir` is inside a git work tree with
+// a commit checked out; null otherwise. Read from `.git` itself; git is started only for what
+// its files do not settle (run/git_state.h), and "dirty" is left out when that git is missing.
 nlohmann::json GitInfo(const std::string& dir);
 // This process as a monitor: {"pid", "start_ticks", "boot_id", "host"}.
 nlohmann::json MonitorIdentity();

@@ -28,15 +28,21 @@ void Sampler::SetInterval(MetricId metric, int64_t interval_ns) {
 
 class Sampler::Batch final : public SampleOut {
  public:
-  Batch(std::vector<SamplePoint>& points, const std::vector<int64_t>& ids, int first, int64_t t)
-      : points_(points), ids_(ids), first_(first), t_(t) {}
+  Batch(std::vector<SamplePoint>& points, const std::vector<int64_t>& ids,
+        std::vector<Tally>& tallies, int first, int64_t t)
+      : points_(points), ids_(ids), tallies_(tallies), first_(first), t_(t) {}
   void Add(int series, double value) override {
-    points_.push_back({ids_[static_cast<size_t>(first_ + series)], t_, value});
+    const auto index = static_cast<size_t>(first_ + series);
+    points_.push_back({ids_[index], t_, value});
+    Tally& tally = tallies_[index];
+    if (tally.samples++ == 0) tally.first_t = t_;
+    tally.last_t = t_;
   }
 
  private:
   std::vector<SamplePoint>& points_;
   const std::vector<int64_t>& ids_;
+  std::vector<Tally>& tallies_;
   int first_;
   int64_t t_;
 };
@@ -70,6 +76,7 @@ Sampler::Sampler(Env& env, std::vector<std::unique_ptr<Probe>> probes,
     if (!produced.test(m)) intervals_[m] = 0;
   }
   batch_.reserve(series_.size());
+  tallies_.resize(series_.size());
 }
 
 std::vector<Probe*> Sampler::probes() const {
@@ -96,7 +103,7 @@ void Sampler::Pass(int64_t deadline_ns, const MetricSet& due, bool measure_self)
   batch_.clear();
   for (ProbeSlot& slot : probes_) {
     if ((slot.metrics & due).none()) continue;
-    Batch out(batch_, series_ids_, slot.first_series, t);
+    Batch out(batch_, series_ids_, tallies_, slot.first_series, t);
     slot.probe->Sample(now, due, out);
   }
   if (measure_self) {
@@ -188,6 +195,26 @@ void Sampler::Stop() {
   if (last.none()) return;
   for (ProbeSlot& slot : probes_) slot.probe->BeforeLastPass();
   Pass(now, last, /*measure_self=*/false);
+  for (size_t m = 0; m < kMetricCount; ++m) passes_of_[m] += last.test(m);
+}
+
+std::vector<Sampler::SeriesRate> Sampler::SeriesRates() const {
+  std::vector<SeriesRate> rates;
+  for (size_t i = 0; i < tallies_.size(); ++i) {
+    if (static_cast<int>(i) == cost_series_ || static_cast<int>(i) == delay_series_) continue;
+    const Tally& tally = tallies_[i];
+    const auto metric = static_cast<size_t>(series_[i].metric);
+    SeriesRate r{.series = series_[i],
+                 .asked_interval_ns = intervals_[metric],
+                 .samples = tally.samples,
+                 .due_passes = passes_of_[metric]};
+    if (tally.samples >= 2) {
+      r.achieved_interval_ns =
+          (tally.last_t - tally.first_t) / static_cast<int64_t>(tally.samples - 1);
+    }
+    rates.push_back(r);
+  }
+  return rates;
 }
 
 Sampler::Stats Sampler::stats() const { return stats_; }

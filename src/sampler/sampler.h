@@ -66,6 +66,18 @@ class Sampler {
 
   Stats stats() const;
 
+  // How often a probe's series got a sample: a probe may emit less often than its metric is
+  // due (costly reads spaced out, CallBudget), and a busy machine makes passes miss their
+  // deadlines. After Stop.
+  struct SeriesRate {
+    SeriesSpec series;
+    int64_t asked_interval_ns = 0;     // the metric's interval at the end
+    int64_t achieved_interval_ns = 0;  // mean gap between its samples; 0 with fewer than 2
+    uint64_t samples = 0;
+    uint64_t due_passes = 0;  // passes its metric was due in (the last pass included)
+  };
+  std::vector<SeriesRate> SeriesRates() const;
+
  private:
   struct ProbeSlot {
     std::unique_ptr<Probe> probe;
@@ -73,6 +85,11 @@ class Sampler {
     MetricSet metrics;  // what it emits
   };
   class Batch;
+  // Samples a series got (probes' series only), for SeriesRates.
+  struct Tally {
+    uint64_t samples = 0;
+    int64_t first_t = 0, last_t = 0;
+  };
 
   void Loop();
   void SleepUntil(int64_t deadline_ns);  // or until Stop()
@@ -96,6 +113,7 @@ class Sampler {
   std::vector<SamplePoint> batch_;                    // reused by every pass
   std::array<int64_t, kMetricCount> last_pass_ns_{};  // per metric, written by the thread
   std::array<uint32_t, kMetricCount> passes_of_{};
+  std::vector<Tally> tallies_;  // parallels series_
 };
 
 // Creates the series `specs` of run `run_id` in `store`; returns their ids in the same order

@@ -85,6 +85,26 @@ double MonitorSession::threads_cpu_s() const {
          RusageCpuSeconds(writer_.stats().usage);
 }
 
+void MonitorSession::NoteAchievedRates(nlohmann::json& meta) const {
+  const uint64_t missed = sampler_.stats().missed_deadlines;
+  nlohmann::json achieved = nlohmann::json::object();
+  for (const Sampler::SeriesRate& r : sampler_.SeriesRates()) {
+    if (r.achieved_interval_ns <= 0) continue;
+    const std::string name(InfoOf(r.series.metric).name);
+    if (achieved.value(name, int64_t{0}) >= r.achieved_interval_ns) continue;  // keep the slowest
+    achieved[name] = r.achieved_interval_ns;
+    // Below the asked rate: more than a quarter slower (a pass a few ms late is not).
+    if (r.achieved_interval_ns * 4 <= r.asked_interval_ns * 5) continue;
+    meta["below_asked_rate"][name] =
+        r.samples * 5 < r.due_passes * 4
+            ? "spaced out, read at " + std::to_string(r.samples) + " of " +
+                  std::to_string(r.due_passes) +
+                  " passes (a costly read kept to its share of a core)"
+            : std::to_string(missed) + " deadlines missed (a busy machine, or passes too long)";
+  }
+  if (!achieved.empty()) meta["achieved_intervals_ns"] = std::move(achieved);
+}
+
 void MonitorSession::Finish(ProbeFindings& findings) {
   for (Probe* probe : sampler_.probes()) probe->Finish(findings);
   auto& totals = findings.totals;
@@ -104,6 +124,7 @@ void MonitorSession::Finish(ProbeFindings& findings) {
   } else {
     totals["monitor_cpu_s"] = threads_cpu_s();
   }
+  NoteAchievedRates(findings.meta);
   const Sampler::Stats ss = sampler_.stats();
   const Writer::Stats ws = writer_.stats();
   monitor["sampler"] = {{"passes", ss.passes},

@@ -76,8 +76,10 @@ class MonitorSession {
   void Stop();
   // After Stop: each probe's findings, footprint's own cost (totals monitor_cpu_s and, when it
   // owns the process, monitor_peak_rss_bytes), meta.monitor (sampler, writer, losses), one
-  // warning per kind of data that did not reach the store and, when samples were lost,
-  // meta.incomplete: why the run's series are not whole.
+  // warning per kind of data that did not reach the store, when samples were lost,
+  // meta.incomplete: why the run's series are not whole, and the rate each metric's series
+  // achieved (meta.achieved_intervals_ns, the slowest series of each metric) with, for those
+  // more than a quarter below the asked rate, why (meta.below_asked_rate).
   void Finish(ProbeFindings& findings);
 
   // After Stop: CPU time of the session's threads.
@@ -94,6 +96,8 @@ class MonitorSession {
   bool started_ = false, stopped_ = false;
   rusage self_at_start_ = {};
   bool peak_reset_ = false;  // VmHWM was reset at construction: the peak is this run's
+
+  void NoteAchievedRates(nlohmann::json& meta) const;
 };
 
 }  // namespace footprint

@@ -302,6 +302,28 @@ def test_metric_selection_limits_the_series(tmp_path):
     assert sorted(s["meta"]["intervals_ns"]) == ["cpu", "memory"]
 
 
+def test_show_names_a_series_sampled_below_the_asked_rate(tmp_path, cgroup_cpu):
+    """At 1 ms a cgroup's per-process reads (threads, processes) are spaced out by their cost:
+    the run records each metric's achieved interval and `show` says which fell behind, why."""
+    if not cgroup_cpu:
+        pytest.skip("no cgroup here: every pass walks the tree")
+    db = tmp_path / "rate.db"
+    run_ok(db, [wl("spawn_tree"), 1, 20, 0.6], "-i", "1ms", "--no-git")
+    s = show(db)
+    achieved = s["meta"]["achieved_intervals_ns"]
+    assert achieved["processes"] > 1.25e6, achieved
+    assert "spaced out" in s["meta"]["below_asked_rate"]["processes"], s["meta"]
+    text = fp("show", "-o", db).stdout
+    line = next(l for l in text.splitlines() if "below rate" in l and "processes" in l)
+    assert "asked 1.00 ms" in line and "spaced out" in line, line
+
+    run_ok(db, ["sleep", "0.5"], "--no-git")  # the default 100 ms: every series keeps up
+    s = show(db)
+    assert "below_asked_rate" not in s["meta"], s["meta"]
+    assert set(s["meta"]["achieved_intervals_ns"]) >= {"cpu", "memory"}, s["meta"]
+    assert "below rate" not in fp("show", "-o", db).stdout
+
+
 def _git(repo, *args):
     return subprocess.run(
         ["git", "-C", repo, "-c", "user.name=fp", "-c", "user.email=fp@example.com", *args],
@@ -353,10 +375,11 @@ def test_arguments_and_names_that_are_not_utf8(tmp_path):
     assert proc.returncode == 0, describe(proc)
     s = show(db)
     assert s["run"]["name"] == "caf\ufffd" and s["run"]["command"] == ["true", "caf\ufffd"]
-    # The text view prints the name's own bytes, as the user wrote them.
+    # The text view shows the byte that is not UTF-8 as an escape (it could be half of a
+    # terminal's control sequence).
     text = subprocess.run([fp_helpers.FOOTPRINT, "show", "-o", str(db)], capture_output=True,
                           env=fp_helpers.clean_env())
-    assert text.returncode == 0 and b"caf\xe9" in text.stdout
+    assert text.returncode == 0 and b"caf\\xe9" in text.stdout
     assert fp("runs", "-o", db, "--json").returncode == 0
     export = fp("export", "-o", db, "--format", "json", "--out", "-")
     assert export.returncode == 0 and "caf" in export.stdout, describe(export)

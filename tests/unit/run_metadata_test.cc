@@ -4,12 +4,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "fake_env.h"
 #include "run/slurm.h"
 #include "run/slurm_agent.h"
+#include "test_util.h"
+#include "util/strings.h"
+#include "util/subprocess.h"
 
 namespace footprint {
 namespace {
@@ -106,6 +112,121 @@ TEST(SlurmAgent, FindsTheStepDaemonsByTheirTitles) {
   EXPECT_EQ(one[0].job, "42");
   EXPECT_EQ(one[0].step, "1");
   std::filesystem::remove_all(proc);
+}
+
+// The git record must come from `.git` itself (starting git costs more than the rest of a
+// run's start-up) and say what git says: HEAD as `git rev-parse`, the dirty verdict as
+// `git status --porcelain --untracked-files=no`.
+class GitRecord : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!Capture({"git", "--version"})) GTEST_SKIP() << "git is not installed";
+  }
+
+  std::string Git(const std::string& dir, std::vector<std::string> args) {
+    std::vector<std::string> argv = {"git",
+                                     "-C",
+                                     dir,
+                                     "-c",
+                                     "user.name=fp",
+                                     "-c",
+                                     "user.email=fp@example.com",
+                                     "-c",
+                                     "protocol.file.allow=always"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto out = Capture(argv);
+    EXPECT_TRUE(out) << "git " << args[0] << " failed in " << dir;
+    return out ? std::string(Trim(*out)) : "";
+  }
+
+  void Write(const std::string& path, const std::string& text) {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    std::ofstream(path) << text;
+    // git reads a file as new as its index by content ("racily clean"): keep them apart.
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  }
+
+  std::string NewRepository(const std::string& name) {
+    const std::string repo = dir_.File(name);
+    std::filesystem::create_directories(repo);
+    Git(repo, {"init", "-q", "-b", "main"});
+    Write(repo + "/data.txt", "one\n");
+    Write(repo + "/src/code.py", "print(1)\n");
+    Git(repo, {"add", "."});
+    Git(repo, {"commit", "-q", "-m", "first"});
+    Write(repo + "/data.txt", "two\n");  // same size: the second commit's index entry is exact
+    Git(repo, {"commit", "-q", "-am", "second"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    return repo;
+  }
+
+  // GitInfo(dir) with no git to start, against what git says of `dir`.
+  void ExpectSameAsGit(const std::string& dir, bool expect_dirty) {
+    const std::string head = Git(dir, {"rev-parse", "HEAD"});
+    const std::string branch = Git(dir, {"rev-parse", "--abbrev-ref", "HEAD"});
+    const bool dirty = !Git(dir, {"status", "--porcelain", "--untracked-files=no"}).empty();
+    ASSERT_EQ(dirty, expect_dirty) << "the test's own setup";
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // git status rewrote the index
+    const std::string path = std::getenv("PATH");
+    ::setenv("PATH", "/nonexistent", 1);
+    const nlohmann::json git = GitInfo(dir + "/src");
+    ::setenv("PATH", path.c_str(), 1);
+    ASSERT_TRUE(git.is_object()) << "no git record for " << dir;
+    EXPECT_EQ(git.value("commit", ""), head);
+    EXPECT_EQ(git.value("branch", ""), branch);
+    ASSERT_TRUE(git.contains("dirty")) << "the dirty verdict needed git in " << dir;
+    EXPECT_EQ(git["dirty"], dirty) << dir;
+  }
+
+  testing::TempDir dir_;
+};
+
+TEST_F(GitRecord, LooseAndPackedRefsCleanAndDirtyWithoutStartingGit) {
+  const std::string repo = NewRepository("loose");
+  ExpectSameAsGit(repo, false);
+  Write(repo + "/data.txt", "three\n");  // a new size
+  ExpectSameAsGit(repo, true);
+  std::filesystem::remove(repo + "/data.txt");
+  ExpectSameAsGit(repo, true);
+  Git(repo, {"checkout", "-q", "data.txt"});
+  Git(repo, {"gc", "-q"});  // refs into packed-refs, commits into a pack
+  ASSERT_FALSE(std::filesystem::exists(repo + "/.git/refs/heads/main"));
+  ExpectSameAsGit(repo, false);
+  Write(repo + "/src/code.py", "print(12)\n");
+  ExpectSameAsGit(repo, true);
+}
+
+TEST_F(GitRecord, DetachedHeadWorktreeAndSubmodule) {
+  const std::string repo = NewRepository("main");
+  Git(repo, {"checkout", "-q", "--detach", "HEAD~1"});
+  ExpectSameAsGit(repo, false);
+  Git(repo, {"checkout", "-q", "main"});
+
+  const std::string worktree = dir_.File("linked");
+  Git(repo, {"worktree", "add", "-q", "-b", "feature", worktree});
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  ExpectSameAsGit(worktree, false);
+  Write(worktree + "/src/code.py", "print(123)\n");
+  ExpectSameAsGit(worktree, true);
+  ExpectSameAsGit(repo, false);  // the main worktree's index is its own
+
+  const std::string outer = NewRepository("outer");
+  Git(outer, {"submodule", "add", "-q", repo, "lib"});
+  Git(outer, {"commit", "-q", "-m", "with lib"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  ASSERT_TRUE(std::filesystem::is_regular_file(outer + "/lib/.git"));
+  ExpectSameAsGit(outer + "/lib", false);
+}
+
+TEST_F(GitRecord, WhatTheIndexCannotSettleIsAskedOfGit) {
+  const std::string repo = NewRepository("staged");
+  Write(repo + "/data.txt", "four\n");
+  Git(repo, {"add", "data.txt"});  // invalidates the index's cached tree
+  const nlohmann::json git = GitInfo(repo);
+  EXPECT_EQ(git.value("dirty", false), true);
+  Git(repo, {"reset", "-q"});
+  Git(repo, {"checkout", "-q", "data.txt"});
+  EXPECT_EQ(GitInfo(repo).value("dirty", true), false);
 }
 
 }  // namespace

@@ -118,5 +118,48 @@ TEST(SampleQueue, DropsWhenFullAndCounts) {
   EXPECT_EQ(out.size(), 3u);
 }
 
+// Emits cpu at every pass it is due in, memory at every fourth: a costly read spaced out.
+class SpacingProbe final : public Probe {
+ public:
+  std::string_view name() const override { return "spacing"; }
+  std::vector<SeriesSpec> Series(const MetricSet&) override {
+    return {{MetricId::kCpu, "tree"}, {MetricId::kMemory, "tree"}};
+  }
+  void Sample(int64_t now_ns, const MetricSet&, SampleOut& out) override {
+    out.Add(0, static_cast<double>(now_ns));
+    if (passes_++ % 4 == 0) out.Add(1, static_cast<double>(now_ns));
+  }
+
+ private:
+  int passes_ = 0;
+};
+
+// What each series achieved, against what was asked: the figures `show` reports.
+TEST(Sampler, SeriesRatesTellTheAchievedIntervalOfEachSeries) {
+  FakeEnv env;
+  env.SetHorizon(100 * kNsPerMs);
+  MetricIntervals iv{};
+  iv[static_cast<size_t>(MetricId::kCpu)] = 5 * kNsPerMs;
+  iv[static_cast<size_t>(MetricId::kMemory)] = 5 * kNsPerMs;
+  std::vector<std::unique_ptr<Probe>> probes;
+  probes.push_back(std::make_unique<SpacingProbe>());
+  SampleQueue queue(1 << 16);
+  Sampler sampler(env, std::move(probes), iv, queue);
+  sampler.Start(0, {100, 200});
+  env.AwaitParked();  // passes at 0, 5, ..., 100 ms
+  sampler.Stop();
+
+  std::vector<Sampler::SeriesRate> rates = sampler.SeriesRates();
+  ASSERT_EQ(rates.size(), 2u);
+  EXPECT_EQ(rates[0].series.metric, MetricId::kCpu);
+  EXPECT_EQ(rates[0].asked_interval_ns, 5 * kNsPerMs);
+  EXPECT_EQ(rates[0].achieved_interval_ns, 5 * kNsPerMs);
+  EXPECT_EQ(rates[0].samples, 21u);
+  EXPECT_EQ(rates[1].series.metric, MetricId::kMemory);
+  EXPECT_EQ(rates[1].achieved_interval_ns, 20 * kNsPerMs);  // 0, 20, ..., 100 ms
+  EXPECT_EQ(rates[1].samples, 6u);
+  EXPECT_EQ(rates[1].due_passes, 21u);
+}
+
 }  // namespace
 }  // namespace footprint
