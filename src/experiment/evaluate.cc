@@ -47,7 +47,7 @@ json JsonOf(const YAML::Node& node) {
 }
 
 // `value` (from `node`) as JSON text, which must be UTF-8: nlohmann's dump throws otherwise.
-Result<std::string> JsonText(const json& value, const YAML::Node& node) {
+Result<std::string> ManifestJsonText(const json& value, const YAML::Node& node) {
   try {
     return value.dump();
   } catch (const json::type_error&) {
@@ -102,7 +102,7 @@ Status ParseModel(const YAML::Node& node, EvaluationManifest& m) {
                          "'model.args.weights' must be null: footprint downloads "
                          "nothing (pin a file with its sha256 instead)");
       }
-      FP_ASSIGN_OR_RETURN(m.model_args_json, JsonText(args, node["args"]));
+      FP_ASSIGN_OR_RETURN(m.model_args_json, ManifestJsonText(args, node["args"]));
     }
     if (node["sha256"]) return YamlError(node["sha256"], "'model.sha256' pins a 'file'");
     return Status::Ok();
@@ -281,7 +281,7 @@ Status ParseRest(const YAML::Node& root, EvaluationManifest& m) {
       return YamlError(root["preprocess"], "'preprocess' is for 'inputs: {folder: PATH}'");
     }
     FP_ASSIGN_OR_RETURN(m.preprocess_json,
-                        JsonText(JsonOf(root["preprocess"]), root["preprocess"]));
+                        ManifestJsonText(JsonOf(root["preprocess"]), root["preprocess"]));
   }
   if (root["postprocess"]) {
     FP_ASSIGN_OR_RETURN(m.postprocess, Scalar(root["postprocess"], "postprocess"));
@@ -338,7 +338,7 @@ Result<EvaluationManifest> ParseManifestTree(const std::string& path, const std:
   if (root["framework"]) FP_RETURN_IF_ERROR(ParseFramework(root["framework"], m));
   if (root["inputs"]) FP_RETURN_IF_ERROR(ParseInputs(root["inputs"], m));
   FP_RETURN_IF_ERROR(ParseRest(root, m));
-  FP_ASSIGN_OR_RETURN(m.manifest_json, JsonText(JsonOf(root), root));
+  FP_ASSIGN_OR_RETURN(m.manifest_json, ManifestJsonText(JsonOf(root), root));
   return m;
 }
 

@@ -30,7 +30,7 @@ double ChanceOfAtMostOver(int64_t under, int64_t over, double percentile) {
   return std::exp(log_sum);
 }
 
-std::string PercentText(double percentile) {
+std::string PercentileName(double percentile) {
   char text[16];
   std::snprintf(text, sizeof text, "p%g", percentile * 100);
   return text;
@@ -70,7 +70,7 @@ EarlyStopping JudgeEarlyStopping(Scenario scenario, double percentile,
                                  const std::vector<double>& sorted_latencies, int64_t issued,
                                  std::optional<double> bound_s) {
   EarlyStopping e;
-  const std::string claim = "a " + PercentText(percentile) + " claim";
+  const std::string claim = "a " + PercentileName(percentile) + " claim";
   const auto answered = static_cast<int64_t>(sorted_latencies.size());
   if (scenario == Scenario::kOffline) return e;  // judged by throughput: no percentile claim
   if (scenario == Scenario::kServer) {
@@ -96,7 +96,7 @@ EarlyStopping JudgeEarlyStopping(Scenario scenario, double percentile,
                " for " + claim + " (LoadGen's early stopping needs " + std::to_string(e.needed) +
                ")";
   if (e.estimate_s) {
-    e.sentence += "; its estimate of the " + PercentText(percentile) + " latency, " +
+    e.sentence += "; its estimate of the " + PercentileName(percentile) + " latency, " +
                   FormatDuration(*e.estimate_s) + ", sets aside the " +
                   std::to_string(discard - 1) + " highest";
   }

@@ -22,7 +22,7 @@ int64_t Ns(double seconds) { return std::llround(seconds * 1e9); }
 constexpr std::pair<const char*, double> kPercentiles[] = {
     {"p50", 50}, {"p90", 90}, {"p95", 95}, {"p97", 97}, {"p99", 99}, {"p99.9", 99.9}};
 
-std::string PercentText(double percent) {
+std::string LoadGenPercent(double percent) {
   char text[16];
   std::snprintf(text, sizeof text, "%.2f", percent);
   return text;
@@ -81,7 +81,8 @@ std::vector<std::pair<std::string, json>> DetailEntries(const LoadSummary& s) {
   if (result.key != "result_samples_per_second") e.emplace_back(result.key, result.value);
   for (const auto& [name, percent] : kPercentiles) {
     if (auto it = s.latency_s.find(name); it != s.latency_s.end()) {
-      e.emplace_back("result_" + PercentText(percent) + "_percentile_latency_ns", Ns(it->second));
+      e.emplace_back("result_" + LoadGenPercent(percent) + "_percentile_latency_ns",
+                     Ns(it->second));
     }
   }
   if (auto mean = s.latency_s.find("mean"); mean != s.latency_s.end()) {
@@ -169,7 +170,7 @@ std::string MlperfSummaryLog(const LoadSummary& s) {
   }
   for (const auto& [name, percent] : kPercentiles) {
     if (auto it = s.latency_s.find(name); it != s.latency_s.end()) {
-      out << PercentText(percent) << " percentile latency (ns)   : " << Ns(it->second) << "\n";
+      out << LoadGenPercent(percent) << " percentile latency (ns)   : " << Ns(it->second) << "\n";
     }
   }
   out << "\n" << rule << "Test Parameters Used\n" << rule;
