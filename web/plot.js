@@ -17,7 +17,7 @@
   const view = fc.createView(data, main);
   const charts = view.charts;
   window.footprintPlot = {data: data, charts: charts, describe: view.describe, save: view.save,
-                        unfold: view.unfold};
+                        unfold: view.unfold, constants: view.constants};
 
   // ---- the page -----------------------------------------------------------------------
   function header() {

@@ -1,7 +1,8 @@
 // Opens a footprint plot page in headless Chromium (Debian's, through playwright-core; no
 // browser is downloaded) and prints, as JSON on stdout, what the page drew:
 //   node check_plot.cjs PAGE.html OUT_DIR
-// {charts: window.footprintPlot.describe(), console: [...], requests: [...],
+// {charts: window.footprintPlot.describe(), constants: the series folded into a number,
+//  console: [...], requests: [...],
 //  folded: {before: [chart titles before the fold is opened], fold: its summary},
 //  downloads: {png, svg, json, csv: {file, size}}}; a screenshot is saved as OUT_DIR/page.png.
 // Environment: CHROMIUM (default /usr/bin/chromium); NODE_PATH must reach playwright-core
@@ -90,8 +91,9 @@ async function main() {
       }
     }
     const injected = await page.evaluate(() => window.__injected === true);
-    process.stdout.write(JSON.stringify({charts, folded, console: consoleMessages, requests,
-                                         downloads, legend, tooltips, injected}) + '\n');
+    const constants = await page.evaluate(() => window.footprintPlot.constants());
+    process.stdout.write(JSON.stringify({charts, constants, folded, console: consoleMessages,
+                                         requests, downloads, legend, tooltips, injected}) + '\n');
   } finally {
     await browser.close();
   }
