@@ -480,9 +480,11 @@ def test_import_umlaut_says_which_interpreter_footprint_is_built_for(tmp_path):
     shutil.copytree(os.path.join(PACKAGE_PATH, "footprint"), tmp_path / "footprint",
                     ignore=shutil.ignore_patterns("*.so", "__pycache__"))
     for statement in ("import umlaut", "import footprint"):
+        # From tmp_path: `python -c` puts the current folder before PYTHONPATH, and the
+        # build's own package folder may be where the tests run.
         result = subprocess.run([PYTHON, "-c", statement], capture_output=True, text=True,
                                 env={"PATH": os.environ["PATH"], "PYTHONPATH": str(tmp_path)},
-                                timeout=60)
+                                cwd=tmp_path, timeout=60)
         assert result.returncode == 1
         last = result.stderr.strip().splitlines()[-1]
         assert last.startswith("ImportError: footprint (and its umlaut and radt packages) does "
