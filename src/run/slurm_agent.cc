@@ -150,6 +150,9 @@ Result<StartedStep> WaitForStep(Env& env, const WantedStep& wanted, int64_t wait
       StartedStep found{d, ChildrenOf(proc, d.pid), {}};
       if (found.tasks.empty()) continue;
       found.told = Variables(proc, found.tasks[0]);
+      // A task slurmstepd forked but has not yet given the step's environment (before its
+      // exec) names no job: what it was told is read at a later pass.
+      if (!found.told.contains("SLURM_JOB_ID") && !found.told.contains("SLURM_JOBID")) continue;
       auto node = found.told.find("SLURMD_NODENAME");
       if (wanted.node.empty() || node == found.told.end() || node->second == wanted.node) {
         return found;
