@@ -28,10 +28,12 @@ def test_the_commands_run_from_the_installed_prefix(staged, tmp_path):
     assert os.readlink(bin_dir + "/umlaut-cli") == "footprint"
     # radT's console command, where radT itself is not installed (it is not on this machine),
     # finding the staged package as the installed one is found.
+    # (Sanitizer builds leave the Python module, and so the command, out.)
     site = glob.glob(staged + PREFIX + "/lib/python3*/dist-packages")
-    radt = subprocess.run([bin_dir + "/radt", "-h"], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join(site)})
-    assert radt.returncode == 0 and "usage" in radt.stdout.lower(), describe(radt)
+    if glob.glob(staged + PREFIX + "/lib/python3*/dist-packages/footprint"):
+        radt = subprocess.run([bin_dir + "/radt", "-h"], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "PYTHONPATH": os.pathsep.join(site)})
+        assert radt.returncode == 0 and "usage" in radt.stdout.lower(), describe(radt)
     env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ["PATH"]}
     env.pop("FOOTPRINT_SERVE_MODULE", None)
     db = str(tmp_path / "fp.db")
