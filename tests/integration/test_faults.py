@@ -431,11 +431,12 @@ def test_a_run_whose_footprint_was_killed_is_stored_interrupted_by_the_next_run(
     con.close()
     run_ok(db, ["true"], "--no-git", "-n", "next")
     with connect(db) as con:
-        rows = con.execute("SELECT name, status, ended_at_ns - started_at_ns FROM runs "
-                           "ORDER BY started_at_ns").fetchall()
+        rows = con.execute("SELECT name, status, started_at_ns, ended_at_ns, heartbeat_ns "
+                           "FROM runs ORDER BY started_at_ns").fetchall()
     con.close()
     assert [r[:2] for r in rows] == [("killed", "interrupted"), ("next", "ok")]
-    assert rows[0][2] > 1e9  # ended at its last heartbeat, not at its start
+    _, _, started, ended, heartbeat = rows[0]
+    assert ended == heartbeat > started  # ended at its last heartbeat, not at its start
 
 
 def test_a_file_size_limit_is_said_like_a_full_disk_and_the_command_is_waited_for(tmp_path):
