@@ -79,6 +79,19 @@ def sha(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
+
+def measurements_imported(con, rows, db, umlaut_db):
+    """Writes `rows` (description, type, data) as the UMLAUT run's measurements, closes `con`,
+    imports the file into `db`; asserts the import succeeded and returns it."""
+    for i, (desc, kind, data) in enumerate(rows, start=1):
+        con.execute("INSERT INTO measurement VALUES (?, ?, ?, ?, ?, ?, '', 'f')",
+                    (i, UUID, stamp(T0), desc, kind, data))
+    con.commit()
+    con.close()
+    proc = fp("import", "-o", db, umlaut_db)
+    assert proc.returncode == 0, describe(proc)
+    return proc
+
 def test_an_umlaut_database_is_imported_once(tmp_path):
     umlaut_db, db = str(tmp_path / "hello_world.db"), str(tmp_path / "fp.db")
     make_umlaut_db(umlaut_db)
@@ -164,13 +177,7 @@ def test_malformed_umlaut_rows_are_listed_not_fatal(tmp_path):
                                                 "df": {"lr": [0.1], "loss": [0.4, 0.2]},
                                                 "low_means_good": "yes"})),
            ("w", "weird", "{"), ("l", "loss", json.dumps({"not": "a list"}))]
-    for i, (desc, kind, data) in enumerate(odd, start=1):
-        con.execute("INSERT INTO measurement VALUES (?, ?, ?, ?, ?, ?, '', 'f')",
-                    (i, UUID, stamp(T0), desc, kind, data))
-    con.commit()
-    con.close()
-    proc = fp("import", "-o", db, umlaut_db)
-    assert proc.returncode == 0, describe(proc)
+    proc = measurements_imported(con, odd, db, umlaut_db)
     for line in ("time: 2 row(s)", "memory: 1 row(s)", "confusion-matrix: 1 row(s)",
                  "weird: 1 row(s)", "loss: 1 row(s)"):
         assert line in proc.stdout, (line, proc.stdout)
@@ -222,13 +229,7 @@ def test_deeply_nested_json_is_listed_not_a_crash(tmp_path):
     rows = [("matrix", "confusion-matrix", json.dumps(labels)),  # encoded twice, as UMLAUT does
             ("grid", "hyperparameters", hyper),
             ("t", "time", 1.0)]
-    for i, (desc, kind, data) in enumerate(rows, start=1):
-        con.execute("INSERT INTO measurement VALUES (?, ?, ?, ?, ?, ?, '', 'f')",
-                    (i, UUID, stamp(T0), desc, kind, data))
-    con.commit()
-    con.close()
-    proc = fp("import", "-o", db, umlaut_db)
-    assert proc.returncode == 0, describe(proc)
+    proc = measurements_imported(con, rows, db, umlaut_db)
     for kind in ("confusion-matrix", "hyperparameters"):
         assert f"not imported: {kind}: 1 row(s) (measurement_data: JSON nested more than 256 " \
             "levels deep" in proc.stdout, describe(proc)
