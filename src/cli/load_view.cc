@@ -37,7 +37,13 @@ void PrintCostPerQuery(const json& load, const std::map<std::string, double>& to
   if (load.contains("cpu_s") && load["cpu_s"].is_number()) {
     out << " " << FormatDuration(load["cpu_s"].get<double>() / queries)
         << " of CPU (over the load's " << FormatDuration(load.value("duration_s", 0.0))
-        << ", from the command's " << Inert(load.value("cpu_source", std::string("?"))) << ")";
+        << ", from the command's "
+        << Inert(load.value("cpu_source", std::string("?")))
+        // Without a cgroup of its own only the command's process is read: say what is left out.
+        << (load.value("cpu_source", std::string()) == "process"
+                ? " alone: processes it started are not counted"
+                : "")
+        << ")";
   } else if (cpu_user != totals.end() && cpu_system != totals.end()) {
     out << " " << FormatDuration((cpu_user->second + cpu_system->second) / queries)
         << " of CPU (the run's, start-up included)";
