@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -28,11 +29,18 @@
 namespace footprint {
 namespace {
 
-// After a failed shipment the next waits 1 s, doubling up to 8 s: a server that is away is not
-// asked at every flush.
+// After a failed shipment the next waits about 1 s, doubling up to 8 s: a server that is away
+// is not asked at every flush. Each wait is drawn between half and one and a half times that,
+// so that the writers a busy server refused do not all come back at the same moment.
 constexpr int64_t kFirstBackoffNs = 1'000'000'000, kMaxBackoffNs = 8'000'000'000;
-// Shipments at least this often while writes come (the writer flushes every 0.5 s).
-constexpr int64_t kShipEveryNs = 500'000'000;
+// A shipment opens a connection and closes it when done, so that a server's connection slots
+// are shared by many more writers: at most one a second (the writer flushes every 0.5 s), or
+// at once when a reader waits for it.
+constexpr int64_t kShipEveryNs = 1'000'000'000;
+// At the end, a server that refused a connection for lack of free slots is asked again after
+// about this long, for half of kCloseWaitNs (within the end's wait): it answers, it is only
+// full.
+constexpr int64_t kBusyRetryNs = 200'000'000;
 // How long the end waits for the server to take more of what is left, and a reader for a
 // shipment: a server that takes nothing for this long does not answer.
 constexpr int64_t kCloseWaitNs = 10'000'000'000;
@@ -67,6 +75,8 @@ struct Shipping {
   // the server holds).
   void Sync() {
     std::unique_lock<std::mutex> lock(wake_mu);
+    hurry = true;
+    wake_cv.notify_all();
     WaitWhileProgressing(lock, [&] { return away || shipped >= written; });
   }
   // Waits until `ready` (with wake_mu held), as long as the server takes entries: false once
@@ -82,8 +92,9 @@ struct Shipping {
     return true;
   }
   int64_t Progress() const { return shipper ? shipper->sent() + shipper->already_there() : 0; }
-  // The thread: sends what waits after each write (at most every kShipEveryNs), less often
-  // while the server fails, and once more, whatever the back-off, when asked to stop.
+  // The thread: sends what waits after a write (at most every kShipEveryNs, unless a reader
+  // waits), less often while the server fails, and once more, whatever the back-off, when
+  // asked to stop; then again while a full server refuses the connection.
   void Loop() {
     pthread_setname_np(pthread_self(), "fp-shipper");
     int64_t next_ns = 0;
@@ -91,16 +102,30 @@ struct Shipping {
     while (!stop) {
       {
         std::unique_lock<std::mutex> lock(wake_mu);
-        env.WaitUntil(wake_cv, lock, std::max(next_ns, env.MonotonicNs() + kShipEveryNs),
-                      [&] { return stopping || (wake && env.MonotonicNs() >= next_ns); });
-        wake = false;
+        env.WaitUntil(wake_cv, lock, std::max(next_ns, env.MonotonicNs() + kShipEveryNs), [&] {
+          return stopping || (wake && (env.MonotonicNs() >= next_ns || (hurry && !failing)));
+        });
+        wake = hurry = false;
         stop = stopping;
       }
       next_ns = env.MonotonicNs() + Ship(/*at_close=*/stop);
     }
+    for (const int64_t give_up = env.MonotonicNs() + kCloseWaitNs / 2;
+         busy && env.MonotonicNs() < give_up;) {
+      std::unique_lock<std::mutex> lock(wake_mu);
+      env.WaitUntil(wake_cv, lock, env.MonotonicNs() + Jittered(kBusyRetryNs),
+                    [] { return false; });
+      lock.unlock();
+      Ship(/*at_close=*/true);
+    }
     std::lock_guard<std::mutex> lock(wake_mu);
     done = true;
     wake_cv.notify_all();
+  }
+  // `ns` times a random factor in [0.5, 1.5).
+  int64_t Jittered(int64_t ns) {
+    return static_cast<int64_t>(static_cast<double>(ns) *
+                                std::uniform_real_distribution<double>(0.5, 1.5)(random));
   }
   // Sends what waits; says when the server goes away and when it is back. Returns how long to
   // wait before the next try: 0 after a success, a growing back-off after a failure.
@@ -114,6 +139,8 @@ struct Shipping {
     {
       std::lock_guard<std::timed_mutex> lock(remote_mu);
       st = shipper->ShipAll();
+      busy = !st.ok() && log.refused_for_lack_of_slots();
+      log.Disconnect();
     }
     {
       std::lock_guard<std::mutex> lock(wake_mu);
@@ -122,17 +149,21 @@ struct Shipping {
     }
     wake_cv.notify_all();
     if (st.ok()) {
-      if (failing) Say("the server answers again; what waited in " + journal->path() + " is sent");
-      failing = false;
+      if (said_failing) {
+        Say("the server answers again; what waited in " + journal->path() + " is sent");
+      }
+      failing = said_failing = false;
       backoff_ns = kFirstBackoffNs;
-      return 0;
+      return kShipEveryNs;
     }
-    if (!failing && !at_close) {
+    // A full server is not news: it takes the data a moment later (the end says what waits).
+    if (!said_failing && !at_close && !busy) {
       Say(st.message() + "; the run goes on, its data kept in " + journal->path() +
           " until the server answers");
+      said_failing = true;
     }
     failing = true;
-    const int64_t wait = backoff_ns;
+    const int64_t wait = Jittered(backoff_ns);
     backoff_ns = std::min(backoff_ns * 2, kMaxBackoffNs);
     return wait;
   }
@@ -169,8 +200,12 @@ struct Shipping {
   bool wake = false, stopping = false, done = false;
   int64_t written = 0, shipped = 0;  // the last entry written, and the last known sent
   bool away = false;                 // the last shipment failed
-  bool failing = false;              // the thread's own, as backoff_ns
+  bool hurry = false;                // a reader waits for the next shipment
+  // The thread's own: whether the last shipment failed, whether that was said, whether the
+  // server refused it for lack of free connection slots.
+  bool failing = false, said_failing = false, busy = false;
   int64_t backoff_ns = kFirstBackoffNs;
+  std::minstd_rand random{std::random_device{}()};
 };
 
 class BufferedStore final : public Store {

@@ -81,8 +81,9 @@ std::string DefaultStoreLocation(Env& env) {
 
 Result<std::unique_ptr<Store>> OpenStore(const std::string& location, const StoreOptions& options) {
   if (IsServerLocation(location)) {
-    FP_ASSIGN_OR_RETURN(auto remote, OpenPostgresStore(location, options, Env::Default()));
-    if (options.read_only) return remote;
+    if (options.read_only) return OpenPostgresStore(location, options, Env::Default());
+    FP_ASSIGN_OR_RETURN(auto remote, OpenPostgresStore(location, options, Env::Default(),
+                                                       PostgresConnect::kOnFirstUse));
     return OpenBufferedStore(std::move(remote), Env::Default(), [](const std::string& line) {
       std::fprintf(stderr, "footprint: %s\n", line.c_str());
     });

@@ -25,6 +25,10 @@
 namespace footprint {
 namespace {
 
+// SQLSTATE too_many_connections: the server has no connection slot left ("sorry, too many
+// clients already"); a writer tries again later.
+constexpr char kTooManyClients[] = "53300";
+
 // Parameters of one statement, as text (PQexecParams' text format; null: SQL NULL).
 class Params {
  public:
@@ -164,15 +168,13 @@ void KeepOnePerTime(std::vector<Sample>& samples) {
 
 class PostgresStore final : public Store, public ShipmentLog {
  public:
-  PostgresStore(const pq::Library* lib, pq::Conn* conn, std::string uri, bool read_only)
-      : lib_(lib),
-        conn_(conn),
-        uri_(std::move(uri)),
-        location_(RedactedLocation(uri_)),
-        read_only_(read_only) {}
-  ~PostgresStore() override { lib_->finish(conn_); }
+  PostgresStore(const pq::Library* lib, std::string uri, bool read_only)
+      : lib_(lib), uri_(std::move(uri)), location_(RedactedLocation(uri_)), read_only_(read_only) {}
+  ~PostgresStore() override { Disconnect(); }
 
-  Status Init();
+  // Opens the connection when none is open (the first statement after Disconnect does too),
+  // and checks the schema (creating it when none) on the first.
+  Status Connect();
 
   Status CreateRun(const RunRecord& run) override;
   Result<int64_t> EnsureSeries(const SeriesRecord& series) override;
@@ -203,6 +205,10 @@ class PostgresStore final : public Store, public ShipmentLog {
   Result<int64_t> LockWriter(const JournalInfo& info, const std::string& path) override;
   Status LoadIds(const std::string& writer, std::unordered_map<int64_t, int64_t>& ids) override;
   Status Record(const std::string& writer, const Shipment& shipment) override;
+  void Disconnect() override {
+    if (conn_ != nullptr) lib_->finish(std::exchange(conn_, nullptr));
+  }
+  bool refused_for_lack_of_slots() const override { return last_sqlstate_ == kTooManyClients; }
   const std::string& location() const override { return location_; }
   const std::string& open_location() const override { return uri_; }
   bool read_only() const override { return read_only_; }
@@ -246,10 +252,11 @@ class PostgresStore final : public Store, public ShipmentLog {
   }
 
   const pq::Library* lib_;
-  pq::Conn* conn_;
-  std::string uri_;       // as given: may hold a password
-  std::string location_;  // for messages
+  pq::Conn* conn_ = nullptr;  // none until the first statement, and after Disconnect
+  std::string uri_;           // as given: may hold a password
+  std::string location_;      // for messages
   bool read_only_;
+  bool schema_checked_ = false;
   bool in_transaction_ = false;
   std::string last_sqlstate_;  // of the last failed statement
 };
@@ -274,7 +281,11 @@ Result<PgResult> PostgresStore::Run(std::string_view sql, const Params& params,
         doing);
   };
   if (in_transaction_) return run();
-  if (lib_->status(conn_) != pq::kConnectionOk) FP_RETURN_IF_ERROR(Reconnect());
+  if (conn_ == nullptr) {
+    FP_RETURN_IF_ERROR(Connect());
+  } else if (lib_->status(conn_) != pq::kConnectionOk) {
+    FP_RETURN_IF_ERROR(Reconnect());
+  }
   Result<PgResult> res = run();
   // libpq learns that the server dropped the connection (a restart) from the statement that
   // fails: outside a transaction, that one is sent once more on a new connection.
@@ -312,9 +323,32 @@ Status PostgresStore::ConfigureSession() {
   return Status::Ok();
 }
 
-Status PostgresStore::Init() {
-  FP_RETURN_IF_ERROR(ConfigureSession());
-  return Migrate();
+Status PostgresStore::Connect() {
+  if (conn_ != nullptr) return Status::Ok();
+  // The URI's own connect_timeout, if any, wins: it comes after (libpq's expand_dbname).
+  const char* keys[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
+  const char* values[] = {"10", "footprint", uri_.c_str(), nullptr};
+  conn_ = lib_->connectdb_params(keys, values, /*expand_dbname=*/1);
+  if (conn_ == nullptr) return DatabaseError("cannot connect to " + location_);
+  if (lib_->status(conn_) != pq::kConnectionOk) {
+    const std::string why = OneLine(lib_->error_message(conn_));
+    Disconnect();
+    // libpq gives no SQLSTATE for a refused connection: the server's words tell it.
+    last_sqlstate_ = why.find("too many clients") != std::string::npos ||
+                             why.find("connection slots are reserved") != std::string::npos
+                         ? kTooManyClients
+                         : "";
+    return DatabaseError("cannot connect to " + location_ + ": " + WithoutSecrets(why, uri_) +
+                         "; check that the server runs and that the URI's host, port, user and "
+                         "database are right (a password: in the URI, ~/.pgpass or PGPASSWORD)");
+  }
+  lib_->set_notice_processor(
+      conn_, [](void*, const char*) {}, nullptr);
+  Status st = ConfigureSession();
+  if (st.ok() && !schema_checked_) st = Migrate();
+  schema_checked_ = st.ok();
+  if (!st.ok()) Disconnect();
+  return st;
 }
 
 Status PostgresStore::Migrate() {
@@ -773,25 +807,11 @@ Status PostgresStore::Record(const std::string& writer, const Shipment& s) {
 }  // namespace
 
 Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri,
-                                                 const StoreOptions& options, Env& env) {
+                                                 const StoreOptions& options, Env& env,
+                                                 PostgresConnect when) {
   FP_ASSIGN_OR_RETURN(const pq::Library* lib, pq::Load(env));
-  // The URI's own connect_timeout, if any, wins: it comes after (libpq's expand_dbname).
-  const char* keys[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
-  const char* values[] = {"10", "footprint", uri.c_str(), nullptr};
-  pq::Conn* conn = lib->connectdb_params(keys, values, /*expand_dbname=*/1);
-  if (conn == nullptr) return DatabaseError("cannot connect to " + RedactedLocation(uri));
-  if (lib->status(conn) != pq::kConnectionOk) {
-    std::string why = OneLine(lib->error_message(conn));
-    lib->finish(conn);
-    return DatabaseError("cannot connect to " + RedactedLocation(uri) + ": " +
-                         WithoutSecrets(why, uri) +
-                         "; check that the server runs and that the URI's host, port, user and "
-                         "database are right (a password: in the URI, ~/.pgpass or PGPASSWORD)");
-  }
-  lib->set_notice_processor(
-      conn, [](void*, const char*) {}, nullptr);
-  auto store = std::make_unique<PostgresStore>(lib, conn, uri, options.read_only);
-  FP_RETURN_IF_ERROR(store->Init());
+  auto store = std::make_unique<PostgresStore>(lib, uri, options.read_only);
+  if (when == PostgresConnect::kNow) FP_RETURN_IF_ERROR(store->Connect());
   return std::unique_ptr<Store>(std::move(store));
 }
 

@@ -42,6 +42,12 @@ class ShipmentLog {
   // The server's ids of the series and scopes the writer created, by the writer's ids.
   virtual Status LoadIds(const std::string& writer, std::unordered_map<int64_t, int64_t>& ids) = 0;
   virtual Status Record(const std::string& writer, const Shipment& shipment) = 0;
+  // Closes the connection to the server; the next call opens one. A writer holds a connection
+  // only while it ships, so that many writers share a server's few connection slots.
+  virtual void Disconnect() = 0;
+  // Whether the last failure was the server refusing a connection for lack of free slots
+  // (SQLSTATE 53300, "too many clients"): busy, not away.
+  virtual bool refused_for_lack_of_slots() const = 0;
 };
 
 }  // namespace footprint

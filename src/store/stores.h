@@ -25,9 +25,14 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& location,
 // database may ask (the Python module's readers do).
 Result<bool> SqliteReaderMayWrite(const std::string& path);
 
+// When a PostgreSQL store connects: at once (a reader, `push`: an unreachable server is an
+// error now), or with its first statement (a buffered writer, whose run starts whatever the
+// server's state).
+enum class PostgresConnect { kNow, kOnFirstUse };
 // A PostgreSQL database named by a libpq URI, through libpq loaded from `env`.
 Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri,
-                                                 const StoreOptions& options, Env& env);
+                                                 const StoreOptions& options, Env& env,
+                                                 PostgresConnect when = PostgresConnect::kNow);
 
 // Receives the buffered store's lines on the server going away and coming back (no
 // "footprint:" prefix, no newline).

@@ -43,9 +43,15 @@ class Postgres:
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, f"{program}: {proc.stdout}{proc.stderr}"
 
-    def start(self):
-        self._server("pg_ctl", "-D", self.data, "-w", "-l", os.path.join(self.root, "log"),
-                     "-o", f"-k {self.root} -c listen_addresses='' -c fsync=off", "start")
+    def start(self, **settings):
+        """Starts the server, with SETTINGS (name=value) for this start only."""
+        extra = "".join(f" -c {name}={value}" for name, value in settings.items())
+        self._server("pg_ctl", "-D", self.data, "-w", "-l", self.log, "-o",
+                     f"-k {self.root} -c listen_addresses='' -c fsync=off{extra}", "start")
+
+    @property
+    def log(self):
+        return os.path.join(self.root, "log")
 
     def stop(self):
         self._server("pg_ctl", "-D", self.data, "-w", "-m", "fast", "stop")

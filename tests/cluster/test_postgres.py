@@ -215,7 +215,7 @@ def test_crash_while_the_server_is_down_then_the_next_run_sends_it(postgres, pg_
     run = subprocess.Popen([FOOTPRINT, "run", "-o", pg_uri, "-n", "crashed", "-i", "5ms", "--",
                             "sleep", "60"], env=env, start_new_session=True,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)
+    time.sleep(2.5)  # a shipment at least every second: some samples have arrived
     postgres.stop()
     try:
         time.sleep(1.5)  # samples go to the buffer only
@@ -320,20 +320,33 @@ def test_credentials_are_never_printed_or_recorded(postgres, pg_uri, tmp_path):
     assert "wrong-pw-77" not in line and "secret@" in line
 
 
-def test_unreachable_server_and_newer_schema_are_one_line(postgres, pg_uri, tmp_path):
-    proc = fp("run", "-o", f"postgresql://postgres@/nowhere?host={tmp_path}", "--", "true")
-    line = single_error_line(proc)
-    assert proc.returncode == 125 and line.startswith("footprint: cannot connect to"), describe(proc)
-    assert "check that the server runs" in line
+def test_unreachable_server_and_newer_schema_keep_the_run_in_its_buffer(postgres, pg_uri,
+                                                                        tmp_path):
+    """A run starts whatever the server's state: one it cannot reach, or one written by a newer
+    footprint, is said in one line, and the run's data waits in its buffer. Readers, who have
+    nothing to keep, get one line and exit 3."""
+    folder = tmp_path / "buffers"
+    env = clean_env(FOOTPRINT_BUFFER_DIR=folder)
+    nowhere = f"postgresql://postgres@/nowhere?host={tmp_path}"
+    proc = fp("run", "-o", nowhere, "--", "sh", "-c", "exit 3", env=env)
+    assert proc.returncode == 3, describe(proc)  # the command ran: its own status
+    assert "footprint: cannot connect to" in proc.stderr and "check that the server runs" \
+        in proc.stderr and "the run goes on, its data kept in" in proc.stderr, describe(proc)
+    assert len(buffers(folder)) == 1
+    line = single_error_line(fp("runs", "-o", nowhere))
+    assert line.startswith("footprint: cannot connect to"), line
 
     db = database_of(pg_uri)
-    run_ok(pg_uri, ["true"])
+    run_ok(pg_uri, ["true"], env=env)
     postgres.sql("UPDATE footprint_schema SET version = 99", db)
     before = postgres.sql("SELECT count(*) FROM runs", db)
-    proc = fp("run", "-o", pg_uri, "--", "true")
-    line = single_error_line(proc)
-    assert proc.returncode == 125 and "written by a newer footprint (schema v99" in line, line
+    proc = fp("run", "-o", pg_uri, "--", "true", env=env)
+    assert proc.returncode == 0 and "written by a newer footprint (schema v99" in proc.stderr, \
+        describe(proc)
     assert postgres.sql("SELECT count(*) FROM runs", db) == before  # nothing written
+    assert len(buffers(folder)) == 2
+    proc = fp("runs", "-o", pg_uri)
+    assert proc.returncode == 3 and "written by a newer footprint" in single_error_line(proc)
 
 
 def test_missing_libpq_is_one_line(pg_uri):
