@@ -76,6 +76,9 @@ struct MonitorOptions {
   std::map<MetricId, int64_t> metric_interval_ns;  // per-metric overrides
   int64_t flush_interval_ns = 500'000'000;         // at most 1 s
   bool use_cgroup = true;  // use a cgroup of the run where the machine allows it
+  // Whether the command lives on when footprint dies (SIGKILL, a lost node): by default it
+  // is stopped with everything it started (run/orphan_guard.h).
+  bool keep_running = false;
   bool record_git = true;  // git commit and dirty flag when cwd is in a repository
   // Repetitions (`footprint run -r N --warmup W`): the group the run belongs to and its number
   // in it (1..N, or -W..-1 for warm-ups), stored with the planned counts in meta.group. Empty

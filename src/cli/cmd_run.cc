@@ -97,6 +97,7 @@ Result<MonitorOptions> RunOptions(const RunArgs& args, const CLI::App& cmd,
   }
   o.output = args.output;
   o.use_cgroup = !args.no_cgroup;
+  o.keep_running = args.keep_running;
   o.record_git = !args.no_git;
   FP_RETURN_IF_ERROR(ApplySamplingOptions(args, cmd, o));
   FP_RETURN_IF_ERROR(ValidateMonitorOptions(o));
@@ -475,6 +476,10 @@ void AddMeasureOptions(CLI::App* cmd, RunArgs* args) {
   cmd->add_flag("--no-cgroup", args->no_cgroup,
                 "do not put the command in a cgroup of its own (totals then come from wait4)");
   cmd->add_flag("--no-git", args->no_git, "do not record the git commit of the current folder");
+  cmd->add_flag("--keep-running", args->keep_running,
+                "if footprint itself is killed, leave the command running (default: it is "
+                "stopped with every process it started, the cgroup's; without a cgroup, the "
+                "command's own process only)");
 }
 
 Result<MonitorOptions> CommandOptions(RunArgs& args, CLI::App& cmd,

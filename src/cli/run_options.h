@@ -18,7 +18,7 @@ struct RunArgs {
   std::string db;
   std::string name, description, metrics, gpus, output;
   std::vector<std::string> tags, params, intervals;
-  bool no_cgroup = false, no_git = false, quiet = false;
+  bool no_cgroup = false, no_git = false, quiet = false, keep_running = false;
   RepeatOptions repeat;
   std::string shell;  // --shell: the command too runs in it
   bool no_shell = false;

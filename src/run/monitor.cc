@@ -25,6 +25,7 @@
 #include "probe/rapl_probe.h"
 #include "probe/system_probe.h"
 #include "run/monitor_internal.h"
+#include "run/orphan_guard.h"
 #include "run/run_metadata.h"
 #include "run/stop_signals.h"
 #include "session/descendants.h"
@@ -105,6 +106,9 @@ struct JoinEnvironment {
   int output_fd;                                    // for stdout and stderr; -1: footprint's
   int stdin_fd = -1;   // the command's stdin (a driver's pipe); -1: footprint's
   int stdout_fd = -1;  // the command's stdout (a driver's pipe); -1: as output_fd
+  // footprint's pid, when the command is to die with it (no cgroup whose guard would stop its
+  // tree: run/orphan_guard.h); 0: it lives on.
+  pid_t die_with = 0;
 };
 
 // In the child, between fork and exec. The child may allocate (setenv): glibc's fork() takes
@@ -114,6 +118,10 @@ struct JoinEnvironment {
 // If exec fails, the child sends its errno through the close-on-exec `report_fd`.
 [[noreturn]] void ChildExec(char* const* argv, const sigset_t& mask, const JoinEnvironment& env,
                             int gate_fd, int report_fd) {
+  if (env.die_with != 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != env.die_with) _exit(125);  // footprint died before the line above
+  }
   for (int s : kStopSignals) signal(s, SIG_DFL);
   signal(SIGCHLD, SIG_DFL);
   pthread_sigmask(SIG_SETMASK, &mask, nullptr);
@@ -641,10 +649,10 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   FP_ASSIGN_OR_RETURN(DriverPipes pipes,
                       DriverPipes::Open(opt.driver != nullptr && opt.driver->wants_pipes()));
   const JoinEnvironment join_env{
-      p.run.id.c_str(), db_path.c_str(),
-      &opt.environment, opt.working_dir.empty() ? nullptr : opt.working_dir.c_str(),
-      output.fd(),      pipes.command_in,
-      pipes.command_out};
+      p.run.id.c_str(),  db_path.c_str(),
+      &opt.environment,  opt.working_dir.empty() ? nullptr : opt.working_dir.c_str(),
+      output.fd(),       pipes.command_in,
+      pipes.command_out, p.cgroup || opt.keep_running ? 0 : ::getpid()};
 
   // --- Start the command behind a gate. -------------------------------------------------
   SignalScope signals;
@@ -653,8 +661,14 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   pipes.CloseCommandEnds();
   // Into the cgroup before the clock starts, so that the first sample already sees it (the
   // child waits at the gate meanwhile; moving it can take tens of milliseconds).
+  std::unique_ptr<OrphanGuard> guard;  // stops the cgroup if footprint dies
   if (p.cgroup) {
     if (Status st = p.cgroup->Join((*child)->pid()); !st.ok()) return abandon(st);
+    if (!opt.keep_running && !p.cgroup->procs_path().empty()) {
+      auto started = OrphanGuard::Start(p.cgroup->procs_path());
+      if (!started.ok()) return abandon(started.status());
+      guard = std::move(*started);
+    }
   }
   session.AttachToCommand((*child)->pid());
   if (opt.before_start) {
@@ -678,6 +692,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   // --- Wait: reap everything, forward signals. ----------------------------------------
   ReapedUsage usage;
   const WaitResult w = WaitForCommand(env, (*child)->pid(), signals.set(), usage, reaped);
+  guard.reset();  // the command ended: what it left running is its own choice
   const int64_t t_end = env.MonotonicNs();
   out.signal_received = w.signal_received;
   p.run.ended_at_ns = p.run.started_at_ns + (t_end - t0);

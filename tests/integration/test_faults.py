@@ -42,9 +42,10 @@ def _children(pid):
 
 def test_sigkill_of_footprint_leaves_a_valid_interrupted_run(tmp_path):
     db = tmp_path / "kill.db"
-    # A session of its own, so that the command orphaned by the kill can be found and ended.
+    # A session of its own, so that the command orphaned by the kill can be found and ended;
+    # --keep-running, so that it is orphaned (test_orphans.py: by default it dies too).
     proc = subprocess.Popen(
-        [FOOTPRINT, "run", "-o", db, "-q", "--no-git", "-i", "20ms", "--",
+        [FOOTPRINT, "run", "-o", db, "-q", "--no-git", "--keep-running", "-i", "20ms", "--",
          wl("exit_with"), "wait"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
