@@ -77,7 +77,18 @@ struct HostPart {
   std::string host;
   RunRecord run;
   std::map<std::string, double> totals;
+  // The part ended without its totals (its agent died, or still runs): `totals` are what its
+  // `samples` stored samples add up to (TotalsFromSamples), not the kernel's accounts.
+  bool partial = false;
+  int64_t samples = 0;
 };
+
+// What the stored samples of `run`, measured on `host`, add up to, for a part that stored no
+// totals: CPU time integrated from its cpu series (all counted as user time: the series does
+// not split it), the peak of its memory series, the bytes of its io series, and the time up to
+// its last sample. `samples` receives how many samples it has in all.
+Result<std::map<std::string, double>> TotalsFromSamples(Store& store, const RunRecord& run,
+                                                        const std::string& host, int64_t& samples);
 
 // The parts of the multi-host run `run` is a part of (every run with its meta.span.key), by
 // host, `run` among them, with their totals; empty when `run` is not a part of one.

@@ -277,9 +277,14 @@ std::string WaitingText(const WaitingBuffer& w) {
 // The parts of a multi-host run, a line per host; the totals below are their sums.
 void PrintHosts(const RunSummary& s, std::ostream& out) {
   if (s.hosts.empty()) return;
+  std::string partial;
+  for (const HostPart& part : s.hosts) {
+    if (part.partial) partial += (partial.empty() ? "" : ", ") + part.host;
+  }
   PrintField(out, "hosts",
              std::to_string(s.hosts.size()) + " of " + std::to_string(s.hosts_expected) +
-                 " reported; the totals below are their sums");
+                 " reported; the totals below are their sums" +
+                 (partial.empty() ? "" : ", partial: " + partial + " stored no totals"));
   for (const HostPart& part : s.hosts) {
     auto total = [&](const char* name) {
       auto it = part.totals.find(name);
@@ -288,7 +293,10 @@ void PrintHosts(const RunSummary& s, std::ostream& out) {
     PrintLine(out, "  " + part.host + "  " + RunStatusText(part.run) + ", cpu " +
                        FormatDuration(total("cpu_user_s") + total("cpu_system_s")) +
                        ", peak memory " + FormatBytes(total("peak_memory_bytes")) + " (run " +
-                       part.run.id.substr(0, 8) + ")");
+                       part.run.id.substr(0, 8) + ")" +
+                       (part.partial ? "; partial: what its " + std::to_string(part.samples) +
+                                           " stored samples add up to"
+                                     : ""));
   }
 }
 

@@ -213,6 +213,34 @@ std::string SpanKey(const RunRecord& run) {
   return span ? span->key : "";
 }
 
+Result<std::map<std::string, double>> TotalsFromSamples(Store& store, const RunRecord& run,
+                                                        const std::string& host, int64_t& samples) {
+  std::map<std::string, double> totals{{"duration_s", 0.0}};
+  samples = 0;
+  FP_ASSIGN_OR_RETURN(std::vector<SeriesRecord> series, store.ListSeries(run.id));
+  for (const SeriesRecord& sr : series) {
+    std::vector<int64_t> times;
+    FP_ASSIGN_OR_RETURN(std::vector<double> values, store.LoadValues(sr.id, &times));
+    samples += static_cast<int64_t>(values.size());
+    if (values.empty()) continue;
+    totals["duration_s"] = std::max(totals["duration_s"], static_cast<double>(times.back()) / 1e9);
+    if (sr.entity != host || sr.scope_id) continue;  // the host's tree, not the system's
+    if (sr.metric == "cpu" && values.size() >= 2) {
+      totals["cpu_user_s"] = IntegrateCpu(times, values).cpu_s;
+      totals["cpu_system_s"] = 0;
+    } else if (sr.metric == "memory") {
+      totals["peak_memory_bytes"] = *std::max_element(values.begin(), values.end());
+    } else if (sr.metric == "io.read" || sr.metric == "io.write") {
+      double bytes = 0;  // each value the rate since the previous sample
+      for (size_t i = 1; i < values.size(); ++i) {
+        bytes += values[i] * static_cast<double>(times[i] - times[i - 1]) / 1e9;
+      }
+      totals[sr.metric == "io.read" ? "io_read_bytes" : "io_write_bytes"] = bytes;
+    }
+  }
+  return totals;
+}
+
 Result<std::vector<HostPart>> HostParts(Store& store, const RunRecord& run, int* hosts_expected) {
   std::vector<HostPart> parts;
   const std::optional<Span> span = SpanOf(run);
@@ -222,8 +250,13 @@ Result<std::vector<HostPart>> HostParts(Store& store, const RunRecord& run, int*
   for (RunRecord& r : runs) {
     std::optional<Span> theirs = r.id == run.id ? span : SpanOf(r);
     if (!theirs || theirs->key != span->key) continue;
-    FP_ASSIGN_OR_RETURN(auto totals, store.LoadTotals(r.id));
-    parts.push_back({theirs->host, std::move(r), std::move(totals)});
+    HostPart part{theirs->host, std::move(r), {}};
+    FP_ASSIGN_OR_RETURN(part.totals, store.LoadTotals(part.run.id));
+    if (!part.totals.contains("duration_s")) {  // no end stored: what its samples say
+      part.partial = true;
+      FP_ASSIGN_OR_RETURN(part.totals, TotalsFromSamples(store, part.run, part.host, part.samples));
+    }
+    parts.push_back(std::move(part));
   }
   std::sort(parts.begin(), parts.end(),
             [](const HostPart& a, const HostPart& b) { return a.host < b.host; });
@@ -385,10 +418,13 @@ std::string SummaryJson(const RunSummary& s, int indent) {
   }
   json hosts = json::array();
   for (const HostPart& part : s.hosts) {
-    hosts.push_back({{"host", part.host},
-                     {"run", part.run.id},
-                     {"status", RunStatusName(part.run.status)},
-                     {"totals", part.totals}});
+    json h = {{"host", part.host},
+              {"run", part.run.id},
+              {"status", RunStatusName(part.run.status)},
+              {"totals", part.totals},
+              {"partial", part.partial}};
+    if (part.partial) h["samples"] = part.samples;
+    hosts.push_back(std::move(h));
   }
   json out = {{"run", run},
               {"totals", totals},
