@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "footprint/metrics.h"
+#include "footprint/profiler.h"
 #include "footprint/status.h"
 #include "footprint/store.h"
 
@@ -59,6 +60,7 @@ struct PlannedRun {
                                     // radT does); empty: where footprint was started
   std::vector<std::string> inputs;  // files named in the plan (sha256 in meta.repro.inputs)
   int csv_row = -1;                 // CSV: index of the data row (for --write-status)
+  std::optional<ProfilerRequest> profiler;  // radT's nsys, ncu, ... listener of the row
 };
 
 struct PlannedWorkload {
@@ -132,6 +134,7 @@ struct ExperimentOptions {
   std::string db;       // store location; every monitor process opens it itself
   bool resume = false;  // skip keys whose latest run is ok
   bool record_git = true;
+  bool require_profiler = false;  // refuse runs whose profiler's tool is not on PATH
   // When set: only the run with this key, measured by the calling process itself (no monitor
   // process is forked), as each step of --executor slurm runs it. InvalidArgument when the
   // plan has no such key.

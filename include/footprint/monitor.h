@@ -24,6 +24,7 @@
 
 #include "footprint/env.h"
 #include "footprint/metrics.h"
+#include "footprint/profiler.h"
 #include "footprint/status.h"
 #include "footprint/store.h"
 
@@ -106,6 +107,9 @@ struct MonitorOptions {
   // clock starts (experiments release collocated runs together here). A non-OK status
   // abandons the run: it is stored as failed with that reason and the command never runs.
   std::function<Status()> before_start;
+  // A profiler to start the command in (radT's nsys, ncu, ... listeners; docs/profiling.md);
+  // none: the command runs as it is.
+  std::optional<ProfilerRequest> profiler;
   // Drives the command's stdin and stdout (footprint load); null: they are footprint's own.
   // Not with `output`. Must outlive the call.
   CommandDriver* driver = nullptr;
@@ -141,7 +145,8 @@ struct MonitorOutcome {
   int signal_received = 0;
 };
 
-// Checks options without running anything (intervals, command present). InvalidArgument.
+// Checks options without running anything (intervals, command present, a required
+// profiler's tool on PATH). InvalidArgument.
 Status ValidateMonitorOptions(const MonitorOptions& options);
 
 // Runs and measures the command. A non-OK result means footprint itself failed before the

@@ -86,7 +86,7 @@ bool Exists(const std::string& path) {
 struct Args {
   std::string db, plan, write_status, python = "python3", executor = "local", run_key;
   std::string slurm_dir = "footprint-slurm", sbatch, poll = "2s", devices;
-  bool dry_run = false, resume = false, no_git = false;
+  bool dry_run = false, resume = false, no_git = false, require_profiler = false;
 };
 
 // The plan as this invocation runs it: loaded, checked against the options, its runs put on
@@ -165,6 +165,7 @@ Result<SlurmExecutorOptions> SlurmOptionsFrom(const Args& args) {
   if (s.poll_ns < 100'000'000) return InvalidArgument("--poll must be at least 100ms");
   s.step_args = {"--python", args.python};
   if (args.no_git) s.step_args.push_back("--no-git");
+  if (args.require_profiler) s.step_args.push_back("--require-profiler");
   if (!args.devices.empty()) s.step_args.insert(s.step_args.end(), {"--devices", args.devices});
   s.on_job = [](const PlannedWorkload& w, size_t runs, int64_t job, bool adopted) {
     PrintLine(std::cerr, "footprint: " + WorkloadText(w) + ": " +
@@ -204,6 +205,9 @@ void AddExperimentOptions(CLI::App& cmd, Args& args) {
   cmd.add_option("--python", args.python,
                  "interpreter for .py files (default python3; a YAML plan's 'python:' wins)");
   cmd.add_flag("--no-git", args.no_git, "do not record git commits");
+  cmd.add_flag("--require-profiler", args.require_profiler,
+               "refuse the plan when a run's profiler listener (nsys, ncu, ...) finds its tool "
+               "absent (default: one line, and the run goes on unprofiled)");
   cmd.add_option("--devices", args.devices,
                  "run every run on the CPU, whatever its Devices and collocation name "
                  "(a radT plan written for GPUs, Devices 0, on a machine without one); the "
@@ -277,6 +281,7 @@ Action AddExperiment(CLI::App& app) {
     o.only_key = args->run_key;
     o.resume = args->resume;
     o.record_git = !args->no_git;
+    o.require_profiler = args->require_profiler;
     Status write_error;
     const int to_run = RunsToStart(*plan, *args, status);
     Progress progress(to_run, /*live=*/false);  // the commands' output shares the terminal

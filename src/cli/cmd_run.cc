@@ -14,6 +14,7 @@
 #include "cli/run_options.h"
 #include "footprint/compare.h"
 #include "footprint/monitor.h"
+#include "footprint/profiler.h"
 #include "footprint/scan.h"
 #include "footprint/stats.h"
 #include "run/run_metadata.h"
@@ -402,6 +403,19 @@ void AddScanAndHookOptions(CLI::App& cmd, RunArgs& args) {
       ->option_text("FILE");
 }
 
+// --profiler and --require-profiler: radT's workload listeners (docs/profiling.md).
+void AddProfilerOptions(CLI::App& cmd, RunArgs& args) {
+  cmd.add_option("--profiler", args.profiler,
+                 "start the command inside a profiler as radT's listener of that name does: "
+                 "nsys, nsysraw (Nsight Systems), ncu, ncuraw, ncuattach (Nsight Compute); "
+                 "its traces become the run's artifacts, its cost is stored apart")
+      ->check(CLI::IsMember(ProfilerListeners(), CLI::ignore_case))
+      ->option_text("LISTENER");
+  cmd.add_flag("--require-profiler", args.require_profiler,
+               "refuse the run when the profiler's tool is not on PATH (default: one line, and "
+               "the command runs unprofiled)");
+}
+
 }  // namespace
 
 void PrintOutcome(const MonitorOutcome& out, const std::string& db, const std::string& label,
@@ -507,6 +521,7 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
   cmd->add_flag("--keep-going", args->repeat.keep_going,
                 "with -r or a scan: run every repetition and combination even after one fails");
   AddScanAndHookOptions(*cmd, *args);
+  AddProfilerOptions(*cmd, *args);
   cmd->prefix_command();
   cmd->footer(
       "COMMAND is everything after --: footprint run [OPTIONS] -- COMMAND [ARGS...]\n\n"
@@ -530,6 +545,11 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
   return [args, cmd, &command]() -> int {
     Result<int> status = [&]() -> Result<int> {
       FP_ASSIGN_OR_RETURN(MonitorOptions o, CommandOptions(*args, *cmd, command));
+      if (!args->profiler.empty()) {
+        o.profiler =
+            ProfilerRequest{.listener = args->profiler, .required = args->require_profiler};
+        FP_RETURN_IF_ERROR(ValidateMonitorOptions(o));
+      }
       FP_ASSIGN_OR_RETURN(auto scan, Scan(*args, *cmd, o));
       FP_ASSIGN_OR_RETURN(auto store, OpenStore(args->db));
       return RunScan(*store, *args, o, scan);

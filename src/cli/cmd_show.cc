@@ -417,6 +417,12 @@ Table TotalsTable(const RunSummary& s, const json& meta) {
   measured_row("cycles", "perf_cycles", "count", CounterNote(meta, "perf.cycles"));
   measured_row("cache misses", "perf_cache_misses", "count",
                CounterNote(meta, "perf.cache_misses"));
+  // A profiler's own processes (nsys, ncu: docs/profiling.md), apart from the program's.
+  measured_row("program cpu", "program_cpu_s", "s", "the tree's CPU less the profiler's");
+  measured_row("profiler cpu", "profiler_cpu_s", "s", "the profiler's own processes");
+  measured_row("profiler rss", "profiler_peak_rss_bytes", "bytes",
+               "largest high-water mark of a profiler process");
+  measured_row("profiler traces", "profiler_trace_bytes", "bytes", "the run's trace artifacts");
   row("footprint cpu", "monitor_cpu_s", "s", OverheadNote(s));
   row("footprint rss", "monitor_peak_rss_bytes", "bytes");
   // Totals this view does not know by name (added by newer probes), in the same way.

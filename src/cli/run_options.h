@@ -24,6 +24,8 @@ struct RunArgs {
   bool no_shell = false;
   std::vector<std::string> ranges, lists;  // -P NAME MIN MAX, -L NAME VALUES, flattened
   std::string step = "1";
+  std::string profiler;  // --profiler LISTENER (run)
+  bool require_profiler = false;
 };
 
 // Declares -o, -n, -d, --tag, --param, -m, -i, --gpus and -q: how any measurement is sampled

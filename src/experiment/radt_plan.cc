@@ -32,13 +32,26 @@ struct RadtRow {
 const std::map<std::string, std::string, std::less<>>& IgnoredListeners() {
   static const std::map<std::string, std::string, std::less<>> kIgnored = {
       {"macmon", "it reads Apple Silicon's counters"},
-      {"nsys", "it wraps the script in a profiler"},
-      {"nsysraw", "it wraps the script in a profiler"},
-      {"ncu", "it wraps the script in a profiler"},
-      {"ncuraw", "it wraps the script in a profiler"},
-      {"ncuattach", "it wraps the script in a profiler"},
   };
   return kIgnored;
+}
+
+// The row's profiler listener (nsys, ncu, ...), its trace named as radT names it:
+// TOOL_EXPERIMENT_WORKLOAD_LETTER, the letter being the row's devices and collocation.
+std::optional<ProfilerRequest> RowProfiler(const RadtRow& row) {
+  for (std::string_view word : Split(row.listeners, '+')) {
+    if (!IsProfilerListener(word)) continue;
+    const std::string listener = Lower(Trim(word));
+    std::string letter = std::string(Trim(row.devices));
+    if (letter.empty()) letter = "-";
+    const std::string_view collocation = Trim(row.collocation);
+    if (!collocation.empty() && collocation != "-") letter += "_" + std::string(collocation);
+    const std::string tool = WrapInProfiler(listener, {}, "")->tool;
+    return ProfilerRequest{
+        .listener = listener,
+        .trace_name = tool + "_" + row.experiment + "_" + row.workload + "_" + letter};
+  }
+  return std::nullopt;
 }
 
 // Adds the run of `row` to its workload in `plan`.
@@ -73,6 +86,7 @@ Status AddRadtRow(const RadtRow& row, const std::string& plan_dir, const PlanOpt
   }
   if (!st.ok()) return InvalidArgument(row.where + st.message());
   run.csv_row = row.csv_row;
+  run.profiler = RowProfiler(row);
   PlannedWorkload& w = workloads.For(run.experiment, run.workload);
   run.key = !row.key.empty()
                 ? row.key
@@ -182,6 +196,7 @@ Result<MetricSet> MetricsForListeners(std::string_view listeners, std::set<std::
   std::string list = "cpu,memory";
   for (std::string_view word : Split(t, '+')) {
     const std::string name = Lower(Trim(word));
+    if (IsProfilerListener(name)) continue;  // PlannedRun::profiler
     if (IgnoredListeners().contains(name)) {
       if (ignored) ignored->insert(name);
       continue;
@@ -193,7 +208,8 @@ Result<MetricSet> MetricsForListeners(std::string_view listeners, std::set<std::
   auto set = ParseMetricList(list);
   if (!set.ok()) {
     return InvalidArgument("Listeners '" + std::string(t) + "': " + set.status().message() +
-                           " (radT listeners: smi, dcgmi, top, ps, iostat, free, none)");
+                           " (radT listeners: smi, dcgmi, top, ps, iostat, free, none, and the "
+                           "profilers nsys, nsysraw, ncu, ncuraw, ncuattach)");
   }
   return set;
 }

@@ -68,6 +68,8 @@ MonitorOptions OptionsFor(const ExperimentPlan& plan, const PlannedRun& run,
   o.workload = run.workload;
   o.environment = run.env;
   o.working_dir = run.working_dir;
+  o.profiler = run.profiler;
+  if (o.profiler) o.profiler->required = options.require_profiler;
   // The monitor measures the GPUs the command is given.
   if (auto it = run.env.find("CUDA_VISIBLE_DEVICES"); it != run.env.end()) o.gpus = it->second;
   json extra = {{"experiment", {{"plan", plan.path}, {"format", plan.format}, {"key", run.key}}}};

@@ -26,6 +26,7 @@
 #include "probe/system_probe.h"
 #include "run/monitor_internal.h"
 #include "run/orphan_guard.h"
+#include "run/profiler_session.h"
 #include "run/run_metadata.h"
 #include "run/stop_signals.h"
 #include "session/descendants.h"
@@ -201,7 +202,7 @@ Status ValidateMonitorOptions(const MonitorOptions& o) {
   if (o.driver && !o.output.empty()) {
     return InvalidArgument("a driven command's stdout is its driver's; drop --output");
   }
-  return Status::Ok();
+  return CheckProfilerPresent(o);
 }
 
 namespace {
@@ -423,7 +424,7 @@ void Escalate(Env& env, int stops) {
 // by a process are passed on; a terminal's (SI_KERNEL) already reached the command's process
 // group and is not sent twice.
 WaitResult WaitForCommand(Env& env, pid_t child, const sigset_t& signals, ReapedUsage& usage,
-                          ReapedTotals& reaped) {
+                          ReapedTotals& reaped, ProfilerSession* profiler) {
   WaitResult w;
   bool done = false;
   int stops = 0;
@@ -432,6 +433,7 @@ WaitResult WaitForCommand(Env& env, pid_t child, const sigset_t& signals, Reaped
     int sig = sigwaitinfo(&signals, &info);
     if (sig < 0) continue;  // EINTR
     if (sig == SIGCHLD) {
+      if (profiler) profiler->BeforeReap(child);
       done = ReapEnded(child, usage, reaped, w.wait_status);
       continue;
     }
@@ -629,6 +631,15 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   MonitorSession session(
       store, p.run.id, MakeProbes(opt, p, std::move(perf), reaped, unavailable_gpu, tree),
       {.env = &env, .intervals = intervals, .flush_interval_ns = opt.flush_interval_ns});
+  // The command as it is started: inside a profiler when one is asked for and present.
+  std::vector<std::string> command = opt.command;
+  std::map<std::string, std::string> environment = opt.environment;
+  std::unique_ptr<ProfilerSession> profiler;
+  if (opt.profiler) {
+    FP_ASSIGN_OR_RETURN(
+        profiler, ProfilerSession::Prepare(opt, p.run.id, p.run.name, store.location(), command,
+                                           environment, p.meta));
+  }
   p.run.started_at_ns = env.RealtimeNs();
   p.run.meta_json = JsonText(p.meta);
   FP_RETURN_IF_ERROR(store.InTransaction([&]() -> Status {  // one commit for run and series
@@ -650,13 +661,13 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
                       DriverPipes::Open(opt.driver != nullptr && opt.driver->wants_pipes()));
   const JoinEnvironment join_env{
       p.run.id.c_str(),  db_path.c_str(),
-      &opt.environment,  opt.working_dir.empty() ? nullptr : opt.working_dir.c_str(),
+      &environment,      opt.working_dir.empty() ? nullptr : opt.working_dir.c_str(),
       output.fd(),       pipes.command_in,
       pipes.command_out, p.cgroup || opt.keep_running ? 0 : ::getpid()};
 
   // --- Start the command behind a gate. -------------------------------------------------
   SignalScope signals;
-  auto child = GatedChild::Fork(opt.command, signals.old_mask(), join_env);
+  auto child = GatedChild::Fork(command, signals.old_mask(), join_env);
   if (!child.ok()) return abandon(child.status());
   pipes.CloseCommandEnds();
   // Into the cgroup before the clock starts, so that the first sample already sees it (the
@@ -678,7 +689,8 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   p.run.started_at_ns = env.RealtimeNs();
   if (Status st = session.Start(t0); !st.ok()) return abandon(st);
   MonitorOutcome out;
-  out.launch_error = (*child)->Open(t0, opt.command[0]);
+  if (profiler) profiler->Start();
+  out.launch_error = (*child)->Open(t0, command[0]);
   if (opt.driver) {
     // The driver owns its ends from here on, even when it fails to start.
     const DriverStart start{std::exchange(pipes.to_command, -1),
@@ -691,7 +703,8 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
 
   // --- Wait: reap everything, forward signals. ----------------------------------------
   ReapedUsage usage;
-  const WaitResult w = WaitForCommand(env, (*child)->pid(), signals.set(), usage, reaped);
+  const WaitResult w =
+      WaitForCommand(env, (*child)->pid(), signals.set(), usage, reaped, profiler.get());
   guard.reset();  // the command ended: what it left running is its own choice
   const int64_t t_end = env.MonotonicNs();
   out.signal_received = w.signal_received;
@@ -701,6 +714,10 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   ReapEnded(-1, usage, reaped, unused);  // orphans that ended meanwhile
   p.meta["tree_membership"] = tree->uses_cgroup() ? "cgroup" : "proc walk (subreaper)";
   Conclude(w, KernelAccounts(t_end - t0, usage, p.cgroup.get(), *tree), session, p, out);
+  if (profiler) {
+    profiler->Finish(store, p.run.id, out.totals, p.meta, out.warnings);
+    p.run.meta_json = JsonText(p.meta);
+  }
   if (opt.driver) AddDriverResult(*opt.driver, store, p, out);
   unavailable_gpu.Warn(out.warnings);
   if (int64_t left = tree->CountLiveProcesses(); left > 0) {
