@@ -300,6 +300,22 @@ void PrintHosts(const RunSummary& s, std::ostream& out) {
   }
 }
 
+// The container a run started (docs/containers.md): which, and where its figures came from.
+void PrintContainer(const json& meta, std::ostream& out) {
+  const json c = meta.value("container", json::object());
+  if (c.empty()) return;
+  std::string line = c.value("engine", std::string()) + " " +
+                     c.value("id", std::string()).substr(0, 12) + " " +
+                     c.value("image", std::string());
+  if (!c.value("ran", false)) {
+    line += ": did not run, none of its figures are in this run";
+  } else if (c.value("read", false)) {
+    line += ", its figures (container_* and in cpu, peak memory, io) from the engine's cgroup " +
+            c.value("cgroup_parent", std::string()) + " (" + c.value("figures_from", "") + ")";
+  }
+  PrintField(out, "container", line);
+}
+
 // The run's own lines: what it is, how it went, where and how it ran.
 void PrintRunHeader(const RunSummary& s, const json& meta, const Decoration& deco,
                     std::ostream& out) {
@@ -319,6 +335,7 @@ void PrintRunHeader(const RunSummary& s, const json& meta, const Decoration& dec
   PrintField(out, "started", started);
   PrintField(out, "command", FormatCommand(r.command));
   PrintField(out, "cwd", r.cwd);
+  PrintContainer(meta, out);
   PrintHosts(s, out);
   if (!r.group_id.empty()) {
     const std::string group = r.group_id.substr(0, 8);

@@ -47,11 +47,12 @@ void RemoveStaleRunCgroups(const std::string& parent) {
   ::closedir(dir);
 }
 
-}  // namespace
-
-CgroupSupport DetectCgroups(const std::string& proc_root) {
+// The hierarchies as /proc/self/mountinfo shows them and the cgroups of process `who` ("self"
+// or a PID) in them; a directory is kept only when `usable` says so.
+CgroupSupport Locate(const std::string& proc_root, const std::string& who,
+                     bool (*usable)(const std::string&)) {
   CgroupSupport s;
-  std::optional<Mount> v2, cpuacct, memory;
+  std::optional<Mount> v2, cpuacct, memory, blkio, pids;
   if (auto text = ReadWholeFile(proc_root + "/self/mountinfo"); text.ok()) {
     for (std::string_view line : Split(*text, '\n')) {
       size_t dash = line.find(" - ");
@@ -60,18 +61,27 @@ CgroupSupport DetectCgroups(const std::string& proc_root) {
       auto right = Split(line.substr(dash + 3), ' ');
       if (left.size() < 5 || right.size() < 3) continue;
       Mount m{std::string(left[3]), std::string(left[4])};
+      if (right[0] == "cgroup2" || right[0] == "cgroup") s.all_roots.push_back(m.point);
       if (right[0] == "cgroup2") {
         v2 = m;
       } else if (right[0] == "cgroup") {
         for (std::string_view opt : Split(right[2], ',')) {
           if (opt == "cpuacct") cpuacct = m;
           if (opt == "memory") memory = m;
+          if (opt == "blkio") blkio = m;
+          if (opt == "pids") pids = m;
         }
       }
     }
   }
-  std::string v2_path, cpuacct_path, memory_path;
-  if (auto text = ReadWholeFile(proc_root + "/self/cgroup"); text.ok()) {
+  auto root = [](const std::optional<Mount>& m) { return m ? m->point : std::string(); };
+  s.v2_root = root(v2);
+  s.v1_cpuacct_root = root(cpuacct);
+  s.v1_memory_root = root(memory);
+  s.v1_blkio_root = root(blkio);
+  s.v1_pids_root = root(pids);
+  std::string v2_path, cpuacct_path, memory_path, blkio_path, pids_path;
+  if (auto text = ReadWholeFile(proc_root + "/" + who + "/cgroup"); text.ok()) {
     for (std::string_view line : Split(*text, '\n')) {
       auto parts = Split(line, ':');
       if (parts.size() < 3) continue;
@@ -80,27 +90,51 @@ CgroupSupport DetectCgroups(const std::string& proc_root) {
       for (std::string_view c : Split(parts[1], ',')) {
         if (c == "cpuacct") cpuacct_path = path;
         if (c == "memory") memory_path = path;
+        if (c == "blkio") blkio_path = path;
+        if (c == "pids") pids_path = path;
       }
     }
   }
   if (v2 && !v2_path.empty()) {
     std::string dir = DirFor(*v2, v2_path);
-    if (IsWritableDir(dir)) {
+    if (usable(dir)) {
       s.v2_dir = dir;
       auto subtree = ReadWholeFile(dir + "/cgroup.subtree_control");
       if (subtree.ok()) {
         for (std::string_view c : Split(Trim(*subtree), ' ')) s.v2_memory |= (c == "memory");
       }
+      // Another process's cgroup is read, not made: its own memory files say.
+      if (who != "self") s.v2_memory = ::access((dir + "/memory.peak").c_str(), R_OK) == 0;
     }
   }
-  if (cpuacct && !cpuacct_path.empty()) {
-    std::string dir = DirFor(*cpuacct, cpuacct_path);
-    if (IsWritableDir(dir)) s.v1_cpuacct_dir = dir;
+  auto dir_of = [&](const std::optional<Mount>& m, const std::string& path) {
+    std::string dir = m && !path.empty() ? DirFor(*m, path) : "";
+    return !dir.empty() && usable(dir) ? dir : "";
+  };
+  s.v1_cpuacct_dir = dir_of(cpuacct, cpuacct_path);
+  s.v1_memory_dir = dir_of(memory, memory_path);
+  if (who != "self") {  // io and pids: for a container's cgroups only
+    s.v1_blkio_dir = dir_of(blkio, blkio_path);
+    s.v1_pids_dir = dir_of(pids, pids_path);
   }
-  if (memory && !memory_path.empty()) {
-    std::string dir = DirFor(*memory, memory_path);
-    if (IsWritableDir(dir)) s.v1_memory_dir = dir;
-  }
+  return s;
+}
+
+bool IsDir(const std::string& dir) {
+  struct stat st;
+  return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+CgroupSupport CgroupsOfProcess(pid_t pid, const std::string& proc_root) {
+  return Locate(proc_root, std::to_string(pid), IsDir);
+}
+
+CgroupSupport DetectCgroups(const std::string& proc_root) {
+  CgroupSupport s = Locate(proc_root, "self", IsWritableDir);
+  const bool v2 = !s.v2_root.empty(), cpuacct = !s.v1_cpuacct_root.empty();
+  const bool memory = !s.v1_memory_root.empty();
   if (s.v2_dir.empty() && s.v1_cpuacct_dir.empty()) {
     s.why_no_cpu = (v2 || cpuacct)
                        ? "no permission to create a cgroup here (run as root, or in a "
@@ -120,27 +154,78 @@ CgroupSupport DetectCgroups(const std::string& proc_root) {
   return s;
 }
 
+CgroupSupport AtHierarchyRoots(const CgroupSupport& own) {
+  CgroupSupport s = own;
+  auto writable = [](const std::string& root) { return IsWritableDir(root) ? root : ""; };
+  s.v2_dir = writable(own.v2_root);
+  s.v1_cpuacct_dir = writable(own.v1_cpuacct_root);
+  s.v1_memory_dir = writable(own.v1_memory_root);
+  s.v1_blkio_dir = writable(own.v1_blkio_root);
+  s.v1_pids_dir = writable(own.v1_pids_root);
+  s.v2_memory = false;
+  if (auto subtree = ReadWholeFile(s.v2_dir + "/cgroup.subtree_control");
+      !s.v2_dir.empty() && subtree.ok()) {
+    for (std::string_view c : Split(Trim(*subtree), ' ')) s.v2_memory |= (c == "memory");
+  }
+  s.why_no_cpu.clear();
+  s.why_no_memory.clear();
+  const std::string rootless =
+      "no permission to create a cgroup at the root of the hierarchy (rootless: run footprint "
+      "as root, or see docs/containers.md#rootless)";
+  if (s.v2_dir.empty() && s.v1_cpuacct_dir.empty()) {
+    s.why_no_cpu = own.v2_root.empty() && own.v1_cpuacct_root.empty()
+                       ? "neither a cgroup v2 hierarchy nor a v1 cpuacct controller is mounted"
+                       : rootless;
+  }
+  if (!s.v2_memory && s.v1_memory_dir.empty()) s.why_no_memory = rootless;
+  return s;
+}
+
+bool RemoveEmptyCgroupTree(const std::string& dir) {
+  if (DIR* d = ::opendir(dir.c_str())) {
+    std::vector<std::string> children;
+    while (dirent* e = ::readdir(d)) {
+      if (e->d_type == DT_DIR && e->d_name[0] != '.') children.push_back(dir + "/" + e->d_name);
+    }
+    ::closedir(d);
+    for (const std::string& child : children) RemoveEmptyCgroupTree(child);
+  }
+  return ::rmdir(dir.c_str()) == 0 || errno == ENOENT;
+}
+
 Result<std::unique_ptr<RunCgroup>> RunCgroup::Create(const CgroupSupport& support,
                                                      const std::string& name) {
+  return Open(support, name, /*create=*/true);
+}
+
+Result<std::unique_ptr<RunCgroup>> RunCgroup::Observe(const CgroupSupport& dirs) {
+  return Open(dirs, "", /*create=*/false);
+}
+
+Result<std::unique_ptr<RunCgroup>> RunCgroup::Open(const CgroupSupport& support,
+                                                   const std::string& name, bool create) {
   std::unique_ptr<RunCgroup> cg(new RunCgroup());
+  cg->owned_ = create;
   std::string error;
   auto make = [&](const std::string& parent, const char* threads_file) -> std::string {
     if (parent.empty()) return {};
-    RemoveStaleRunCgroups(parent);
-    std::string dir = parent + "/" + name;
-    if (::mkdir(dir.c_str(), 0755) != 0) {
-      error = "cannot create cgroup " + dir + ": " + std::strerror(errno);
-      return {};
+    std::string dir = create ? parent + "/" + name : parent;
+    if (create) {
+      RemoveStaleRunCgroups(parent);
+      if (::mkdir(dir.c_str(), 0755) != 0) {
+        error = "cannot create cgroup " + dir + ": " + std::strerror(errno);
+        return {};
+      }
     }
-    int fd = ::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
+    int fd = create ? ::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC) : -1;
+    if (create && fd < 0) {
       error = "cannot open " + dir + "/cgroup.procs: " + std::strerror(errno);
       ::rmdir(dir.c_str());
       return {};
     }
     cg->dirs_.push_back(dir);
     cg->parents_.push_back(parent);
-    cg->join_fds_.push_back(fd);
+    if (fd >= 0) cg->join_fds_.push_back(fd);
     if (cg->procs_path_.empty()) {
       cg->procs_path_ = dir + "/cgroup.procs";
       cg->threads_path_ = dir + "/" + threads_file;
@@ -158,6 +243,7 @@ Result<std::unique_ptr<RunCgroup>> RunCgroup::Create(const CgroupSupport& suppor
     if (support.v2_memory) {
       cg->memory_peak_ = KernelFile(v2 + "/memory.peak");
       cg->memory_stat_ = KernelFile(v2 + "/memory.stat");
+      cg->memory_current_ = KernelFile(v2 + "/memory.current");
       cg->memory_v2_ = cg->memory_peak_.is_open();
     }
   }
@@ -176,12 +262,33 @@ Result<std::unique_ptr<RunCgroup>> RunCgroup::Create(const CgroupSupport& suppor
     if (!v1.empty()) {
       cg->memory_peak_ = KernelFile(v1 + "/memory.max_usage_in_bytes");
       cg->memory_stat_ = KernelFile(v1 + "/memory.stat");
+      cg->memory_current_ = KernelFile(v1 + "/memory.usage_in_bytes");
     }
   }
+  cg->OpenCounters(support, v2, make(support.v1_blkio_dir, "tasks"),
+                   make(support.v1_pids_dir, "tasks"));
   if (cg->dirs_.empty()) {
     return Unsupported(error.empty() ? "no usable cgroup hierarchy" : error);
   }
   return cg;
+}
+
+void RunCgroup::OpenCounters(const CgroupSupport& support, const std::string& v2_dir,
+                             const std::string& blkio_dir, const std::string& pids_dir) {
+  if (!v2_dir.empty()) events_ = KernelFile(v2_dir + "/cgroup.events");
+  if (!blkio_dir.empty()) {
+    io_stat_ = KernelFile(blkio_dir + "/blkio.throttle.io_service_bytes_recursive");
+  } else if (!v2_dir.empty() && !support.v1_blkio_root.empty()) {
+    // v1 owns the io controller: v2's io.stat would stay empty.
+  } else if (!v2_dir.empty()) {
+    io_stat_ = KernelFile(v2_dir + "/io.stat");
+    io_v2_ = true;
+  }
+  if (!pids_dir.empty()) {
+    pids_current_ = KernelFile(pids_dir + "/pids.current");
+  } else if (!v2_dir.empty() && support.v1_pids_root.empty()) {
+    pids_current_ = KernelFile(v2_dir + "/pids.current");
+  }
 }
 
 Status RunCgroup::Join(pid_t pid) const {
@@ -197,6 +304,7 @@ Status RunCgroup::Join(pid_t pid) const {
 
 RunCgroup::~RunCgroup() {
   for (int fd : join_fds_) ::close(fd);
+  if (!owned_) return;
   for (size_t i = 0; i < dirs_.size(); ++i) {
     // Processes that outlived the run (daemons the command started) go back to footprint's
     // own cgroup so that the directory can be removed; they keep running.
@@ -205,7 +313,7 @@ RunCgroup::~RunCgroup() {
         (void)WriteFile(parents_[i] + "/cgroup.procs", std::to_string(pid));
       });
     }
-    ::rmdir(dirs_[i].c_str());
+    RemoveEmptyCgroupTree(dirs_[i]);
   }
 }
 
@@ -251,11 +359,68 @@ std::optional<int64_t> RunCgroup::MemoryPeakBytes() const {
 std::optional<RunCgroup::MemoryStat> RunCgroup::ReadMemoryStat() const {
   char buf[8192];  // memory.stat is 1-2 KiB
   std::string_view text = memory_stat_.Read(buf, sizeof buf);
-  auto anon = FindKeyedValue(text, memory_v2_ ? "anon" : "rss");
-  auto mapped = FindKeyedValue(text, memory_v2_ ? "file_mapped" : "mapped_file");
-  auto cache = FindKeyedValue(text, memory_v2_ ? "file" : "cache");
+  auto anon = FindKeyedValue(text, memory_v2_ ? "anon" : "total_rss");
+  auto mapped = FindKeyedValue(text, memory_v2_ ? "file_mapped" : "total_mapped_file");
+  auto cache = FindKeyedValue(text, memory_v2_ ? "file" : "total_cache");
+  auto shmem = FindKeyedValue(text, memory_v2_ ? "shmem" : "total_shmem");
+  auto inactive = FindKeyedValue(text, memory_v2_ ? "inactive_file" : "total_inactive_file");
   if (!anon || !mapped || !cache) return std::nullopt;
-  return MemoryStat{*anon, *mapped, *cache};
+  return MemoryStat{*anon, *mapped, *cache, shmem.value_or(0), inactive.value_or(0)};
+}
+
+std::optional<int64_t> RunCgroup::MemoryCurrentBytes() const {
+  char buf[64];
+  return ParseInt(memory_current_.Read(buf, sizeof buf));
+}
+
+std::optional<std::pair<int64_t, int64_t>> RunCgroup::IoBytes() const {
+  if (!io_stat_.is_open()) return std::nullopt;
+  char buf[8192];
+  std::string_view text = io_stat_.Read(buf, sizeof buf);
+  int64_t read = 0, written = 0;
+  // v2: "MAJ:MIN rbytes=N wbytes=N ..." per device; v1: "MAJ:MIN Read N", "MAJ:MIN Write N".
+  for (std::string_view line : Split(text, '\n')) {
+    auto words = Split(line, ' ');
+    if (io_v2_) {
+      for (std::string_view w : words) {
+        if (w.starts_with("rbytes=")) read += ParseInt(w.substr(7)).value_or(0);
+        if (w.starts_with("wbytes=")) written += ParseInt(w.substr(7)).value_or(0);
+      }
+    } else if (words.size() == 3 && words[1] == "Read") {
+      read += ParseInt(words[2]).value_or(0);
+    } else if (words.size() == 3 && words[1] == "Write") {
+      written += ParseInt(words[2]).value_or(0);
+    }
+  }
+  return std::make_pair(read, written);
+}
+
+std::optional<int64_t> RunCgroup::PidsCurrent() const {
+  char buf[64];
+  return ParseInt(pids_current_.Read(buf, sizeof buf));
+}
+
+bool RunCgroup::Populated() const {
+  char buf[256];
+  if (events_.is_open() && FindKeyedValue(events_.Read(buf, sizeof buf), "populated") == 1) {
+    return true;
+  }
+  // v1 hierarchies (an engine's helpers may be in them only: podman's conmon is not in v2).
+  std::vector<std::string> pending = dirs_;
+  while (!pending.empty()) {
+    std::string dir = std::move(pending.back());
+    pending.pop_back();
+    if (auto procs = ReadWholeFile(dir + "/cgroup.procs"); procs.ok() && !Trim(*procs).empty()) {
+      return true;
+    }
+    if (DIR* d = ::opendir(dir.c_str())) {
+      while (dirent* e = ::readdir(d)) {
+        if (e->d_type == DT_DIR && e->d_name[0] != '.') pending.push_back(dir + "/" + e->d_name);
+      }
+      ::closedir(d);
+    }
+  }
+  return false;
 }
 
 std::string RunCgroup::cpu_source() const {

@@ -337,7 +337,13 @@ Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend
 std::optional<std::string> CpuDisagreement(const RunSummary& s) {
   auto user = s.totals.find("cpu_user_s"), system = s.totals.find("cpu_system_s");
   if (!s.series_cpu || user == s.totals.end() || system == s.totals.end()) return std::nullopt;
-  const double total = user->second + system->second;
+  // A container's CPU time is in the total, not in the tree's series (docs/containers.md).
+  auto container = [&](const char* name) {
+    auto it = s.totals.find(name);
+    return it == s.totals.end() ? 0.0 : it->second;
+  };
+  const double total = user->second + system->second - container("container_cpu_user_s") -
+                       container("container_cpu_system_s");
   const RunSummary::SeriesCpu& series = *s.series_cpu;
   // Outside the series' stretch the tree may have run at its peak rate; ticks of 10 ms.
   const double edges = std::max(0.0, s.duration_s - series.window_s) * series.peak_cores;

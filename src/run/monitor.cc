@@ -19,11 +19,13 @@
 #include <utility>
 
 #include "probe/cgroup.h"
+#include "probe/container_probe.h"
 #include "probe/gpu_backends.h"
 #include "probe/perf_probe.h"
 #include "probe/process_tree_probe.h"
 #include "probe/rapl_probe.h"
 #include "probe/system_probe.h"
+#include "run/container.h"
 #include "run/monitor_internal.h"
 #include "run/orphan_guard.h"
 #include "run/profiler_session.h"
@@ -628,11 +630,24 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   ReapedTotals reaped;
   UnavailableMetrics unavailable_gpu;
   ProcessTreeProbe* tree = nullptr;
+  // A container the command starts is measured in a parent cgroup footprint makes for it
+  // (docs/containers.md): its engine's processes are not the command's.
+  FP_ASSIGN_OR_RETURN(std::unique_ptr<ContainerWatch> container,
+                      ContainerWatch::ForCommand(opt.command, p.run.id));
+  std::vector<std::unique_ptr<Probe>> probes =
+      MakeProbes(opt, p, std::move(perf), reaped, unavailable_gpu, tree);
+  ContainerProbe* container_probe = nullptr;
+  if (container) {
+    auto owned = std::make_unique<ContainerProbe>(&container->cgroup());
+    container_probe = owned.get();
+    probes.push_back(std::move(owned));
+  }
   MonitorSession session(
-      store, p.run.id, MakeProbes(opt, p, std::move(perf), reaped, unavailable_gpu, tree),
+      store, p.run.id, std::move(probes),
       {.env = &env, .intervals = intervals, .flush_interval_ns = opt.flush_interval_ns});
   // The command as it is started: inside a profiler when one is asked for and present.
   std::vector<std::string> command = opt.command;
+  if (container) container->Rewrite(command);
   std::map<std::string, std::string> environment = opt.environment;
   std::unique_ptr<ProfilerSession> profiler;
   if (opt.profiler) {
@@ -703,8 +718,10 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
 
   // --- Wait: reap everything, forward signals. ----------------------------------------
   ReapedUsage usage;
-  const WaitResult w =
-      WaitForCommand(env, (*child)->pid(), signals.set(), usage, reaped, profiler.get());
+  WaitResult w = WaitForCommand(env, (*child)->pid(), signals.set(), usage, reaped, profiler.get());
+  if (container && w.signal_received == 0) {  // a detached container runs on: followed
+    w.signal_received = container->WaitWhileRunning(signals.set());
+  }
   guard.reset();  // the command ended: what it left running is its own choice
   const int64_t t_end = env.MonotonicNs();
   out.signal_received = w.signal_received;
@@ -713,6 +730,14 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   int unused;
   ReapEnded(-1, usage, reaped, unused);  // orphans that ended meanwhile
   p.meta["tree_membership"] = tree->uses_cgroup() ? "cgroup" : "proc walk (subreaper)";
+  if (container) {
+    const int client_status = ShellStatus(w.wait_status);
+    p.meta["container"] = container->Meta(client_status);
+    if (std::string line = container->NotRunLine(client_status); !line.empty()) {
+      container_probe->ContainerDidNotRun();
+      out.warnings.push_back(line);
+    }
+  }
   Conclude(w, KernelAccounts(t_end - t0, usage, p.cgroup.get(), *tree), session, p, out);
   if (profiler) {
     profiler->Finish(store, p.run.id, out.totals, p.meta, out.warnings);

@@ -1,0 +1,126 @@
+"""footprint run -- podman run ...: the container measured from its engine's cgroup.
+
+The images are made here (no registry): a rootfs holding one statically linked workload
+(container_workload.c), imported with `podman import`. Containers run with runc through
+scripts/runc-no-rlimits, which also works where the sandbox lacks CAP_SYS_RESOURCE. Ground truth
+is what the workload's own kernel accounts say inside the container.
+"""
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import tarfile
+import uuid
+
+import pytest
+
+from fp_helpers import FOOTPRINT
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNTIME = os.path.join(HERE, "..", "..", "scripts", "runc-no-rlimits")
+IMAGE = "localhost/footprint-test-work:1"
+
+
+def podman_problem():
+    for tool in ("podman", "runc", "jq", "gcc"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (scripts/setup installs it)"
+    if os.geteuid() != 0:
+        return "footprint measures containers from the hierarchies' roots: needs root here"
+    return None
+
+
+@pytest.fixture(scope="module")
+def image(tmp_path_factory):
+    problem = podman_problem()
+    if problem:
+        pytest.skip(problem)
+    root = tmp_path_factory.mktemp("rootfs")
+    for folder in ("bin", "dev/shm", "data", "tmp"):
+        os.makedirs(root / folder, exist_ok=True)
+    subprocess.run(["gcc", "-static", "-O2", "-o", str(root / "bin" / "work"),
+                    os.path.join(HERE, "container_workload.c")], check=True)
+    archive = tmp_path_factory.mktemp("image") / "rootfs.tar"
+    with tarfile.open(archive, "w") as tar:
+        tar.add(root, arcname=".")
+    subprocess.run(["podman", "import", "-q", str(archive), IMAGE], check=True,
+                   stdout=subprocess.DEVNULL)
+    probe = subprocess.run(["podman", "--runtime", RUNTIME, "run", "--rm", IMAGE, "/bin/work",
+                            "burn", "0"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip("podman cannot run a container here: " + probe.stderr.strip()[-300:])
+    return IMAGE
+
+
+def footprint_run(db, *args, check=True):
+    r = subprocess.run([FOOTPRINT, "run", "-o", str(db), "-q", *args], capture_output=True,
+                       text=True)
+    if check:
+        assert r.returncode == 0, r.stderr
+    return r
+
+
+def totals(db):
+    with sqlite3.connect(db) as c:
+        return dict(c.execute("SELECT name, value FROM run_totals"))
+
+
+def podman(*args):
+    return ["podman", "--runtime", RUNTIME, *args]
+
+
+def test_container_cpu_is_its_own_getrusage(image, tmp_path):
+    db = tmp_path / "f.db"
+    r = footprint_run(db, "--", *podman("run", "--rm", image, "/bin/work", "burn", "1.5"))
+    truth = float(r.stdout.split()[1])
+    t = totals(db)
+    container = t["container_cpu_user_s"] + t["container_cpu_system_s"]
+    # conmon, the engine's monitor, shares the parent cgroup: a few ms.
+    assert truth <= container <= truth * 1.02 + 0.01, (truth, t)
+    assert t["cpu_user_s"] + t["cpu_system_s"] >= container + 0.01  # the client counts too
+    show = subprocess.run([FOOTPRINT, "show", "-o", str(db)], capture_output=True, text=True)
+    assert re.search(r"^container +podman [0-9a-f]{12} " + re.escape(image), show.stdout, re.M), show.stdout
+    assert "from the engine's cgroup" in show.stdout
+
+
+def test_container_anonymous_memory_and_shm_apart(image, tmp_path):
+    db = tmp_path / "f.db"
+    r = footprint_run(db, "--", *podman("run", "--rm", image, "/bin/work", "hold", "64", "32",
+                                        "1"))
+    anon, shm = int(r.stdout.split()[2]), int(r.stdout.split()[4])
+    t = totals(db)
+    assert shm <= t["container_shm_peak_bytes"] <= shm * 1.05, t
+    # What the container holds: its 64 MiB, its 32 MiB of shm, and a little of its own.
+    assert anon + shm <= t["container_memory_peak_bytes"] <= (anon + shm) * 1.1, t
+    assert t["container_engine_memory_peak_bytes"] >= anon + shm, t
+
+
+def test_detached_container_followed_until_it_exits(image, tmp_path):
+    db = tmp_path / "f.db"
+    name = "fp-detached-" + uuid.uuid4().hex[:8]
+    footprint_run(db, "--", *podman("run", "-d", "--name", name, image, "/bin/work", "burn",
+                                    "1"))
+    logs = subprocess.run(["podman", "logs", name], capture_output=True, text=True).stdout
+    subprocess.run(["podman", "rm", name], stdout=subprocess.DEVNULL)
+    truth = float(logs.split()[1])
+    t = totals(db)
+    assert t["duration_s"] >= truth
+    container = t["container_cpu_user_s"] + t["container_cpu_system_s"]
+    assert truth <= container <= truth * 1.02 + 0.01, (truth, t)
+
+
+def test_refused_container_claims_nothing(image, tmp_path):
+    db = tmp_path / "f.db"
+    # crun refuses hybrid cgroups, runc the rlimits here; a missing program fails everywhere.
+    r = footprint_run(db, "--", *podman("run", "--rm", image, "/bin/absent"), check=False)
+    assert r.returncode != 0
+    assert "the container did not run" in r.stderr, r.stderr
+    assert "container_cpu_user_s" not in totals(db)
+
+
+def test_own_cgroup_parent_is_refused_before_running(image, tmp_path):
+    r = footprint_run(tmp_path / "f.db", "--", *podman("run", "--cgroup-parent", "/mine",
+                                                       image, "/bin/work", "burn", "0"),
+                      check=False)
+    assert r.returncode == 125 and "--cgroup-parent" in r.stderr, r.stderr
