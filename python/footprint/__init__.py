@@ -50,6 +50,7 @@ from ._data import Data, load
 from .metrics import (CPU, GPU, IO, Energy, FootprintWarning, GPUMemory, GPUPower, GPUTime,
                       Latency, Memory, Metric, Power, Processes, SystemCPU, SystemMemory,
                       Threads, Throughput, Time)
+from .profiling import profile
 from .trackers import ConfusionMatrixTracker, HyperparameterTracker, LossTracker, TTATracker
 
 __all__ = [
@@ -57,5 +58,5 @@ __all__ = [
     "Metric", "Time", "CPU", "Memory", "IO", "Threads", "Processes", "SystemCPU",
     "SystemMemory", "Latency", "Throughput", "GPU", "GPUMemory", "GPUPower", "GPUTime",
     "Power", "Energy", "LossTracker", "TTATracker", "ConfusionMatrixTracker",
-    "HyperparameterTracker", "__version__",
+    "HyperparameterTracker", "profile", "__version__",
 ]
