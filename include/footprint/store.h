@@ -224,6 +224,11 @@ class Store {
     return std::vector<PendingBuffer>{};
   }
 
+  // Where this handle's writes wait before they are in the database: "" when they are there;
+  // for a server store, its local buffer while the server has not taken them (it first waits
+  // for them to arrive, as long as the server takes some).
+  virtual std::string WaitingIn() { return ""; }
+
   // Human-readable location, for messages and records: never a password.
   virtual const std::string& location() const = 0;
   // What OpenStore needs to open this store again from another process or folder (an

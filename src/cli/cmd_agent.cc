@@ -54,7 +54,7 @@ Action AddAgent(CLI::App& app) {
       FP_ASSIGN_OR_RETURN(auto store, OpenStore(args->db));
       FP_ASSIGN_OR_RETURN(MonitorOutcome out, MonitorSlurmStep(*store, *step));
       for (const std::string& w : out.warnings) PrintLine(std::cerr, "footprint: warning: " + w);
-      if (!args->quiet) PrintOutcome(out, store->location(), "", std::cerr);
+      if (!args->quiet) PrintOutcome(out, *store, "", std::cerr);
       return out.exit_status;
     });
   };

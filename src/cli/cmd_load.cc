@@ -35,7 +35,7 @@ Result<std::pair<int, LoadSummary>> RunLoad(Store& store, MonitorOptions o, cons
   if (!out.launch_error.empty()) err << "footprint: " << out.launch_error << "\n";
   for (const std::string& w : out.warnings) err << "footprint: warning: " << w << "\n";
   if (!quiet) {
-    PrintOutcome(out, store.location(), "", err);
+    PrintOutcome(out, store, "", err);
     auto energy = LoadWindowEnergy(store, out.run, out.totals);
     PrintLoadSummary(nlohmann::json::parse(LoadSummaryJson(driver.summary())), out.totals,
                      energy.ok() ? *energy : std::vector<LoadEnergy>{}, "footprint: load ", err);

@@ -1,7 +1,10 @@
 // footprint push: sends what waits in local buffers (include/footprint/buffer.h) to the servers
 // they belong to.
+#include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "cli/cli.h"
 #include "cli/format.h"
@@ -27,12 +30,26 @@ std::string Describe(const BufferState& b) {
          (b.closed ? "" : "; its footprint ended without closing it");
 }
 
+// The buffers in `dir` once no live footprint holds any, or `wait_s` passed (those still held
+// are listed live).
+Result<std::vector<BufferState>> ListBuffersOnceLetGo(const std::string& dir, double wait_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+  while (true) {
+    FP_ASSIGN_OR_RETURN(std::vector<BufferState> buffers, ListBuffers(dir));
+    const bool held =
+        std::any_of(buffers.begin(), buffers.end(), [](const BufferState& b) { return b.live; });
+    if (!held || std::chrono::steady_clock::now() >= deadline) return buffers;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
 }  // namespace
 
 Action AddPush(CLI::App& app) {
   struct Args {
     std::string db, dir;
-    bool list = false, json = false;
+    bool list = false, json = false, all = false;
+    double wait_s = 30;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
@@ -48,6 +65,14 @@ Action AddPush(CLI::App& app) {
   cmd->add_option("--dir", args->dir,
                   "the folder of the buffers (default: $FOOTPRINT_BUFFER_DIR, else "
                   "$XDG_STATE_HOME/footprint/buffers, else ~/.local/state/footprint/buffers)");
+  cmd->add_flag("--all", args->all,
+                "also the buffers a live footprint holds: wait (--wait) until each is let go "
+                "(its footprint sent it, or ended) and send what is left; for a Slurm Epilog "
+                "or TaskEpilog, where the job's last footprints may still be closing");
+  cmd->add_option("--wait", args->wait_s,
+                  "with --all: seconds to wait for live buffers (default 30)")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->option_text("SECONDS");
   cmd->add_flag("--list", args->list, "say what waits, send nothing");
   cmd->add_flag("--json", args->json, "with --list: as JSON");
   cmd->footer(
@@ -56,6 +81,7 @@ Action AddPush(CLI::App& app) {
       "Examples:\n"
       "  footprint push --list\n"
       "  footprint push\n"
+      "  footprint push --all --dir /shared/fp-buffers    (a Slurm Epilog line)\n"
       "  footprint push -o postgresql://alice@db.lab/footprint");
   return [args]() -> int {
     return ExitCodeOf([&]() -> Result<int> {
@@ -66,8 +92,10 @@ Action AddPush(CLI::App& app) {
             "not " +
             args->db);
       }
+      if (args->all && args->list) return InvalidArgument("--all sends: drop --list");
       const std::string dir = args->dir.empty() ? BufferDirectory() : args->dir;
-      FP_ASSIGN_OR_RETURN(std::vector<BufferState> buffers, ListBuffers(dir));
+      FP_ASSIGN_OR_RETURN(std::vector<BufferState> buffers,
+                          args->all ? ListBuffersOnceLetGo(dir, args->wait_s) : ListBuffers(dir));
       if (args->list) {
         if (args->json) {
           nlohmann::json out = nlohmann::json::array();
@@ -82,6 +110,11 @@ Action AddPush(CLI::App& app) {
       const std::string only = args->db.empty() ? "" : RedactedLocation(args->db);
       int failed = 0, pushed = 0;
       for (const BufferState& b : buffers) {
+        if (b.live && args->all) {
+          ++failed;
+          std::cerr << "footprint: " << Inert(b.path) << " is still open in a live footprint after "
+                    << args->wait_s << " s; kept for later\n";
+        }
         if (b.live || (!only.empty() && b.location != only)) continue;
         Result<PushOutcome> out = PushBuffer(b.path, only.empty() ? "" : args->db);
         if (!out.ok()) {

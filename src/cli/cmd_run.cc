@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -212,7 +213,7 @@ bool EndNotStored(const MonitorOutcome& out) { return !out.end_stored; }
 
 // Where a group's runs are, for its last line: "; stored in DB (footprint show group:ID)",
 // with those whose end could not be stored counted, or where they were saved instead.
-std::string WhereStored(const GroupOutcome& group, const std::string& db) {
+std::string WhereStored(const GroupOutcome& group, Store& store) {
   const std::string id = group.group_id.substr(0, 8);
   const MonitorOutcome* last = group.runs.empty() ? nullptr : &group.runs.back();
   if (last != nullptr && last->database_vanished) {
@@ -221,7 +222,10 @@ std::string WhereStored(const GroupOutcome& group, const std::string& db) {
            " group:" + id + ")";
   }
   const auto unended = std::count_if(group.runs.begin(), group.runs.end(), EndNotStored);
-  std::string where = "; stored in " + db;
+  const std::string waiting = store.WaitingIn();
+  std::string where = waiting.empty() ? "; stored in " + store.location()
+                                      : "; waiting in buffer at " + waiting + " until " +
+                                            store.location() + " takes them";
   if (unended > 0) {
     where +=
         ", " + std::to_string(unended) + " run(s) without their end (they show as interrupted)";
@@ -230,7 +234,7 @@ std::string WhereStored(const GroupOutcome& group, const std::string& db) {
 }
 
 // The group's last words: how far it got, the mean duration, where to look.
-void PrintGroup(const GroupOutcome& group, const RepeatOptions& repeat, const std::string& db,
+void PrintGroup(const GroupOutcome& group, const RepeatOptions& repeat, Store& store,
                 std::ostream& err) {
   std::vector<double> durations;
   std::vector<int> repetitions;
@@ -265,7 +269,7 @@ void PrintGroup(const GroupOutcome& group, const RepeatOptions& repeat, const st
   } else if (!group.complete) {
     line << "; stopped after a failing run (--keep-going runs them all)";
   }
-  line << WhereStored(group, db);
+  line << WhereStored(group, store);
   PrintLine(err, line.str());
   WarnOfFarDurations(durations, repetitions, repeat, err);
 }
@@ -319,7 +323,6 @@ Result<int> RunScan(Store& store, const RunArgs& args, const MonitorOptions& o,
   const int runs_each = args.repeat.warmups + args.repeat.repetitions;
   const bool live = !args.quiet && !o.output.empty() && ::isatty(STDERR_FILENO) == 1;
   Progress progress(static_cast<int>(scan.size()) * runs_each, live);
-  const std::string& db = store.location();
   std::vector<GroupOutcome> groups;
   std::vector<std::string> combinations;
   int status = 0;
@@ -332,7 +335,7 @@ Result<int> RunScan(Store& store, const RunArgs& args, const MonitorOptions& o,
       if (!out.launch_error.empty()) PrintLine(err, "footprint: " + out.launch_error);
       for (const std::string& w : out.warnings) PrintLine(err, "footprint: warning: " + w);
       if (!args.quiet) {
-        PrintOutcome(out, db,
+        PrintOutcome(out, store,
                      RunLabel(out.run, ro, combinations.back(), live ? "" : progress.Eta()), err);
       }
       progress.Print(err.str());
@@ -341,7 +344,7 @@ Result<int> RunScan(Store& store, const RunArgs& args, const MonitorOptions& o,
     std::ostringstream err;
     if (!group.hook_failure.empty()) PrintLine(err, "footprint: " + group.hook_failure);
     if (!group.group_id.empty() && (!args.quiet || !group.complete)) {
-      PrintGroup(group, ro, db, err);
+      PrintGroup(group, ro, store, err);
     }
     progress.Print(err.str());
     const MonitorOutcome* last = group.runs.empty() ? nullptr : &group.runs.back();
@@ -418,8 +421,9 @@ void AddProfilerOptions(CLI::App& cmd, RunArgs& args) {
 
 }  // namespace
 
-void PrintOutcome(const MonitorOutcome& out, const std::string& db, const std::string& label,
+void PrintOutcome(const MonitorOutcome& out, Store& store, const std::string& label,
                   std::ostream& err) {
+  const std::string& db = store.location();
   auto total = [&](const char* name) {
     auto it = out.totals.find(name);
     return it == out.totals.end() ? 0.0 : it->second;
@@ -442,6 +446,9 @@ void PrintOutcome(const MonitorOutcome& out, const std::string& db, const std::s
                        " without its end (the warning says why): it shows as interrupted "
                        "(footprint show " +
                        id + ")");
+  } else if (const std::string waiting = store.WaitingIn(); !waiting.empty()) {
+    PrintLine(err, "footprint: run " + id + " waiting in buffer at " + waiting + " until " + db +
+                       " takes it (footprint show " + id + " once it has)");
   } else {
     PrintLine(err, "footprint: run " + id + " stored in " + db + " (footprint show " + id + ")");
   }
@@ -462,6 +469,14 @@ Status ApplySamplingOptions(const RunArgs& args, const CLI::App& cmd, MonitorOpt
 
 void AddSamplingOptions(CLI::App* cmd, RunArgs* args) {
   AddDbOption(*cmd, args->db);
+  // Set as the variable, so that the Python API inside the command buffers there too.
+  cmd->add_option_function<std::string>(
+         "--buffer-dir",
+         [](const std::string& dir) { ::setenv("FOOTPRINT_BUFFER_DIR", dir.c_str(), 1); },
+         "folder of the local buffer a postgresql:// database is written through (default: "
+         "$FOOTPRINT_BUFFER_DIR, else ~/.local/state/footprint/buffers); on shared storage, "
+         "`footprint push --dir` from any node sends what a lost node left")
+      ->option_text("DIR");
   cmd->add_option("-n,--name", args->name,
                   "run name (default: the command's base name; for an interpreter, the "
                   "script's: python3 train.py is named train.py)")

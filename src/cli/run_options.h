@@ -41,9 +41,10 @@ Status ApplySamplingOptions(const RunArgs& args, const CLI::App& cmd, MonitorOpt
 Result<MonitorOptions> CommandOptions(RunArgs& args, CLI::App& cmd,
                                       const std::vector<std::string>& command);
 
-// "footprint: NAME ok in 1.2 s: cpu ..." and where the run was stored; `label` tells which run
-// of a group it was ("[2/5] ", "[warm-up 1/1] "), empty otherwise.
-void PrintOutcome(const MonitorOutcome& out, const std::string& db, const std::string& label,
+// "footprint: NAME ok in 1.2 s: cpu ..." and where the run is: stored in `store`'s database,
+// or waiting in its local buffer; `label` tells which run of a group it was ("[2/5] ",
+// "[warm-up 1/1] "), empty otherwise.
+void PrintOutcome(const MonitorOutcome& out, Store& store, const std::string& label,
                   std::ostream& err);
 
 }  // namespace footprint::cli

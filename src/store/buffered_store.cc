@@ -318,6 +318,12 @@ class BufferedStore final : public Store {
     FP_ASSIGN_OR_RETURN(auto lock, LockRemote());
     return remote().PendingBuffers(run_id);
   }
+  std::string WaitingIn() override {
+    if (!shipping_->journal) return "";
+    shipping_->Sync();
+    std::lock_guard<std::mutex> lock(shipping_->wake_mu);
+    return shipping_->shipped >= shipping_->written ? "" : shipping_->journal->path();
+  }
   // The location is fixed when the store opens: no lock needed.
   const std::string& location() const override { return remote().location(); }
   const std::string& open_location() const override { return remote().open_location(); }

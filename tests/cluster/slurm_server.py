@@ -59,10 +59,20 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
 ReturnToService=2
+Epilog={self.root}/epilog.sh
 {self._node_lines(host, cpus)}
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 """)
         os.makedirs(os.path.join(self.root, "state"))
+        self.epilog = os.path.join(self.root, "epilog.user")
+        self.epilog_log = os.path.join(self.root, "epilog.log")
+        epilog = os.path.join(self.root, "epilog.sh")
+        with open(epilog, "w") as f:
+            # Runs as root on each node at each job's end. A test puts its own lines in
+            # epilog.user (see self.epilog); a failing epilog would drain the node.
+            f.write(f"#!/bin/sh\n[ -x {self.epilog} ] && {self.epilog} >> {self.epilog_log} 2>&1\n"
+                    "exit 0\n")
+        os.chmod(epilog, 0o755)
         self.env = dict(os.environ, SLURM_CONF=self.conf)
         self._daemon(["munged", "--force", f"--socket={self.munge_socket}", f"--key-file={key}",
                       f"--pid-file={self.root}/munged.pid", f"--log-file={self.root}/munged.log",

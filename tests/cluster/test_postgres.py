@@ -332,7 +332,10 @@ def test_unreachable_server_and_newer_schema_keep_the_run_in_its_buffer(postgres
     assert proc.returncode == 3, describe(proc)  # the command ran: its own status
     assert "footprint: cannot connect to" in proc.stderr and "check that the server runs" \
         in proc.stderr and "the run goes on, its data kept in" in proc.stderr, describe(proc)
-    assert len(buffers(folder)) == 1
+    [name] = buffers(folder)
+    # Not "stored": where it waits.
+    assert f"waiting in buffer at {folder / name} until postgresql://" in proc.stderr
+    assert " stored in " not in proc.stderr, proc.stderr
     line = single_error_line(fp("runs", "-o", nowhere))
     assert line.startswith("footprint: cannot connect to"), line
 
