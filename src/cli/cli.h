@@ -53,6 +53,7 @@ Action AddShow(CLI::App& app);
 Action AddDoctor(CLI::App& app);
 Action AddPlot(CLI::App& app);
 Action AddServe(CLI::App& app);
+Action AddQueue(CLI::App& app);
 
 Action AddCompare(CLI::App& app);
 Action AddExport(CLI::App& app);

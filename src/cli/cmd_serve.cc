@@ -14,7 +14,9 @@ Action AddServe(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "serve",
       "Serve a web UI and a JSON API over the database (read-only): browse experiments, "
-      "workloads and runs, compare them, watch running ones live.");
+      "workloads and runs, compare them, watch running ones live. With --manifests or --plans, "
+      "also run the queue of evaluations and plans kept in the database (launch, watch, cancel "
+      "from the browser; footprint queue from the shell).");
   AddDbOption(*cmd, options->db);
   cmd->add_option("--host", options->host,
                   "address to listen on (default 127.0.0.1; any other needs a token)");
@@ -26,13 +28,26 @@ Action AddServe(CLI::App& app) {
                   "request threads, 1 to 1024 (default: max(32, cores)); with a token, a "
                   "quarter of them serve only requests that carry it")
       ->option_text("N");
+  cmd->add_option("--tokens", options->tokens_file,
+                  "file of tokens with roles, a line each: ROLE NAME TOKEN (ROLE read, run or "
+                  "admin); --token is then an admin's too")
+      ->option_text("FILE");
+  cmd->add_option("--manifests", options->manifests,
+                  "folder of evaluation manifests the queue may launch (docs/evaluation.md)")
+      ->option_text("DIR");
+  cmd->add_option("--plans", options->plans, "folder of plans (radT CSV/YAML) the queue may launch")
+      ->option_text("DIR");
+  cmd->add_option("--python", options->python,
+                  "interpreter of the evaluations' agents (default: evaluate's, python3)")
+      ->option_text("PATH");
   cmd->footer(
       "Stops on Ctrl-C or SIGTERM. A request must arrive whole within 10 s of its "
       "connection's opening (or of the answer before it), else 408; waiting for it takes no "
       "request thread. The API is described in docs/serve.md.\n\n"
       "Examples:\n"
       "  footprint serve                       # http://127.0.0.1:8765/\n"
-      "  footprint serve -o team.db --host 0.0.0.0 --port 9000   # prints the URL with its token");
+      "  footprint serve -o team.db --host 0.0.0.0 --port 9000   # prints the URL with its token\n"
+      "  footprint serve --manifests manifests --plans plans --tokens tokens.txt");
   return [options]() -> int {
     auto loaded = LoadModuleEntry(serve::kModuleFile, serve::kEntrySymbol, "FOOTPRINT_SERVE_MODULE",
                                   "web server");

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <ctime>
 #include <deque>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -25,6 +26,10 @@
 #include <vector>
 
 #include "serve/api.h"
+#include "serve/job_queue.h"
+#include "serve/job_runner.h"
+#include "serve/job_spec.h"
+#include "serve/queue_api.h"
 #include "serve/served_assets.h"
 #include "util/clock.h"
 #include "util/strings.h"
@@ -97,6 +102,26 @@ PresentedToken Presented(std::string_view authorization,
   if (authorization.starts_with("Bearer ")) return {std::string(authorization.substr(7))};
   if (query_token) return {*query_token, true};
   return {CookieToken(cookies)};
+}
+
+// An answer of the API: whole, or streamed while the client reads it (exports, a job's output).
+void SendApiResponse(ApiResponse r, httplib::Response& res) {
+  res.status = r.status;
+  if (!r.filename.empty()) {
+    res.set_header("Content-Disposition", "attachment; filename=\"" + r.filename + "\"");
+  }
+  if (!r.stream) {
+    res.set_content(r.body, r.content_type);
+    return;
+  }
+  res.set_chunked_content_provider(r.content_type,
+                                   [stream = std::move(r.stream)](size_t, httplib::DataSink& sink) {
+                                     SinkBuf buf(sink);
+                                     std::ostream out(&buf);
+                                     bool ok = stream(out) && out.flush();
+                                     if (ok) sink.done();
+                                     return ok;
+                                   });
 }
 
 void SendError(httplib::Response& res, int status, std::string_view message) {
@@ -685,11 +710,11 @@ HeadState ExamineHead(std::string_view input) {
   return input.size() > kMaxRequestHeadBytes ? HeadState::kTooLarge : HeadState::kIncomplete;
 }
 
-bool HeadCarriesToken(std::string_view input, std::string_view token) {
+std::optional<std::string> HeadToken(std::string_view input) {
   const size_t line_end = input.find('\n');
   const size_t head_end =
       line_end == std::string_view::npos ? line_end : input.find("\n\r\n", line_end);
-  if (head_end == std::string_view::npos) return false;
+  if (head_end == std::string_view::npos) return std::nullopt;
   // The request line: METHOD TARGET VERSION; the token may be in TARGET's query.
   const std::string_view line = input.substr(0, line_end);
   const size_t target_begin = line.find(' ');
@@ -712,30 +737,12 @@ bool HeadCarriesToken(std::string_view input, std::string_view token) {
     if (!authorization && EqualsIgnoringCase(name, "Authorization")) authorization = value;
     if (!cookies && EqualsIgnoringCase(name, "Cookie")) cookies = value;
   }
-  return ConstantTimeEquals(
-      Presented(authorization.value_or(""), query_token, cookies.value_or("")).token, token);
+  return Presented(authorization.value_or(""), query_token, cookies.value_or("")).token;
 }
 
-std::string NewToken() {
-  std::random_device random;  // the kernel's generator (getrandom) on Linux
-  std::string token;
-  char buf[9];
-  for (int i = 0; i < 4; ++i) {
-    std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(random()));
-    token += buf;
-  }
-  return token;
-}
-
-bool ConstantTimeEquals(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  const size_t n = std::max(a.size(), b.size());
-  for (size_t i = 0; i < n; ++i) {
-    unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
-    unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
-    diff |= static_cast<unsigned char>(x ^ y);
-  }
-  return diff == 0;
+bool HeadCarriesToken(std::string_view input, std::string_view token) {
+  const std::optional<std::string> presented = HeadToken(input);
+  return presented && ConstantTimeEquals(*presented, token);
 }
 
 struct Server::Impl {
@@ -745,8 +752,38 @@ struct Server::Impl {
   GatedHttpServer http;
   int port = 0;
   std::unique_ptr<ConnectionGate> gate;
+  std::vector<TokenGrant> grants;  // empty: no token needed (loopback)
+  // The queue, when serve was given folders; the runner is stopped before the rest goes.
+  std::unique_ptr<JobQueue> queue;
+  std::unique_ptr<JobCatalog> catalog;
+  std::unique_ptr<QueueApi> queue_api;
+  std::unique_ptr<JobRunner> runner;
 
   explicit Impl(ServeOptions o) : options(std::move(o)), pool(options.db), api(pool) {}
+  ~Impl() {
+    if (runner) runner->Stop();
+  }
+
+  // The grant of a presented token, compared in constant time with each.
+  const TokenGrant* GrantOf(std::string_view token) const {
+    const TokenGrant* found = nullptr;
+    for (const TokenGrant& g : grants) {
+      if (ConstantTimeEquals(token, g.token)) found = &g;
+    }
+    return found;
+  }
+  Caller CallerOf(const httplib::Request& req) const {
+    if (grants.empty()) return {.name = "local", .role = Role::kAdmin};
+    const TokenGrant* grant = GrantOf(PresentedOf(req).token);
+    return grant ? grant->caller : Caller{};
+  }
+  static PresentedToken PresentedOf(const httplib::Request& req) {
+    return Presented(
+        req.get_header_value("Authorization"),
+        req.has_param("token") ? std::optional(req.get_param_value("token")) : std::nullopt,
+        req.get_header_value("Cookie"));
+  }
+  Status StartQueue();
 
   // Serves the request at the front of `c` (whole, or arriving by its deadline).
   bool ServeRequest(Connection& c) {
@@ -768,7 +805,7 @@ struct Server::Impl {
   // still carries the page's own name in Host. With a token, the token decides. The raw
   // header is checked whole: get_header_value would stop at a NUL byte.
   bool HostAccepted(const httplib::Request& req, httplib::Response& res) {
-    if (!options.token.empty()) return true;
+    if (!grants.empty()) return true;
     const auto it = req.headers.find("Host");
     const std::string host = it == req.headers.end() ? "" : it->second;
     if (HostHeaderAccepted(host, options.host)) return true;
@@ -780,12 +817,9 @@ struct Server::Impl {
   }
 
   bool Authorized(const httplib::Request& req, httplib::Response& res) {
-    if (options.token.empty()) return true;
-    const PresentedToken given = Presented(
-        req.get_header_value("Authorization"),
-        req.has_param("token") ? std::optional(req.get_param_value("token")) : std::nullopt,
-        req.get_header_value("Cookie"));
-    if (!ConstantTimeEquals(given.token, options.token)) {
+    if (grants.empty()) return true;
+    const PresentedToken given = PresentedOf(req);
+    if (GrantOf(given.token) == nullptr) {
       res.set_header("WWW-Authenticate", "Bearer");
       SendError(res, 401,
                 "this server needs its token: open the address footprint serve printed "
@@ -793,12 +827,13 @@ struct Server::Impl {
       return false;
     }
     if (given.from_query) {  // so that the page's scripts and API calls carry it
-      res.set_header("Set-Cookie", std::string(kCookie) + "=" + options.token +
+      res.set_header("Set-Cookie", std::string(kCookie) + "=" + given.token +
                                        "; Path=/; HttpOnly; SameSite=Strict");
     }
     return true;
   }
 
+  void QueueRoutes();
   void Settings();
   void AssetRoutes();
   void ApiRoute();
@@ -855,24 +890,43 @@ void Server::Impl::ApiRoute() {
   http.Get("/api/.*", [this](const httplib::Request& req, httplib::Response& res) {
     ApiRequest request{.path = req.path};
     for (const auto& [key, value] : req.params) request.params.emplace(key, value);
-    ApiResponse r = api.Handle(request);
-    res.status = r.status;
-    if (!r.filename.empty()) {
-      res.set_header("Content-Disposition", "attachment; filename=\"" + r.filename + "\"");
-    }
-    if (!r.stream) {
-      res.set_content(r.body, r.content_type);
-      return;
-    }
-    res.set_chunked_content_provider(
-        r.content_type, [stream = std::move(r.stream)](size_t, httplib::DataSink& sink) {
-          SinkBuf buf(sink);
-          std::ostream out(&buf);
-          bool ok = stream(out) && out.flush();
-          if (ok) sink.done();
-          return ok;
-        });
+    SendApiResponse(api.Handle(request), res);
   });
+}
+
+// The queue's folders must be folders; jobs run this binary on the database by its absolute
+// name (they start in their file's folder).
+Status Server::Impl::StartQueue() {
+  for (const std::string* folder : {&options.manifests, &options.plans}) {
+    std::error_code ec;
+    if (!folder->empty() && !std::filesystem::is_directory(*folder, ec)) {
+      return InvalidArgument("--manifests and --plans name folders; " + *folder + " is none");
+    }
+  }
+  FP_ASSIGN_OR_RETURN(queue, JobQueue::Open(options.db));
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  catalog =
+      std::make_unique<JobCatalog>(JobFolders{options.manifests, options.plans}, self,
+                                   std::filesystem::absolute(options.db).string(), options.python);
+  queue_api = std::make_unique<QueueApi>(*queue, *catalog, [this] { runner->Wake(); });
+  runner = std::make_unique<JobRunner>(*queue, *catalog);
+  return runner->Start();
+}
+
+void Server::Impl::QueueRoutes() {
+  auto handle = [this](const httplib::Request& req, httplib::Response& res) {
+    QueueRequest request{.method = req.method,
+                         .path = req.path,
+                         .body = req.body,
+                         .content_type = req.get_header_value("Content-Type"),
+                         .form_token = req.get_header_value("X-CSRF-Token"),
+                         .caller = CallerOf(req)};
+    for (const auto& [key, value] : req.params) request.params.emplace(key, value);
+    SendApiResponse(queue_api->Handle(request), res);
+  };
+  http.Get("/api/queue(/.*)?", handle);
+  http.Post("/api/queue(/.*)?", handle);
 }
 
 // Unknown paths and methods, and anything that escaped a handler: JSON errors.
@@ -903,11 +957,13 @@ void Server::Impl::GateConnections() {
       options.threads > 0
           ? options.threads
           : std::max(kDefaultThreads, static_cast<int>(std::thread::hardware_concurrency()));
-  const int reserved = options.token.empty() ? 0 : threads / 4;
+  const int reserved = grants.empty() ? 0 : threads / 4;
   gate = std::make_unique<ConnectionGate>(
       threads, reserved, [this](Connection& c) { return ServeRequest(c); },
       [this](std::string_view head) {
-        return options.token.empty() || HeadCarriesToken(head, options.token);
+        if (grants.empty()) return true;
+        const std::optional<std::string> token = HeadToken(head);
+        return token && GrantOf(*token) != nullptr;
       });
   http.admit = [this](socket_t sock) { gate->Admit(sock); };
   http.new_task_queue = [this] {
@@ -937,15 +993,28 @@ Result<std::unique_ptr<Server>> Server::Start(ServeOptions options) {
           "generated");
     }
   }
-  if (options.token.empty() && !IsLoopback(options.host)) options.token = NewToken();
+  std::vector<TokenGrant> grants;
+  if (!options.tokens_file.empty()) {
+    FP_ASSIGN_OR_RETURN(grants, ReadTokenGrants(options.tokens_file));
+  }
+  const bool queue = !options.manifests.empty() || !options.plans.empty();
+  if (options.token.empty() && grants.empty() && (queue || !IsLoopback(options.host))) {
+    options.token = NewToken();
+  }
+  if (!options.token.empty()) {
+    grants.push_back({.token = options.token, .caller = {.name = "admin", .role = Role::kAdmin}});
+  }
   auto impl = std::make_unique<Impl>(std::move(options));
+  impl->grants = std::move(grants);
   {
     auto lease = impl->pool.Acquire();  // the database exists and is footprint's
     if (!lease.ok()) return lease.status();
     FP_RETURN_IF_ERROR((*lease)->ListRuns().status());
   }
+  if (queue) FP_RETURN_IF_ERROR(impl->StartQueue());
   impl->Settings();
   impl->AssetRoutes();
+  if (queue) impl->QueueRoutes();
   impl->ApiRoute();
   impl->ErrorHandlers();
   impl->GateConnections();

@@ -22,10 +22,12 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "footprint/status.h"
+#include "serve/queue_api.h"
 
 namespace footprint::serve {
 
@@ -44,14 +46,16 @@ struct ServeOptions {
   int port = 8765;    // 0: any free port (Server::port() says which)
   std::string token;  // empty: none on loopback, generated elsewhere
   int threads = 0;    // request threads, 1 to kMaxThreads; 0: max(kDefaultThreads, cores)
+  // Tokens with roles (queue_api.h: "ROLE NAME TOKEN" lines); `token` is then an admin's too.
+  std::string tokens_file;
+  // The queue (docs/evaluation.md): the folders jobs may name; with either, serve runs the
+  // queue kept in the database and needs tokens (an admin token is generated when none is
+  // given). `python` is the interpreter evaluations' agents run under (empty: evaluate's).
+  std::string manifests, plans, python;
 };
 
 // 127.0.0.0/8, ::1 and localhost.
 bool IsLoopback(std::string_view host);
-// 32 hexadecimal digits from the kernel's random generator.
-std::string NewToken();
-// Equal strings, in time that depends only on their lengths.
-bool ConstantTimeEquals(std::string_view a, std::string_view b);
 // Whether a Host header's whole value names this server on loopback: exactly localhost,
 // 127.0.0.1, [::1] or `listen_host` (as --host gave it), then nothing or ':' and 1 to 5 digits.
 bool HostHeaderAccepted(std::string_view value, std::string_view listen_host);
@@ -63,6 +67,9 @@ HeadState ExamineHead(std::string_view input);
 // Whether the head at the front of `input` presents `token` (Authorization: Bearer, ?token=
 // or the fp_token cookie, in that order, as requests are authorized).
 bool HeadCarriesToken(std::string_view input, std::string_view token);
+// The token the head at the front of `input` presents ("" for none), by the same precedence;
+// nullopt while the head is incomplete.
+std::optional<std::string> HeadToken(std::string_view input);
 
 class Server {
  public:

@@ -19,6 +19,7 @@
 #include "store/rows.h"
 #include "store/schema.h"
 #include "store/side_files.h"
+#include "store/sqlite_connection.h"
 #include "store/sqlite_stmt.h"
 #include "store/stores.h"
 #include "util/clock.h"
@@ -749,14 +750,8 @@ std::string UriEscaped(const std::string& path) {
   return out;
 }
 
-// An SQLite connection until it is handed over (release()).
-using SqliteConnection =
-    std::unique_ptr<sqlite3, decltype([](sqlite3* db) { sqlite3_close_v2(db); })>;
+}  // namespace
 
-// Opens `name` with `flags`, guarded like every connection footprint makes: no schema object
-// runs a function SQLite does not deem safe (trusted_schema off), no direct change of the file's
-// structure (defensive), and no value, statement or expression larger than footprint ever
-// writes, so that a hostile database costs bounded memory and time.
 Result<SqliteConnection> OpenConnection(const std::string& name, const std::string& path,
                                         int flags) {
   // No bulk page-cache allocation per connection (SQLite's default: 20 pages, written through
@@ -786,6 +781,8 @@ Result<SqliteConnection> OpenConnection(const std::string& name, const std::stri
   sqlite3_limit(raw, SQLITE_LIMIT_ATTACHED, 0);
   return db;
 }
+
+namespace {
 
 // How the database file's header (its first 100 bytes) says it is journaled, read through the
 // connection's own descriptor: a descriptor of footprint's own, once closed, would drop the

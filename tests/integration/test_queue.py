@@ -1,0 +1,192 @@
+"""The queue of `footprint serve` (docs/evaluation.md): a plan launched over HTTP by a token
+with the run role, its output over server-sent events as it is printed, a cancel that leaves
+no process of its tree within 2 s and stores the run killed, a read token refused with 403
+(nothing starts), audit rows, and a queue that outlives its serve: a job added from the shell
+while no serve runs is run by the next one, and what ran when a serve was killed is marked
+failed, interrupted."""
+import http.client
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from fp_helpers import FOOTPRINT, clean_env, fp, pid_alive, wait_for
+
+TOKENS = {"ann": ("run", "ann-0123456789abcdef"), "bob": ("read", "bob-0123456789abcdef"),
+          "root": ("admin", "root-0123456789abcdef")}
+# Prints its own pid, a child's and a grandchild's, then the wall clock every 0.2 s.
+TREE = """#!/bin/sh
+echo "self $$"
+sleep 60 & echo "child $!"
+sh -c 'sleep 60 & echo "grandchild $!"; wait' &
+while :; do echo "tick $(date +%s%N)"; sleep 0.2; done
+"""
+HEADER = "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+
+
+@pytest.fixture
+def folders(tmp_path):
+    db = str(tmp_path / "fp.db")
+    assert fp("run", "-q", "-o", db, "--", "true").returncode == 0
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    (plans / "tree.sh").write_text(TREE)
+    (plans / "tree.sh").chmod(0o755)
+    (plans / "tree.csv").write_text(HEADER + "q,tree,,,0,-,tree.sh,none,\n")
+    (plans / "hello.csv").write_text(HEADER + "q,hello,,,0,-,/bin/echo,none,hello from the queue\n")
+    tokens = tmp_path / "tokens"
+    tokens.write_text("".join(f"{role} {name} {token}\n" for name, (role, token) in TOKENS.items()))
+    return db, str(plans), str(tokens)
+
+
+class QueueServe:
+    def __init__(self, db, plans, tokens):
+        self.proc = subprocess.Popen(
+            [FOOTPRINT, "serve", "-o", db, "--port", "0", "--plans", plans, "--tokens", tokens],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
+        line = self.proc.stdout.readline()
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert m, f"no address in {line!r}; stderr: {self.proc.stderr.read()}"
+        self.port = int(m.group(1))
+
+    def connect(self):
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+
+    def call(self, who, path, body=None, form=True):
+        headers = {"Authorization": "Bearer " + TOKENS[who][1]}
+        if body is not None:
+            if form:
+                headers["X-CSRF-Token"] = self.call(who, "/api/queue/form")[1]["form_token"]
+            headers["Content-Type"] = "application/json"
+        con = self.connect()
+        con.request("POST" if body is not None else "GET", path,
+                    body=json.dumps(body) if body is not None else None, headers=headers)
+        res = con.getresponse()
+        data = res.read()
+        con.close()
+        return res.status, json.loads(data) if data else None
+
+    def events(self, who, job):
+        """(name, data, received ns) of the job's event stream, as they arrive."""
+        con = self.connect()
+        con.request("GET", f"/api/queue/{job}/events",
+                    headers={"Authorization": "Bearer " + TOKENS[who][1]})
+        res = con.getresponse()
+        assert res.status == 200 and res.getheader("Content-Type") == "text/event-stream"
+        name = None
+        while True:
+            line = res.fp.readline()
+            if not line:
+                return
+            line = line.decode().rstrip("\r\n")
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: "):
+                yield name, json.loads(line[6:]), time.time_ns()
+
+    def kill(self):
+        self.proc.kill()
+        self.proc.communicate(timeout=30)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.communicate(timeout=30)
+        return self.proc.returncode
+
+
+def job_state(db, job):
+    jobs = json.loads(fp("queue", "list", "-o", db, "--json").stdout)
+    return next(j for j in jobs if j["id"] == job)
+
+
+def follow_tree(served, job):
+    """The tree's pids and the latency of each tick (received less printed), from the job's
+    events."""
+    pids, lags, partial = {}, [], {"out": "", "err": ""}
+    for name, data, received_ns in served.events("ann", job):
+        assert name in partial, (name, data)
+        *lines, partial[name] = (partial[name] + data["text"]).split("\n")
+        for line in lines:
+            key, _, value = line.partition(" ")
+            if key == "tick":
+                lags.append(received_ns - int(value))
+            elif key in ("self", "child", "grandchild"):
+                pids[key] = int(value)
+        if len(pids) == 3 and len(lags) >= 4:
+            return pids, lags
+    raise AssertionError(f"the stream ended early: {partial}")
+
+
+def test_launch_watch_cancel_and_roles(folders):
+    db, plans, tokens = folders
+    served = QueueServe(db, plans, tokens)
+    try:
+        plan = {"kind": "plan", "file": "tree.csv"}
+        # A read token cannot launch; nothing is queued or started.
+        status, body = served.call("bob", "/api/queue", plan)
+        assert status == 403 and "role read" in body["error"]
+        assert served.call("ann", "/api/queue", plan, form=False)[0] == 403  # no form token
+        assert served.call("bob", "/api/queue")[1]["jobs"] == []
+        assert "../" in json.dumps(served.call("ann", "/api/queue", {
+            "kind": "plan", "file": "../fp.db"})[1])
+
+        status, job = served.call("ann", "/api/queue", plan)
+        assert status == 201 and job["owner"] == "ann" and job["target"] == "cpu", job
+        pids, lags = follow_tree(served, job["id"])
+        # Printed, kept and sent within a second (the runner and the stream each poll 0.1 s).
+        assert max(lags) < 1_000_000_000, lags
+
+        assert served.call("bob", "/api/queue/cancel", {"ids": [job["id"]]})[0] == 403
+        cancel_at = time.monotonic()
+        assert served.call("ann", "/api/queue/cancel", {"ids": [job["id"]]})[0] == 200
+        wait_for(lambda: not any(pid_alive(p) for p in pids.values()), 2.0,
+                 f"every process of the job's tree {pids} gone")
+        gone_s = time.monotonic() - cancel_at
+        ended = wait_for(lambda: job_state(db, job["id"])["state"] == "cancelled" and
+                         job_state(db, job["id"]), 10, "the job stored cancelled")
+        assert ended["reason"].startswith("cancelled:"), ended
+        runs = json.loads(fp("runs", "-o", db, "--json").stdout)
+        tree_run = next(r for r in runs if r["name"] == "q/tree/1")
+        assert tree_run["status"] == "killed", tree_run  # stored, with what it measured
+        print(f"tree gone {gone_s:.3f} s after the cancel; output lag max {max(lags) / 1e6:.0f} ms")
+
+        audit = served.call("root", "/api/queue/audit")[1]["audit"]
+        assert [(a["who"], a["action"], a["job"]) for a in audit] == [
+            ("ann", "cancel", job["id"]), ("ann", "launch", job["id"])]
+        assert served.call("ann", "/api/queue/audit")[0] == 403
+        assert served.stop() == 0
+    finally:
+        if served.proc.poll() is None:
+            served.kill()
+
+
+def test_the_queue_outlives_its_serve(folders):
+    db, plans, tokens = folders
+    tree = fp("queue", "add", "-o", db, "--plans", plans, "plan", "tree.csv")
+    assert tree.returncode == 0, tree.stderr
+    served = QueueServe(db, plans, tokens)
+    pids = {}
+    try:
+        pids, _ = follow_tree(served, int(tree.stdout))
+        served.kill()  # SIGKILL: the serve cannot mark anything
+        hello = fp("queue", "add", "-o", db, "--plans", plans, "plan", "hello.csv")
+        assert hello.returncode == 0, hello.stderr
+        assert job_state(db, int(tree.stdout))["state"] == "running"
+    finally:
+        if pids:  # what the killed serve's job left running
+            os.killpg(os.getpgid(pids["self"]), signal.SIGKILL)
+    again = QueueServe(db, plans, tokens)
+    try:
+        done = wait_for(lambda: job_state(db, int(hello.stdout))["state"] in ("done", "failed") and
+                        job_state(db, int(hello.stdout)), 30, "the queued job run")
+        assert done["state"] == "done" and done["exit_code"] == 0, done
+        died = job_state(db, int(tree.stdout))
+        assert died["state"] == "failed" and died["reason"].startswith("interrupted:"), died
+        log = fp("queue", "log", "-o", db, hello.stdout.strip())
+        assert "hello from the queue" in log.stdout, log
+    finally:
+        assert again.stop() == 0
