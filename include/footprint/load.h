@@ -15,8 +15,9 @@
 // accepts a connection. Each query is a POST of http_body (its {id} and {samples} replaced) on
 // a keep-alive connection; a 2xx response answers it (else the query failed). The body's first
 // byte and its tokens (server-sent events, or chunks) give the time to first token and the
-// time per output token of a streamed answer. When the load is done footprint stops the
-// command with SIGTERM, which is then its normal end.
+// time per output token of a streamed answer; in accuracy mode its body (an event stream: its
+// events' data) is the RESULT. When the load is done footprint stops the command with SIGTERM,
+// which is then its normal end.
 //
 // Readiness: while footprint waits for `ready` (or for the server to take a connection) it
 // says after kReadyNoticeNs what it waits for and how to declare it, and after
@@ -233,12 +234,21 @@ class LoadDriver final : public CommandDriver {
  public:
   // `say` (if set) receives, from the driver's thread, a line to tell the user while the load
   // runs: what it waits for, when the command is slow to be ready.
-  explicit LoadDriver(LoadOptions options, std::function<void(const std::string&)> say = {});
+  // `resident` (if set): the command already runs and serves several loads through it (a
+  // ResidentCommand, src/run/resident_command.h, sent its `#run` line before Start): the
+  // driver waits for the `ready` that answers it, and once the load is done sends `#end` and
+  // waits (up to the ready timeout) for its `ready` instead of closing the command's stdin.
+  explicit LoadDriver(LoadOptions options, std::function<void(const std::string&)> say = {},
+                      SutTransport* resident = nullptr);
   ~LoadDriver() override;
 
   Status Start(const DriverStart& start) override;
-  bool wants_pipes() const override { return options_.http_url.empty(); }
+  bool wants_pipes() const override { return options_.http_url.empty() && resident_ == nullptr; }
   Status Finish(Store& store, const std::string& run_id, DriverResult& result) override;
+  // Waits until the driver's thread is done: a resident command has no exit to wait for.
+  void AwaitEnd();
+  // A resident command's load was done and it said `ready` after `#end`: it can serve another.
+  bool resident_ready() const { return resident_ready_; }
 
   const LoadSummary& summary() const { return summary_; }
 
@@ -250,6 +260,8 @@ class LoadDriver final : public CommandDriver {
 
   LoadOptions options_;
   std::function<void(const std::string&)> say_;
+  SutTransport* resident_ = nullptr;
+  bool resident_ready_ = false;
   std::thread thread_;
   std::vector<QueryRecord> queries_;
   LoadObservations seen_;

@@ -372,22 +372,28 @@ def _join(args: argparse.Namespace, device: Any, pool: Any) -> Any:
     return bm
 
 
-def _reader(lines: "queue.Queue[Optional[tuple[str, list[int]]]]") -> None:
-    """Queries from stdin into `lines`; None at the end."""
+Line = Optional[tuple[str, Any]]  # (ID, samples), ("#run", settings), ("#end", None); None: EOF
+
+
+def _reader(lines: "queue.Queue[Line]") -> None:
+    """Queries and control lines from stdin into `lines`; None at the end."""
     for line in sys.stdin:
-        qid, _, payload = line.rstrip("\n").partition("\t")
+        head, _, payload = line.rstrip("\n").partition("\t")
+        if head.startswith("#"):  # footprint evaluate's resident agent, between two loads
+            lines.put((head, json.loads(payload) if payload else None))
+            continue
         samples = [int(s) for s in payload.split(",") if s]
-        lines.put((qid, samples or [0]))
+        lines.put((head, samples or [0]))
     lines.put(None)
 
 
-def _gather(lines: "queue.Queue[Optional[tuple[str, list[int]]]]",
-            max_batch: int) -> Optional[list]:
+def _gather(lines: "queue.Queue[Line]", max_batch: int) -> Optional[list]:
     """The first waiting query and whatever else is already waiting, up to `max_batch`
-    samples; None once stdin has ended."""
+    samples, or a control line alone; None once stdin has ended. footprint sends a control
+    line only when no query is outstanding, so none waits behind a batch."""
     first = lines.get()
-    if first is None:
-        return None
+    if first is None or first[0].startswith("#"):
+        return None if first is None else [first]
     batch, size = [first], len(first[1])
     while size < max_batch:
         try:
@@ -402,14 +408,42 @@ def _gather(lines: "queue.Queue[Optional[tuple[str, list[int]]]]",
     return batch
 
 
-def _serve(model: Any, pool: Any, args: argparse.Namespace, bm: Any) -> int:
-    """Answers the queries of stdin until it ends; the number of batches run."""
+def _control(kind: str, settings: Any, model: Any, pool: Any, args: argparse.Namespace,
+             device: Any, bm: Any) -> Any:
+    """A control line of footprint evaluate, which keeps the agent for every batch size of a
+    model (src/run/resident_command.h); the run joined after it. ``#run``: the load's settings
+    (``max_batch``, warmed up at once) and the run to join; ``#end``: the load is over, its
+    trace (--trace-framework) goes into its run, which the agent then leaves. ``ready`` once
+    done."""
+    if kind == "#run":
+        args.max_batch = int(settings.get("max_batch", args.max_batch))
+        _warm_up(model, pool, args)
+        os.environ.update({"FOOTPRINT_RUN_ID": settings["run_id"], "FOOTPRINT_DB": settings["db"],
+                           "FOOTPRINT_T0_NS": str(settings["t0_ns"])})
+        bm = _join(args, device, pool)
+    elif kind == "#end":
+        if args.trace_framework:
+            _trace(model, pool, args, device, bm)
+        if bm is not None:
+            bm.close()
+        bm = None
+    print("ready", flush=True)
+    return bm
+
+
+def _serve(model: Any, pool: Any, args: argparse.Namespace, device: Any, bm: Any) -> bool:
+    """Answers the queries of stdin until it ends; whether footprint evaluate sent control
+    lines (each load's trace is then done)."""
     import torch
 
-    lines: "queue.Queue[Optional[tuple[str, list[int]]]]" = queue.Queue()
+    lines: "queue.Queue[Line]" = queue.Queue()
     threading.Thread(target=_reader, args=(lines,), daemon=True).start()
-    batches = 0
+    resident = False
     while (batch := _gather(lines, args.max_batch)) is not None:
+        if batch[0][0].startswith("#"):
+            resident = True
+            bm = _control(*batch[0], model, pool, args, device, bm)
+            continue
         samples = [s % len(pool) for _, query in batch for s in query]
         firsts = list(itertools.accumulate([len(query) for _, query in batch[:-1]], initial=0))
         indices = torch.tensor(samples, device=pool.device)
@@ -422,8 +456,7 @@ def _serve(model: Any, pool: Any, args: argparse.Namespace, bm: Any) -> int:
         results = args.answer(out[firsts])
         sys.stdout.write("".join(f"{qid}\t{r}\n" for (qid, _), r in zip(batch, results)))
         sys.stdout.flush()
-        batches += 1
-    return batches
+    return resident
 
 
 def _profile(model: Any, pool: Any, args: argparse.Namespace, device: Any) -> dict:
@@ -476,6 +509,14 @@ def _print_operators(report: dict) -> None:
     print("\n".join(out), file=sys.stderr)
 
 
+def _trace(model: Any, pool: Any, args: argparse.Namespace, device: Any, bm: Any) -> None:
+    """--trace-framework: the profile on stderr and, in a run, as ``framework.operators``."""
+    report = _profile(model, pool, args, device)
+    _print_operators(report)
+    if bm is not None:
+        bm.log_json("framework.operators", report)
+
+
 def _end_output() -> None:
     """Every query is answered: ends footprint load's wait for the output, which it cuts short
     with SIGTERM after 10 s, while the profile's summary can take longer. fd 1 becomes
@@ -502,13 +543,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     bm = _join(args, device, pool)
     with torch.inference_mode():
         print("ready", flush=True)
-        _serve(model, pool, args, bm)
+        resident = _serve(model, pool, args, device, bm)
     _end_output()
-    if args.trace_framework:
-        report = _profile(model, pool, args, device)
-        _print_operators(report)
-        if bm is not None:
-            bm.log_json("framework.operators", report)
+    if args.trace_framework and not resident:
+        _trace(model, pool, args, device, bm)
     if bm is not None:
         bm.close()
     return 0

@@ -1,5 +1,6 @@
 // footprint load: drive a system under test with MLPerf's load scenarios and measure it;
 // footprint evaluate: a manifest's model through the PyTorch agent, scenario by scenario.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "footprint/load.h"
 #include "footprint/report.h"
 #include "run/load_samples.h"
+#include "run/resident_command.h"
 #include "run/run_metadata.h"
 #include "util/json_text.h"
 #include "util/sha256.h"
@@ -22,15 +24,13 @@
 namespace footprint::cli {
 namespace {
 
-// One load run: its exit status and what it measured, said on stderr unless `quiet`. A load
-// that never started because the command was not ready in time exits kExitRunFailed: the
+void SayOnStderr(const std::string& line) { std::cerr << "footprint: " << line << std::endl; }
+
+// What a load run measured, said on stderr unless `quiet`; its exit status and summary. A
+// load that never started because the command was not ready in time exits kExitRunFailed: the
 // command's status then is only that of its stopping.
-Result<std::pair<int, LoadSummary>> RunLoad(Store& store, MonitorOptions o, const LoadOptions& load,
-                                            bool quiet) {
-  LoadDriver driver(
-      load, [](const std::string& line) { std::cerr << "footprint: " << line << std::endl; });
-  o.driver = &driver;
-  FP_ASSIGN_OR_RETURN(MonitorOutcome out, RunMonitored(store, o));
+std::pair<int, LoadSummary> ReportLoad(Store& store, const MonitorOutcome& out,
+                                       const LoadDriver& driver, bool quiet) {
   std::ostringstream err;
   if (!out.launch_error.empty()) err << "footprint: " << out.launch_error << "\n";
   for (const std::string& w : out.warnings) err << "footprint: warning: " << w << "\n";
@@ -43,6 +43,15 @@ Result<std::pair<int, LoadSummary>> RunLoad(Store& store, MonitorOptions o, cons
   std::cerr << err.str();
   return std::make_pair(driver.summary().ready_timed_out ? int{kExitRunFailed} : out.exit_status,
                         driver.summary());
+}
+
+// One load run of its command, reported.
+Result<std::pair<int, LoadSummary>> RunLoad(Store& store, MonitorOptions o, const LoadOptions& load,
+                                            bool quiet) {
+  LoadDriver driver(load, SayOnStderr);
+  o.driver = &driver;
+  FP_ASSIGN_OR_RETURN(MonitorOutcome out, RunMonitored(store, o));
+  return ReportLoad(store, out, driver, quiet);
 }
 
 // --qps R[,R...]: the rates of a sweep, in the order given.
@@ -280,6 +289,54 @@ Result<std::string> DescribeFramework(const EvaluationManifest& m, const std::st
   return std::string(Trim(*out));
 }
 
+// The agent that serves an evaluation's runs one after the other, its model loaded once: the
+// runs' command (whose last option is --max-batch B) at the largest B of the runs that share
+// it, so that its first warm-up allocates what the largest batch needs. A run whose command
+// differs otherwise (the rest of the words) gets an agent of its own.
+class EvaluationAgent {
+ public:
+  explicit EvaluationAgent(const std::vector<EvaluationRun>& runs) : runs_(runs) {}
+
+  // Run `r` as a load of the resident agent (started first if needed). Where no agent starts
+  // (the reason said), the run starts the agent itself, as a load of its own, which stores why.
+  Result<std::pair<int, LoadSummary>> Run(Store& store, const MonitorOptions& o,
+                                          const EvaluationRun& r, bool quiet) {
+    const std::vector<std::string> key(r.command.begin(), r.command.end() - 2);
+    if (agent_ && key != key_) agent_.reset();  // its destructor ends it
+    if (!agent_) {
+      key_ = key;
+      std::vector<std::string> argv = r.command;
+      argv.back() = std::to_string(LargestBatch(key));
+      auto started = ResidentCommand::Start(argv, r.load.ready_timeout_ns);
+      if (!started.ok()) {
+        SayOnStderr(started.status().message() + "; the run starts the agent itself");
+        return RunLoad(store, o, r.load, quiet);
+      }
+      agent_ = std::move(started).value();
+    }
+    LoadDriver driver(r.load, SayOnStderr, &agent_->transport());
+    FP_ASSIGN_OR_RETURN(MonitorOutcome out,
+                        RunResidentLoad(store, o, *agent_, driver, {{"max_batch", r.batch}}));
+    if (!driver.resident_ready()) agent_.reset();  // the next run gets a fresh one
+    return ReportLoad(store, out, driver, quiet);
+  }
+
+ private:
+  int LargestBatch(const std::vector<std::string>& key) const {
+    int largest = 1;
+    for (const EvaluationRun& r : runs_) {
+      if (std::equal(key.begin(), key.end(), r.command.begin(), r.command.end() - 2)) {
+        largest = std::max(largest, r.batch);
+      }
+    }
+    return largest;
+  }
+
+  const std::vector<EvaluationRun>& runs_;
+  std::vector<std::string> key_;
+  std::unique_ptr<ResidentCommand> agent_;
+};
+
 // The evaluation's table: one line per run.
 void PrintEvaluation(const std::vector<EvaluationRun>& runs,
                      const std::vector<LoadSummary>& summaries, std::ostream& err) {
@@ -430,7 +487,7 @@ Action AddEvaluate(CLI::App& app) {
   struct EvaluateArgs {
     RunArgs run;
     std::string manifest, python = "python3";
-    bool dry_run = false;
+    bool dry_run = false, agent_per_run = false;
   };
   auto args = std::make_shared<EvaluateArgs>();
   CLI::App* cmd = app.add_subcommand(
@@ -446,6 +503,9 @@ Action AddEvaluate(CLI::App& app) {
                   "one (default python3)")
       ->option_text("PATH");
   cmd->add_flag("--dry-run", args->dry_run, "print the runs and their commands; run nothing");
+  cmd->add_flag("--agent-per-run", args->agent_per_run,
+                "start the agent again for each run (by default one agent process, its model "
+                "loaded once, serves every run in turn)");
   cmd->add_flag("--no-cgroup", args->run.no_cgroup,
                 "do not put the agent in a cgroup of its own (totals then come from wait4)");
   cmd->add_flag("--no-git", args->run.no_git, "do not record the git commit of the current folder");
@@ -476,6 +536,7 @@ Action AddEvaluate(CLI::App& app) {
       FP_ASSIGN_OR_RETURN(auto store, OpenStore(args->run.db));
       std::vector<LoadSummary> summaries;
       int status = kExitOk;
+      EvaluationAgent agent(runs);
       for (const EvaluationRun& r : runs) {
         MonitorOptions o;
         o.command = r.command;
@@ -488,7 +549,9 @@ Action AddEvaluate(CLI::App& app) {
         // peaks stay exact (they come from the kernel's accounts).
         if (m.trace.count("system") == 0) o.interval_ns = 1'000'000'000;
         o.extra_meta_json = EvaluationMeta(m, framework, r);
-        FP_ASSIGN_OR_RETURN(auto done, RunLoad(*store, o, r.load, args->run.quiet));
+        FP_ASSIGN_OR_RETURN(auto done, args->agent_per_run
+                                           ? RunLoad(*store, o, r.load, args->run.quiet)
+                                           : agent.Run(*store, o, r, args->run.quiet));
         if (done.first != 0) status = kExitError;
         summaries.push_back(std::move(done.second));
       }

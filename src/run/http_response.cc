@@ -146,7 +146,10 @@ void HttpResponse::OnBody(std::string_view bytes, int64_t at_ns) {
   if (bytes.empty()) return;
   if (!first_body_byte_ns_) first_body_byte_ns_ = at_ns;
   any_body_ = true;
-  if (!event_stream_) return;
+  if (!event_stream_) {
+    if (keep_answer_) answer_.append(bytes);
+    return;
+  }
   for (char c : bytes) {
     if (c != '\n') {
       event_line_ += c;
@@ -154,7 +157,10 @@ void HttpResponse::OnBody(std::string_view bytes, int64_t at_ns) {
     }
     std::string_view line = event_line_;
     if (line.ends_with('\r')) line.remove_suffix(1);
-    if (line.starts_with("data:") && Trim(line.substr(5)) != "[DONE]") ++events_;
+    if (line.starts_with("data:") && Trim(line.substr(5)) != "[DONE]") {
+      ++events_;
+      if (keep_answer_) answer_.append(line.substr(line.starts_with("data: ") ? 6 : 5));
+    }
     event_line_.clear();
   }
 }

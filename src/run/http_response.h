@@ -28,6 +28,11 @@ class HttpResponse {
   int status() const { return status_; }
   const std::string& status_line() const { return status_line_; }
   bool keep_alive() const { return keep_alive_; }
+  // The answer's RESULT, kept only after KeepAnswer() (accuracy mode): the body, or for an
+  // event stream its events' data (`data:` lines but `[DONE]`, one space after the colon
+  // dropped) joined, without the framing.
+  void KeepAnswer() { keep_answer_ = true; }
+  const std::string& answer() const { return answer_; }
   std::optional<int64_t> first_body_byte_ns() const { return first_body_byte_ns_; }
   int tokens() const;
   const std::string& error() const { return error_; }
@@ -45,6 +50,8 @@ class HttpResponse {
   int status_ = 0;
   std::string status_line_, error_;
   bool keep_alive_ = true, chunked_ = false, event_stream_ = false, any_body_ = false;
+  bool keep_answer_ = false;
+  std::string answer_;
   uint64_t left_ = 0;  // of the body (kLength) or of the chunk (kChunkData)
   std::optional<int64_t> first_body_byte_ns_;
   int chunks_ = 0, events_ = 0;

@@ -123,6 +123,7 @@ class HttpTransport final : public SutTransport {
     c.out = std::move(waiting_.front().second);
     c.written = 0;
     c.response = HttpResponse();
+    if (target_.keep_answers) c.response.KeepAnswer();
     waiting_.pop_front();
   }
 
@@ -263,6 +264,7 @@ void HttpTransport::Read(Connection& c, const AnswerSink& sink) {
     a.completed_ns = at;
     a.first_byte_ns = c.response.first_body_byte_ns();
     a.tokens = c.response.tokens();
+    a.result = c.response.answer();
     const std::string error = c.response.ok() ? "" : c.response.status_line();
     a.error = error;
     c.query = -1;

@@ -38,6 +38,12 @@ class LineTransport final : public SutTransport {
     out_.append(digits, end).append(1, '\t').append(samples).append(1, '\n');
   }
 
+  void SendControl(std::string_view line) override {
+    out_.append(line).append(1, '\n');
+    waiting_since_ns_.reset();
+    first_line_.reset();
+  }
+
   std::string Pump(int64_t timeout_ns, const AnswerSink& sink) override {
     const bool reading = Wait(timeout_ns);
     // The answers come first, even when the queries' pipe was found closed: a command that
@@ -78,6 +84,7 @@ class LineTransport final : public SutTransport {
     if (ec == std::errc() && end == head.data() + head.size() && tab != std::string_view::npos &&
         id >= 0) {
       a.id = id;
+      a.result = line.substr(tab + 1);
     }
     a.text = line;  // the whole line: an answer's RESULT follows its tab
     return a;

@@ -125,11 +125,6 @@ Status ValidateLoadOptions(const LoadOptions& o) {
         "--mode accuracy scores the command's answers: give --answers FILE, one expected "
         "answer per line (line k for sample index k)");
   }
-  if (o.accuracy && !o.http_url.empty()) {
-    return InvalidArgument(
-        "--mode accuracy reads RESULT from the line protocol; it cannot read answers over "
-        "--http yet: drop --http, or run --mode performance");
-  }
   if (o.query_timeout_ns <= 0) return InvalidArgument("--query-timeout must be positive");
   if (o.ready_timeout_ns <= 0) {
     return InvalidArgument("--ready-timeout must be positive (default 10min)");
@@ -271,8 +266,9 @@ std::string LoadSummaryJson(const LoadSummary& s) {
   return JsonText(out, -1);
 }
 
-LoadDriver::LoadDriver(LoadOptions options, std::function<void(const std::string&)> say)
-    : options_(std::move(options)), say_(std::move(say)) {}
+LoadDriver::LoadDriver(LoadOptions options, std::function<void(const std::string&)> say,
+                       SutTransport* resident)
+    : options_(std::move(options)), say_(std::move(say)), resident_(resident) {}
 
 LoadDriver::~LoadDriver() {
   if (thread_.joinable()) thread_.join();
@@ -280,9 +276,13 @@ LoadDriver::~LoadDriver() {
 }
 
 Status LoadDriver::Start(const DriverStart& start) {
+  cpu_ = std::make_unique<CommandCpu>(start.command);
+  if (resident_ != nullptr) {
+    thread_ = std::thread([this, t0_ns = start.t0_ns] { Drive(*resident_, t0_ns); });
+    return Status::Ok();
+  }
   // The command is not reaped before Finish, so its pid is still its own here.
   pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, start.command, 0));
-  cpu_ = std::make_unique<CommandCpu>(start.command);
   std::unique_ptr<SutTransport> transport;
   if (options_.http_url.empty()) {
     transport = MakeLineTransport(start.to_command, start.from_command);
@@ -292,6 +292,7 @@ Status LoadDriver::Start(const DriverStart& start) {
                          std::strerror(errno));
     }
     FP_ASSIGN_OR_RETURN(HttpTarget target, ParseHttpTarget(options_.http_url, options_.http_body));
+    target.keep_answers = options_.accuracy;
     transport = MakeHttpTransport(target, pidfd_);
   }
   thread_ = std::thread([this, start, t = std::shared_ptr<SutTransport>(std::move(transport))] {
@@ -348,8 +349,16 @@ std::string LoadDriver::AwaitReady(SutTransport& sut) {
 }
 
 // The end of the queries: the command should exit now (a server is stopped, and so is a
-// command that never became ready).
+// command that never became ready); a resident one finishes the load and stays.
 void LoadDriver::EndCommand(SutTransport& sut, const AnswerSink& answer) {
+  if (resident_ != nullptr) {  // it goes on to the next load once it has finished this one
+    if (seen_.ended_because != "done") return;
+    sut.SendControl("#end");
+    const std::string why = sut.WaitUntilReady(MonotonicNs() + options_.ready_timeout_ns);
+    resident_ready_ = why.empty();
+    if (!why.empty()) exit_note_ = "the resident command did not finish the load: " + why;
+    return;
+  }
   sut.EndQueries();
   if (seen_.ready_timed_out) {
     StopCommand();  // its death by SIGTERM is no normal end: the load never started
@@ -417,7 +426,7 @@ void LoadDriver::Drive(SutTransport& sut, int64_t t0_ns) {
     }
     if (a.error.empty()) {
       q->completed_ns = a.completed_ns - t0_ns;
-      if (o.accuracy) q->result = a.text.substr(a.text.find('\t') + 1);
+      if (o.accuracy) q->result = a.result;
     } else {
       q->failed = true;
       if (seen_.first_failure.empty()) {
@@ -505,8 +514,12 @@ void LoadDriver::Drive(SutTransport& sut, int64_t t0_ns) {
   seen_.driver_cpu_s = static_cast<double>(NsOf(cpu)) / 1e9;
 }
 
-Status LoadDriver::Finish(Store& store, const std::string& run_id, DriverResult& result) {
+void LoadDriver::AwaitEnd() {
   if (thread_.joinable()) thread_.join();
+}
+
+Status LoadDriver::Finish(Store& store, const std::string& run_id, DriverResult& result) {
+  AwaitEnd();
   summary_ = SummarizeLoad(options_, queries_, seen_);
   const LoadSummary& s = summary_;
   result.meta_key = "load";

@@ -207,16 +207,6 @@ Status ValidateMonitorOptions(const MonitorOptions& o) {
   return CheckProfilerPresent(o);
 }
 
-namespace {
-
-// The run as recorded before its command exists: its row, meta, and the cgroup it gets.
-struct PreparedRun {
-  RunRecord run;
-  json meta;
-  json sources = json::object();
-  std::unique_ptr<RunCgroup> cgroup;
-};
-
 Result<PreparedRun> PrepareRun(const MonitorOptions& opt, const MetricIntervals& intervals) {
   PreparedRun p;
   p.run = NewRunRecord(opt.command, opt.name, opt.description, opt.tags, opt.params, opt.record_git,
@@ -282,6 +272,8 @@ std::vector<std::unique_ptr<Probe>> MakeProbes(const MonitorOptions& opt, Prepar
   }
   return probes;
 }
+
+namespace {
 
 // The command, forked and held at a gate until the clock starts. If the gate is closed
 // without opening it (footprint gave up), the child exits without running the command.
@@ -489,7 +481,15 @@ void Conclude(const WaitResult& w, const TotalsInputs& accounts, MonitorSession&
                  : out.exit_status == 0     ? RunStatus::kOk
                                             : RunStatus::kFailed;
   p.run.exit_code = out.exit_status;
-  RunTotals totals = ComputeRunTotals(accounts);
+  RecordTotals(ComputeRunTotals(accounts), session, p, out);
+  p.meta["monitor"]["signals_forwarded"] = w.forwarded;
+  if (!out.launch_error.empty()) p.meta["launch_error"] = out.launch_error;
+  p.run.meta_json = JsonText(p.meta);
+}
+
+}  // namespace
+
+void RecordTotals(RunTotals totals, MonitorSession& session, PreparedRun& p, MonitorOutcome& out) {
   out.totals = std::move(totals.totals);
   ProbeFindings findings{out.totals, p.meta, out.warnings};
   session.Finish(findings);
@@ -497,12 +497,8 @@ void Conclude(const WaitResult& w, const TotalsInputs& accounts, MonitorSession&
   p.meta["sources"] = p.sources;
   p.meta["accounting"] = totals.accounting;
   p.meta["memory_peaks"] = totals.memory_peaks;
-  p.meta["monitor"]["signals_forwarded"] = w.forwarded;
-  if (!out.launch_error.empty()) p.meta["launch_error"] = out.launch_error;
-  p.run.meta_json = JsonText(p.meta);
 }
 
-// What the driver measured joins the run (before it is stored as ended).
 void AddDriverResult(CommandDriver& driver, Store& store, PreparedRun& p, MonitorOutcome& out) {
   DriverResult result;
   if (Status st = driver.Finish(store, p.run.id, result); !st.ok()) {
@@ -522,8 +518,6 @@ void AddDriverResult(CommandDriver& driver, Store& store, PreparedRun& p, Monito
   out.warnings.insert(out.warnings.end(), result.warnings.begin(), result.warnings.end());
   p.run.meta_json = JsonText(p.meta);
 }
-
-}  // namespace
 
 namespace {
 

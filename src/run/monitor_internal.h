@@ -2,10 +2,18 @@
 #ifndef FOOTPRINT_RUN_MONITOR_INTERNAL_H_
 #define FOOTPRINT_RUN_MONITOR_INTERNAL_H_
 
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "footprint/monitor.h"
+#include "probe/cgroup.h"
+#include "probe/gpu_backends.h"
+#include "probe/perf_probe.h"
+#include "probe/process_tree_probe.h"
 #include "sampler/sampler.h"
+#include "session/monitor_session.h"
+#include "session/totals.h"
 
 namespace footprint {
 
@@ -21,6 +29,28 @@ nlohmann::json IntervalsMeta(const MetricIntervals& intervals);
 
 // Checks the sampling options alone (intervals, flush interval, metrics): InvalidArgument.
 Status ValidateSampling(const MonitorOptions& o);
+
+// The run as recorded before its command exists: its row, meta, and the cgroup it gets.
+struct PreparedRun {
+  RunRecord run;
+  nlohmann::json meta;
+  nlohmann::json sources = nlohmann::json::object();
+  std::unique_ptr<RunCgroup> cgroup;
+};
+Result<PreparedRun> PrepareRun(const MonitorOptions& opt, const MetricIntervals& intervals);
+
+// The probes of a command's run; `tree` receives the process-tree probe, which the totals read.
+std::vector<std::unique_ptr<Probe>> MakeProbes(const MonitorOptions& opt, PreparedRun& p,
+                                               PerfProbe::Options perf, const ReapedTotals& reaped,
+                                               UnavailableMetrics& unavailable_gpu,
+                                               ProcessTreeProbe*& tree);
+
+// The run's totals into `out`, with what the session's probes found, and where they came from
+// into its meta (sources, accounting, memory peaks).
+void RecordTotals(RunTotals totals, MonitorSession& session, PreparedRun& p, MonitorOutcome& out);
+
+// What the driver measured joins the run (before it is stored as ended).
+void AddDriverResult(CommandDriver& driver, Store& store, PreparedRun& p, MonitorOutcome& out);
 
 }  // namespace footprint
 

@@ -27,9 +27,11 @@ struct SutAnswer {
   std::optional<int64_t> first_byte_ns;  // HTTP: when the response's body began
   int tokens = 0;                        // HTTP: chunks or server-sent events received
   std::string_view error;                // not empty: the query failed (an HTTP error)
-  // The line protocol: the whole line (an answer's RESULT follows its tab); id -1: output that
-  // names no query (may be cut).
+  // The line protocol: the whole line; id -1: output that names no query (may be cut).
   std::string_view text;
+  // The answer's RESULT: the line protocol's text after the tab; HTTP, in accuracy mode
+  // (HttpTarget::keep_answers), the response's body or its events' data.
+  std::string_view result;
 };
 using AnswerSink = std::function<void(const SutAnswer&)>;
 
@@ -40,6 +42,10 @@ class SutTransport {
   virtual std::string WaitUntilReady(int64_t deadline_ns) = 0;
   // Queues query `id` with its sample indices (comma-separated); never blocks.
   virtual void Send(int64_t id, std::string_view samples) = 0;
+  // A resident command between two loads (src/run/resident_command.h): queues `line` as it
+  // is; the command answers it with a new `ready`, which WaitUntilReady then waits for. The
+  // line protocol's alone (an HTTP server is never resident): other transports ignore it.
+  virtual void SendControl(std::string_view /*line*/) {}
   // Waits up to `timeout_ns` for the SUT, sends what is queued, and hands every answer that
   // came to `sink`. "" while the SUT can go on; else what ended it ("the command closed its
   // output"), to which the driver adds how far the load got.
@@ -71,6 +77,7 @@ struct HttpTarget {
   // The request's body, with {id} and {samples} replaced by the query's id and sample
   // indices (comma-separated).
   std::string body_template;
+  bool keep_answers = false;  // accuracy mode: each answer's RESULT (SutAnswer::result)
 };
 
 // Parses `url` (http:// only) and resolves its host; InvalidArgument, one line, when it cannot.

@@ -11,6 +11,7 @@ import math
 import os
 import pty
 import signal
+import socket
 import sqlite3
 import subprocess
 import time
@@ -266,3 +267,14 @@ def saved_chart(png_path, json_path):
         assert f.read(8) == b"\x89PNG\r\n\x1a\n", png_path
     with open(json_path, encoding="utf-8") as f:
         return json.load(f)
+
+
+# The HTTP system under test of footprint load --http (its modes: its docstring).
+HTTP_SUT = os.path.join(os.path.dirname(__file__), "..", "workloads", "http_sut.py")
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

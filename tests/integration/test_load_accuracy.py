@@ -5,10 +5,12 @@ mlperf_log_accuracy.json; in performance mode the sample indices are drawn unifo
 performance sample set with their own seed, apart from the schedule's."""
 import collections
 import json
+import sys
 
 import pytest
 
-from fp_helpers import clean_env, describe, fp, load_queries, show, single_error_line, wl
+from fp_helpers import (HTTP_SUT, clean_env, describe, fp, free_port, load_queries, show,
+                        single_error_line, wl)
 
 
 def answers_file(tmp_path, count):
@@ -101,8 +103,26 @@ def test_bad_accuracy_options_are_one_line_and_nothing_runs(tmp_path, options, m
     assert not db.exists()
 
 
-def test_accuracy_mode_refuses_http(tmp_path):
-    proc = fp("load", "-o", tmp_path / "bad.db", "--mode", "accuracy", "--answers",
-              answers_file(tmp_path, 3), "--http", "http://127.0.0.1:9/x", "--", "true")
-    assert proc.returncode == 2, describe(proc)
-    assert "cannot read answers over --http" in single_error_line(proc)
+@pytest.mark.parametrize("scenario, streamed, count, wrong_every", [
+    ("offline", 0, 40, 4),  # a text/plain body: 30 of 40 right
+    ("multi", 1, 30, 3),    # server-sent events, two per sample: 20 of 30 right
+])
+def test_accuracy_mode_over_http_scores_each_body(tmp_path, scenario, streamed, count,
+                                                  wrong_every):
+    db = tmp_path / "http-accuracy.db"
+    port = free_port()
+    proc = fp("load", "-o", db, "--no-git", "--scenario", scenario, "--samples-per-query", 4,
+              "--mode", "accuracy", "--answers", answers_file(tmp_path, count), "--http",
+              f"http://127.0.0.1:{port}/", "--", sys.executable, HTTP_SUT, "accuracy", port,
+              tmp_path / "sut.log", wrong_every, streamed, env=clean_env())
+    assert proc.returncode == 0, describe(proc)
+    s = show(db)
+    right = sum(1 for i in range(count) if i % wrong_every)
+    assert s["load"]["accuracy"] == {"samples": count, "correct": right,
+                                     "fraction": right / count}
+    queries = load_queries(db, s["run"]["id"])
+    issued = sorted(i for q in queries.values() for i in q["sample_indices"])
+    assert issued == list(range(count))
+    for q in queries.values():  # each RESULT is the body (or the events' data joined) as sent
+        assert q["result"] == ",".join("wrong" if i % wrong_every == 0 else f"label-{i}"
+                                       for i in q["sample_indices"])

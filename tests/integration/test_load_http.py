@@ -6,24 +6,14 @@ query's times are in the order they happened; the server stopped with SIGTERM at
 ok run; HTTP errors are counted and make the load invalid; a server that dies mid-load, one that
 never listens (told within 10 s, given up after --ready-timeout), and a URL that is not a valid
 http:// URL each get one clear line."""
-import os
-import socket
 import subprocess
 import sys
 import time
 
 import pytest
 
-from fp_helpers import (FOOTPRINT, clean_env, describe, fp, load_queries, nearest_rank, show,
-                        single_error_line)
-
-SUT = os.path.join(os.path.dirname(__file__), "..", "workloads", "http_sut.py")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from fp_helpers import (FOOTPRINT, HTTP_SUT as SUT, clean_env, describe, fp, free_port,
+                        load_queries, nearest_rank, show, single_error_line)
 
 
 def load(tmp_path, mode, args, *options, expect_rc=0):

@@ -90,6 +90,57 @@ trace_batches: 2
     assert len(table) == 3
 
 
+def counting_python(tmp_path):
+    """An interpreter that logs each start (its arguments) and then is /usr/bin/python3."""
+    log = tmp_path / "starts.log"
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {PYTHON} "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper, log
+
+
+@pytest.mark.parametrize("per_run", [False, True], ids=["one-agent", "agent-per-run"])
+def test_one_agent_process_serves_every_batch_size(tmp_path, per_run):
+    python, starts = counting_python(tmp_path)
+    path = manifest(tmp_path, "name: bs\n" + BASE.replace(PYTHON, str(python)) + """
+batch_sizes: [1, 2, 4]
+scenarios:
+  offline: {min_queries: 24}
+""")
+    db = tmp_path / "ev.db"
+    proc = run_footprint("evaluate", "-o", str(db), "--no-git", "-q", str(path),
+                         *(["--agent-per-run"] if per_run else []), timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    agents = [line for line in starts.read_text().splitlines() if "--describe" not in line]
+    runs = runs_of(db)
+    assert [name for name, _, _ in runs] == ["bs-offline-b1", "bs-offline-b2", "bs-offline-b4"]
+    if per_run:
+        assert len(agents) == 3 and all("resident" not in meta for _, meta, _ in runs)
+        return
+    # Started once, at the largest batch, for the three runs.
+    assert len(agents) == 1 and agents[0].endswith("--max-batch 4"), agents
+    assert len({meta["resident"]["pid"] for _, meta, _ in runs}) == 1
+    with sqlite3.connect(db) as con:
+        for name, meta, params in runs:
+            run_id = con.execute("SELECT id FROM runs WHERE name = ?", (name,)).fetchone()[0]
+            # The agent joined each run in turn, with that run's batch size.
+            framework = [json.loads(d) for (d,) in con.execute(
+                "SELECT data FROM run_values WHERE run_id = ? AND name = 'framework'",
+                (run_id,))]
+            assert [f["max_batch"] for f in framework] == [int(params["batch"])]
+            sizes = [v for (v,) in con.execute(
+                "SELECT value FROM run_values WHERE run_id = ? AND name = 'batch_size'",
+                (run_id,))]
+            assert sum(sizes) == 24 and max(sizes) <= int(params["batch"])
+            # Each run's CPU is its own window's, the load's within it (each window against
+            # the process's own getrusage(): tests/unit/resident_load_test.cc).
+            load = meta["load"]
+            assert load["cpu_source"] == "process"
+            run_cpu = meta["accounting"]["resident_user_s"] + meta["accounting"]["resident_system_s"]
+            assert 0 < load["cpu_s"] <= run_cpu + 0.02
+            assert meta["resident"]["ready_s"] > 0
+
+
 def test_a_torchscript_file_is_checked_against_its_pinned_sha256(tmp_path):
     model = torch.jit.script(torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(48, 5)))
     model_path = tmp_path / "tiny.pt"

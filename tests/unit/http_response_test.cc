@@ -55,6 +55,11 @@ TEST(HttpResponse, ChunkedCountsChunksAndStopsAtTheLastOne) {
     HttpResponse r;
     EXPECT_EQ(FeedInPieces(r, bytes, step), HttpResponse::Step::kDone) << step;
     EXPECT_EQ(r.tokens(), 3) << step;
+    EXPECT_EQ(r.answer(), "") << step;  // kept in accuracy mode only
+    HttpResponse kept;
+    kept.KeepAnswer();
+    EXPECT_EQ(FeedInPieces(kept, bytes, step), HttpResponse::Step::kDone) << step;
+    EXPECT_EQ(kept.answer(), "abcd0123456789") << step;  // the body, without its framing
   }
 }
 
@@ -66,8 +71,10 @@ TEST(HttpResponse, ServerSentEventsAreTheTokens) {
       "transfer-encoding: chunked\r\n\r\n" +
       Chunk(events.substr(0, 20)) + Chunk(events.substr(20)) + "0\r\n\r\n";
   HttpResponse r;
+  r.KeepAnswer();
   EXPECT_EQ(FeedInPieces(r, bytes, 3), HttpResponse::Step::kDone);
-  EXPECT_EQ(r.tokens(), 2);  // two data events; a comment and [DONE] are none
+  EXPECT_EQ(r.tokens(), 2);                       // two data events; a comment and [DONE] are none
+  EXPECT_EQ(r.answer(), "{\"t\": 1}{\"t\": 2}");  // their data, joined
 }
 
 TEST(HttpResponse, AnInterimResponseIsNotTheAnswer) {

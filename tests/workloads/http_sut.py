@@ -6,6 +6,9 @@ MODE:
                     a chunk of a chunked body, then `data: [DONE]`
   error MS          as fixed, but every 4th query (id % 4 == 3) gets 500
   die MS            as fixed; after 10 answers the process exits with status 3
+  accuracy K S      at once, the answer of each sample I of the query, `label-I` but `wrong`
+                    for every I that K divides, comma-separated, as text/plain; with S = 1
+                    as server-sent events instead, `label-` and `I` two events of a sample
 LOG: one line per answered query, `ID RECEIVED_NS FIRST_SENT_NS LAST_SENT_NS` on the run's timeline
 (CLOCK_MONOTONIC minus $FOOTPRINT_T0_NS): the ground truth the tests compare with."""
 import http.server
@@ -48,18 +51,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         qid = json.loads(body)["id"]
         if MODE == "stream":
             self.stream(qid, received)
+        elif MODE == "accuracy":
+            self.answer(qid, json.loads(body)["samples"], received)
         else:
             time.sleep(ARGS[0] / 1000)
             status = 500 if MODE == "error" and qid % 4 == 3 else 200
             payload = json.dumps({"id": qid, "class": 7}).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            done = now()
-            record(qid, received, done, done)
-            self.wfile.write(payload)
-            self.wfile.flush()
+            self.whole(qid, received, status, "application/json", payload)
         with lock:
             answered += 1
             if MODE == "die" and answered == 10:
@@ -81,6 +79,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
         record(qid, received, first, now())  # before the end: the client cannot have read it
         self.chunk("data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def answer(self, qid, samples, received):
+        wrong_every, streamed = int(ARGS[0]), ARGS[1] == 1
+        answers = ["wrong" if i % wrong_every == 0 else f"label-{i}" for i in samples]
+        if streamed:
+            parts = [p for j, a in enumerate(answers)
+                     for p in ([","] if j else []) + ([a] if a == "wrong" else ["label-", a[6:]])]
+            payload = "".join(f"data: {p}\n\n" for p in parts).encode() + b"data: [DONE]\n\n"
+        else:
+            payload = ",".join(answers).encode()
+        self.whole(qid, received, 200, "text/event-stream" if streamed else "text/plain", payload)
+
+    def whole(self, qid, received, status, content_type, payload):
+        """An answer of one body, with its Content-Length."""
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        done = now()
+        record(qid, received, done, done)
+        self.wfile.write(payload)
         self.wfile.flush()
 
     def chunk(self, text):

@@ -1,0 +1,115 @@
+// RunResidentLoad: a load of a command that runs already, measured as a run of its own.
+#include <unistd.h>
+
+#include <string>
+#include <utility>
+
+#include "run/monitor_internal.h"
+#include "run/resident_command.h"
+#include "session/monitor_session.h"
+#include "session/totals.h"
+#include "util/file.h"
+#include "util/json_text.h"
+#include "util/proc_parse.h"
+
+namespace footprint {
+namespace {
+
+using json = nlohmann::json;
+
+// The process's user and system CPU time so far, ns (all its threads); {0, 0} once it is gone.
+std::pair<int64_t, int64_t> ProcessCpuNs(const KernelFile& stat) {
+  char buf[1024];
+  const auto parsed = ParseProcStat(stat.Read(buf, sizeof buf));
+  if (!parsed) return {0, 0};
+  const double ns_per_tick = 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  return {static_cast<int64_t>(static_cast<double>(parsed->utime) * ns_per_tick),
+          static_cast<int64_t>(static_cast<double>(parsed->stime) * ns_per_tick)};
+}
+
+// The run's totals: the CPU the command's process used between the run's two ends, the
+// sampled peaks; no I/O totals (the kernel folds a process's block I/O into its parent only
+// when it is reaped, after the run).
+RunTotals ResidentTotals(int64_t duration_ns, std::pair<int64_t, int64_t> cpu_before,
+                         std::pair<int64_t, int64_t> cpu_after, const ProcessTreeProbe& tree) {
+  TotalsInputs in;
+  in.duration_ns = duration_ns;
+  in.sampled_max_process_bytes = tree.peak_process_rss_bytes();
+  in.sampled_rss_sum_peak_bytes = tree.peak_rss_sum_bytes();
+  in.sampled_memory_peak_bytes = tree.peak_memory_bytes();
+  in.tree_cpu_ns =
+      std::make_pair(cpu_after.first - cpu_before.first, cpu_after.second - cpu_before.second);
+  in.tree_cpu_source =
+      "the resident command's process over the run (utime and stime of /proc/PID/stat at its "
+      "two ends, 10 ms ticks)";
+  in.tree_cpu_key = "resident";
+  RunTotals totals = ComputeRunTotals(in);
+  totals.totals.erase("io_read_bytes");
+  totals.totals.erase("io_write_bytes");
+  totals.sources["io"] = "not totalled for a resident command: see the io.read and io.write series";
+  return totals;
+}
+
+}  // namespace
+
+Result<MonitorOutcome> RunResidentLoad(Store& store, const MonitorOptions& options,
+                                       ResidentCommand& command, LoadDriver& driver,
+                                       const json& settings) {
+  MonitorOptions opt = options;
+  opt.use_cgroup = false;  // the memory it holds was charged to footprint's: walk it instead
+  FP_RETURN_IF_ERROR(ValidateSampling(opt));
+  Env& env = *opt.env;
+  const MetricIntervals intervals = ResolveIntervals(opt);
+  FP_ASSIGN_OR_RETURN(PerfProbe::Options perf, PerfProbe::Options::FromEnv(env));
+  FP_ASSIGN_OR_RETURN(PreparedRun p, PrepareRun(opt, intervals));
+  p.sources["cgroup_unavailable"] = "a resident command, started before the run";
+  ReapedTotals reaped;
+  UnavailableMetrics unavailable_gpu;
+  ProcessTreeProbe* tree = nullptr;
+  MonitorSession session(
+      store, p.run.id, MakeProbes(opt, p, std::move(perf), reaped, unavailable_gpu, tree),
+      {.env = &env, .intervals = intervals, .flush_interval_ns = opt.flush_interval_ns});
+  p.meta["resident"] = {{"pid", command.pid()}, {"ready_s", command.ready_s()}};
+  p.meta["tree_membership"] = "proc walk (footprint's children: the resident command)";
+  p.run.started_at_ns = env.RealtimeNs();
+  p.run.meta_json = JsonText(p.meta);
+  FP_RETURN_IF_ERROR(store.InTransaction([&]() -> Status {
+    FP_RETURN_IF_ERROR(store.CreateRun(p.run));
+    return session.RegisterSeries();
+  }));
+  const KernelFile stat("/proc/" + std::to_string(command.pid()) + "/stat");
+  const auto cpu_before = ProcessCpuNs(stat);
+  const int64_t t0 = env.MonotonicNs();
+  p.run.started_at_ns = env.RealtimeNs();
+  MonitorOutcome out;
+  if (Status st = session.Start(t0); !st.ok()) {
+    p.run.status = RunStatus::kFailed;
+    p.run.ended_at_ns = env.RealtimeNs();
+    (void)store.FinishRun(p.run, {});
+    return st;
+  }
+  json run = settings;
+  run.update({{"run_id", p.run.id}, {"db", store.open_location()}, {"t0_ns", t0}});
+  command.transport().SendControl("#run\t" + JsonText(run, -1));
+  (void)driver.Start({-1, -1, command.pid(), t0});  // a resident driver starts its thread only
+  driver.AwaitEnd();
+  const int64_t t_end = env.MonotonicNs();
+  session.Stop();
+  p.run.ended_at_ns = p.run.started_at_ns + (t_end - t0);
+  RecordTotals(ResidentTotals(t_end - t0, cpu_before, ProcessCpuNs(stat), *tree), session, p, out);
+  AddDriverResult(driver, store, p, out);
+  const bool done = driver.summary().ended_because == "done";
+  p.run.status = done ? RunStatus::kOk : RunStatus::kFailed;
+  p.run.exit_code = out.exit_status = done ? 0 : 1;
+  p.run.meta_json = JsonText(p.meta);
+  unavailable_gpu.Warn(out.warnings);
+  if (Status st = store.FinishRun(p.run, out.totals); !st.ok()) {
+    out.end_stored = false;
+    out.warnings.push_back("the end of the run could not be stored (" + st.message() +
+                           "); it will show as interrupted");
+  }
+  out.run = std::move(p.run);
+  return out;
+}
+
+}  // namespace footprint
