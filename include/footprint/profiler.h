@@ -44,6 +44,14 @@ Result<ProfiledCommand> WrapInProfiler(std::string_view listener,
                                        const std::vector<std::string>& command,
                                        const std::string& trace_prefix);
 
+// `footprint run --profile torch:STEPS[:WAIT]`: a PyTorch-profiler window over optimizer steps
+// with no change to the script. Writes `hook_dir`/sitecustomize.py, which has footprint's
+// Python package (footprint.profiling) count every optimizer.step(), and sets PYTHONPATH
+// (`hook_dir` first, then `env`'s) and FOOTPRINT_PROFILE in `environment`. InvalidArgument
+// for a malformed `spec`.
+Status AddTorchWindow(const std::string& spec, const std::string& hook_dir, Env& env,
+                      std::map<std::string, std::string>& environment);
+
 // The full path of executable `name` in `env`'s PATH; none when it is not there.
 std::optional<std::string> FindOnPath(Env& env, const std::string& name);
 

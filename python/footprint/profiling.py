@@ -157,3 +157,99 @@ class profile:
         if not inside or not outside:
             return 0.0
         return sum(inside) - len(inside) * statistics.median(outside)
+
+
+# --- footprint run --profile torch:STEPS -------------------------------------------------
+# footprint puts a sitecustomize.py on PYTHONPATH that calls install_step_hook(): once
+# torch.optim is imported, every optimizer.step() ends a step of a window named
+# "optimizer" (WAIT steps waited, 1 warmed up, STEPS recorded), with no change to the script.
+
+def _window_spec(spec: str) -> tuple[int, int]:
+    """(steps, wait) from ``torch:STEPS`` or ``torch:STEPS:WAIT``."""
+    words = spec.split(":")
+    if len(words) not in (2, 3) or words[0] != "torch" or not all(w.isdigit() for w in words[1:]):
+        raise ValueError(f"FOOTPRINT_PROFILE={spec!r}: expected torch:STEPS or torch:STEPS:WAIT")
+    return int(words[1]), int(words[2]) if len(words) == 3 else 5
+
+
+class _OptimizerSteps:
+    """Counts optimizer steps into one profiling window, closed once it is done."""
+
+    def __init__(self, steps: int, wait: int) -> None:
+        self._window = profile("optimizer", wait=wait, warmup=1, active=steps)
+        self._left = wait + 1 + steps
+        self._open = False
+
+    def stepped(self) -> None:
+        if self._left <= 0:
+            return
+        if not self._open:  # the first step's end starts the schedule
+            self._window.__enter__()
+            self._open = True
+            import atexit
+            atexit.register(self.close)
+            return
+        self._window.step()
+        self._left -= 1
+        if self._left == 0:
+            self.close()
+
+    def close(self) -> None:
+        if self._open:
+            self._open = False
+            self._left = 0
+            self._window.__exit__(None, None, None)
+
+
+def _wrap_optimizers(optimizer_class: Any, counter: _OptimizerSteps) -> None:
+    """Every optimizer class's step() (each class once, as it is first instantiated) tells
+    `counter` when it returns."""
+    init = optimizer_class.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        cls = type(self)
+        if cls.__dict__.get("_footprint_counted"):  # torch re-wraps step(): mark the class
+            return
+        cls._footprint_counted = True
+        step = cls.step
+
+        def counted_step(opt: Any, *a: Any, **k: Any) -> Any:
+            result = step(opt, *a, **k)
+            counter.stepped()
+            return result
+        cls.step = counted_step
+
+    optimizer_class.__init__ = __init__
+
+
+def install_step_hook() -> None:
+    """Called by footprint's sitecustomize.py: counts optimizer steps once torch.optim loads
+    (torch itself is not imported here)."""
+    import importlib.abc
+    import importlib.util
+    import sys
+    try:
+        steps, wait = _window_spec(os.environ.get("FOOTPRINT_PROFILE", ""))
+    except ValueError as error:
+        print(f"footprint: {error}", file=sys.stderr)
+        return
+    counter = _OptimizerSteps(steps, wait)
+
+    class _Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+            if name != "torch.optim.optimizer":
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.util.find_spec(name)
+            if spec is None or spec.loader is None:
+                return spec
+            original = spec.loader.exec_module
+
+            def exec_module(module: Any) -> None:
+                original(module)
+                _wrap_optimizers(module.Optimizer, counter)
+            spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+            return spec
+
+    sys.meta_path.insert(0, _Finder())

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -406,7 +408,30 @@ void AddScanAndHookOptions(CLI::App& cmd, RunArgs& args) {
       ->option_text("FILE");
 }
 
-// --profiler and --require-profiler: radT's workload listeners (docs/profiling.md).
+// A folder of footprint's own for --profile's sitecustomize.py, removed with the object.
+class HookFolder {
+ public:
+  static Result<std::unique_ptr<HookFolder>> Make() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/footprint-profile-XXXXXX";
+    if (::mkdtemp(path.data()) == nullptr) {
+      return IoError("cannot create a folder for --profile in " + DirName(path) + ": " +
+                     std::strerror(errno));
+    }
+    return std::unique_ptr<HookFolder>(new HookFolder(std::move(path)));
+  }
+  ~HookFolder() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit HookFolder(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+// --profiler, --profile and --require-profiler (docs/profiling.md).
 void AddProfilerOptions(CLI::App& cmd, RunArgs& args) {
   cmd.add_option("--profiler", args.profiler,
                  "start the command inside a profiler as radT's listener of that name does: "
@@ -414,6 +439,11 @@ void AddProfilerOptions(CLI::App& cmd, RunArgs& args) {
                  "its traces become the run's artifacts, its cost is stored apart")
       ->check(CLI::IsMember(ProfilerListeners(), CLI::ignore_case))
       ->option_text("LISTENER");
+  cmd.add_option("--profile", args.profile,
+                 "torch:STEPS[:WAIT]: profile STEPS optimizer steps of a PyTorch script with "
+                 "torch.profiler, after WAIT steps (default 5) and 1 of warm-up, with no change "
+                 "to the script; the trace becomes the run's artifact (docs/profiling.md)")
+      ->option_text("torch:STEPS");
   cmd.add_flag("--require-profiler", args.require_profiler,
                "refuse the run when the profiler's tool is not on PATH (default: one line, and "
                "the command runs unprofiled)");
@@ -564,6 +594,11 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
         o.profiler =
             ProfilerRequest{.listener = args->profiler, .required = args->require_profiler};
         FP_RETURN_IF_ERROR(ValidateMonitorOptions(o));
+      }
+      std::unique_ptr<HookFolder> hook;
+      if (!args->profile.empty()) {
+        FP_ASSIGN_OR_RETURN(hook, HookFolder::Make());
+        FP_RETURN_IF_ERROR(AddTorchWindow(args->profile, hook->path(), *o.env, o.environment));
       }
       FP_ASSIGN_OR_RETURN(auto scan, Scan(*args, *cmd, o));
       FP_ASSIGN_OR_RETURN(auto store, OpenStore(args->db));

@@ -25,6 +25,7 @@ struct RunArgs {
   std::vector<std::string> ranges, lists;  // -P NAME MIN MAX, -L NAME VALUES, flattened
   std::string step = "1";
   std::string profiler;  // --profiler LISTENER (run)
+  std::string profile;   // --profile torch:STEPS (run)
   bool require_profiler = false;
 };
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "util/file.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
 
@@ -84,6 +85,49 @@ Result<ProfiledCommand> WrapInProfiler(std::string_view listener,
   // `profile` range of torch.cuda.nvtx, footprint.profile and radT's scripts is not one.
   if (out.tool == "nsys") out.environment["NSYS_NVTX_PROFILER_REGISTER_ONLY"] = "0";
   return out;
+}
+
+namespace {
+
+// Runs at the interpreter's start (site), before the script: the hook, then whatever
+// sitecustomize this one shadows.
+constexpr char kSiteCustomize[] = R"(# Written by footprint run --profile (docs/profiling.md).
+import sys
+try:
+    from footprint.profiling import install_step_hook
+    install_step_hook()
+except ImportError as error:
+    print(f"footprint: --profile: this Python cannot import footprint ({error}); "
+          "the run goes on unprofiled", file=sys.stderr)
+_here = __file__.rsplit("/", 1)[0]
+sys.path[:] = [p for p in sys.path if p != _here]
+del sys.modules["sitecustomize"]
+try:
+    import sitecustomize  # the one this file shadowed, if any
+except ImportError:
+    pass
+)";
+
+}  // namespace
+
+Status AddTorchWindow(const std::string& spec, const std::string& hook_dir, Env& env,
+                      std::map<std::string, std::string>& environment) {
+  const std::vector<std::string_view> words = Split(spec, ':');
+  bool valid = (words.size() == 2 || words.size() == 3) && words[0] == "torch";
+  for (size_t i = 1; valid && i < words.size(); ++i) {
+    auto n = ParseInt(words[i]);
+    valid = n && *n >= (i == 1 ? 1 : 0);
+  }
+  if (!valid) {
+    return InvalidArgument("--profile " + spec +
+                           ": expected torch:STEPS or torch:STEPS:WAIT (STEPS from 1, WAIT "
+                           "steps before them, default 5), e.g. --profile torch:2");
+  }
+  FP_RETURN_IF_ERROR(WriteFile(hook_dir + "/sitecustomize.py", kSiteCustomize, true));
+  const std::string python_path = env.Var("PYTHONPATH").value_or("");
+  environment["PYTHONPATH"] = python_path.empty() ? hook_dir : hook_dir + ":" + python_path;
+  environment["FOOTPRINT_PROFILE"] = spec;
+  return Status::Ok();
 }
 
 std::optional<std::string> FindOnPath(Env& env, const std::string& name) {

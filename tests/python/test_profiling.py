@@ -89,3 +89,37 @@ def test_the_windows_added_time_is_stored(profiled):
     stored = data.values.set_index("name").loc["profiler.window_added_s", "value"]
     assert stored == pytest.approx(expected, abs=0.01)
     assert stored > 0  # the trace was written inside the window
+
+
+PLAIN = """
+    import torch
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    second = torch.optim.SGD(model.parameters(), lr=0.01)  # a class's step() is counted once
+    x, y = torch.randn(512, 64), torch.randn(512, 1)
+    for step in range(12):
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+"""
+
+
+def test_run_profile_torch_needs_no_code_change(tmp_path):
+    db = tmp_path / "fp.db"
+    script = write_script(tmp_path, PLAIN, "plain.py")
+    proc = run_footprint("run", "-o", str(db), "-q", "--profile", "torch:2:3", "--",
+                         "/usr/bin/python3", str(script))
+    assert proc.returncode == 0, proc.stderr
+    data = fp.load(str(db))
+    (artifact,) = data.artifacts.itertuples()
+    assert artifact.name == "torch_optimizer_1.pt.trace.json"
+    steps = [e for e in events(artifact.path) if str(e.get("name", "")).startswith("ProfilerStep#")]
+    assert len({e["name"] for e in steps}) == len(steps) == 2
+    v = data.values.set_index("name")
+    # The first optimizer step starts the schedule: 3 waited, 1 warmed up, then 2 recorded.
+    assert v.loc["profiler.window", "data"]["steps"] == [4, 5]
+    assert list(data.scopes["name"]) == ["profile:optimizer"]
+    bad = run_footprint("run", "-o", str(db), "--profile", "torch:0", "--", "true")
+    assert bad.returncode == 125 and "torch:STEPS" in bad.stderr
