@@ -21,6 +21,7 @@
 #include "run/slurm.h"
 #include "store/reconcile.h"
 #include "util/clock.h"
+#include "util/host.h"
 #include "util/json_text.h"
 #include "util/strings.h"
 
@@ -269,9 +270,15 @@ std::string WaitingText(const WaitingBuffer& w) {
   }
   if (w.here->live)
     return "a live footprint is still sending part of this run from " + w.here->path;
-  return std::to_string(w.here->samples) + " samples (" + std::to_string(w.here->entries) +
-         " changes) of this run wait on this machine in " + w.here->path +
-         ": `footprint push` sends them";
+  const std::string what = std::to_string(w.here->samples) + " samples (" +
+                           std::to_string(w.here->entries) + " changes) of this run wait on ";
+  if (w.where.host == HostName()) {
+    return what + "this machine in " + w.here->path + ": `footprint push` sends them";
+  }
+  const std::string dir = w.here->path.substr(0, w.here->path.rfind('/'));
+  return what + w.where.host + " in " + w.here->path +
+         ", a folder this machine shares: " + "`footprint push --dir " + dir +
+         "` sends them from here";
 }
 
 // The parts of a multi-host run, a line per host; the totals below are their sums.

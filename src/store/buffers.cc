@@ -114,8 +114,13 @@ Result<std::vector<WaitingBuffer>> WaitingBuffers(Store& store, const RunRecord&
   const std::string host = HostName();
   for (PendingBuffer& p : pending) {
     WaitingBuffer w{std::move(p), std::nullopt};
-    if (w.where.host == host && std::filesystem::exists(w.where.path)) {
-      if (Result<BufferState> s = ReadBuffer(w.where.path); s.ok()) w.here = std::move(*s);
+    // Read where this machine sees the file: its own disk, or a shared folder (--buffer-dir)
+    // another node wrote to, where the name (the writer's UUID) tells it is the same buffer.
+    if (std::filesystem::exists(w.where.path)) {
+      Result<BufferState> s = ReadBuffer(w.where.path);
+      if (s.ok() && (s->writer == w.where.writer || (s->live && w.where.host == host))) {
+        w.here = std::move(*s);
+      }
     }
     out.push_back(std::move(w));
   }

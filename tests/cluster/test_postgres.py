@@ -185,6 +185,13 @@ def test_server_down_at_the_end_push_sends_everything_once(postgres, pg_uri, tmp
     assert waiting["here"] and waiting["samples"] == listed[0]["samples"], waiting
     text = fp("show", "-o", pg_uri, record["id"], env=env).stdout
     assert f"wait on this machine in {folder / name}: `footprint push` sends them" in text, text
+    # The same buffer as if another node had written it to a folder shared with this one
+    # (--buffer-dir): `show` still reads what waits there, and says where.
+    postgres.sql("UPDATE buffer_writers SET host = 'fp-n2'", db)
+    text = fp("show", "-o", pg_uri, record["id"], env=env).stdout
+    assert f"{listed[0]['samples']} samples ({listed[0]['changes']} changes) of this run wait " \
+        f"on fp-n2 in {folder / name}, a folder this machine shares: `footprint push --dir " \
+        f"{folder}` sends them from here" in text, text
 
     proc = fp("push", env=env)
     assert proc.returncode == 0 and "sent" in proc.stdout, describe(proc)
