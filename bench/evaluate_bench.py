@@ -49,7 +49,7 @@ def table(shown_runs):
             scenario += f" ({load['options']['samples_per_query']}/query)"
         bound = "-" if load["latency_bound_s"] is None else \
             f"{load['validity']} ({load['latency_bound_s'] * 1e3:g} ms)"
-        cpu = (totals["cpu_user_s"] + totals["cpu_system_s"]) / max(load["queries"], 1)
+        cpu = load["cpu_s"] / max(load["queries"], 1)
         out.append(f"| {ev['model']['torchvision']} | {scenario} | {ev['batch']} | "
                    f"{load['queries']} | {load['qps']:.1f} | {load['samples_per_s']:.1f} | "
                    f"{ms(lat['p50'])} | {ms(lat['p90'])} | {ms(lat['p99'])} | {bound} | "
@@ -78,15 +78,16 @@ def main():
         "`footprint evaluate`, as `examples/evaluate/*-cpu.yaml` pin them, on the CPU of "
         f"{machine()}: {framework['framework']} {framework['version']}, "
         f"{framework['threads']} threads, BLAS `{framework.get('blas_library')}`. Each line is "
-        "one run (about 70 s per model):", "", *lines, "",
+        "one run:", "", *lines, "",
         "- Offline latencies are long by definition: every query is scheduled at the start, "
         "and the last waits for the whole queue. Its figure of merit is samples/s, against "
         "the single stream's: batches of up to 16 amortise each forward pass.",
         "- The server's Poisson bursts queue behind forward passes of tens of milliseconds on "
         "two cores, which is what its p99 measures against the bound.",
-        "- *CPU s / query* is the run's CPU over the answered queries: model loading, the "
-        "Python interpreter, the framework trace after the load and footprint's sampling "
-        "included.",
+        "- *CPU s / query* is the agent's CPU over its load's window (`load.cpu_s`, from the "
+        "first query to the last answer) per answered query: one agent serves the four runs, "
+        "and neither its start-up (model loading) nor the framework trace after the load is "
+        "in it.",
         "- MLPerf's early stopping needs 662 answered queries for a p99 claim; `show` says on "
         "every p99 line whether a run has them.", "",
         "```sh",
