@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/format.h"
 #include "cli/progress.h"
+#include "cli/run_container.h"
 #include "cli/run_options.h"
 #include "footprint/compare.h"
 #include "footprint/monitor.h"
@@ -552,6 +553,7 @@ Result<MonitorOptions> CommandOptions(RunArgs& args, CLI::App& cmd,
 
 Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
   auto args = std::make_shared<RunArgs>();
+  auto attach = std::make_shared<AttachArgs>();
   CLI::App* cmd = app.add_subcommand(
       "run", "Run COMMAND and measure it and every process it starts into the database.");
   AddMeasureOptions(cmd, args.get());
@@ -567,6 +569,7 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
                 "with -r or a scan: run every repetition and combination even after one fails");
   AddScanAndHookOptions(*cmd, *args);
   AddProfilerOptions(*cmd, *args);
+  AddContainerOptions(*cmd, *attach);
   cmd->prefix_command();
   cmd->footer(
       "COMMAND is everything after --: footprint run [OPTIONS] -- COMMAND [ARGS...]\n\n"
@@ -587,7 +590,10 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
       "  footprint run -r 5 -P threads 1 4 --prepare 'sync' -- ./bench --threads {threads}\n"
       "  footprint run -r 5 -L compiler gcc,clang --shell bash -- '{compiler} -O2 x.c'");
 
-  return [args, cmd, &command]() -> int {
+  return [args, attach, cmd, &command]() -> int {
+    if (cmd->count("--container") + cmd->count("--duration") > 0) {
+      return RunAttach(*attach, *args, *cmd, command);
+    }
     Result<int> status = [&]() -> Result<int> {
       FP_ASSIGN_OR_RETURN(MonitorOptions o, CommandOptions(*args, *cmd, command));
       if (!args->profiler.empty()) {

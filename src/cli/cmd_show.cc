@@ -316,6 +316,10 @@ void PrintContainer(const json& meta, std::ostream& out) {
                      c.value("image", std::string());
   if (!c.value("ran", false)) {
     line += ": did not run, none of its figures are in this run";
+  } else if (c.value("attached", false)) {  // footprint run --container
+    line += ", attached until it " + c.value("ended", std::string("?")) +
+            ": the run's figures are its own, from the engine's cgroup " +
+            c.value("cgroup", std::string()) + " (" + c.value("figures_from", "") + ")";
   } else if (c.value("read", false)) {
     line += ", its figures (container_* and in cpu, peak memory, io) from the engine's cgroup " +
             c.value("cgroup_parent", std::string()) + " (" + c.value("figures_from", "") + ")";

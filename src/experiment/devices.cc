@@ -21,14 +21,6 @@ namespace {
 constexpr const char* kMpsControl = "nvidia-cuda-mps-control";
 constexpr const char* kNvidiaSmi = "nvidia-smi";
 
-bool OnPath(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  for (std::string_view dir : Split(path ? path : "", ':')) {
-    if (::access((std::string(dir) + "/" + name).c_str(), X_OK) == 0) return true;
-  }
-  return false;
-}
-
 std::string Joined(const std::vector<std::string>& words, const std::string& sep) {
   std::string out;
   for (const auto& w : words) out += (out.empty() ? "" : sep) + w;

@@ -435,6 +435,11 @@ std::string RunCgroup::cpu_source() const {
   return "";
 }
 
+std::string RunCgroup::io_source() const {
+  if (!io_stat_.is_open()) return "";
+  return io_v2_ ? "cgroup v2 io.stat" : "cgroup v1 blkio.throttle.io_service_bytes_recursive";
+}
+
 std::string RunCgroup::memory_source() const {
   if (!memory_peak_.is_open()) return "";
   return memory_v2_ ? "cgroup v2 memory.peak" : "cgroup v1 memory.max_usage_in_bytes";

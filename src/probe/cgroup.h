@@ -109,6 +109,7 @@ class RunCgroup {
 
   // Which kernel interface supplied each figure, e.g. "cgroup v2 cpu.stat".
   std::string cpu_source() const;
+  std::string io_source() const;
   std::string memory_source() const;
 
  private:

@@ -14,6 +14,17 @@ constexpr MetricId kContainerMetrics[] = {MetricId::kCpu,       MetricId::kMemor
 // which `docker stats` users miss when a container is killed with low stats).
 int64_t HeldBytes(const RunCgroup::MemoryStat& m) { return m.anon + m.file_mapped + m.shmem; }
 
+// meta.sources.KEY says both where the run's own figure came from and that the container's,
+// from `source` of its cgroup, is added to it. Alone (an attached container's run) it is the
+// container's.
+void JoinSource(nlohmann::json& meta, const char* key, const std::string& source) {
+  nlohmann::json& sources = meta["sources"];
+  if (!sources.is_object()) sources = nlohmann::json::object();
+  const std::string own = sources.value(key, std::string());
+  sources[key] = own.empty() ? "the container's cgroup (" + source + ")"
+                             : own + ", plus the container's cgroup (" + source + ")";
+}
+
 }  // namespace
 
 std::vector<SeriesSpec> ContainerProbe::Series(const MetricSet& wanted) {
@@ -105,18 +116,21 @@ void ContainerProbe::Finish(ProbeFindings& findings) {
   t["container_cpu_system_s"] = system_s;
   t["cpu_user_s"] += user_s;
   t["cpu_system_s"] += system_s;
+  JoinSource(findings.meta, "cpu", cgroup_->cpu_source());
   if (cgroup_->has_memory()) {
     t["container_memory_peak_bytes"] = static_cast<double>(peak_memory_);
     t["container_engine_memory_peak_bytes"] = static_cast<double>(peak_engine_memory_);
     t["container_shm_peak_bytes"] = static_cast<double>(peak_shm_);
     t["container_page_cache_peak_bytes"] = static_cast<double>(peak_page_cache_);
     t["peak_memory_bytes"] += static_cast<double>(peak_memory_);
+    JoinSource(findings.meta, "peak_memory", "memory.stat anon + mapped files + shmem (sampled)");
   }
   if (baseline_.io_bytes) {
     t["container_io_read_bytes"] = static_cast<double>(io_bytes_.first);
     t["container_io_write_bytes"] = static_cast<double>(io_bytes_.second);
     t["io_read_bytes"] += static_cast<double>(io_bytes_.first);
     t["io_write_bytes"] += static_cast<double>(io_bytes_.second);
+    JoinSource(findings.meta, "io", cgroup_->io_source());
   }
   if (baseline_.pids) t["container_pids_peak"] = static_cast<double>(peak_pids_);
 }

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "footprint/monitor.h"
 #include "footprint/status.h"
 #include "probe/cgroup.h"
 
@@ -71,6 +72,24 @@ class ContainerWatch {
   std::unique_ptr<RunCgroup> cgroup_;
   std::string engine_version_, image_digest_;
 };
+
+// A running container, as its engine describes it (`footprint run --container`).
+struct RunningContainer {
+  std::string engine;  // podman, docker, nerdctl
+  std::string engine_version;
+  std::string id, image, image_id;
+  pid_t pid = 0;  // its main process, in the host's PID namespace
+};
+
+// Asks each engine on PATH about the container named or numbered `name`. One line each: a word
+// that is no container name, no engine, no such container, one that is not running.
+Result<RunningContainer> FindRunningContainer(const std::string& name);
+
+// `footprint run --container ID|NAME [--duration D]`: measures a running container from its
+// engine's own cgroups (those of its main process), from now until it exits, `duration_ns`
+// passes (0: no limit) or a stop signal arrives; the run's totals are the container's.
+Result<MonitorOutcome> RunAttachedContainer(Store& store, const MonitorOptions& options,
+                                            const std::string& name, int64_t duration_ns);
 
 }  // namespace footprint
 

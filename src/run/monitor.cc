@@ -491,10 +491,11 @@ void Conclude(const WaitResult& w, const TotalsInputs& accounts, MonitorSession&
 
 void RecordTotals(RunTotals totals, MonitorSession& session, PreparedRun& p, MonitorOutcome& out) {
   out.totals = std::move(totals.totals);
-  ProbeFindings findings{out.totals, p.meta, out.warnings};
-  session.Finish(findings);
   p.sources.update(totals.sources);
   p.meta["sources"] = p.sources;
+  // After the sources: a probe whose figures join the totals (a container's) says so there.
+  ProbeFindings findings{out.totals, p.meta, out.warnings};
+  session.Finish(findings);
   p.meta["accounting"] = totals.accounting;
   p.meta["memory_peaks"] = totals.memory_peaks;
 }

@@ -2,11 +2,16 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
+
+#include "util/strings.h"
 
 extern char** environ;
 
@@ -32,14 +37,24 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
   return out;
 }
 
-int WaitStatus(pid_t pid) {
+// Waits for `pid`; its status as a shell gives it, and its resource usage into `usage` when
+// given.
+int WaitStatus(pid_t pid, rusage* usage = nullptr) {
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (::wait4(pid, &status, 0, usage) < 0 && errno == EINTR) {
   }
   return ShellStatus(status);
 }
 
 }  // namespace
+
+bool OnPath(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  for (std::string_view dir : Split(path ? path : "", ':')) {
+    if (::access((std::string(dir) + "/" + program).c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
 
 int ShellStatus(int wait_status) {
   return WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status) : WEXITSTATUS(wait_status);
@@ -47,7 +62,7 @@ int ShellStatus(int wait_status) {
 
 std::optional<std::string> Capture(const std::vector<std::string>& args,
                                    const std::map<std::string, std::string>& env,
-                                   std::string_view input) {
+                                   std::string_view input, int64_t* peak_rss_bytes) {
   int out[2], in[2] = {-1, -1};
   if (::pipe2(out, O_CLOEXEC) != 0) return std::nullopt;
   if (!input.empty() && ::pipe2(in, O_CLOEXEC) != 0) {
@@ -84,7 +99,10 @@ std::optional<std::string> Capture(const std::vector<std::string>& args,
   ssize_t n;
   while ((n = ::read(out[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
   ::close(out[0]);
-  if (WaitStatus(pid) != 0) return std::nullopt;
+  rusage usage{};
+  const int status = WaitStatus(pid, &usage);
+  if (peak_rss_bytes != nullptr) *peak_rss_bytes = int64_t{usage.ru_maxrss} * 1024;
+  if (status != 0) return std::nullopt;
   return text;
 }
 

@@ -2,6 +2,7 @@
 #ifndef FOOTPRINT_UTIL_SUBPROCESS_H_
 #define FOOTPRINT_UTIL_SUBPROCESS_H_
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -12,10 +13,15 @@ namespace footprint {
 
 // Runs argv (looked up in PATH) with stdout captured, stderr on /dev/null and `input` (a few
 // KiB at most) on stdin; the environment is footprint's with `env` on top. The output, or
-// nullopt unless it exits 0.
+// nullopt unless it exits 0. `peak_rss_bytes`, when given, receives the helper's own peak
+// resident memory (its rusage).
 std::optional<std::string> Capture(const std::vector<std::string>& args,
                                    const std::map<std::string, std::string>& env = {},
-                                   std::string_view input = {});
+                                   std::string_view input = {},
+                                   int64_t* peak_rss_bytes = nullptr);
+
+// Whether `program` is an executable file in a folder of $PATH.
+bool OnPath(const std::string& program);
 
 // The status a shell gives a process that ended with waitpid's `wait_status`: its exit code,
 // or 128+N when signal N killed it.

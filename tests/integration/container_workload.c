@@ -3,6 +3,8 @@
 //   burn SECONDS           spins until its CPU time reaches SECONDS; prints it (getrusage)
 //   hold ANON_MIB SHM_MIB SECONDS  touches ANON_MIB of anonymous memory and writes SHM_MIB into
 //                          a /dev/shm file, then holds both for SECONDS
+//   gated FILE SECONDS     waits (sleeping) until FILE exists, then spins SECONDS of CPU; prints
+//                          its CPU time in all and since FILE appeared, then idles 0.5 s
 //   write BYTES            writes BYTES to /data/out with O_DIRECT (block I/O the cgroup is
 //                          charged for, page cache bypassed) and prints the count written
 #define _GNU_SOURCE
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 static double CpuSeconds(void) {
@@ -27,6 +30,20 @@ static int Burn(double seconds) {
     for (int i = 0; i < 1000000; ++i) x += i;
   }
   printf("cpu_s %.6f\n", CpuSeconds());
+  return 0;
+}
+
+static int Gated(const char* file, double seconds) {
+  const struct timespec nap = {0, 10000000};
+  while (access(file, F_OK) != 0) nanosleep(&nap, NULL);
+  const double at_gate = CpuSeconds();
+  volatile unsigned long x = 0;
+  while (CpuSeconds() - at_gate < seconds) {
+    for (int i = 0; i < 1000000; ++i) x += i;
+  }
+  printf("cpu_s %.6f gated_s %.6f\n", CpuSeconds(), CpuSeconds() - at_gate);
+  fflush(stdout);
+  nanosleep(&(struct timespec){0, 500000000}, NULL);  // its end is sampled before it exits
   return 0;
 }
 
@@ -72,7 +89,8 @@ int main(int argc, char** argv) {
   if (argc == 5 && strcmp(argv[1], "hold") == 0) {
     return Hold(atol(argv[2]), atol(argv[3]), atoi(argv[4]));
   }
+  if (argc == 4 && strcmp(argv[1], "gated") == 0) return Gated(argv[2], atof(argv[3]));
   if (argc == 3 && strcmp(argv[1], "write") == 0) return Write(atol(argv[2]));
-  fprintf(stderr, "usage: work burn S | hold ANON_MIB SHM_MIB S | write BYTES\n");
+  fprintf(stderr, "usage: work burn S | gated FILE S | hold ANON_MIB SHM_MIB S | write BYTES\n");
   return 64;
 }

@@ -5,12 +5,14 @@ The images are made here (no registry): a rootfs holding one statically linked w
 scripts/runc-no-rlimits, which also works where the sandbox lacks CAP_SYS_RESOURCE. Ground truth
 is what the workload's own kernel accounts say inside the container.
 """
+import json
 import os
 import re
 import shutil
 import sqlite3
 import subprocess
 import tarfile
+import time
 import uuid
 
 import pytest
@@ -82,6 +84,10 @@ def test_container_cpu_is_its_own_getrusage(image, tmp_path):
     show = subprocess.run([FOOTPRINT, "show", "-o", str(db)], capture_output=True, text=True)
     assert re.search(r"^container +podman [0-9a-f]{12} " + re.escape(image), show.stdout, re.M), show.stdout
     assert "from the engine's cgroup" in show.stdout
+    meta = json.loads(subprocess.run([FOOTPRINT, "show", "--json", "-o", str(db)],
+                                     capture_output=True, text=True).stdout)["meta"]
+    assert not meta["sources"]["cpu"].startswith("the container"), meta["sources"]  # client
+    assert "plus the container's cgroup" in meta["sources"]["cpu"], meta["sources"]
 
 
 def test_container_anonymous_memory_and_shm_apart(image, tmp_path):
@@ -124,3 +130,83 @@ def test_own_cgroup_parent_is_refused_before_running(image, tmp_path):
                                                        image, "/bin/work", "burn", "0"),
                       check=False)
     assert r.returncode == 125 and "--cgroup-parent" in r.stderr, r.stderr
+
+
+def run_count(db):
+    try:
+        with sqlite3.connect(db) as c:
+            return c.execute("SELECT count(*) FROM runs").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def test_attach_measures_a_running_container_until_it_exits(image, tmp_path):
+    """footprint run --container: the CPU the container burns once footprint is attached, as
+    its own getrusage counts it, while footprint waits for it to exit."""
+    db, shared = tmp_path / "f.db", tmp_path / "shared"
+    shared.mkdir()
+    name = "fp-attach-" + uuid.uuid4().hex[:8]
+    subprocess.run(podman("run", "-d", "--name", name, "-v", f"{shared}:/data", image,
+                          "/bin/work", "gated", "/data/go", "1.2"),
+                   check=True, stdout=subprocess.DEVNULL)
+    try:
+        attach = subprocess.Popen([FOOTPRINT, "run", "-o", str(db), "-i", "20ms", "--container",
+                                   name], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True)
+        while run_count(db) == 0 and attach.poll() is None:
+            time.sleep(0.05)
+        (shared / "go").touch()  # the burn starts once footprint reads the container
+        _, err = attach.communicate(timeout=120)
+        assert attach.returncode == 0, err
+        logs = subprocess.run(["podman", "logs", name], capture_output=True, text=True).stdout
+    finally:
+        subprocess.run(["podman", "rm", "-f", name], stdout=subprocess.DEVNULL)
+    gated = float(logs.split()[3])
+    t = totals(db)
+    container = t["container_cpu_user_s"] + t["container_cpu_system_s"]
+    assert gated <= container <= gated * 1.02 + 0.01, (gated, t)
+    assert t["cpu_user_s"] + t["cpu_system_s"] == pytest.approx(container)
+    show = subprocess.run([FOOTPRINT, "show", "-o", str(db)], capture_output=True, text=True)
+    assert "attached until it exited" in show.stdout, show.stdout
+
+
+def test_attach_for_a_duration(image, tmp_path):
+    db = tmp_path / "f.db"
+    name = "fp-attach-" + uuid.uuid4().hex[:8]
+    subprocess.run(podman("run", "-d", "--name", name, image, "/bin/work", "hold", "8", "0",
+                          "60"), check=True, stdout=subprocess.DEVNULL)
+    try:
+        started = time.monotonic()
+        footprint_run(db, "--container", name, "--duration", "1s")
+        waited = time.monotonic() - started
+        running = subprocess.run(["podman", "inspect", "--format", "{{.State.Running}}", name],
+                                 capture_output=True, text=True).stdout.strip()
+    finally:
+        subprocess.run(["podman", "rm", "-f", "-t", "0", name], stdout=subprocess.DEVNULL)
+    t = totals(db)
+    assert 1.0 <= t["duration_s"] <= waited, (t, waited)
+    assert running == "true"  # footprint leaves the container alone
+    assert t["container_memory_peak_bytes"] >= 8 << 20, t
+
+
+@pytest.mark.parametrize("words, says", [
+    (["--container", "no such!"], "not a container name or id"),
+    (["--container", "fp-absent-container"], "no container fp-absent-container in podman"),
+    (["--container", "x", "--", "true"], "give no command after it"),
+    (["--duration", "1s", "--", "true"], "--duration goes with --container"),
+])
+def test_attach_refuses_in_one_line(image, tmp_path, words, says):
+    r = footprint_run(tmp_path / "f.db", *words, check=False)
+    assert r.returncode == 125 and r.stderr.count("\n") == 1 and says in r.stderr, r.stderr
+
+
+def test_attach_to_a_container_that_already_exited(image, tmp_path):
+    name = "fp-exited-" + uuid.uuid4().hex[:8]
+    subprocess.run(podman("run", "--name", name, image, "/bin/work", "burn", "0"), check=True,
+                   stdout=subprocess.DEVNULL)
+    try:
+        r = footprint_run(tmp_path / "f.db", "--container", name, check=False)
+    finally:
+        subprocess.run(["podman", "rm", name], stdout=subprocess.DEVNULL)
+    assert r.returncode == 125 and "is not running (it exited with 0)" in r.stderr, r.stderr
+    assert not os.path.exists(tmp_path / "f.db") or run_count(tmp_path / "f.db") == 0
