@@ -1,5 +1,5 @@
 # cmake -DLIBRARY_JS= -DLIBRARY_VERSION= -DCHARTS_JS= -DPLOT_JS= -DPLOT_CSS= -DSERVE_HTML=
-#       -DSERVE_JS= -DSERVE_CSS= -DNODE= -DOUTPUT= -P EmbedPlotAssets.cmake
+#       -DSERVE_JS= -DSERVE_CSS= -DQUEUE_JS= -DNODE= -DOUTPUT= -P EmbedPlotAssets.cmake
 cmake_policy(SET CMP0054 NEW)
 # Writes OUTPUT, a C++ file defining footprint::EmbeddedPlotAssets() (src/report/plot_assets.h)
 # with each file as a raw string literal: the compiler (and ccache) see the bytes themselves.
@@ -7,7 +7,7 @@ cmake_policy(SET CMP0054 NEW)
 # files compressed here, once, rather than by the server at every request.
 set(delimiter "fp_asset")
 set(body "")
-foreach(var LIBRARY_JS CHARTS_JS PLOT_JS PLOT_CSS SERVE_HTML SERVE_JS SERVE_CSS)
+foreach(var LIBRARY_JS CHARTS_JS PLOT_JS PLOT_CSS SERVE_HTML SERVE_JS SERVE_CSS QUEUE_JS)
   file(READ "${${var}}" content)
   string(FIND "${content}" ")${delimiter}\"" clash)
   if(NOT clash EQUAL -1)
@@ -75,7 +75,7 @@ endfunction()
 file(READ "${SERVE_HTML}" served_html)
 set(served "")
 foreach(pair "echarts.min.js=library_js" "charts.js=charts_js" "serve.js=serve_js"
-             "plot.css=plot_css" "serve.css=serve_css" "serve.html=served_html")
+             "queue.js=queue_js" "plot.css=plot_css" "serve.css=serve_css" "serve.html=served_html")
   string(REPLACE "=" ";" pair "${pair}")
   list(GET pair 0 file)
   list(GET pair 1 name)

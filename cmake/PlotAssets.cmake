@@ -41,10 +41,11 @@ add_custom_command(
           -DCHARTS_JS=${web_src}/charts.js -DPLOT_JS=${web_src}/plot.js
           -DPLOT_CSS=${web_src}/plot.css -DSERVE_HTML=${web_src}/serve.html
           -DSERVE_JS=${web_src}/serve.js -DSERVE_CSS=${web_src}/serve.css
-          -DNODE=${FOOTPRINT_NODE} -DOUTPUT=${FOOTPRINT_PLOT_ASSETS_SOURCE}
+          -DQUEUE_JS=${web_src}/queue.js -DNODE=${FOOTPRINT_NODE} -DOUTPUT=${FOOTPRINT_PLOT_ASSETS_SOURCE}
           -P ${CMAKE_SOURCE_DIR}/cmake/EmbedPlotAssets.cmake
   DEPENDS ${FOOTPRINT_WEB_DIR}/npm-ci.stamp ${web_src}/charts.js ${web_src}/plot.js
           ${web_src}/plot.css ${web_src}/serve.html ${web_src}/serve.js ${web_src}/serve.css
+          ${web_src}/queue.js
           ${CMAKE_SOURCE_DIR}/cmake/EmbedPlotAssets.cmake
   COMMENT "Embedding the front end of plot and serve (echarts ${library_version}, web/)"
   VERBATIM)

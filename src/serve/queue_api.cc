@@ -27,6 +27,7 @@ namespace {
 constexpr std::string_view kPrefix = "/api/queue";
 // How long an event stream of a job's output follows it at most.
 constexpr int64_t kMaxStreamNs = int64_t{6} * 3600 * 1'000'000'000;
+constexpr int64_t kStreamKeepAliveNs = 2'000'000'000;
 
 ApiResponse JsonResponse(const nlohmann::json& body, int status = 200) {
   ApiResponse r;
@@ -240,7 +241,8 @@ ApiResponse QueueApi::JobAnswer(int64_t id, std::string_view rest,
   r.content_type = "text/event-stream";
   r.stream = [this, id, after](std::ostream& out) mutable {
     const int64_t give_up = MonotonicNs() + kMaxStreamNs;
-    while (MonotonicNs() < give_up) {
+    int64_t quiet_since = MonotonicNs();
+    while (MonotonicNs() < give_up && !stopping_) {
       auto now = queue_.Get(id);  // before the output: what it said last is then read too
       auto chunks = queue_.LogAfter(id, after);
       if (!now.ok() || !chunks.ok()) return false;
@@ -252,6 +254,12 @@ ApiResponse QueueApi::JobAnswer(int64_t id, std::string_view rest,
       if (ended && chunks->empty()) {
         out << Event("end", 0, JobJson(*now));
         return static_cast<bool>(out.flush());
+      }
+      // A comment line now and then: a client that went away is noticed by the write.
+      if (!chunks->empty()) quiet_since = MonotonicNs();
+      if (MonotonicNs() - quiet_since > kStreamKeepAliveNs) {
+        out << ": waiting for output\n\n";
+        quiet_since = MonotonicNs();
       }
       if (!out.flush()) return false;
       if (chunks->empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -12,6 +12,7 @@
 #ifndef FOOTPRINT_SERVE_QUEUE_API_H_
 #define FOOTPRINT_SERVE_QUEUE_API_H_
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -67,6 +68,8 @@ class QueueApi {
       : queue_(queue), catalog_(catalog), wake_(std::move(wake)) {}
 
   ApiResponse Handle(const QueueRequest& request);
+  // Ends the event streams (the server stops).
+  void Stop() { stopping_ = true; }
 
  private:
   ApiResponse Get(const QueueRequest& request);
@@ -81,6 +84,7 @@ class QueueApi {
   JobQueue& queue_;
   const JobCatalog& catalog_;
   std::function<void()> wake_;
+  std::atomic<bool> stopping_{false};
   std::mutex mu_;
   std::map<std::string, std::pair<std::string, int64_t>> form_tokens_;  // -> caller, issued at
 };

@@ -1052,7 +1052,10 @@ Status Server::Run() {
   return Status::Ok();
 }
 
-void Server::Stop() { impl_->http.stop(); }
+void Server::Stop() {
+  if (impl_->queue_api) impl_->queue_api->Stop();
+  impl_->http.stop();
+}
 
 std::string Server::Answer(std::string_view request) {
   Connection c;
