@@ -43,6 +43,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -247,6 +248,8 @@ class LoadDriver final : public CommandDriver {
   Status Finish(Store& store, const std::string& run_id, DriverResult& result) override;
   // Waits until the driver's thread is done: a resident command has no exit to wait for.
   void AwaitEnd();
+  // Whether the driver's thread is done (any thread may ask).
+  bool finished() const { return finished_.load(std::memory_order_acquire); }
   // A resident command's load was done and it said `ready` after `#end`: it can serve another.
   bool resident_ready() const { return resident_ready_; }
 
@@ -262,6 +265,7 @@ class LoadDriver final : public CommandDriver {
   std::function<void(const std::string&)> say_;
   SutTransport* resident_ = nullptr;
   bool resident_ready_ = false;
+  std::atomic<bool> finished_{false};
   std::thread thread_;
   std::vector<QueryRecord> queries_;
   LoadObservations seen_;

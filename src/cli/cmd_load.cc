@@ -296,6 +296,8 @@ Result<std::string> DescribeFramework(const EvaluationManifest& m, const std::st
 class EvaluationAgent {
  public:
   explicit EvaluationAgent(const std::vector<EvaluationRun>& runs) : runs_(runs) {}
+  // A stop signal (Ctrl-C) reached footprint during a run: the evaluation stops there.
+  bool interrupted() const { return interrupted_; }
 
   // Run `r` as a load of the resident agent (started first if needed). Where no agent starts
   // (the reason said), the run starts the agent itself, as a load of its own, which stores why.
@@ -318,6 +320,7 @@ class EvaluationAgent {
     FP_ASSIGN_OR_RETURN(MonitorOutcome out,
                         RunResidentLoad(store, o, *agent_, driver, {{"max_batch", r.batch}}));
     if (!driver.resident_ready()) agent_.reset();  // the next run gets a fresh one
+    if (out.signal_received != 0) interrupted_ = true;
     return ReportLoad(store, out, driver, quiet);
   }
 
@@ -333,6 +336,7 @@ class EvaluationAgent {
   }
 
   const std::vector<EvaluationRun>& runs_;
+  bool interrupted_ = false;
   std::vector<std::string> key_;
   std::unique_ptr<ResidentCommand> agent_;
 };
@@ -554,6 +558,7 @@ Action AddEvaluate(CLI::App& app) {
                                            : agent.Run(*store, o, r, args->run.quiet));
         if (done.first != 0) status = kExitError;
         summaries.push_back(std::move(done.second));
+        if (agent.interrupted()) break;
       }
       PrintEvaluation(runs, summaries, std::cerr);
       return status;

@@ -512,6 +512,7 @@ void LoadDriver::Drive(SutTransport& sut, int64_t t0_ns) {
   }
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
   seen_.driver_cpu_s = static_cast<double>(NsOf(cpu)) / 1e9;
+  finished_.store(true, std::memory_order_release);
 }
 
 void LoadDriver::AwaitEnd() {

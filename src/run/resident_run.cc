@@ -1,11 +1,15 @@
 // RunResidentLoad: a load of a command that runs already, measured as a run of its own.
+#include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "run/monitor_internal.h"
 #include "run/resident_command.h"
+#include "run/stop_signals.h"
 #include "session/monitor_session.h"
 #include "session/totals.h"
 #include "util/file.h"
@@ -50,11 +54,22 @@ RunTotals ResidentTotals(int64_t duration_ns, std::pair<int64_t, int64_t> cpu_be
   return totals;
 }
 
+// Waits for the load to end. A stop signal to footprint stops the command (a terminal's Ctrl-C
+// reached it already), whose output then closes and ends the load.
+void AwaitLoad(LoadDriver& driver, pid_t command, const StopSignalCatcher& stop) {
+  for (bool stopped = false; !driver.finished();) {
+    if (!stopped && stop.received() != 0) stopped = ::kill(command, SIGTERM) == 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  driver.AwaitEnd();
+}
+
 }  // namespace
 
 Result<MonitorOutcome> RunResidentLoad(Store& store, const MonitorOptions& options,
                                        ResidentCommand& command, LoadDriver& driver,
                                        const json& settings) {
+  StopSignalCatcher stop;  // Ctrl-C: the run is stored as interrupted, footprint goes on
   MonitorOptions opt = options;
   opt.use_cgroup = false;  // the memory it holds was charged to footprint's: walk it instead
   FP_RETURN_IF_ERROR(ValidateSampling(opt));
@@ -92,15 +107,20 @@ Result<MonitorOutcome> RunResidentLoad(Store& store, const MonitorOptions& optio
   run.update({{"run_id", p.run.id}, {"db", store.open_location()}, {"t0_ns", t0}});
   command.transport().SendControl("#run\t" + JsonText(run, -1));
   (void)driver.Start({-1, -1, command.pid(), t0});  // a resident driver starts its thread only
-  driver.AwaitEnd();
+  AwaitLoad(driver, command.pid(), stop);
+  out.signal_received = stop.received();
   const int64_t t_end = env.MonotonicNs();
   session.Stop();
   p.run.ended_at_ns = p.run.started_at_ns + (t_end - t0);
   RecordTotals(ResidentTotals(t_end - t0, cpu_before, ProcessCpuNs(stat), *tree), session, p, out);
   AddDriverResult(driver, store, p, out);
   const bool done = driver.summary().ended_because == "done";
-  p.run.status = done ? RunStatus::kOk : RunStatus::kFailed;
-  p.run.exit_code = out.exit_status = done ? 0 : 1;
+  p.run.status = out.signal_received ? RunStatus::kInterrupted
+                 : done              ? RunStatus::kOk
+                                     : RunStatus::kFailed;
+  p.run.exit_code = out.exit_status = out.signal_received ? 128 + out.signal_received
+                                      : done              ? 0
+                                                          : 1;
   p.run.meta_json = JsonText(p.meta);
   unavailable_gpu.Warn(out.warnings);
   if (Status st = store.FinishRun(p.run, out.totals); !st.ok()) {

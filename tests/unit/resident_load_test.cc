@@ -2,9 +2,13 @@
 // runs: each run's CPU per query is its own load's, checked against the command's own
 // getrusage() over each load, and the command is started once.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "footprint/store.h"
 #include "run/resident_command.h"
@@ -99,6 +103,38 @@ TEST(ResidentLoad, EachRunChargesItsOwnLoadAndTheCommandStartsOnce) {
   }
   EXPECT_EQ(starts, 1);
   EXPECT_EQ(loads, 3);
+}
+
+// A stop signal to footprint (not to the command) mid-load: the command is stopped, the load
+// ends, and the run is stored as interrupted instead of footprint dying with it.
+TEST(ResidentLoad, AStopSignalStoresTheRunAsInterrupted) {
+  testing::TempDir dir;
+  const std::string script = dir.File("sut.py");
+  std::ofstream(script) << kResidentSut;
+  auto store = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  const std::vector<std::string> argv = {"/usr/bin/python3", script, dir.File("sut.log")};
+  auto command = ResidentCommand::Start(argv, 60'000'000'000);
+  ASSERT_TRUE(command.ok()) << command.status().message();
+  LoadOptions load;
+  load.min_duration_ns = 60'000'000'000;  // far longer than the test waits
+  MonitorOptions o;
+  o.command = argv;
+  o.record_git = false;
+  LoadDriver driver(load, {}, &(*command)->transport());
+  std::thread signal_soon([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    ::kill(::getpid(), SIGTERM);
+  });
+  auto out = RunResidentLoad(**store, o, **command, driver, {{"burn_ms", 1}});
+  signal_soon.join();
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(out->signal_received, SIGTERM);
+  EXPECT_EQ(out->run.status, RunStatus::kInterrupted);
+  EXPECT_NE(driver.summary().ended_because, "done");
+  EXPECT_FALSE(driver.resident_ready());
+  EXPECT_GT(driver.summary().completed, 0);
+  EXPECT_EQ((*command)->End(), 128 + SIGTERM);
 }
 
 }  // namespace
