@@ -17,6 +17,7 @@
 #include "session/descendants.h"
 #include "util/clock.h"
 #include "util/file.h"
+#include "util/strings.h"
 #include "util/subprocess.h"
 
 extern char** environ;
@@ -28,6 +29,7 @@ struct JobRunner::Running {
   pid_t pid = 0;  // the job's first process, leader of its process group
   int out = -1, err = -1;
   std::string workdir;
+  bool on_slurm = false;              // its Slurm jobs are listed in workdir/slurm/sbatch.log
   std::optional<int64_t> kill_at_ms;  // cancelled: when SIGKILL follows SIGTERM
   bool stopped_by_serve = false;
   std::optional<int> wait_status;
@@ -113,6 +115,22 @@ Result<pid_t> Spawn(JobLaunch& launch, int64_t id, int out_fd, int err_fd) {
   ::setpgid(pid, pid);  // also here: a cancel right after the start must find the group
   CloseFd(null_fd);
   return pid;
+}
+
+// The Slurm jobs a job submitted (`experiment --executor slurm` keeps sbatch's answers, "JOB"
+// or "JOB;CLUSTER" lines, in its spool folder's sbatch.log), cancelled with scancel: footprint
+// stopped by a signal leaves its Slurm jobs queued and running.
+void CancelSlurmJobs(const std::string& workdir) {
+  auto log = ReadWholeFile(workdir + "/slurm/sbatch.log");
+  if (!log.ok()) return;
+  std::vector<std::string> scancel = {"scancel"};
+  for (std::string_view line : Split(*log, '\n')) {
+    line = Trim(line);
+    if (auto id = ParseInt(line.substr(0, line.find(';'))); id && *id > 0) {
+      scancel.push_back(std::to_string(*id));
+    }
+  }
+  if (scancel.size() > 1) RunAndWait(scancel, {}, {}, workdir + "/scancel.log");
 }
 
 std::string Ending(int wait_status) {
@@ -222,6 +240,7 @@ void JobRunner::Launch(const Job& job) {
     return;
   }
   running->pid = *pid;
+  running->on_slurm = job.request.target.starts_with("slurm:");
   running->out = out[0];
   running->err = err[0];
   running_[job.request.target] = std::move(running);
@@ -258,6 +277,7 @@ void JobRunner::ReadOutput(int timeout_ms) {
 void JobRunner::Cancel(Running& job, int64_t now_ms) {
   if (job.wait_status) return;
   if (!job.kill_at_ms) {
+    if (job.on_slurm) CancelSlurmJobs(job.workdir);
     ::kill(job.pid, SIGTERM);  // footprint passes it on to what it started, once
     job.kill_at_ms = now_ms + kTermGraceMs;
   } else if (now_ms >= *job.kill_at_ms) {

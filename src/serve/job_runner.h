@@ -6,7 +6,8 @@
 // sends SIGTERM to that command (footprint passes it on once to what it started and stores
 // its runs, killed, with what they measured), then, kTermGraceMs later, SIGKILL to every
 // process of the job's tree (found from the kernel's children lists, before the first one
-// dies) and to its group.
+// dies) and to its group. A job on a Slurm partition also has its Slurm jobs cancelled
+// (scancel), which a stopped footprint leaves queued and running.
 // A cancel asked for by another process (`footprint queue cancel`) is seen within kPollMs.
 //
 // Thread-safety: Wake and Stop may be called from any thread.
