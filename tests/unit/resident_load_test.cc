@@ -123,7 +123,7 @@ TEST(ResidentLoad, AStopSignalStoresTheRunAsInterrupted) {
   o.record_git = false;
   LoadDriver driver(load, {}, &(*command)->transport());
   std::thread signal_soon([] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::this_thread::sleep_for(std::chrono::seconds(1));
     ::kill(::getpid(), SIGTERM);
   });
   auto out = RunResidentLoad(**store, o, **command, driver, {{"burn_ms", 1}});
