@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -10,6 +11,7 @@
 #include <utility>
 
 #include "footprint/groups.h"
+#include "report/profiler_trace.h"
 #include "report/run_json.h"
 #include "util/json_bounded.h"
 #include "util/json_text.h"
@@ -265,6 +267,11 @@ Status TraceRun(Store& store, const RunRecord& run, const RunParts& p, int pid, 
     out.Micros(v.t_ns) << ",\"args\":{\"value\":";
     out.Real(*v.value, "null") << "}}";
   }
+  // The profiler's operators and kernels, on the run's clock (docs/profiling.md).
+  std::vector<std::string> notes;
+  FP_ASSIGN_OR_RETURN(std::vector<json> profiled, ProfilerTraceEvents(store, run, p.values, notes));
+  for (json& e : profiled) event(std::move(e));
+  for (const std::string& note : notes) std::cerr << "footprint: " << note << "\n";
   for (const SeriesRecord& sr : p.series) {
     const std::string name = sr.metric + " [" + sr.unit + "]";
     const std::string head = "{\"ph\":\"C\",\"cat\":\"metric\",\"name\":" + JsonText(json(name)) +

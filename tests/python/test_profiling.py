@@ -123,3 +123,24 @@ def test_run_profile_torch_needs_no_code_change(tmp_path):
     assert list(data.scopes["name"]) == ["profile:optimizer"]
     bad = run_footprint("run", "-o", str(db), "--profile", "torch:0", "--", "true")
     assert bad.returncode == 125 and "torch:STEPS" in bad.stderr
+
+
+def test_export_trace_puts_the_operators_on_footprints_timeline(profiled, tmp_path):
+    data, _ = profiled
+    (artifact,) = data.artifacts.itertuples()
+    out = tmp_path / "run.trace.json"
+    db = str(artifact.path).split(".artifacts/")[0]
+    proc = run_footprint("export", "-o", db, "--format", "trace", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    merged = json.loads(out.read_text())["traceEvents"]
+    original = [e for e in events(artifact.path) if str(e.get("name", "")).startswith("aten::")]
+    moved = [e for e in merged if str(e.get("name", "")).startswith("aten::")]
+    assert len(moved) == len(original) > 0
+    offset = data.values.set_index("name").loc["profiler.window", "data"]["trace_to_footprint_us"]
+    assert sorted(e["ts"] for e in moved) == pytest.approx(
+        sorted(e["ts"] + offset for e in original))
+    assert {e["pid"] for e in moved} == {1} and {e["args"]["window"] for e in moved} == {
+        artifact.name}
+    (scope,) = [e for e in merged if e.get("cat") == "scope" and e["name"] == "profile:train"]
+    assert scope["ts"] - 1000 <= min(e["ts"] for e in moved)
+    assert max(e["ts"] + e["dur"] for e in moved) <= scope["ts"] + scope["dur"] + 1000
