@@ -511,7 +511,9 @@ Action AddEvaluate(CLI::App& app) {
                 "start the agent again for each run (by default one agent process, its model "
                 "loaded once, serves every run in turn)");
   cmd->add_flag("--no-cgroup", args->run.no_cgroup,
-                "do not put the agent in a cgroup of its own (totals then come from wait4)");
+                "with --agent-per-run: do not put the agent in a cgroup of its own (totals "
+                "then come from wait4); one agent for every run has none (its process is "
+                "walked)");
   cmd->add_flag("--no-git", args->run.no_git, "do not record the git commit of the current folder");
   cmd->add_flag("-q,--quiet", args->run.quiet, "print only the table at the end");
   cmd->footer(
