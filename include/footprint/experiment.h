@@ -153,7 +153,8 @@ struct SstatCheck {
   std::string step;  // "JOB.STEP"
   double cpu_s = 0;  // cpu_user_s + cpu_system_s + monitor_cpu_s
   double sstat_cpu_s = 0;
-  double rss_bytes = 0;  // rss_sum_peak_bytes + monitor_peak_rss_bytes
+  // rss_sum_peak_bytes + monitor_peak_rss_bytes + sstat's own peak (it ran in the step)
+  double rss_bytes = 0;
   double sstat_max_rss_bytes = 0;
   double read_before_end_s = 0;  // how long before the run's end sstat was last asked
 };
@@ -203,15 +204,24 @@ struct SlurmExecutorOptions {
 // Executes the plan through Slurm: one job per workload (sbatch, one task per run), each run
 // a step of its own (`srun --overlap`, which runs `footprint experiment PLAN --run-key KEY`),
 // the jobs chained with --dependency=afterany so that workloads still run one after another.
-// Waits for the jobs, polling squeue (slurmctld) and sstat (slurmd) every poll_ns, and reports
-// each run as its job leaves the queue, with what sstat last saw of its step (stored with the
-// run as values sstat.cpu_s and sstat.max_rss_bytes). The plan's jobs found in the queue are
+// Waits for the jobs, polling squeue (slurmctld) once every poll_ns for all of them, and reports
+// each run as its job leaves the queue, with the cross-check its step stored (RunStepWithSstat).
+// The plan's jobs found in the queue are
 // waited for, not submitted again, with options.resume; InvalidArgument without it. A stop
 // signal ends the waiting, not the jobs: outcome.queued_jobs lists them. MPS and MIG
 // collocations are refused (InvalidArgument): Slurm's own gres sets those up.
 Result<ExperimentOutcome> RunExperimentOnSlurm(const ExperimentPlan& plan,
                                                const ExperimentOptions& options,
                                                const SlurmExecutorOptions& slurm);
+
+// What a step of --executor slurm runs (`--run-key KEY`, options.only_key): RunExperiment,
+// while a thread reads sstat of the process's own step (SLURM_JOB_ID.SLURM_STEP_ID) every
+// `poll_ns`; then the last reading is stored beside the run (values sstat.cpu_s and
+// sstat.max_rss_bytes, footprint's figures in their data) and put in outcome.sstat. The
+// cross-check is the step's own: it survives --resume and a lost login node. Outside a step,
+// RunExperiment alone.
+Result<ExperimentOutcome> RunStepWithSstat(const ExperimentPlan& plan,
+                                           const ExperimentOptions& options, int64_t poll_ns);
 
 // Writes a copy of a CSV plan with its Status and Run columns filled from `status` (columns
 // appended when the plan has none). Only for plans parsed from CSV.

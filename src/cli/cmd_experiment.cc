@@ -232,7 +232,8 @@ void AddExperimentOptions(CLI::App& cmd, Args& args) {
                  "(--sbatch='-p gpu --time=60')")
       ->option_text("'OPTIONS'");
   cmd.add_option("--poll", args.poll,
-                 "--executor slurm: how often to ask squeue and sstat (default 2s)")
+                 "--executor slurm: how often to ask squeue (once for all the plan's jobs) and, "
+                 "in each step, sstat of the step (default 2s)")
       ->option_text("DURATION");
 }
 
@@ -310,6 +311,10 @@ Action AddExperiment(CLI::App& app) {
       auto slurm = SlurmOptionsFrom(*args);
       if (!slurm.ok()) return Fail(slurm.status());
       outcome = RunExperimentOnSlurm(*plan, o, *slurm);
+    } else if (!args->run_key.empty()) {
+      auto poll_ns = ParseDurationNs(args->poll);
+      if (!poll_ns.ok()) return Fail(poll_ns.status());
+      outcome = RunStepWithSstat(*plan, o, *poll_ns);
     } else {
       outcome = RunExperiment(*plan, o);
     }

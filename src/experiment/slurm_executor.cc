@@ -1,12 +1,18 @@
 // RunExperimentOnSlurm: a job per workload, a step per run, the jobs chained so that workloads
-// run one after another; footprint waits on squeue and reads sstat while the jobs run.
+// run one after another; footprint waits on squeue (once per poll for all of them), and each
+// step's own footprint reads sstat of its step and stores the cross-check with its run
+// (RunStepWithSstat).
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <iostream>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "experiment/slurm_jobs.h"
@@ -35,6 +41,7 @@ struct WorkloadJob {
 struct Reading {
   StepUsage usage;
   int64_t at_ns = 0;
+  int64_t sstat_rss_bytes = 0;  // the most sstat itself held: a process of the step it reads
 };
 using Readings = std::map<std::pair<int64_t, int64_t>, Reading>;  // by (job, step)
 
@@ -70,9 +77,19 @@ std::string JobScript(const ExperimentPlan& plan, const PlannedWorkload& workloa
       ": \"${FOOTPRINT_DB:?is not set in the job: keep sbatch's --export=ALL, "
       "or add FOOTPRINT_DB to it}\"\n";
   for (const PlannedRun* r : runs) {
-    std::vector<std::string> words = {"srun",       "--overlap", "--ntasks=1",    "--nodes=1",
-                                      "--job-name", r->key,      slurm.footprint, "experiment",
-                                      plan.path,    "--run-key", r->key};
+    std::vector<std::string> words = {"srun",
+                                      "--overlap",
+                                      "--ntasks=1",
+                                      "--nodes=1",
+                                      "--job-name",
+                                      r->key,
+                                      slurm.footprint,
+                                      "experiment",
+                                      plan.path,
+                                      "--run-key",
+                                      r->key,
+                                      "--poll",
+                                      std::to_string(slurm.poll_ns / 1'000'000) + "ms"};
     words.insert(words.end(), slurm.step_args.begin(), slurm.step_args.end());
     script += ShellCommandLine(words) + " &\n";
   }
@@ -107,7 +124,7 @@ double Total(const std::map<std::string, double>& totals, const std::string& nam
 }
 
 // The run beside sstat's last reading of its step; nullopt when sstat never saw it.
-std::optional<SstatCheck> CrossCheck(const PlannedRun& planned, const RunRecord& run,
+std::optional<SstatCheck> CrossCheck(const std::string& key, const RunRecord& run,
                                      const std::map<std::string, double>& totals,
                                      const Readings& readings) {
   json meta = ParseStoredJson(run.meta_json);
@@ -120,13 +137,14 @@ std::optional<SstatCheck> CrossCheck(const PlannedRun& planned, const RunRecord&
   auto it = readings.find({job, step});
   if (it == readings.end()) return std::nullopt;
   SstatCheck c;
-  c.key = planned.key;
+  c.key = key;
   c.run_id = run.id;
   c.step = std::to_string(job) + "." + std::to_string(step);
   c.cpu_s =
       Total(totals, "cpu_user_s") + Total(totals, "cpu_system_s") + Total(totals, "monitor_cpu_s");
   c.sstat_cpu_s = it->second.usage.cpu_s;
-  c.rss_bytes = Total(totals, "rss_sum_peak_bytes") + Total(totals, "monitor_peak_rss_bytes");
+  c.rss_bytes = Total(totals, "rss_sum_peak_bytes") + Total(totals, "monitor_peak_rss_bytes") +
+                static_cast<double>(it->second.sstat_rss_bytes);
   c.sstat_max_rss_bytes = it->second.usage.max_rss_bytes;
   c.read_before_end_s =
       static_cast<double>(run.ended_at_ns.value_or(it->second.at_ns) - it->second.at_ns) / 1e9;
@@ -148,12 +166,35 @@ Status StoreCheck(Store& store, const RunRecord& run, const SstatCheck& c) {
   return value("sstat.max_rss_bytes", c.sstat_max_rss_bytes, c.rss_bytes);
 }
 
+// The cross-check the run's step stored (StoreCheck), as it was; nullopt when it stored none.
+Result<std::optional<SstatCheck>> StoredCheck(Store& store, const std::string& key,
+                                              const std::string& run_id) {
+  FP_ASSIGN_OR_RETURN(std::vector<ValueRecord> values, store.ListValues(run_id));
+  std::optional<SstatCheck> c;
+  for (const ValueRecord& v : values) {
+    const json data = ParseStoredJson(v.data_json);
+    if (!v.value || !data.is_object() || data.value("kind", "") != "sstat") continue;
+    if (!c) c = SstatCheck{.key = key, .run_id = run_id, .step = data.value("step", "")};
+    const double footprint = data.value("footprint", 0.0);
+    c->read_before_end_s = data.value("read_before_end_s", 0.0);
+    if (v.name == "sstat.cpu_s") {
+      c->cpu_s = footprint;
+      c->sstat_cpu_s = *v.value;
+    } else if (v.name == "sstat.max_rss_bytes") {
+      c->rss_bytes = footprint;
+      c->sstat_max_rss_bytes = *v.value;
+    }
+  }
+  return c;
+}
+
 // The job left the queue: reports each of its runs as the store has it (a run whose latest
-// stored run is still the one before the job never started) with its cross-check.
+// stored run is still the one before the job never started) with the cross-check its step
+// stored.
 Status FinishJob(const WorkloadJob& job, const ExperimentPlan& plan,
                  const std::map<std::string, PlanRunStatus>& before,
                  const ExperimentOptions& options, const SlurmExecutorOptions& slurm,
-                 const Readings& readings, ExperimentOutcome& outcome) {
+                 ExperimentOutcome& outcome) {
   FP_ASSIGN_OR_RETURN(auto store, OpenStore(options.db));
   FP_ASSIGN_OR_RETURN(auto now, LoadPlanStatus(*store, plan));
   for (const PlannedRun* r : job.runs) {
@@ -166,12 +207,9 @@ Status FinishJob(const WorkloadJob& job, const ExperimentPlan& plan,
     if (stored) {
       st = it->second;
       FP_ASSIGN_OR_RETURN(RunRecord run, store->GetRun(st.run_id));
-      FP_ASSIGN_OR_RETURN(auto totals, store->LoadTotals(st.run_id));
       exit_status = run.exit_code.value_or(125);
-      if (auto check = CrossCheck(*r, run, totals, readings)) {
-        FP_RETURN_IF_ERROR(StoreCheck(*store, run, *check));
-        outcome.sstat.push_back(*check);
-      }
+      FP_ASSIGN_OR_RETURN(std::optional<SstatCheck> check, StoredCheck(*store, r->key, run.id));
+      if (check) outcome.sstat.push_back(*check);
     } else {
       std::cerr << "footprint: " << r->key << ": job " << job.id
                 << " ended without storing this run; see " << slurm.spool_dir << "/" << job.id
@@ -203,13 +241,12 @@ bool SleepUnlessStopped(int64_t ns, const StopSignalCatcher& stop) {
   return stop.received() == 0;
 }
 
-// Waits until every job left the queue, reading sstat of the running ones, and finishes each.
+// Waits until every job left the queue (one squeue a poll for all of them), and finishes each.
 Status WaitForJobs(std::vector<WorkloadJob> jobs, const ExperimentPlan& plan,
                    const std::map<std::string, PlanRunStatus>& before,
                    const ExperimentOptions& options, const SlurmExecutorOptions& slurm,
                    ExperimentOutcome& outcome) {
   StopSignalCatcher stop;
-  Readings readings;
   bool said_unreachable = false;
   while (!jobs.empty()) {
     auto queue = experiment::ListQueue();
@@ -218,20 +255,14 @@ Status WaitForJobs(std::vector<WorkloadJob> jobs, const ExperimentPlan& plan,
       said_unreachable = true;
     } else {
       said_unreachable = false;
-      std::map<int64_t, std::string> state;
-      for (const auto& q : *queue) state[q.id] = q.state;
+      std::set<int64_t> queued;
+      for (const auto& q : *queue) queued.insert(q.id);
       for (auto job = jobs.begin(); job != jobs.end();) {
-        auto it = state.find(job->id);
-        if (it != state.end()) {
-          if (it->second == "RUNNING") {
-            for (const StepUsage& u : experiment::StepsUsage(job->id)) {
-              readings[{u.job_id, u.step_id}] = {u, Env::Default().RealtimeNs()};
-            }
-          }
+        if (queued.contains(job->id)) {
           ++job;
           continue;
         }
-        FP_RETURN_IF_ERROR(FinishJob(*job, plan, before, options, slurm, readings, outcome));
+        FP_RETURN_IF_ERROR(FinishJob(*job, plan, before, options, slurm, outcome));
         job = jobs.erase(job);
       }
     }
@@ -290,7 +321,85 @@ Result<std::vector<WorkloadJob>> SubmitWorkloads(
   return jobs;
 }
 
+// Reads sstat of one step every poll_ns on a thread of its own. Keeps the reading of the most
+// CPU (sstat counts live processes only: once the command ended, a later reading has less),
+// with the largest MaxRSS and sstat's own largest RSS seen.
+class StepWatch {
+ public:
+  StepWatch(int64_t job, int64_t step, int64_t poll_ns)
+      : thread_([this, job, step, poll_ns] { Loop(job, step, poll_ns); }) {}
+  ~StepWatch() { Stop(); }
+  // Stops reading; what was last read, by (job, step).
+  Readings Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    return readings_;
+  }
+
+ private:
+  void Loop(int64_t job, int64_t step, int64_t poll_ns) {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stopping_) {
+      lock.unlock();
+      int64_t sstat_rss = 0;
+      const std::vector<StepUsage> usage = experiment::StepsUsage(job, &sstat_rss);
+      const int64_t at_ns = Env::Default().RealtimeNs();
+      lock.lock();
+      for (const StepUsage& u : usage) {
+        if (u.step_id != step) continue;
+        auto [it, first] = readings_.try_emplace({job, step}, Reading{u, at_ns, sstat_rss});
+        Reading& r = it->second;
+        const double max_rss = std::max(r.usage.max_rss_bytes, u.max_rss_bytes);
+        if (!first && u.cpu_s >= r.usage.cpu_s) r = {u, at_ns, r.sstat_rss_bytes};
+        r.usage.max_rss_bytes = max_rss;
+        r.sstat_rss_bytes = std::max(r.sstat_rss_bytes, sstat_rss);
+      }
+      cv_.wait_for(lock, std::chrono::nanoseconds(poll_ns), [this] { return stopping_; });
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  Readings readings_;
+  std::thread thread_;  // last: started once the rest is
+};
+
+// The number a SLURM_* variable holds; nullopt when unset or not a number ("batch").
+std::optional<int64_t> SlurmNumber(const char* name) {
+  std::optional<std::string> text = Env::Default().Var(name);
+  if (!text || text->empty() || text->find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  return std::stoll(*text);
+}
+
 }  // namespace
+
+Result<ExperimentOutcome> RunStepWithSstat(const ExperimentPlan& plan,
+                                           const ExperimentOptions& options, int64_t poll_ns) {
+  const std::optional<int64_t> job = SlurmNumber("SLURM_JOB_ID"),
+                               step = SlurmNumber("SLURM_STEP_ID");
+  if (!job || !step || options.only_key.empty()) return RunExperiment(plan, options);
+  StepWatch watch(*job, *step, poll_ns);
+  FP_ASSIGN_OR_RETURN(ExperimentOutcome outcome, RunExperiment(plan, options));
+  const Readings readings = watch.Stop();
+  FP_ASSIGN_OR_RETURN(auto store, OpenStore(options.db));
+  FP_ASSIGN_OR_RETURN(auto status, LoadPlanStatus(*store, plan));
+  auto stored = status.find(options.only_key);
+  if (stored == status.end() || stored->second.run_id.empty()) return outcome;
+  FP_ASSIGN_OR_RETURN(RunRecord run, store->GetRun(stored->second.run_id));
+  FP_ASSIGN_OR_RETURN(auto totals, store->LoadTotals(run.id));
+  if (auto check = CrossCheck(options.only_key, run, totals, readings)) {
+    FP_RETURN_IF_ERROR(StoreCheck(*store, run, *check));
+    outcome.sstat.push_back(*check);
+  }
+  return outcome;
+}
 
 Result<ExperimentOutcome> RunExperimentOnSlurm(const ExperimentPlan& plan,
                                                const ExperimentOptions& options,

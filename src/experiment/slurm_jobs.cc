@@ -150,9 +150,10 @@ Result<std::vector<QueuedJob>> ListQueue() {
   return ParseSqueue(*out);
 }
 
-std::vector<StepUsage> StepsUsage(int64_t job_id) {
+std::vector<StepUsage> StepsUsage(int64_t job_id, int64_t* sstat_rss_bytes) {
   auto out = Capture({"sstat", "--allsteps", "-n", "-P", "-j", std::to_string(job_id), "-o",
-                      "JobID,TRESUsageInTot,MaxRSS"});
+                      "JobID,TRESUsageInTot,MaxRSS"},
+                     {}, {}, sstat_rss_bytes);
   return out ? ParseSstat(*out) : std::vector<StepUsage>{};
 }
 

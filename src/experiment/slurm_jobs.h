@@ -60,8 +60,9 @@ Result<int64_t> Submit(const std::vector<std::string>& args, const std::string& 
 // The user's jobs in the queue. IoError when squeue fails (slurmctld down or not reached).
 Result<std::vector<QueuedJob>> ListQueue();
 // sstat of every step of `job_id` still running; empty when none is (or sstat failed: the
-// cross-check is then missing, never wrong).
-std::vector<StepUsage> StepsUsage(int64_t job_id);
+// cross-check is then missing, never wrong). `sstat_rss_bytes` (when given) receives sstat's
+// own peak resident memory: run from inside a step, sstat is one of its processes.
+std::vector<StepUsage> StepsUsage(int64_t job_id, int64_t* sstat_rss_bytes = nullptr);
 
 }  // namespace footprint::experiment
 

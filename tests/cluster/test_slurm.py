@@ -203,7 +203,11 @@ def test_executor_slurm_a_job_per_workload_a_step_per_run_and_sstat_beside_it(sl
         values = {v["name"]: v for v in summary["values"]}
         t = summary["totals"]
         cpu = t["cpu_user_s"] + t["cpu_system_s"] + t["monitor_cpu_s"]
-        rss = t["rss_sum_peak_bytes"] + t["monitor_peak_rss_bytes"]
+        # footprint's figure beside MaxRSS: the tree's peak, its own, and the peak of the sstat
+        # it ran (a process of the step, which the step's footprint asks)
+        rss = values["sstat.max_rss_bytes"]["data"]["footprint"]
+        sstat_own = rss - t["rss_sum_peak_bytes"] - t["monitor_peak_rss_bytes"]
+        assert 0 < sstat_own < 64 * 2**20, (name, sstat_own)
         sstat_cpu, sstat_rss = values["sstat.cpu_s"]["value"], values["sstat.max_rss_bytes"]["value"]
         checked[name] = (cpu, sstat_cpu, rss / 2**20, sstat_rss / 2**20)
         # Whole seconds of the processes alive at its last gathering: never above footprint's,
@@ -256,6 +260,18 @@ def test_executor_slurm_resumes_from_the_queue_after_footprint_stopped(slurm, po
     runs = json.loads(fp("runs", "-o", db, "--json").stdout)
     assert sorted(r["name"] for r in runs) == ["a", "b"], runs  # each once
     assert all(r["status"] == "ok" for r in runs), runs
+    # Each step stored its own sstat reading, whichever footprint waited for its job: none is
+    # lost to the stop. Never above footprint's CPU (whole seconds, of live processes).
+    for r in runs:
+        summary = show(db, r["id"])
+        values = {v["name"]: v for v in summary["values"]}
+        slurm_meta = summary["meta"]["slurm"]
+        cpu = values["sstat.cpu_s"]["data"]["footprint"]
+        assert values["sstat.cpu_s"]["data"]["step"] == \
+            f"{slurm_meta['job_id']}.{slurm_meta['step_id']}", values
+        assert 0 <= values["sstat.cpu_s"]["value"] <= cpu + 0.05, values
+        assert values["sstat.max_rss_bytes"]["value"] > 0, values
+    assert resumed.stdout.count("sstat cross-check") == 1, resumed.stdout
     said = stderr + again.stderr + resumed.stderr + resumed.stdout
     written = "".join(f.read_text() for f in (tmp_path / "spool").iterdir())
     assert "hunter3-pw" not in said + written and "slurmer" in written + said
