@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "doctor/container_checks.h"
 #include "footprint/store.h"
 #include "probe/cgroup.h"
 #include "probe/gpu_activity.h"
@@ -173,6 +174,7 @@ std::vector<DoctorCheck> RunDoctor() {
     checks.push_back(c);
   }
   AddGpuChecks(checks);
+  AddContainerChecks(checks);
   {
     // Opt-in: energy.cpu / energy.dram. Reads the counters as the probe will.
     DoctorCheck c{"rapl", false, "", "energy.cpu, energy.dram, cpu_energy_j, dram_energy_j"};

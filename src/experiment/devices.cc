@@ -9,6 +9,7 @@
 #include <iostream>
 #include <set>
 
+#include "footprint/profiler.h"
 #include "probe/gpu_devices.h"
 #include "probe/nvml.h"
 #include "run/run_metadata.h"
@@ -87,10 +88,12 @@ Status CheckPlanDevices(const ExperimentPlan& plan) {
       for (const auto& d : r.devices) {
         if (auto dev = FindDevice(*gpus, d); !dev.ok()) return refuse(dev.status().message());
       }
-      if (r.collocation.mode == Collocation::Mode::kMps && !OnPath(kMpsControl)) {
+      if (r.collocation.mode == Collocation::Mode::kMps &&
+          !FindOnPath(Env::Default(), kMpsControl)) {
         return refuse(std::string(kMpsControl) + " is not on PATH");
       }
-      if (r.collocation.mode == Collocation::Mode::kMig && !OnPath(kNvidiaSmi)) {
+      if (r.collocation.mode == Collocation::Mode::kMig &&
+          !FindOnPath(Env::Default(), kNvidiaSmi)) {
         return refuse(std::string(kNvidiaSmi) + " is not on PATH");
       }
     }

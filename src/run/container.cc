@@ -102,13 +102,6 @@ void ParseRunOptions(const std::vector<std::string>& w, size_t i, ContainerComma
   }
 }
 
-// The first line an engine's command prints, or "".
-std::string FirstLine(const std::vector<std::string>& args) {
-  std::optional<std::string> out = Capture(args);
-  if (!out) return "";
-  return std::string(Trim(std::string_view(*out).substr(0, out->find('\n'))));
-}
-
 // The engine's cgroup manager, when footprint must ask it (docker's daemon chooses); an error
 // line when the daemon cannot be reached.
 Status CheckCgroupDriver(const ContainerCommand& c) {
@@ -121,21 +114,24 @@ Status CheckCgroupDriver(const ContainerCommand& c) {
     }
     return Status::Ok();
   }
-  const std::string driver = FirstLine({"docker", "info", "--format", "{{.CgroupDriver}}"});
-  if (driver.empty()) {
-    return Unsupported(
-        "docker's daemon cannot be reached (docker info failed): start it (systemctl start "
-        "docker), or run the container with podman");
-  }
-  if (driver == "systemd") {
-    return Unsupported(
-        "docker's daemon uses the systemd cgroup driver, under which footprint cannot give the "
-        "container a parent cgroup; see docs/containers.md#docker for the cgroupfs driver");
-  }
-  return Status::Ok();
+  const std::string problem = DockerDaemonProblem();
+  return problem.empty() ? Status::Ok() : Unsupported(problem);
 }
 
 }  // namespace
+
+std::string DockerDaemonProblem() {
+  const std::string driver = CaptureFirstLine({"docker", "info", "--format", "{{.CgroupDriver}}"});
+  if (driver.empty()) {
+    return "docker's daemon cannot be reached (docker info failed): start it (systemctl start "
+           "docker), or run the container with podman";
+  }
+  if (driver == "systemd") {
+    return "docker's daemon uses the systemd cgroup driver, under which footprint cannot give "
+           "the container a parent cgroup; see docs/containers.md#docker for the cgroupfs driver";
+  }
+  return "";
+}
 
 std::optional<ContainerCommand> ParseContainerCommand(const std::vector<std::string>& w) {
   if (w.empty() || !kEngines.contains(BaseName(w[0]))) return std::nullopt;
@@ -185,10 +181,10 @@ Result<std::unique_ptr<ContainerWatch>> ContainerWatch::ForCommand(
   const char* tmp = ::getenv("TMPDIR");
   w->cidfile_ = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + name + ".cid";
   ::unlink(w->cidfile_.c_str());  // the engines refuse to overwrite one
-  w->engine_version_ = FirstLine({command[0], "--version"});
+  w->engine_version_ = CaptureFirstLine({command[0], "--version"});
   if (!parsed->image.empty()) {
     w->image_digest_ =
-        FirstLine({command[0], "image", "inspect", "--format", "{{.Id}}", parsed->image});
+        CaptureFirstLine({command[0], "image", "inspect", "--format", "{{.Id}}", parsed->image});
   }
   return w;
 }

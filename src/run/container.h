@@ -32,6 +32,10 @@ struct ContainerCommand {
   std::string cgroup_manager;  // the command's own --cgroup-manager (podman, nerdctl)
 };
 
+// Why docker's containers cannot be measured here (its daemon is not reached, or uses the
+// systemd cgroup driver), or "".
+std::string DockerDaemonProblem();
+
 // nullopt when `command` is not `ENGINE [global options] run ...` of a known engine.
 std::optional<ContainerCommand> ParseContainerCommand(const std::vector<std::string>& command);
 

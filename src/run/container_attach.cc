@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "footprint/profiler.h"
 #include "probe/container_probe.h"
 #include "probe/system_probe.h"
 #include "run/container.h"
@@ -62,7 +63,7 @@ Result<RunningContainer> FindRunningContainer(const std::string& name) {
   }
   std::string engines_asked;
   for (const char* engine : kAttachEngines) {
-    if (!OnPath(engine)) continue;
+    if (!FindOnPath(Env::Default(), engine)) continue;
     engines_asked += (engines_asked.empty() ? "" : ", ") + std::string(engine);
     std::optional<std::vector<std::string>> f = Inspect(engine, name);
     if (!f) continue;
@@ -72,8 +73,7 @@ Result<RunningContainer> FindRunningContainer(const std::string& name) {
     }
     RunningContainer c{.engine = engine, .id = (*f)[0], .image = (*f)[3], .image_id = (*f)[4]};
     c.pid = static_cast<pid_t>(ParseInt((*f)[1]).value_or(0));
-    std::optional<std::string> version = Capture({engine, "--version"});
-    c.engine_version = version ? std::string(Trim(*version)) : "";
+    c.engine_version = CaptureFirstLine({engine, "--version"});
     return c;
   }
   if (engines_asked.empty()) {

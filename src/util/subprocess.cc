@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
@@ -48,12 +47,9 @@ int WaitStatus(pid_t pid, rusage* usage = nullptr) {
 
 }  // namespace
 
-bool OnPath(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  for (std::string_view dir : Split(path ? path : "", ':')) {
-    if (::access((std::string(dir) + "/" + program).c_str(), X_OK) == 0) return true;
-  }
-  return false;
+std::string CaptureFirstLine(const std::vector<std::string>& args) {
+  std::optional<std::string> out = Capture(args);
+  return out ? std::string(Trim(std::string_view(*out).substr(0, out->find('\n')))) : "";
 }
 
 int ShellStatus(int wait_status) {

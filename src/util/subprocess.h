@@ -17,11 +17,10 @@ namespace footprint {
 // resident memory (its rusage).
 std::optional<std::string> Capture(const std::vector<std::string>& args,
                                    const std::map<std::string, std::string>& env = {},
-                                   std::string_view input = {},
-                                   int64_t* peak_rss_bytes = nullptr);
+                                   std::string_view input = {}, int64_t* peak_rss_bytes = nullptr);
 
-// Whether `program` is an executable file in a folder of $PATH.
-bool OnPath(const std::string& program);
+// The first line of what Capture(args) prints, trimmed; "" when it fails.
+std::string CaptureFirstLine(const std::vector<std::string>& args);
 
 // The status a shell gives a process that ended with waitpid's `wait_status`: its exit code,
 // or 128+N when signal N killed it.

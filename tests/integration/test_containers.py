@@ -210,3 +210,39 @@ def test_attach_to_a_container_that_already_exited(image, tmp_path):
         subprocess.run(["podman", "rm", name], stdout=subprocess.DEVNULL)
     assert r.returncode == 125 and "is not running (it exited with 0)" in r.stderr, r.stderr
     assert not os.path.exists(tmp_path / "f.db") or run_count(tmp_path / "f.db") == 0
+
+
+def doctor_checks(**env):
+    r = subprocess.run([os.path.abspath(FOOTPRINT), "doctor", "--json"], capture_output=True,
+                       text=True, env={**os.environ, **env}, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return {c["check"]: c for c in json.loads(r.stdout)}
+
+
+def lacks_cap_sys_resource():
+    with open("/proc/self/status") as f:
+        caps = next(l for l in f if l.startswith("CapEff:")).split()[1]
+    return not (int(caps, 16) >> 24) & 1
+
+
+def test_doctor_says_which_engines_and_what_stops_them(image):
+    checks = doctor_checks()
+    assert checks["container cgroups"]["ok"], checks["container cgroups"]  # root, as here
+    podman_check = checks["container podman"]
+    version = subprocess.run(["podman", "--version"], capture_output=True, text=True).stdout
+    assert podman_check["detail"].startswith(version.strip()), podman_check
+    # This sandbox's own answer, read here: runc cannot set rlimits without the capability.
+    if lacks_cap_sys_resource():
+        assert not podman_check["ok"] and "scripts/runc-no-rlimits" in podman_check["detail"]
+    else:
+        assert "CAP_SYS_RESOURCE" not in podman_check["detail"], podman_check
+    if shutil.which("docker"):
+        daemon = subprocess.run(["docker", "info"], capture_output=True).returncode == 0
+        assert ("daemon cannot be reached" in checks["container docker"]["detail"]) != daemon
+
+
+def test_doctor_without_an_engine(tmp_path):
+    checks = doctor_checks(PATH=str(tmp_path))
+    assert not checks["containers"]["ok"]
+    assert "none of podman, docker, nerdctl is on PATH" in checks["containers"]["detail"]
+    assert "container podman" not in checks
