@@ -20,6 +20,10 @@ that query), and answers ``ID<TAB>RESULT`` for each query, from its first sample
 for the profiler), it profiles ``--trace-batches`` batches with torch.profiler and reports the
 operators that took the most time.
 
+``footprint evaluate`` keeps one agent for every run of a manifest: between loads it sends
+``#run<TAB>{JSON}`` (a new ``--max-batch``, warmed up at once, and the run to join) and
+``#end`` (the load is over: its trace goes into that run), each answered with ``ready``.
+
 Inside ``footprint load`` (or ``footprint run``) it joins the run through the Python API:
 each batch is a scope ``inference`` (its size as the value ``batch_size``; on a GPU it ends
 when the GPU has finished the batch); the value
