@@ -83,7 +83,7 @@ bool Exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-struct Args {
+struct ExperimentArgs {
   std::string db, plan, write_status, python = "python3", executor = "local", run_key;
   std::string slurm_dir = "footprint-slurm", sbatch, poll = "2s", devices;
   bool dry_run = false, resume = false, no_git = false, require_profiler = false;
@@ -91,7 +91,7 @@ struct Args {
 
 // The plan as this invocation runs it: loaded, checked against the options, its runs put on
 // the CPU with --devices cpu, its notes said.
-Result<ExperimentPlan> PreparePlan(const Args& args) {
+Result<ExperimentPlan> PreparePlan(const ExperimentArgs& args) {
   auto plan = LoadPlan(args.plan, {.python = args.python});
   if (!plan.ok()) {
     return plan.status().code() == StatusCode::kNotFound ? InvalidArgument(plan.status().message())
@@ -137,7 +137,7 @@ void PrintSstatChecks(const std::vector<SstatCheck>& checks) {
 }
 
 // The experiment's last line: how many runs ran and how they ended, where they are stored.
-void PrintSummary(const ExperimentOutcome& outcome, const Args& args) {
+void PrintSummary(const ExperimentOutcome& outcome, const ExperimentArgs& args) {
   std::ostringstream summary;
   summary << "footprint: " << outcome.runs_started << " run(s) ran, " << outcome.runs_failed
           << " not ok";
@@ -155,7 +155,7 @@ void PrintSummary(const ExperimentOutcome& outcome, const Args& args) {
 }
 
 // The options --executor slurm gives every step and sbatch.
-Result<SlurmExecutorOptions> SlurmOptionsFrom(const Args& args) {
+Result<SlurmExecutorOptions> SlurmOptionsFrom(const ExperimentArgs& args) {
   SlurmExecutorOptions s;
   std::error_code ec;
   s.footprint = std::filesystem::canonical("/proc/self/exe", ec).string();
@@ -177,7 +177,7 @@ Result<SlurmExecutorOptions> SlurmOptionsFrom(const Args& args) {
 }
 
 // How many of the plan's runs this invocation starts (--resume skips the ok ones).
-int RunsToStart(const ExperimentPlan& plan, const Args& args,
+int RunsToStart(const ExperimentPlan& plan, const ExperimentArgs& args,
                 const std::map<std::string, PlanRunStatus>& status) {
   int to_run = 0;
   for (const PlannedWorkload& w : plan.workloads) {
@@ -190,7 +190,7 @@ int RunsToStart(const ExperimentPlan& plan, const Args& args,
 }
 
 // The options of `footprint experiment`, into `args`.
-void AddExperimentOptions(CLI::App& cmd, Args& args) {
+void AddExperimentOptions(CLI::App& cmd, ExperimentArgs& args) {
   AddDbOption(cmd, args.db);
   cmd.add_option("PLAN", args.plan, "the plan: FILE.csv (radT's columns) or FILE.yaml")->required();
   cmd.add_flag("--dry-run", args.dry_run,
@@ -240,7 +240,7 @@ void AddExperimentOptions(CLI::App& cmd, Args& args) {
 }  // namespace
 
 Action AddExperiment(CLI::App& app) {
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<ExperimentArgs>();
   CLI::App* cmd =
       app.add_subcommand("experiment",
                          "Run an experiment plan (radT's CSV or YAML sweep, or footprint's YAML "
