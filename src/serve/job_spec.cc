@@ -166,6 +166,26 @@ Status CheckTarget(const std::string& target) {
                          "' is none of cpu, gpu:N (a GPU's index) or slurm:PARTITION");
 }
 
+// A job holds its target's GPU only: on gpu:N, a plan whose runs name another GPU (an index
+// or a UUID) would share it with the jobs of that GPU's own queue.
+Status CheckPlanDevices(const ExperimentPlan& plan, const std::string& target) {
+  if (!target.starts_with("gpu:")) return Status::Ok();
+  const std::string index = target.substr(4);
+  for (const PlannedWorkload& w : plan.workloads) {
+    for (const PlannedRun& run : w.runs) {
+      for (const std::string& device : run.devices) {
+        if (device != index) {
+          return InvalidArgument("run " + run.key + " of the plan uses GPU " + device +
+                                 ", not the target's (" + target +
+                                 "): a job holds one GPU; give its runs Devices " + index +
+                                 " or queue it on cpu");
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 std::string TargetOfDevice(const std::string& device) {
   if (device == "cpu") return "cpu";
   return device == "cuda" ? "gpu:0" : "gpu:" + device.substr(5);
@@ -190,9 +210,10 @@ Result<JobRequest> JobCatalog::Check(JobRequest request) const {
     if (!request.overrides.empty()) {
       return InvalidArgument("a plan takes no overrides: its rows say what runs");
     }
-    FP_RETURN_IF_ERROR(LoadPlan(path).status());
+    FP_ASSIGN_OR_RETURN(ExperimentPlan plan, LoadPlan(path));
     if (request.target.empty()) request.target = "cpu";
     FP_RETURN_IF_ERROR(CheckTarget(request.target));
+    FP_RETURN_IF_ERROR(CheckPlanDevices(plan, request.target));
     return request;
   }
   if (request.kind != kEvaluate) {

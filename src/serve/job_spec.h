@@ -11,7 +11,8 @@
 //   scenario     one of the manifest's scenarios (single, multi, server, offline): only it runs
 //   qps          comma-separated rates of the server scenario
 // Plans take no overrides; their target is cpu (the default: the runs see no GPU), gpu:N (the
-// plan's own devices) or slurm:PARTITION (through `experiment --executor slurm`).
+// plan's runs may name GPU N only: a job holds one GPU) or slurm:PARTITION (through
+// `experiment --executor slurm`).
 //
 // Thread-safety: const methods may be called from any thread.
 #ifndef FOOTPRINT_SERVE_JOB_SPEC_H_

@@ -164,6 +164,11 @@ TEST_F(JobCatalogTest, NamesOnlyRegularFilesInsideTheFolders) {
   EXPECT_FALSE(
       catalog_.Check({.kind = "plan", .file = "plan.csv", .overrides = {{"model", "x"}}}).ok());
   EXPECT_EQ(catalog_.Check({.kind = "plan", .file = "plan.csv"})->target, "cpu");
+  // Its rows use GPU 0: it may hold gpu:0, never run on gpu:1's turn.
+  EXPECT_TRUE(catalog_.Check({.kind = "plan", .file = "plan.csv", .target = "gpu:0"}).ok());
+  auto other = catalog_.Check({.kind = "plan", .file = "plan.csv", .target = "gpu:1"});
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("uses GPU 0"), std::string::npos);
 }
 
 TEST_F(JobCatalogTest, OverridesReplaceWhatTheManifestSays) {
