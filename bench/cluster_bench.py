@@ -13,6 +13,14 @@ baseline measured in the same run, on a throwaway server (tests/cluster/pg_serve
 Writes its section of docs/performance.md (between the cluster-bench markers) or prints it:
 
     /usr/bin/python3 bench/cluster_bench.py --build build [--out -]
+
+With --many-runs N, only this (its own section, cluster-many-runs): N concurrent `footprint
+run`s on this machine against a server of 100 connection slots, none refused, none lost (each
+run's stored samples against its own sampler's count), the samples stored per second, and the
+server's client connections over time (pg_stat_activity every 0.25 s), never more than the
+writers (one shipper each):
+
+    /usr/bin/python3 bench/cluster_bench.py --build build --many-runs 256
 """
 import argparse
 import json
@@ -28,7 +36,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "cluster"))
 from pg_server import Postgres  # noqa: E402
 
-from doc_block import write_block  # noqa: E402
+from doc_block import machine, write_block  # noqa: E402
 
 # MLflow's metrics table, as its SQLAlchemy model declares it (PostgreSQL types).
 MLFLOW_METRICS = """
@@ -71,8 +79,14 @@ def main():
     ap.add_argument("--out", default=str(ROOT / "docs" / "performance.md"),
                     help="the Markdown file whose cluster-bench section is rewritten ('-': print)")
     ap.add_argument("--quick", action="store_true", help="1 M samples instead of 10 M")
+    ap.add_argument("--many-runs", type=int, default=0, metavar="N",
+                    help="only N concurrent runs against 100 connection slots")
     args = ap.parse_args()
     build = pathlib.Path(args.build)
+    if args.many_runs:
+        write_block(args.out, "cluster-many-runs",
+                    many_runs(str(build / "footprint"), args.many_runs, seconds=20))
+        return
     fp, ingest_bin = str(build / "footprint"), str(build / "bench" / "fp_store_ingest")
     long_samples = 100_000 if args.quick else 1_000_000  # per series, 10 series
     server = Postgres()
@@ -120,6 +134,71 @@ def main():
         subprocess.run(["rm", "-rf", tmp])
     text = report(pg_ingest, sqlite_ingest, pg_write, sqlite_write, reads, sizes, long_samples)
     write_block(args.out, "cluster-bench", text)
+
+
+def client_connections(server, database):
+    """The server's client connections now, the asking one left out; None when it has no slot
+    left to ask with."""
+    try:
+        [[n]] = server.sql("SELECT count(*) - 1 FROM pg_stat_activity "
+                           "WHERE backend_type = 'client backend'", database)
+        return int(n)
+    except AssertionError:
+        return None
+
+
+def many_runs(fp, runs, seconds):
+    """`runs` concurrent runs of `sleep SECONDS` (sampled every 100 ms) into a server of 100
+    slots; a Markdown section of what happened."""
+    server = Postgres()
+    tmp = tempfile.mkdtemp(prefix="fp-many-runs-")
+    env = dict(os.environ, FOOTPRINT_BUFFER_DIR=f"{tmp}/buffers")
+    env.pop("FOOTPRINT_DB", None)
+    try:
+        server.stop()
+        server.start(max_connections=100, superuser_reserved_connections=0)
+        uri = server.create_database("many")
+        start = time.monotonic()
+        procs = [subprocess.Popen([fp, "run", "-o", uri, "-q", "--no-git", "--", "sleep",
+                                   str(seconds)], env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(runs)]
+        counts = []
+        while any(p.poll() is None for p in procs):
+            counts.append(client_connections(server, "many"))
+            time.sleep(0.25)
+        wall = time.monotonic() - start
+        refused = [p.stderr.read() for p in procs if p.returncode != 0]
+        stored = dict(server.sql("SELECT s.run_id, sum(c.n) FROM sample_chunks c JOIN series s "
+                                 "ON s.id = c.series_id GROUP BY 1", "many"))
+        metas = server.sql("SELECT id, meta FROM runs", "many")
+        lost = sum(json.loads(meta)["monitor"]["writer"]["samples_written"] -
+                   int(stored.get(run, 0)) for run, meta in metas)
+        left = os.listdir(f"{tmp}/buffers") if os.path.isdir(f"{tmp}/buffers") else []
+        with open(server.log) as log:
+            full = log.read().count("too many clients")
+    finally:
+        server.close()
+        subprocess.run(["rm", "-rf", tmp])
+    seen = [c for c in counts if c is not None]
+    total = sum(int(n) for n in stored.values())
+    return "\n".join([
+        f"{runs} concurrent `footprint run -- sleep {seconds}` (100 ms sampling) on "
+        f"{machine()}, into PostgreSQL with `max_connections=100`:",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| runs refused (exit ≠ 0) | {len(refused)} |",
+        f"| runs stored | {len(metas)} of {runs} |",
+        f"| samples lost (written by a run's writer, not on the server) | {lost} |",
+        f"| buffers left behind | {len(left)} |",
+        f"| samples stored | {total:,} in {wall:.1f} s: {total / wall:,.0f} samples/s |",
+        f"| client connections, polled every 0.25 s | max {max(seen)}, mean "
+        f"{sum(seen) / len(seen):.1f}, median {median(seen):.0f} (of {runs} writers) |",
+        f"| polls the server could not answer (no slot) | {len(counts) - len(seen)} |",
+        f"| connections it refused (its log's `too many clients`) | {full} |",
+        "",
+        f"Reproduce: `/usr/bin/python3 bench/cluster_bench.py --build build --many-runs {runs}`.",
+    ])
 
 
 def median(values):

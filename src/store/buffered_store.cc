@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -38,9 +39,9 @@ constexpr int64_t kFirstBackoffNs = 1'000'000'000, kMaxBackoffNs = 8'000'000'000
 // at once when a reader waits for it.
 constexpr int64_t kShipEveryNs = 1'000'000'000;
 // At the end, a server that refused a connection for lack of free slots is asked again after
-// about this long, for half of kCloseWaitNs (within the end's wait): it answers, it is only
-// full.
-constexpr int64_t kBusyRetryNs = 200'000'000;
+// about this long, for at most kBusyCloseNs: it answers, it is only full (each refusal counts
+// as progress for the end's wait).
+constexpr int64_t kBusyRetryNs = 200'000'000, kBusyCloseNs = 30'000'000'000;
 // How long the end waits for the server to take more of what is left, and a reader for a
 // shipment: a server that takes nothing for this long does not answer.
 constexpr int64_t kCloseWaitNs = 10'000'000'000;
@@ -91,7 +92,10 @@ struct Shipping {
     }
     return true;
   }
-  int64_t Progress() const { return shipper ? shipper->sent() + shipper->already_there() : 0; }
+  int64_t Progress() const {
+    return busy_refusals.load(std::memory_order_relaxed) +
+           (shipper ? shipper->sent() + shipper->already_there() : 0);
+  }
   // The thread: sends what waits after a write (at most every kShipEveryNs, unless a reader
   // waits), less often while the server fails, and once more, whatever the back-off, when
   // asked to stop; then again while a full server refuses the connection.
@@ -110,7 +114,7 @@ struct Shipping {
       }
       next_ns = env.MonotonicNs() + Ship(/*at_close=*/stop);
     }
-    for (const int64_t give_up = env.MonotonicNs() + kCloseWaitNs / 2;
+    for (const int64_t give_up = env.MonotonicNs() + kBusyCloseNs;
          busy && env.MonotonicNs() < give_up;) {
       std::unique_lock<std::mutex> lock(wake_mu);
       env.WaitUntil(wake_cv, lock, env.MonotonicNs() + Jittered(kBusyRetryNs),
@@ -140,6 +144,7 @@ struct Shipping {
       std::lock_guard<std::timed_mutex> lock(remote_mu);
       st = shipper->ShipAll();
       busy = !st.ok() && log.refused_for_lack_of_slots();
+      busy_refusals += busy;
       log.Disconnect();
     }
     {
@@ -206,6 +211,7 @@ struct Shipping {
   bool failing = false, said_failing = false, busy = false;
   int64_t backoff_ns = kFirstBackoffNs;
   std::minstd_rand random{std::random_device{}()};
+  std::atomic<int64_t> busy_refusals{0};  // a server that answers "full" is not a hung one
 };
 
 class BufferedStore final : public Store {
