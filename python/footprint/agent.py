@@ -421,6 +421,9 @@ def _control(kind: str, settings: Any, model: Any, pool: Any, args: argparse.Nam
     done."""
     if kind == "#run":
         args.max_batch = int(settings.get("max_batch", args.max_batch))
+        if device.type == "cuda":  # what earlier batches cached is not this run's memory
+            import torch
+            torch.cuda.empty_cache()
         _warm_up(model, pool, args)
         os.environ.update({"FOOTPRINT_RUN_ID": settings["run_id"], "FOOTPRINT_DB": settings["db"],
                            "FOOTPRINT_T0_NS": str(settings["t0_ns"])})

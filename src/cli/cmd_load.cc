@@ -300,18 +300,21 @@ class EvaluationAgent {
   bool interrupted() const { return interrupted_; }
 
   // Run `r` as a load of the resident agent (started first if needed). Where no agent starts
-  // (the reason said), the run starts the agent itself, as a load of its own, which stores why.
+  // (the reason said), this run and the next ones of its command start the agent themselves,
+  // each a load of its own, which stores why it fails if it does.
   Result<std::pair<int, LoadSummary>> Run(Store& store, const MonitorOptions& o,
                                           const EvaluationRun& r, bool quiet) {
     const std::vector<std::string> key(r.command.begin(), r.command.end() - 2);
     if (agent_ && key != key_) agent_.reset();  // its destructor ends it
+    if (!agent_ && key == failed_key_) return RunLoad(store, o, r.load, quiet);
     if (!agent_) {
       key_ = key;
       std::vector<std::string> argv = r.command;
       argv.back() = std::to_string(LargestBatch(key));
       auto started = ResidentCommand::Start(argv, r.load.ready_timeout_ns);
-      if (!started.ok()) {
-        SayOnStderr(started.status().message() + "; the run starts the agent itself");
+      if (!started.ok()) {  // e.g. the largest batch does not fit: each run tries its own
+        failed_key_ = key;
+        SayOnStderr(started.status().message() + "; each run starts the agent itself");
         return RunLoad(store, o, r.load, quiet);
       }
       agent_ = std::move(started).value();
@@ -337,7 +340,7 @@ class EvaluationAgent {
 
   const std::vector<EvaluationRun>& runs_;
   bool interrupted_ = false;
-  std::vector<std::string> key_;
+  std::vector<std::string> key_, failed_key_;
   std::unique_ptr<ResidentCommand> agent_;
 };
 

@@ -141,6 +141,27 @@ scenarios:
             assert meta["resident"]["ready_s"] > 0
 
 
+def test_an_agent_that_cannot_start_is_tried_once_then_each_run_starts_its_own(tmp_path):
+    python, starts = counting_python(tmp_path)
+    path = manifest(tmp_path, "name: bad\n" + BASE.replace(PYTHON, str(python)).replace(
+        "mobilenet_v3_small", "no_such_model") + """
+batch_sizes: [1, 2]
+scenarios:
+  offline: {min_queries: 4}
+""")
+    db = tmp_path / "ev.db"
+    proc = run_footprint("evaluate", "-o", str(db), "--no-git", "-q", str(path), timeout=600)
+    assert proc.returncode == 1, proc.stderr
+    assert "each run starts the agent itself" in proc.stderr
+    agents = [line for line in starts.read_text().splitlines() if "--describe" not in line]
+    assert len(agents) == 3  # the resident one, then one per run
+    runs = runs_of(db)
+    assert [name for name, _, _ in runs] == ["bad-offline-b1", "bad-offline-b2"]
+    for _, meta, _ in runs:  # each run stores why
+        assert meta["load"]["ended_because"].endswith("before it said 'ready'")
+        assert "resident" not in meta
+
+
 def test_a_torchscript_file_is_checked_against_its_pinned_sha256(tmp_path):
     model = torch.jit.script(torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(48, 5)))
     model_path = tmp_path / "tiny.pt"
