@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "doctor/container_checks.h"
+#include "footprint/profiler.h"
 #include "footprint/store.h"
 #include "probe/cgroup.h"
 #include "probe/gpu_activity.h"
@@ -90,6 +91,23 @@ void AddGpuChecks(std::vector<DoctorCheck>& checks) {
                         (caps[k].ok ? "yes, " + caps[k].how : "no, " + caps[k].why));
     }
     checks.push_back(d);
+  }
+}
+
+// Nsight Systems and Nsight Compute, which radT's profiler listeners start (docs/profiling.md).
+void AddProfilerChecks(std::vector<DoctorCheck>& checks) {
+  for (const auto& [tool, listeners] :
+       {std::pair{"nsys", "nsys, nsysraw"}, std::pair{"ncu", "ncu, ncuraw, ncuattach"}}) {
+    DoctorCheck c{std::string("profiler ") + tool, false, "",
+                  std::string("the listeners ") + listeners + " (run --profiler, plans)"};
+    auto path = FindOnPath(Env::Default(), tool);
+    c.ok = path.has_value();
+    if (!path) {
+      c.detail = std::string(tool) + " is not on PATH: runs that ask for it go on unprofiled";
+    } else {
+      c.detail = *path + ": " + ProfilerVersion(*path).value_or("its --version failed");
+    }
+    checks.push_back(c);
   }
 }
 
@@ -239,6 +257,7 @@ std::vector<DoctorCheck> RunDoctor() {
     }
     checks.push_back(c);
   }
+  AddProfilerChecks(checks);
   return checks;
 }
 

@@ -183,3 +183,16 @@ def test_plan_rows_run_each_listener_as_radt(tmp_path, tools):
         tool = listener[:4] if listener.startswith("nsys") else "ncu"
         assert names == [f"{tool}_7_{n}_-{SUFFIX[tool]}"], s["artifacts"]
         assert s["totals"]["profiler_trace_bytes"] == TRACE_BYTES
+
+
+def test_doctor_lists_the_profilers_and_their_versions(tools):
+    bin_dir, _ = tools
+    (bin_dir / "nsys").unlink()
+    version = bin_dir / "ncu"
+    version.write_text('#!/bin/sh\necho "NVIDIA (R) Nsight Compute"\necho "Version 2099.1.0"\n')
+    proc = fp("doctor", "--json", env=tool_env(tools))
+    assert proc.returncode == 0, describe(proc)
+    checks = {c["check"]: c for c in json.loads(proc.stdout)}
+    assert checks["profiler ncu"]["ok"]
+    assert checks["profiler ncu"]["detail"] == f"{version}: Version 2099.1.0"
+    assert not checks["profiler nsys"]["ok"] and "not on PATH" in checks["profiler nsys"]["detail"]
