@@ -182,18 +182,23 @@
   app.logText = function () { return $('fp-queue-log').textContent; };
 
   function init() {
-    getJson('/api/queue/form').then(function (form) {
-      offered = form;
-      $('fp-queue-link').hidden = false;
-      $('fp-launch-kind').addEventListener('change', fillFiles);
-      $('fp-launch').addEventListener('submit', launch);
-      $('fp-queue-cancel').addEventListener('click', function () { change('cancel'); });
-      $('fp-queue-requeue').addEventListener('click', function () { change('requeue'); });
-      $('fp-queue-link').addEventListener('click', toggle);
-      fillFiles();
-      if (location.hash.indexOf('queue') >= 0) toggle();
-      app.ready = true;
-    }).catch(function () { /* no queue: serve was given no folders */ });
+    getJson('/api/info').then(function (info) {
+      if (!info.queue) return;  // serve was given no folders
+      return getJson('/api/queue/form').then(start);
+    }).catch(function (e) { say('the queue cannot be read: ' + e.message, true); });
+  }
+
+  function start(form) {
+    offered = form;
+    $('fp-queue-link').hidden = false;
+    $('fp-launch-kind').addEventListener('change', fillFiles);
+    $('fp-launch').addEventListener('submit', launch);
+    $('fp-queue-cancel').addEventListener('click', function () { change('cancel'); });
+    $('fp-queue-requeue').addEventListener('click', function () { change('requeue'); });
+    $('fp-queue-link').addEventListener('click', toggle);
+    fillFiles();
+    if (location.hash.indexOf('queue') >= 0) toggle();
+    app.ready = true;
   }
 
   function toggle() {

@@ -307,14 +307,15 @@ json RunRow(const RunRecord& r, const json& meta, json figures) {
   return row;
 }
 
-ApiResponse Info(StorePool& pool, Store& store) {
+ApiResponse Info(StorePool& pool, Store& store, bool queue) {
   auto runs = store.ListRuns();
   if (!runs.ok()) return Failure(runs.status());
   return JsonResponse(JsonText({{"footprint", FootprintVersion()},
                                 {"db", pool.location()},
                                 {"read_only", true},
                                 {"runs", runs->size()},
-                                {"plots", PlotAvailable()}}));
+                                {"plots", PlotAvailable()},
+                                {"queue", queue}}));
 }
 
 // The order of the runs table: sort=COLUMN, order=asc|desc (docs/serve.md). Runs without the
@@ -804,7 +805,7 @@ ApiResponse Api::Handle(const ApiRequest& request) {
     Store& store = **lease;
     const std::string& path = request.path;
     const Params& params = request.params;
-    if (path == "/api/info") return Info(pool_, store);
+    if (path == "/api/info") return Info(pool_, store, queue_);
     if (path == "/api/runs") return ListRunsPage(store, params);
     if (path == "/api/tree") return Tree(store, params);
     if (path == "/api/plot") return Plot(store, params);

@@ -67,13 +67,15 @@ int HttpStatusOf(const Status& status);
 
 class Api {
  public:
-  explicit Api(StorePool& pool) : pool_(pool) {}
+  // `queue`: whether serve runs a queue (/api/info says so, for the page).
+  explicit Api(StorePool& pool, bool queue = false) : pool_(pool), queue_(queue) {}
 
   // Answers a GET of `request.path` (under /api/). Never throws.
   ApiResponse Handle(const ApiRequest& request);
 
  private:
   StorePool& pool_;
+  bool queue_;
 };
 
 // Limits of request parameters, also documented in docs/serve.md.

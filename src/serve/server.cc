@@ -759,7 +759,10 @@ struct Server::Impl {
   std::unique_ptr<QueueApi> queue_api;
   std::unique_ptr<JobRunner> runner;
 
-  explicit Impl(ServeOptions o) : options(std::move(o)), pool(options.db), api(pool) {}
+  explicit Impl(ServeOptions o)
+      : options(std::move(o)),
+        pool(options.db),
+        api(pool, !options.manifests.empty() || !options.plans.empty()) {}
   ~Impl() {
     if (runner) runner->Stop();
   }

@@ -140,7 +140,7 @@ def test_xss_run_name_is_inert_text(seen):
     xss = seen["result"]["xss"]
     assert xss["tree"] == XSS
     assert xss["table"].startswith(XSS)
-    assert xss["injected"] == 0 and xss["scripts"] == 3  # echarts, charts.js, serve.js
+    assert xss["injected"] == 0 and xss["scripts"] == 4  # echarts, charts.js, serve.js, queue.js
     assert seen["result"]["dialogs"] == []
 
 

@@ -123,7 +123,8 @@ def test_info_and_security_headers(server, db):
     code, headers, body = server.request("/api/info")
     assert code == 200
     assert json.loads(body) == {"footprint": json.loads(body)["footprint"], "db": db,
-                                "read_only": True, "runs": 5, "plots": True}
+                                "read_only": True, "runs": 5, "plots": True,
+                                "queue": False}
     assert headers["x-content-type-options"] == "nosniff"
     csp = headers["content-security-policy"]
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
