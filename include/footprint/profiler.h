@@ -13,6 +13,7 @@
 
 #include "footprint/env.h"
 #include "footprint/status.h"
+#include "footprint/store.h"
 
 namespace footprint {
 
@@ -51,6 +52,26 @@ Result<ProfiledCommand> WrapInProfiler(std::string_view listener,
 // for a malformed `spec`.
 Status AddTorchWindow(const std::string& spec, const std::string& hook_dir, Env& env,
                       std::map<std::string, std::string>& environment);
+
+struct MonitorOptions;  // footprint/monitor.h
+
+// `footprint profile-cost`: one command run with no tool, under footprint alone, and in each
+// profiler window available here (a PyTorch window for a python command, nsys and ncu when on
+// PATH), side by side.
+struct ProfileCost {
+  std::string tool;    // "none", "footprint", "torch:STEPS", "nsys", "ncu"
+  std::string run_id;  // empty for "none" (not stored)
+  int exit_status = 0;
+  double duration_s = 0;
+  double cpu_s = 0;              // the whole tree's, profiler included
+  double peak_memory_bytes = 0;  // "none": the largest process's (wait4)
+  std::optional<double> profiler_cpu_s;
+  double trace_bytes = 0;  // the run's artifacts
+};
+// Runs `base.command` once per tool; the monitored runs are stored in `store`, named
+// "profile-cost:TOOL". `hook_dir` holds the PyTorch window's sitecustomize.py.
+Result<std::vector<ProfileCost>> MeasureProfileCost(Store& store, const MonitorOptions& base,
+                                                    int torch_steps, const std::string& hook_dir);
 
 // The full path of executable `name` in `env`'s PATH; none when it is not there.
 std::optional<std::string> FindOnPath(Env& env, const std::string& name);

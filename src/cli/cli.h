@@ -46,6 +46,7 @@ using Action = std::function<int()>;
 // `command` receives the words after "--", which main() splits off before parsing.
 Action AddRun(CLI::App& app, const std::vector<std::string>& command);
 Action AddLoad(CLI::App& app, const std::vector<std::string>& command);
+Action AddProfileCost(CLI::App& app, const std::vector<std::string>& command);
 Action AddEvaluate(CLI::App& app);
 Action AddPredict(CLI::App& app);
 Action AddRuns(CLI::App& app);

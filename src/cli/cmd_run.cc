@@ -409,29 +409,6 @@ void AddScanAndHookOptions(CLI::App& cmd, RunArgs& args) {
       ->option_text("FILE");
 }
 
-// A folder of footprint's own for --profile's sitecustomize.py, removed with the object.
-class HookFolder {
- public:
-  static Result<std::unique_ptr<HookFolder>> Make() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/footprint-profile-XXXXXX";
-    if (::mkdtemp(path.data()) == nullptr) {
-      return IoError("cannot create a folder for --profile in " + DirName(path) + ": " +
-                     std::strerror(errno));
-    }
-    return std::unique_ptr<HookFolder>(new HookFolder(std::move(path)));
-  }
-  ~HookFolder() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  explicit HookFolder(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
-
 // --profiler, --profile and --require-profiler (docs/profiling.md).
 void AddProfilerOptions(CLI::App& cmd, RunArgs& args) {
   cmd.add_option("--profiler", args.profiler,
@@ -451,6 +428,21 @@ void AddProfilerOptions(CLI::App& cmd, RunArgs& args) {
 }
 
 }  // namespace
+
+Result<std::unique_ptr<HookFolder>> HookFolder::Make() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/footprint-profile-XXXXXX";
+  if (::mkdtemp(path.data()) == nullptr) {
+    return IoError("cannot create a folder for --profile in " + DirName(path) + ": " +
+                   std::strerror(errno));
+  }
+  return std::unique_ptr<HookFolder>(new HookFolder(std::move(path)));
+}
+
+HookFolder::~HookFolder() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
 
 void PrintOutcome(const MonitorOutcome& out, Store& store, const std::string& label,
                   std::ostream& err) {

@@ -80,6 +80,7 @@ int Main(int argc, char** argv) {
   const std::pair<std::string, Adder> adders[] = {
       {"run", [&] { return AddRun(app, command); }},
       {"load", [&] { return AddLoad(app, command); }},
+      {"profile-cost", [&] { return AddProfileCost(app, command); }},
       {"evaluate", of_app(AddEvaluate)},
       {"predict", of_app(AddPredict)},
       {"runs", of_app(AddRuns)},

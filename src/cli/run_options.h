@@ -4,6 +4,7 @@
 #define FOOTPRINT_CLI_RUN_OPTIONS_H_
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -41,6 +42,19 @@ Status ApplySamplingOptions(const RunArgs& args, const CLI::App& cmd, MonitorOpt
 // The command after `--` (or the first word CLI11 did not know), checked into options.
 Result<MonitorOptions> CommandOptions(RunArgs& args, CLI::App& cmd,
                                       const std::vector<std::string>& command);
+
+// A folder of footprint's own for --profile's sitecustomize.py (in $TMPDIR), removed with the
+// object.
+class HookFolder {
+ public:
+  static Result<std::unique_ptr<HookFolder>> Make();
+  ~HookFolder();
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit HookFolder(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
 
 // "footprint: NAME ok in 1.2 s: cpu ..." and where the run is: stored in `store`'s database,
 // or waiting in its local buffer; `label` tells which run of a group it was ("[2/5] ",

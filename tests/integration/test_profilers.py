@@ -196,3 +196,19 @@ def test_doctor_lists_the_profilers_and_their_versions(tools):
     assert checks["profiler ncu"]["ok"]
     assert checks["profiler ncu"]["detail"] == f"{version}: Version 2099.1.0"
     assert not checks["profiler nsys"]["ok"] and "not on PATH" in checks["profiler nsys"]["detail"]
+
+
+def test_profile_cost_runs_each_tool_side_by_side(tmp_path, tools):
+    db = tmp_path / "fp.db"
+    proc = fp("profile-cost", "-o", db, "--", "sh", "-c", "i=0; while [ $i -lt 20000 ]; do "
+              "i=$((i+1)); done", env=tool_env(tools, spin=1000))
+    assert proc.returncode == 0, describe(proc)
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines()[1:]}
+    assert list(rows) == ["none", "footprint", "nsys", "ncu"], proc.stdout  # not python: no torch
+    runs = {r["name"]: r["id"] for r in fp_helpers.runs_json(db)}
+    assert set(runs) == {"profile-cost:footprint", "profile-cost:nsys", "profile-cost:ncu"}
+    for tool in ("nsys", "ncu"):
+        s = show(db, runs[f"profile-cost:{tool}"])
+        assert s["totals"]["profiler_trace_bytes"] == TRACE_BYTES
+        assert "120.6 KiB" in rows[tool], rows[tool]  # the trace's size, on its row
+    assert "profiler_cpu_s" not in show(db, runs["profile-cost:footprint"])["totals"]
