@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -131,18 +132,43 @@ CgroupSupport CgroupsOfProcess(pid_t pid, const std::string& proc_root) {
   return Locate(proc_root, std::to_string(pid), IsDir);
 }
 
+namespace {
+
+// Why no cgroup can be made where the hierarchies are mounted read-only (footprint runs in a
+// container that was given no writable cgroup), or "" (also when none is mounted).
+std::string ReadOnlyHierarchies(const CgroupSupport& s) {
+  bool any = false;
+  for (const std::string& root : {s.v2_root, s.v1_cpuacct_root}) {
+    if (root.empty()) continue;
+    struct statvfs fs;
+    if (::statvfs(root.c_str(), &fs) != 0 || (fs.f_flag & ST_RDONLY) == 0) return "";
+    any = true;
+  }
+  if (!any) return "";
+  return "the cgroup hierarchies are mounted read-only (in a container: run it with "
+         "--privileged, which gives it a writable cgroup of its own; docs/containers.md#image)";
+}
+
+}  // namespace
+
 CgroupSupport DetectCgroups(const std::string& proc_root) {
   CgroupSupport s = Locate(proc_root, "self", IsWritableDir);
   const bool v2 = !s.v2_root.empty(), cpuacct = !s.v1_cpuacct_root.empty();
   const bool memory = !s.v1_memory_root.empty();
+  const std::string read_only = ReadOnlyHierarchies(s);
   if (s.v2_dir.empty() && s.v1_cpuacct_dir.empty()) {
-    s.why_no_cpu = (v2 || cpuacct)
+    s.why_no_cpu = !read_only.empty() ? read_only
+                   : (v2 || cpuacct)
                        ? "no permission to create a cgroup here (run as root, or in a "
-                         "delegated cgroup such as a systemd user scope with Delegate=yes)"
-                       : "neither a cgroup v2 hierarchy nor a v1 cpuacct controller is mounted";
+                         "delegated cgroup such as a systemd user scope with "
+                         "Delegate=yes)"
+                       : "neither a cgroup v2 hierarchy nor a v1 cpuacct controller "
+                         "is mounted";
   }
   if (!s.v2_memory && s.v1_memory_dir.empty()) {
-    if (memory && s.v1_memory_dir.empty()) {
+    if (!read_only.empty()) {
+      s.why_no_memory = read_only;
+    } else if (memory && s.v1_memory_dir.empty()) {
       s.why_no_memory = "the v1 memory controller is mounted but not writable by this user";
     } else if (!s.v2_dir.empty()) {
       s.why_no_memory = "the memory controller is not enabled for child cgroups of " + s.v2_dir +
@@ -173,9 +199,12 @@ CgroupSupport AtHierarchyRoots(const CgroupSupport& own) {
       "no permission to create a cgroup at the root of the hierarchy (rootless: run footprint "
       "as root, or see docs/containers.md#rootless)";
   if (s.v2_dir.empty() && s.v1_cpuacct_dir.empty()) {
-    s.why_no_cpu = own.v2_root.empty() && own.v1_cpuacct_root.empty()
-                       ? "neither a cgroup v2 hierarchy nor a v1 cpuacct controller is mounted"
-                       : rootless;
+    const bool mounted = !own.v2_root.empty() || !own.v1_cpuacct_root.empty();
+    const std::string read_only = ReadOnlyHierarchies(own);
+    s.why_no_cpu = !mounted            ? "neither a cgroup v2 hierarchy nor a v1 cpuacct "
+                                         "controller is mounted"
+                   : read_only.empty() ? rootless
+                                       : read_only;
   }
   if (!s.v2_memory && s.v1_memory_dir.empty()) s.why_no_memory = rootless;
   return s;
@@ -268,7 +297,9 @@ Result<std::unique_ptr<RunCgroup>> RunCgroup::Open(const CgroupSupport& support,
   cg->OpenCounters(support, v2, make(support.v1_blkio_dir, "tasks"),
                    make(support.v1_pids_dir, "tasks"));
   if (cg->dirs_.empty()) {
-    return Unsupported(error.empty() ? "no usable cgroup hierarchy" : error);
+    return Unsupported(!error.empty()                ? error
+                       : !support.why_no_cpu.empty() ? support.why_no_cpu
+                                                     : "no usable cgroup hierarchy");
   }
   return cg;
 }

@@ -246,3 +246,35 @@ def test_doctor_without_an_engine(tmp_path):
     assert not checks["containers"]["ok"]
     assert "none of podman, docker, nerdctl is on PATH" in checks["containers"]["detail"]
     assert "container podman" not in checks
+
+
+def host_rootfs_run(tmp_path, *words, privileged=False):
+    """footprint run inside a container whose root is the host's own (an overlay of /): the
+    image footprint's Containerfile would build, without a registry to build it from."""
+    db = tmp_path / "in.db"
+    work = tmp_path / "work"
+    subprocess.run(["gcc", "-static", "-O2", "-o", str(work),
+                    os.path.join(HERE, "container_workload.c")], check=True)
+    r = subprocess.run(podman("run", "--rm", *(["--privileged"] if privileged else []),
+                              "-v", f"{tmp_path}:{tmp_path}", "--rootfs", "/:O",
+                              os.path.abspath(FOOTPRINT), "run", "-o", str(db), "-q",
+                              "--no-git", "--", str(work), *words),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    show = subprocess.run([FOOTPRINT, "show", "--json", "-o", str(db)], capture_output=True,
+                          text=True, check=True)
+    return float(r.stdout.split()[1]), json.loads(show.stdout), totals(db)
+
+
+def test_footprint_in_a_container_without_a_writable_cgroup(image, tmp_path):
+    truth, run, t = host_rootfs_run(tmp_path, "burn", "0.3")
+    assert "mounted read-only" in run["meta"]["sources"]["cgroup_unavailable"], run["meta"]
+    assert run["meta"]["sources"]["cpu"].startswith("rusage"), run["meta"]
+    assert abs(t["cpu_user_s"] + t["cpu_system_s"] - truth) <= truth * 0.02 + 0.01, (truth, t)
+
+
+def test_footprint_in_a_privileged_container_has_its_own_cgroup(image, tmp_path):
+    truth, run, t = host_rootfs_run(tmp_path, "burn", "0.3", privileged=True)
+    assert run["meta"]["tree_membership"] == "cgroup", run["meta"]
+    assert "cgroup" in run["meta"]["sources"]["cpu"], run["meta"]
+    assert abs(t["cpu_user_s"] + t["cpu_system_s"] - truth) <= truth * 0.02 + 0.01, (truth, t)
