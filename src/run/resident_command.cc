@@ -49,10 +49,14 @@ std::optional<int> AwaitExit(pid_t pid, int64_t grace_ns) {
 
 Result<std::unique_ptr<ResidentCommand>> ResidentCommand::Start(
     const std::vector<std::string>& argv, int64_t ready_timeout_ns) {
-  int in[2], out[2], report[2];
-  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 ||
-      ::pipe2(report, O_CLOEXEC) != 0) {
-    return IoError(std::string("cannot create a pipe: ") + std::strerror(errno));
+  int in[2] = {-1, -1}, out[2] = {-1, -1}, report[2] = {-1, -1};
+  for (int* pipe : {in, out, report}) {
+    if (::pipe2(pipe, O_CLOEXEC) == 0) continue;
+    const int error = errno;
+    for (int fd : {in[0], in[1], out[0], out[1]}) {
+      if (fd >= 0) ::close(fd);
+    }
+    return IoError(std::string("cannot create a pipe: ") + std::strerror(error));
   }
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -60,12 +64,13 @@ Result<std::unique_ptr<ResidentCommand>> ResidentCommand::Start(
   const int64_t start_ns = MonotonicNs();
   const pid_t pid = ::fork();
   if (pid == 0) ExecResident(args.data(), in[0], out[1], report[1]);
+  const int fork_error = errno;
   for (int fd : {in[0], out[1], report[1]}) ::close(fd);
-  std::unique_ptr<ResidentCommand> c(new ResidentCommand());
   if (pid < 0) {
     for (int fd : {in[1], out[0], report[0]}) ::close(fd);
-    return IoError(std::string("cannot start the agent: ") + std::strerror(errno));
+    return IoError(std::string("cannot start the agent: ") + std::strerror(fork_error));
   }
+  std::unique_ptr<ResidentCommand> c(new ResidentCommand());
   c->pid_ = pid;
   c->transport_ = MakeLineTransport(in[1], out[0]);
   int exec_error = 0;
