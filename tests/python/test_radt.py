@@ -344,3 +344,25 @@ def test_python_m_radt_writes_status_back_into_its_csv_plan(tmp_path, db, script
     for row in rows[1:]:
         row[3:5] = ["FINISHED", ids[row[2]]]  # radT's Status word, the run
     assert plan.read_text() == "".join(separator.join(row) + "\n" for row in rows)
+
+
+def test_python_m_radt_runs_a_profiler_listener_as_radt(tmp_path, db, scripts):
+    """-l top+ncu: the script starts inside ncu with radT's flags (a stand-in ncu that refuses
+    any other command line), and the report it writes is the run's artifact."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    ncu = bin_dir / "ncu"
+    ncu.write_text('#!/bin/sh\n[ "$1 $3 $4 $5 $6" = "-o -f --nvtx --nvtx-include profile" ] '
+                   '|| exit 64\nout=$2\nshift 6\n"$@"\nstatus=$?\n'
+                   'printf report > "$out.ncu-rep"\nexit $status\n')
+    ncu.chmod(0o755)
+    env = child_env(FOOTPRINT_DB=str(db), PATH=f"{bin_dir}:{os.environ['PATH']}")
+    proc = subprocess.run(
+        [PYTHON, "-m", "radt", "-e", "3", "-w", "7", "-l", "top+ncu",
+         str(scripts / "cifar10_context.py"), "--epochs", "1"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    data = fp.load(db)
+    (artifact,) = data.artifacts[data.artifacts["name"].str.endswith(".ncu-rep")].itertuples()
+    assert artifact.name == "ncu_3_7_-.ncu-rep" and artifact.size == len("report")
+    assert len(data.values[data.values["name"] == "loss"]) == 1  # the script ran inside ncu
