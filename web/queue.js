@@ -1,5 +1,5 @@
-// footprint serve: the queue (docs/serve.md, "Launching"). A launch form (a manifest or a plan
-// from the folders serve was given, and a manifest's overrides), the queue's table with
+// footprint serve: the queue (docs/serve.md, "Launching"). A launch form (a manifest, a plan or
+// a load's system under test from the folders serve was given, and their overrides), the queue's table with
 // multi-select cancel and requeue, a job's output as it is printed (server-sent events), and an
 // evaluation's page: its runs beside earlier evaluations of the same model, with the verdicts of
 // footprint compare. Shown only when serve runs a queue (GET /api/queue answers). Changes are
@@ -64,28 +64,29 @@
     const kind = $('fp-launch-kind').value;
     const files = $('fp-launch-file');
     files.textContent = '';
-    (kind === 'plan' ? offered.plans : offered.manifests).forEach(function (f) {
+    ({plan: offered.plans, load: offered.loads}[kind] || offered.manifests).forEach(function (f) {
       const o = el('option', f.file + (f.error ? ' (does not parse)' : ''));
       o.value = f.file;
       o.title = f.error || [f.model, f.device, (f.scenarios || []).join(' ')].join(' · ');
       files.appendChild(o);
     });
+    // A load takes a scenario and rates; a plan, a target; a manifest, all its overrides.
     document.querySelectorAll('.fp-override').forEach(function (box) {
-      box.hidden = kind === 'plan';
+      box.hidden = kind === 'plan' || (kind === 'load' && !box.dataset.load);
     });
-    $('fp-launch-target-box').hidden = kind !== 'plan';
+    $('fp-launch-target-box').hidden = kind === 'evaluate';
   }
 
   function launch(event) {
     event.preventDefault();
     const body = {kind: $('fp-launch-kind').value, file: $('fp-launch-file').value,
                   priority: parseInt($('fp-launch-priority').value || '0', 10)};
-    if (body.kind === 'plan') {
-      body.target = $('fp-launch-target').value;
-    } else {
+    if (body.kind !== 'evaluate') body.target = $('fp-launch-target').value;
+    if (body.kind !== 'plan') {
       body.overrides = {};
       OVERRIDES.forEach(function (key) {
-        const value = $('fp-override-' + key).value.trim();
+        const box = $('fp-override-' + key);
+        const value = box.closest('label').hidden ? '' : box.value.trim();
         if (value) body.overrides[key] = value;
       });
     }

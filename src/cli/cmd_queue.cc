@@ -98,13 +98,18 @@ Action AddQueue(CLI::App& app) {
       "and requeue jobs, read a job's output. The queue lives in the database; a footprint "
       "serve started with --manifests/--plans runs its jobs, one at a time per target.");
   cmd->require_subcommand(1);
-  CLI::App* add = AddVerb(*cmd, "add", "queue a manifest (evaluate) or a plan (plan)", *args);
-  add->add_option("kind", args->request.kind, "evaluate or plan")->required();
-  add->add_option("file", args->request.file, "its name inside --manifests or --plans")->required();
+  CLI::App* add =
+      AddVerb(*cmd, "add",
+              "queue a manifest (evaluate), a plan (plan) or a system under test (load)", *args);
+  add->add_option("kind", args->request.kind, "evaluate, plan or load")->required();
+  add->add_option("file", args->request.file,
+                  "its name inside --manifests (evaluate) or --plans (plan, load)")
+      ->required();
   add->add_option("--manifests", args->folders.manifests, "the folder of manifests");
   add->add_option("--plans", args->folders.plans, "the folder of plans");
   add->add_option("--set", args->sets,
-                  "KEY=VALUE override of a manifest: model, device, batch_sizes, scenario, qps");
+                  "KEY=VALUE override of a manifest (model, device, batch_sizes, scenario, qps) "
+                  "or setting of a load (scenario, qps, duration, min_queries, latency_bound)");
   add->add_option("--target", args->request.target,
                   "cpu, gpu:N or slurm:PARTITION (an evaluation's follows its device)");
   add->add_option("--priority", args->request.priority, "-1000 to 1000, higher first (0)");

@@ -44,7 +44,7 @@ std::optional<JobState> JobStateNamed(std::string_view name);
 
 // What a client asks for: a file of a folder, its overrides, where and how urgently.
 struct JobRequest {
-  std::string kind;                              // "evaluate" or "plan"
+  std::string kind;                              // "evaluate", "plan" or "load"
   std::string file;                              // relative to the folder of its kind
   std::map<std::string, std::string> overrides;  // evaluate: model, device, batch_sizes, ...
   std::string target;                            // "cpu", "gpu:N", "slurm:PARTITION"

@@ -21,7 +21,11 @@ using experiment::LoadYaml;
 
 constexpr char kEvaluate[] = "evaluate";
 constexpr char kPlan[] = "plan";
+constexpr char kLoad[] = "load";
 const std::set<std::string> kOverrides = {"model", "device", "batch_sizes", "scenario", "qps"};
+// A load's settings: footprint load's options of the same names.
+const std::set<std::string> kLoadSettings = {"scenario", "qps", "duration", "min_queries",
+                                             "latency_bound"};
 
 bool AllOf(std::string_view text, std::string_view allowed_punctuation) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [&](char c) {
@@ -156,6 +160,22 @@ Result<std::string> OverriddenManifest(const std::string& path,
   return std::string(out.c_str());
 }
 
+// A load's settings, each one of footprint load's (scenario required), its value a plain word.
+Status CheckLoadSettings(const std::map<std::string, std::string>& settings) {
+  for (const auto& [key, value] : settings) {
+    if (!kLoadSettings.contains(key) || !AllOf(value, "._,")) {
+      return InvalidArgument(
+          "a load takes scenario (single, multi, server, offline), qps, "
+          "duration, min_queries and latency_bound, each a plain value; not " +
+          key + "=" + value);
+    }
+  }
+  if (!settings.contains("scenario")) {
+    return InvalidArgument("a load needs scenario=single, multi, server or offline");
+  }
+  return Status::Ok();
+}
+
 // cpu, gpu:N or slurm:PARTITION.
 Status CheckTarget(const std::string& target) {
   const bool ok = target == "cpu" ||
@@ -216,9 +236,21 @@ Result<JobRequest> JobCatalog::Check(JobRequest request) const {
     FP_RETURN_IF_ERROR(CheckPlanDevices(plan, request.target));
     return request;
   }
+  if (request.kind == kLoad) {
+    FP_RETURN_IF_ERROR(FileInFolder(folders_.plans, request.file, "plan").status());
+    FP_RETURN_IF_ERROR(CheckLoadSettings(request.overrides));
+    if (request.target.empty()) request.target = "cpu";
+    if (request.target.starts_with("slurm:")) {
+      return InvalidArgument("a load runs on this machine: its target is cpu or gpu:N");
+    }
+    FP_RETURN_IF_ERROR(CheckTarget(request.target));
+    return request;
+  }
   if (request.kind != kEvaluate) {
-    return InvalidArgument("a job is 'evaluate' (a manifest) or 'plan', not '" + request.kind +
-                           "'");
+    return InvalidArgument(
+        "a job is 'evaluate' (a manifest), 'plan' or 'load' (a system under "
+        "test of the plans folder), not '" +
+        request.kind + "'");
   }
   FP_ASSIGN_OR_RETURN(std::string path, FileInFolder(folders_.manifests, request.file, "manifest"));
   for (const auto& [key, value] : request.overrides) FP_RETURN_IF_ERROR(CheckOverride(key, value));
@@ -250,6 +282,7 @@ Result<JobLaunch> JobCatalog::Prepare(const JobRequest& request, int64_t job_id,
   }
   FP_ASSIGN_OR_RETURN(std::string path, FileInFolder(folders_.plans, checked.file, "plan"));
   launch.cwd = fs::path(path).parent_path().string();
+  if (checked.kind == kLoad) return PrepareLoad(checked, path, std::move(launch));
   launch.command.insert(launch.command.end(), {"experiment", "-o", db_, path});
   if (!python_.empty()) launch.command.insert(launch.command.end(), {"--python", python_});
   if (checked.target == "cpu") launch.command.insert(launch.command.end(), {"--devices", "cpu"});
@@ -258,6 +291,23 @@ Result<JobLaunch> JobCatalog::Prepare(const JobRequest& request, int64_t job_id,
                           {"--executor", "slurm", "--slurm-dir", workdir + "/slurm",
                            "--sbatch=-p " + checked.target.substr(6)});
   }
+  return launch;
+}
+
+// footprint load with the job's settings, driving the file (a script runs under the
+// interpreter its extension names, as in a plan).
+JobLaunch JobCatalog::PrepareLoad(const JobRequest& request, const std::string& path,
+                                  JobLaunch launch) const {
+  launch.command.insert(launch.command.end(), {"load", "-o", db_, "-n", request.file});
+  for (const auto& [key, value] : request.overrides) {
+    std::string option = "--" + key;
+    std::replace(option.begin(), option.end(), '_', '-');
+    launch.command.insert(launch.command.end(), {option, value});
+  }
+  PlannedRun run;
+  experiment::ResolveCommand(path, {}, launch.cwd, python_.empty() ? "python3" : python_, run);
+  launch.command.push_back("--");
+  launch.command.insert(launch.command.end(), run.command.begin(), run.command.end());
   return launch;
 }
 
@@ -298,6 +348,11 @@ nlohmann::json JobCatalog::Offered() const {
   for (const std::string& name : files(folders_.plans, {".csv", ".yaml", ".yml"})) {
     offered["plans"].push_back({{"file", name}});
   }
+  offered["loads"] = nlohmann::json::array();
+  for (const std::string& name : files(folders_.plans, {".py", ".sh"})) {
+    offered["loads"].push_back({{"file", name}});
+  }
+  offered["load_settings"] = kLoadSettings;
   return offered;
 }
 

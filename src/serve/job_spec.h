@@ -10,6 +10,9 @@
 //   batch_sizes  comma-separated batch sizes
 //   scenario     one of the manifest's scenarios (single, multi, server, offline): only it runs
 //   qps          comma-separated rates of the server scenario
+// A load names a system under test in the plans folder (a script: .py under the interpreter,
+// .sh under bash, anything else executed) and footprint load's settings as overrides:
+// scenario (required), qps, duration, min_queries, latency_bound; its target is cpu or gpu:N.
 // Plans take no overrides; their target is cpu (the default: the runs see no GPU), gpu:N (the
 // plan's runs may name GPU N only: a job holds one GPU) or slurm:PARTITION (through
 // `experiment --executor slurm`).
@@ -53,13 +56,16 @@ class JobCatalog {
   Result<JobLaunch> Prepare(const JobRequest& request, int64_t job_id,
                             const std::string& workdir) const;
   // What the launch form offers: {manifests: [{file, name, model, device, batch_sizes,
-  // scenarios}], plans: [{file}], overrides: [names]}; a file that does not parse is listed
+  // scenarios}], plans: [{file}], loads: [{file}] (*.py, *.sh of the plans folder),
+  // overrides: [names], load_settings: [names]}; a manifest that does not parse is listed
   // with its error.
   nlohmann::json Offered() const;
 
   const JobFolders& folders() const { return folders_; }
 
  private:
+  JobLaunch PrepareLoad(const JobRequest& request, const std::string& path, JobLaunch launch) const;
+
   JobFolders folders_;
   std::string footprint_, db_, python_;
 };

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from fp_helpers import FOOTPRINT, clean_env, fp, pid_alive, wait_for
+from fp_helpers import FOOTPRINT, clean_env, fp, pid_alive, wait_for, wl
 
 TOKENS = {"ann": ("run", "ann-0123456789abcdef"), "bob": ("read", "bob-0123456789abcdef"),
           "root": ("admin", "root-0123456789abcdef")}
@@ -190,3 +190,25 @@ def test_the_queue_outlives_its_serve(folders):
         assert "hello from the queue" in log.stdout, log
     finally:
         assert again.stop() == 0
+
+
+def test_a_load_drives_a_system_under_test_of_the_plans_folder(folders):
+    db, plans, tokens = folders
+    # A system under test with a known service time (tests/workloads/sut.cc): 2 ms a query.
+    with open(os.path.join(plans, "sut.sh"), "w") as f:
+        f.write(f"exec {wl('sut')} fixed 2 1 /dev/null\n")
+    added = fp("queue", "add", "-o", db, "--plans", plans, "load", "sut.sh", "--set",
+               "scenario=single", "--set", "duration=0s", "--set", "min_queries=25")
+    assert added.returncode == 0, added.stderr
+    served = QueueServe(db, plans, tokens)
+    try:
+        done = wait_for(lambda: job_state(db, int(added.stdout))["state"] in ("done", "failed") and
+                        job_state(db, int(added.stdout)), 60, "the load run")
+        assert done["state"] == "done", (done, fp("queue", "log", "-o", db, added.stdout.strip()))
+        run = next(r for r in json.loads(fp("runs", "-o", db, "--json").stdout)
+                   if r["name"] == "sut.sh")
+        load = json.loads(fp("show", "-o", db, run["id"], "--json").stdout)["load"]
+        assert load["scenario"] == "single" and load["queries"] == 25, load
+        assert load["latency_s"]["p50"] >= 0.002, load  # never below the service time
+    finally:
+        assert served.stop() == 0

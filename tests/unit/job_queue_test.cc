@@ -221,6 +221,36 @@ TEST_F(JobCatalogTest, PlansRunOnTheirTarget) {
   EXPECT_EQ(cpu->cwd, dir_.File("p"));
 }
 
+TEST_F(JobCatalogTest, ALoadDrivesASystemUnderTestOfThePlansFolder) {
+  std::ofstream(dir_.File("p/sut.py")) << "print('ready')\n";
+  const JobRequest request{
+      .kind = "load",
+      .file = "sut.py",
+      .overrides = {{"scenario", "server"}, {"qps", "5"}, {"min_queries", "20"}}};
+  auto launch = catalog_.Prepare(request, 2, dir_.path());
+  ASSERT_TRUE(launch.ok()) << launch.status().message();
+  EXPECT_EQ(launch->command,
+            (std::vector<std::string>{"/usr/bin/footprint", "load", "-o", "/db", "-n", "sut.py",
+                                      "--min-queries", "20", "--qps", "5", "--scenario", "server",
+                                      "--", "python3", dir_.File("p/sut.py")}));
+  EXPECT_EQ(launch->cwd, dir_.File("p"));
+  for (auto [key, value] : {std::pair{"qps", "5; rm -rf /"}, {"model", "x"}}) {
+    EXPECT_FALSE(catalog_
+                     .Check({.kind = "load",
+                             .file = "sut.py",
+                             .overrides = {{"scenario", "single"}, {key, value}}})
+                     .ok())
+        << key;
+  }
+  EXPECT_FALSE(catalog_.Check({.kind = "load", .file = "sut.py"}).ok());  // no scenario
+  EXPECT_FALSE(catalog_
+                   .Check({.kind = "load",
+                           .file = "sut.py",
+                           .overrides = {{"scenario", "single"}},
+                           .target = "slurm:debug"})
+                   .ok());
+}
+
 class QueueApiTest : public JobCatalogTest {
  protected:
   void SetUp() override {
