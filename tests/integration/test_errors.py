@@ -226,7 +226,7 @@ def test_usage_errors_of_other_subcommands_exit_2(tmp_path, args):
     assert os.listdir(tmp_path) == []
 
 
-SUBCOMMANDS = ["run", "load", "evaluate", "predict", "runs", "show", "compare", "export", "plot",
+SUBCOMMANDS = ["run", "load", "profile-cost", "evaluate", "predict", "runs", "show", "compare", "export", "plot",
                "experiment", "import", "push", "agent", "serve", "doctor"]
 
 
