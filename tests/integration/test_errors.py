@@ -226,8 +226,8 @@ def test_usage_errors_of_other_subcommands_exit_2(tmp_path, args):
     assert os.listdir(tmp_path) == []
 
 
-SUBCOMMANDS = ["run", "load", "profile-cost", "evaluate", "predict", "runs", "show", "compare", "export", "plot",
-               "experiment", "import", "push", "agent", "serve", "doctor"]
+SUBCOMMANDS = ["run", "load", "profile-cost", "evaluate", "predict", "runs", "show", "compare",
+               "export", "plot", "experiment", "import", "push", "agent", "serve", "doctor"]
 
 
 def test_help_and_a_mistyped_subcommand_list_every_subcommand():
