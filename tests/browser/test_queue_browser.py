@@ -22,7 +22,7 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from fp_helpers import FOOTPRINT, clean_env, fp  # noqa: E402
+from fp_helpers import FOOTPRINT, RADT_HEADER, TREE_SCRIPT, clean_env, fp  # noqa: E402
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 NODE = shutil.which("node")
@@ -44,13 +44,6 @@ scenarios:
   single: {duration: 1s, min_queries: 20}
 trace: [model, system]
 """
-TREE = """#!/bin/sh
-echo "self $$"
-sleep 60 & echo "child $!"
-sh -c 'sleep 60 & echo "grandchild $!"; wait' &
-while :; do echo "tick $(date +%s%N)"; sleep 0.2; done
-"""
-HEADER = "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
 TOKENS = {"ann": ("run", "ann-0123456789abcdef"), "bob": ("read", "bob-0123456789abcdef")}
 
 
@@ -80,10 +73,10 @@ def seen(tmp_path_factory):
     (d / "manifests").mkdir()
     (d / "manifests" / "tiny.yaml").write_text(MANIFEST)
     (d / "plans").mkdir()
-    (d / "plans" / "tree.sh").write_text(TREE)
+    (d / "plans" / "tree.sh").write_text(TREE_SCRIPT)
     (d / "plans" / "tree.sh").chmod(0o755)
-    (d / "plans" / "tree.csv").write_text(HEADER + "q,tree,,,0,-,tree.sh,none,\n")
-    (d / "plans" / "hello.csv").write_text(HEADER + "q,hello,,,0,-,/bin/echo,none,hello\n")
+    (d / "plans" / "tree.csv").write_text(RADT_HEADER + "q,tree,,,0,-,tree.sh,none,\n")
+    (d / "plans" / "hello.csv").write_text(RADT_HEADER + "q,hello,,,0,-,/bin/echo,none,hello\n")
     (d / "tokens").write_text("".join(f"{r} {n} {t}\n" for n, (r, t) in TOKENS.items()))
     # The earlier evaluation of the same model, from the shell.
     earlier = fp("evaluate", "-o", db, "-q", "--python", PYTHON, str(d / "manifests" / "tiny.yaml"))

@@ -278,3 +278,15 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+# A radT plan's header, and a script for one of its rows that prints its own pid, a child's and a
+# grandchild's, then the wall clock every 0.2 s until it is stopped (the queue's tests: output
+# latency, and a cancel that must reach the whole tree).
+RADT_HEADER = "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
+TREE_SCRIPT = """#!/bin/sh
+echo "self $$"
+sleep 60 & echo "child $!"
+sh -c 'sleep 60 & echo "grandchild $!"; wait' &
+while :; do echo "tick $(date +%s%N)"; sleep 0.2; done
+"""

@@ -14,18 +14,11 @@ import time
 
 import pytest
 
-from fp_helpers import FOOTPRINT, clean_env, fp, pid_alive, wait_for, wl
+from fp_helpers import (FOOTPRINT, RADT_HEADER, TREE_SCRIPT, clean_env, fp, pid_alive,
+                        wait_for, wl)
 
 TOKENS = {"ann": ("run", "ann-0123456789abcdef"), "bob": ("read", "bob-0123456789abcdef"),
           "root": ("admin", "root-0123456789abcdef")}
-# Prints its own pid, a child's and a grandchild's, then the wall clock every 0.2 s.
-TREE = """#!/bin/sh
-echo "self $$"
-sleep 60 & echo "child $!"
-sh -c 'sleep 60 & echo "grandchild $!"; wait' &
-while :; do echo "tick $(date +%s%N)"; sleep 0.2; done
-"""
-HEADER = "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
 
 
 @pytest.fixture
@@ -34,10 +27,10 @@ def folders(tmp_path):
     assert fp("run", "-q", "-o", db, "--", "true").returncode == 0
     plans = tmp_path / "plans"
     plans.mkdir()
-    (plans / "tree.sh").write_text(TREE)
+    (plans / "tree.sh").write_text(TREE_SCRIPT)
     (plans / "tree.sh").chmod(0o755)
-    (plans / "tree.csv").write_text(HEADER + "q,tree,,,0,-,tree.sh,none,\n")
-    (plans / "hello.csv").write_text(HEADER + "q,hello,,,0,-,/bin/echo,none,hello from the queue\n")
+    (plans / "tree.csv").write_text(RADT_HEADER + "q,tree,,,0,-,tree.sh,none,\n")
+    (plans / "hello.csv").write_text(RADT_HEADER + "q,hello,,,0,-,/bin/echo,none,hello from the queue\n")
     tokens = tmp_path / "tokens"
     tokens.write_text("".join(f"{role} {name} {token}\n" for name, (role, token) in TOKENS.items()))
     return db, str(plans), str(tokens)
