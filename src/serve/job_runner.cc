@@ -33,6 +33,7 @@ struct JobRunner::Running {
   std::optional<int64_t> kill_at_ms;  // cancelled: when SIGKILL follows SIGTERM
   bool stopped_by_serve = false;
   std::optional<int> wait_status;
+  int64_t ended_at_ms = 0;  // when its first process ended
 
   ~Running() {
     CloseFd(out);
@@ -285,17 +286,20 @@ void JobRunner::Cancel(Running& job, int64_t now_ms) {
   }
 }
 
-// A job ends when its first process has ended and its output pipes are closed (or, once it
-// was killed, at once: a process that escaped the tree may hold them open).
+// A job ends when its first process has ended and its output pipes are closed, or
+// kDrainMs after that process ended (a process that left the tree, a daemon, may hold them
+// open for ever), or at once once it was killed.
 void JobRunner::Reap() {
   for (auto it = running_.begin(); it != running_.end();) {
     Running& job = *it->second;
     int status = 0;
     if (!job.wait_status && ::waitpid(job.pid, &status, WNOHANG) == job.pid) {
       job.wait_status = status;
+      job.ended_at_ms = NowMs();
     }
-    const bool drained = job.out < 0 && job.err < 0;
-    if (!job.wait_status || (!drained && !job.kill_at_ms)) {
+    const bool drained = (job.out < 0 && job.err < 0) || job.kill_at_ms ||
+                         (job.wait_status && NowMs() - job.ended_at_ms > kDrainMs);
+    if (!job.wait_status || !drained) {
       ++it;
       continue;
     }

@@ -29,6 +29,8 @@ namespace footprint::serve {
 
 inline constexpr int kPollMs = 100;
 inline constexpr int kTermGraceMs = 1000;
+// How long output is still read after a job's first process ended.
+inline constexpr int kDrainMs = 2000;
 
 class JobRunner {
  public:

@@ -205,3 +205,26 @@ def test_a_load_drives_a_system_under_test_of_the_plans_folder(folders):
         assert load["latency_s"]["p50"] >= 0.002, load  # never below the service time
     finally:
         assert served.stop() == 0
+
+
+def test_a_job_ends_when_its_command_does_though_a_process_it_left_holds_its_output(folders):
+    db, plans, tokens = folders
+    with open(os.path.join(plans, "leave.sh"), "w") as f:
+        f.write('sleep 30 &\necho "left $!"\n')  # the sleep keeps the job's stdout open
+    with open(os.path.join(plans, "leave.csv"), "w") as f:
+        f.write(RADT_HEADER + "q,leave,,,0,-,leave.sh,none,\n")
+    added = fp("queue", "add", "-o", db, "--plans", plans, "plan", "leave.csv")
+    served = QueueServe(db, plans, tokens)
+    left = None
+    try:
+        done = wait_for(lambda: job_state(db, int(added.stdout))["state"] == "done" and
+                        job_state(db, int(added.stdout)), 20, "the job done")
+        log = fp("queue", "log", "-o", db, added.stdout.strip()).stdout
+        left = int(re.search(r"^left (\d+)$", log, re.M).group(1))
+        assert pid_alive(left), "the process it left is still there, holding the output"
+        # Done within the 2 s the runner reads on after the command ended, not at the sleep's end.
+        assert (done["ended_at_ns"] - done["started_at_ns"]) / 1e9 < 15, done
+    finally:
+        if left:
+            os.kill(left, signal.SIGKILL)
+        assert served.stop() == 0
