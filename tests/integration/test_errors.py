@@ -227,7 +227,8 @@ def test_usage_errors_of_other_subcommands_exit_2(tmp_path, args):
 
 
 SUBCOMMANDS = ["run", "load", "profile-cost", "evaluate", "predict", "runs", "show", "compare",
-               "export", "plot", "experiment", "import", "push", "agent", "serve", "doctor"]
+               "export", "plot", "experiment", "import", "push", "agent", "serve", "queue",
+               "doctor"]
 
 
 def test_help_and_a_mistyped_subcommand_list_every_subcommand():
@@ -246,7 +247,7 @@ def test_help_and_a_mistyped_subcommand_list_every_subcommand():
 
 @pytest.mark.parametrize("subcommand", [
     "run", "load", "runs", "show", "compare", "export", "plot", "serve", "doctor", "experiment",
-    "import",
+    "import", "queue",
 ])
 def test_help_speaks_in_words_not_in_parser_internals(subcommand):
     """No option shows the parser's internals: its transform tables and range checks
