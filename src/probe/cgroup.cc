@@ -431,19 +431,16 @@ std::optional<int64_t> RunCgroup::PidsCurrent() const {
   return ParseInt(pids_current_.Read(buf, sizeof buf));
 }
 
-bool RunCgroup::Populated() const {
-  char buf[256];
-  if (events_.is_open() && FindKeyedValue(events_.Read(buf, sizeof buf), "populated") == 1) {
-    return true;
-  }
-  // v1 hierarchies (an engine's helpers may be in them only: podman's conmon is not in v2).
-  std::vector<std::string> pending = dirs_;
+namespace {
+
+// Calls `visit` with the cgroup.procs text of each cgroup in `dirs` and below them, until it
+// returns true.
+template <typename Visit>
+void VisitCgroupProcs(std::vector<std::string> pending, Visit visit) {
   while (!pending.empty()) {
     std::string dir = std::move(pending.back());
     pending.pop_back();
-    if (auto procs = ReadWholeFile(dir + "/cgroup.procs"); procs.ok() && !Trim(*procs).empty()) {
-      return true;
-    }
+    if (auto procs = ReadWholeFile(dir + "/cgroup.procs"); procs.ok() && visit(*procs)) return;
     if (DIR* d = ::opendir(dir.c_str())) {
       while (dirent* e = ::readdir(d)) {
         if (e->d_type == DT_DIR && e->d_name[0] != '.') pending.push_back(dir + "/" + e->d_name);
@@ -451,7 +448,30 @@ bool RunCgroup::Populated() const {
       ::closedir(d);
     }
   }
-  return false;
+}
+
+}  // namespace
+
+bool RunCgroup::Populated() const {
+  char buf[256];
+  if (events_.is_open() && FindKeyedValue(events_.Read(buf, sizeof buf), "populated") == 1) {
+    return true;
+  }
+  // v1 hierarchies (an engine's helpers may be in them only: podman's conmon is not in v2).
+  bool populated = false;
+  VisitCgroupProcs(dirs_, [&](std::string_view procs) { return populated = !Trim(procs).empty(); });
+  return populated;
+}
+
+void RunCgroup::ListPids(std::vector<pid_t>& out) const {
+  out.clear();
+  if (dirs_.empty()) return;
+  VisitCgroupProcs({dirs_[0]}, [&](std::string_view procs) {
+    for (std::string_view line : Split(procs, '\n')) {
+      if (auto pid = ParseInt(Trim(line))) out.push_back(static_cast<pid_t>(*pid));
+    }
+    return false;
+  });
 }
 
 std::string RunCgroup::cpu_source() const {

@@ -106,6 +106,8 @@ class RunCgroup {
   std::optional<int64_t> PidsCurrent() const;
   // Whether any process is in the cgroups or below them (v2 cgroup.events, v1 lists).
   bool Populated() const;
+  // The processes in the cgroup and below it now (cgroup.procs of the first hierarchy).
+  void ListPids(std::vector<pid_t>& out) const;
 
   // Which kernel interface supplied each figure, e.g. "cgroup v2 cpu.stat".
   std::string cpu_source() const;

@@ -135,4 +135,11 @@ void ContainerProbe::Finish(ProbeFindings& findings) {
   if (baseline_.pids) t["container_pids_peak"] = static_cast<double>(peak_pids_);
 }
 
+const std::vector<pid_t>& ContainerMembers::MembersAt(int64_t now_ns) {
+  cgroup_->ListPids(container_);
+  members_ = tree_ ? tree_->MembersAt(now_ns) : std::vector<pid_t>();
+  members_.insert(members_.end(), container_.begin(), container_.end());
+  return members_;
+}
+
 }  // namespace footprint

@@ -28,6 +28,7 @@
 #include "probe/cgroup.h"
 #include "probe/counter_rate.h"
 #include "probe/probe.h"
+#include "probe/process_members.h"
 
 namespace footprint {
 
@@ -66,6 +67,23 @@ class ContainerProbe final : public Probe {
   int64_t peak_page_cache_ = 0;
   bool read_once_ = false;
   bool did_not_run_ = false;
+};
+
+// The processes a run claims GPU use for when it measures a container: those of the
+// container's cgroup (NVML reports host PIDs, which cgroup.procs lists), and those of the
+// command's tree when there is one (the engine's client). The GPU probe's .tree metrics then
+// hold the container's share (docs/containers.md#gpu).
+class ContainerMembers final : public ProcessMembers {
+ public:
+  // `cgroup` outlives this; `tree` may be null (an attached container) and is set later.
+  explicit ContainerMembers(const RunCgroup* cgroup) : cgroup_(cgroup) {}
+  void set_tree(ProcessMembers* tree) { tree_ = tree; }
+  const std::vector<pid_t>& MembersAt(int64_t now_ns) override;
+
+ private:
+  const RunCgroup* cgroup_;
+  ProcessMembers* tree_ = nullptr;
+  std::vector<pid_t> members_, container_;
 };
 
 }  // namespace footprint

@@ -5,11 +5,11 @@
 namespace footprint {
 namespace {
 
-using OpenBackend = std::unique_ptr<Probe> (*)(Env&, const MetricSet&, ProcessTreeProbe*,
+using OpenBackend = std::unique_ptr<Probe> (*)(Env&, const MetricSet&, ProcessMembers*,
                                                const std::optional<std::string>&, nlohmann::json&,
                                                UnavailableMetrics*);
 
-std::unique_ptr<Probe> OpenNvml(Env& env, const MetricSet& wanted, ProcessTreeProbe* tree,
+std::unique_ptr<Probe> OpenNvml(Env& env, const MetricSet& wanted, ProcessMembers* tree,
                                 const std::optional<std::string>& gpus, nlohmann::json& meta,
                                 UnavailableMetrics* unavailable) {
   return GpuProbe::Open(env, wanted, tree, gpus, meta, unavailable);
@@ -20,7 +20,7 @@ constexpr OpenBackend kGpuBackends[] = {&OpenNvml};
 
 }  // namespace
 
-std::unique_ptr<Probe> OpenGpuProbe(Env& env, const MetricSet& wanted, ProcessTreeProbe* tree,
+std::unique_ptr<Probe> OpenGpuProbe(Env& env, const MetricSet& wanted, ProcessMembers* tree,
                                     const std::optional<std::string>& gpus, nlohmann::json& meta,
                                     UnavailableMetrics* unavailable) {
   for (OpenBackend open : kGpuBackends) {

@@ -14,7 +14,7 @@
 #include "footprint/env.h"
 #include "footprint/metrics.h"
 #include "probe/probe.h"
-#include "probe/process_tree_probe.h"
+#include "probe/process_members.h"
 
 namespace footprint {
 
@@ -22,7 +22,7 @@ namespace footprint {
 // metric wanted — no vendor library is even loaded —, or none of them found a GPU: meta.gpu
 // and, when given, `unavailable` say why). `gpus` overrides CUDA_VISIBLE_DEVICES-style
 // selection; `tree` gives the tree's PIDs for the `.tree` metrics.
-std::unique_ptr<Probe> OpenGpuProbe(Env& env, const MetricSet& wanted, ProcessTreeProbe* tree,
+std::unique_ptr<Probe> OpenGpuProbe(Env& env, const MetricSet& wanted, ProcessMembers* tree,
                                     const std::optional<std::string>& gpus, nlohmann::json& meta,
                                     UnavailableMetrics* unavailable);
 

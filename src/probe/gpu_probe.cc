@@ -120,7 +120,7 @@ struct GpuProbe::Unit {
 
 GpuProbe::~GpuProbe() = default;
 
-std::unique_ptr<GpuProbe> GpuProbe::Open(Env& env, const MetricSet& wanted, ProcessTreeProbe* tree,
+std::unique_ptr<GpuProbe> GpuProbe::Open(Env& env, const MetricSet& wanted, ProcessMembers* tree,
                                          const std::optional<std::string>& gpus, json& meta,
                                          UnavailableMetrics* unavailable) {
   auto refuse = [&](const std::string& why) -> std::unique_ptr<GpuProbe> {

@@ -33,7 +33,7 @@
 #include "probe/gpu_devices.h"
 #include "probe/nvml.h"
 #include "probe/probe.h"
-#include "probe/process_tree_probe.h"
+#include "probe/process_members.h"
 
 namespace footprint {
 
@@ -41,7 +41,7 @@ class GpuProbe final : public Probe {
  public:
   struct Options {
     std::shared_ptr<nvml::Library> nvml;  // required
-    ProcessTreeProbe* tree = nullptr;     // the tree's PIDs; without it no .tree metrics
+    ProcessMembers* tree = nullptr;       // the run's PIDs; without them no .tree metrics
     std::optional<std::string> visible;   // CUDA_VISIBLE_DEVICES-style list; nullopt: all
     std::string visible_from;             // where the list came from, for meta
     GpuActivitySources activity;          // in order of preference; may be empty
@@ -51,7 +51,7 @@ class GpuProbe final : public Probe {
   // loaded) or when NVML or a GPU cannot be had; meta.gpu says why, and so does `unavailable`
   // (when given) for each wanted GPU metric, as the other probes report theirs. NVML and
   // CUDA_VISIBLE_DEVICES come from `env`.
-  static std::unique_ptr<GpuProbe> Open(Env& env, const MetricSet& wanted, ProcessTreeProbe* tree,
+  static std::unique_ptr<GpuProbe> Open(Env& env, const MetricSet& wanted, ProcessMembers* tree,
                                         const std::optional<std::string>& gpus,
                                         nlohmann::json& meta,
                                         UnavailableMetrics* unavailable = nullptr);

@@ -44,6 +44,7 @@
 #include "probe/cgroup.h"
 #include "probe/counter_rate.h"
 #include "probe/probe.h"
+#include "probe/process_members.h"
 #include "util/call_budget.h"
 #include "util/file.h"
 
@@ -56,7 +57,7 @@ struct ReapedTotals {
   std::atomic<int64_t> write_bytes{0};
 };
 
-class ProcessTreeProbe final : public Probe {
+class ProcessTreeProbe final : public Probe, public ProcessMembers {
  public:
   struct Options {
     pid_t monitor_pid = 0;              // the tree is this process's descendants ...
@@ -133,7 +134,7 @@ class ProcessTreeProbe final : public Probe {
   // metric was due in that pass, the members are listed now (one membership-only pass), so
   // the list is current even when only GPU metrics are sampled. Sampler thread only; the
   // reference is valid until the next Sample() or MembersAt().
-  const std::vector<pid_t>& MembersAt(int64_t now_ns);
+  const std::vector<pid_t>& MembersAt(int64_t now_ns) override;
   // Whether the tree is enumerated through the cgroup (else the /proc walk).
   bool uses_cgroup() const { return options_.cgroup != nullptr; }
 

@@ -10,6 +10,7 @@
 
 #include "footprint/profiler.h"
 #include "probe/container_probe.h"
+#include "probe/gpu_backends.h"
 #include "probe/system_probe.h"
 #include "run/container.h"
 #include "run/monitor_internal.h"
@@ -160,6 +161,10 @@ Result<MonitorOutcome> RunAttachedContainer(Store& store, const MonitorOptions& 
   std::vector<std::unique_ptr<Probe>> probes;
   probes.push_back(std::make_unique<ContainerProbe>(cgroup->get()));
   probes.push_back(std::make_unique<SystemProbe>("/proc", ExactIntervals(opt)));
+  ContainerMembers members(cgroup->get());  // its GPU use: NVML's processes in its cgroup
+  if (auto gpu = OpenGpuProbe(env, opt.metrics, &members, opt.gpus, meta, nullptr)) {
+    probes.push_back(std::move(gpu));
+  }
   BlockedStopSignals signals;
   MonitorSession session(
       store, run.id, std::move(probes),

@@ -249,7 +249,8 @@ Result<PreparedRun> PrepareRun(const MonitorOptions& opt, const MetricIntervals&
 std::vector<std::unique_ptr<Probe>> MakeProbes(const MonitorOptions& opt, PreparedRun& p,
                                                PerfProbe::Options perf, const ReapedTotals& reaped,
                                                UnavailableMetrics& unavailable_gpu,
-                                               ProcessTreeProbe*& tree) {
+                                               ProcessTreeProbe*& tree,
+                                               ContainerMembers* container) {
   Env& env = *opt.env;
   ProcessTreeProbe::Options tree_options{
       ::getpid(), p.cgroup && !p.cgroup->procs_path().empty() ? p.cgroup.get() : nullptr, &reaped,
@@ -266,7 +267,12 @@ std::vector<std::unique_ptr<Probe>> MakeProbes(const MonitorOptions& opt, Prepar
   // and a warning too when -m chose GPU metrics (a selection that narrows the defaults and
   // keeps them); the default set, alone or extended, quietly has none then.
   const bool chose_gpu = (opt.metrics & DefaultMetrics()) != DefaultMetrics();
-  if (auto gpu = OpenGpuProbe(env, opt.metrics, tree, opt.gpus, p.meta,
+  ProcessMembers* gpu_members = tree;
+  if (container) {
+    container->set_tree(tree);
+    gpu_members = container;
+  }
+  if (auto gpu = OpenGpuProbe(env, opt.metrics, gpu_members, opt.gpus, p.meta,
                               chose_gpu ? &unavailable_gpu : nullptr)) {
     probes.push_back(std::move(gpu));
   }
@@ -629,8 +635,10 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   // (docs/containers.md): its engine's processes are not the command's.
   FP_ASSIGN_OR_RETURN(std::unique_ptr<ContainerWatch> container,
                       ContainerWatch::ForCommand(opt.command, p.run.id));
+  std::unique_ptr<ContainerMembers> container_members;  // the GPU's processes, theirs too
+  if (container) container_members = std::make_unique<ContainerMembers>(&container->cgroup());
   std::vector<std::unique_ptr<Probe>> probes =
-      MakeProbes(opt, p, std::move(perf), reaped, unavailable_gpu, tree);
+      MakeProbes(opt, p, std::move(perf), reaped, unavailable_gpu, tree, container_members.get());
   ContainerProbe* container_probe = nullptr;
   if (container) {
     auto owned = std::make_unique<ContainerProbe>(&container->cgroup());

@@ -8,6 +8,7 @@
 
 #include "footprint/monitor.h"
 #include "probe/cgroup.h"
+#include "probe/container_probe.h"
 #include "probe/gpu_backends.h"
 #include "probe/perf_probe.h"
 #include "probe/process_tree_probe.h"
@@ -40,10 +41,13 @@ struct PreparedRun {
 Result<PreparedRun> PrepareRun(const MonitorOptions& opt, const MetricIntervals& intervals);
 
 // The probes of a command's run; `tree` receives the process-tree probe, which the totals read.
+// With `container` (a container the command starts), the GPU's .tree metrics count the tree's
+// processes and the container's.
 std::vector<std::unique_ptr<Probe>> MakeProbes(const MonitorOptions& opt, PreparedRun& p,
                                                PerfProbe::Options perf, const ReapedTotals& reaped,
                                                UnavailableMetrics& unavailable_gpu,
-                                               ProcessTreeProbe*& tree);
+                                               ProcessTreeProbe*& tree,
+                                               ContainerMembers* container = nullptr);
 
 // The run's totals into `out`, with what the session's probes found, and where they came from
 // into its meta (sources, accounting, memory peaks).

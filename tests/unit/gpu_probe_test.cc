@@ -8,12 +8,15 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 
 #include "fake_env.h"
 #include "fake_nvml.h"
+#include "probe/container_probe.h"
 #include "probe/gpm_source.h"
+#include "probe/process_tree_probe.h"
 #include "util/clock.h"
 
 extern char** environ;
@@ -78,10 +81,12 @@ class GpuProbeTest : public ::testing::Test {
   }
 
   // Runs the probe over `duration_ms`, a pass every `step_ms`, against `variant` of the fake
-  // with `script` (in which PIDS names the file holding the tree's PID).
+  // with `script` (in which PIDS names the file holding the tree's PID). The run's processes
+  // are the tree's, or `members` when given.
   Outcome Drive(const std::string& script, int duration_ms, int step_ms,
                 const std::string& variant = "full",
-                std::optional<std::string> visible = std::nullopt) {
+                std::optional<std::string> visible = std::nullopt,
+                ProcessMembers* members = nullptr) {
     Outcome result;
     std::string text = "clock manual\n" + script;
     FakeNvmlScript fake("");
@@ -98,7 +103,7 @@ class GpuProbeTest : public ::testing::Test {
     }
     ProcessTreeProbe tree(ProcessTreeProbe::Options{getpid(), nullptr, nullptr, "/proc"});
     EXPECT_TRUE(tree.Series(GpuMetrics()).empty());  // membership only, on the GPU probe's call
-    GpuProbe::Options options{*lib, &tree, visible, visible ? "test" : "", {}};
+    GpuProbe::Options options{*lib, members ? members : &tree, visible, visible ? "test" : "", {}};
     options.activity.list.push_back(std::make_unique<GpmSource>(*lib));
     GpuProbe probe(std::move(options));
     EXPECT_EQ(probe.problem(), "");
@@ -511,6 +516,52 @@ TEST(GpuProbeOpenTest, NoGpuMetricNoNvml) {
   EXPECT_FALSE(meta.contains("gpu"));  // not even looked for
   EXPECT_EQ(GpuProbe::Open(env, GpuMetrics(), nullptr, std::nullopt, meta), nullptr);
   EXPECT_NE(meta["gpu"]["unavailable"].get<std::string>().find("/nonexistent"), std::string::npos);
+}
+
+// A container's GPU use (docs/containers.md#gpu): NVML's processes are found in the cgroup the
+// engine put the container in, here a folder laid out as one (cgroup.procs, a child cgroup).
+class ContainerGpuTest : public GpuProbeTest {
+ protected:
+  // The container's cgroup: `top` in its cgroup.procs, `nested` in a child cgroup's.
+  std::unique_ptr<RunCgroup> ContainerCgroup(const std::string& top, const std::string& nested) {
+    std::filesystem::create_directories(dir_.File("libpod-1/init"));
+    std::ofstream(dir_.File("libpod-1/cgroup.procs")) << top;
+    std::ofstream(dir_.File("libpod-1/init/cgroup.procs")) << nested;
+    CgroupSupport dirs;
+    dirs.v2_dir = dir_.File("libpod-1");
+    auto cgroup = RunCgroup::Observe(dirs);
+    EXPECT_TRUE(cgroup.ok());
+    return cgroup.ok() ? std::move(cgroup).value() : nullptr;
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(ContainerGpuTest, AttachedContainerClaimsItsProcessesShare) {
+  // The container holds the scripted "tree" process (SM 60 of 80): 3/4 of the energy.
+  auto cgroup = ContainerCgroup(std::to_string(child_) + "\n", "");
+  ContainerMembers members(cgroup.get());
+  Outcome o = Drive(kShared, 1000, 50, "full", std::nullopt, &members);
+  EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_j"), 300);
+  EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_tree_j"), 225);
+}
+
+TEST_F(ContainerGpuTest, ContainerAndClientTogether) {
+  // PID 1 (SM 20) is in the container's child cgroup, the tree's process with the client: the
+  // run holds all 80 % of the SMs in use, so all the energy.
+  auto cgroup = ContainerCgroup("", "1\n");
+  ProcessTreeProbe tree(ProcessTreeProbe::Options{getpid(), nullptr, nullptr, "/proc"});
+  ContainerMembers members(cgroup.get());
+  members.set_tree(&tree);
+  Outcome o = Drive(kShared, 1000, 50, "full", std::nullopt, &members);
+  EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_tree_j"), 300);
+}
+
+TEST_F(ContainerGpuTest, EmptyContainerClaimsNothing) {
+  auto cgroup = ContainerCgroup("", "");
+  ContainerMembers members(cgroup.get());
+  Outcome o = Drive(kShared, 1000, 50, "full", std::nullopt, &members);
+  EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_j"), 300);
+  EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_tree_j"), 0);
 }
 
 }  // namespace
