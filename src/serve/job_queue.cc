@@ -173,18 +173,16 @@ Result<int64_t> JobQueue::Add(const JobRequest& request, std::string_view who) {
   return sqlite3_last_insert_rowid(db_.get());
 }
 
-Result<std::vector<Job>> JobQueue::Select(std::string_view where, int64_t bind, int64_t limit) {
+Result<std::vector<Job>> JobQueue::Select(std::optional<int64_t> id, int64_t limit) {
   Stmt s;
-  if (s.Prepare(db_.get(), std::string(kJobColumns) + std::string(where) + " LIMIT ?") !=
+  // ?1 IS NULL: every job, newest first; else the one with that id.
+  if (s.Prepare(db_.get(), std::string(kJobColumns) +
+                               "WHERE ?1 IS NULL OR id = ?1 ORDER BY id DESC LIMIT ?2") !=
       SQLITE_OK) {
     return SqlError(db_.get(), "list its jobs");
   }
-  if (where.find('?') != std::string_view::npos) {
-    s.Bind(1, bind);
-    s.Bind(2, limit);
-  } else {
-    s.Bind(1, limit);
-  }
+  s.BindOpt(1, id);
+  s.Bind(2, limit);
   std::vector<Job> jobs;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) jobs.push_back(JobOfRow(s));
@@ -194,19 +192,19 @@ Result<std::vector<Job>> JobQueue::Select(std::string_view where, int64_t bind, 
 
 Result<std::vector<Job>> JobQueue::List(int64_t limit) {
   std::lock_guard lock(mu_);
-  return Select("ORDER BY id DESC", 0, limit);
+  return Select(std::nullopt, limit);
 }
 
 Result<Job> JobQueue::Get(int64_t id) {
   std::lock_guard lock(mu_);
-  FP_ASSIGN_OR_RETURN(std::vector<Job> jobs, Select("WHERE id = ?", id, 1));
+  FP_ASSIGN_OR_RETURN(std::vector<Job> jobs, Select(id, 1));
   if (jobs.empty()) return NotFound("no job " + std::to_string(id) + " in the queue");
   return jobs.front();
 }
 
 Status JobQueue::CheckOwners(const std::vector<int64_t>& ids, std::string_view who, bool admin) {
   for (int64_t id : ids) {
-    FP_ASSIGN_OR_RETURN(std::vector<Job> jobs, Select("WHERE id = ?", id, 1));
+    FP_ASSIGN_OR_RETURN(std::vector<Job> jobs, Select(id, 1));
     if (jobs.empty()) return NotFound("no job " + std::to_string(id) + " in the queue");
     if (!admin && jobs.front().owner != who) {
       return InvalidArgument("job " + std::to_string(id) + " is " + jobs.front().owner +
@@ -251,7 +249,7 @@ Result<std::vector<int64_t>> JobQueue::Requeue(const std::vector<int64_t>& ids,
     std::lock_guard lock(mu_);
     FP_RETURN_IF_ERROR(CheckOwners(ids, who, admin));
     for (int64_t id : ids) {
-      FP_ASSIGN_OR_RETURN(std::vector<Job> jobs, Select("WHERE id = ?", id, 1));
+      FP_ASSIGN_OR_RETURN(std::vector<Job> jobs, Select(id, 1));
       const JobState state = jobs.front().state;
       if (state == JobState::kQueued || state == JobState::kRunning) {
         return InvalidArgument("job " + std::to_string(id) + " is " +

@@ -131,7 +131,8 @@ class JobQueue {
  private:
   explicit JobQueue(SqliteConnection db) : db_(std::move(db)) {}
   Status Exec(std::string_view sql);
-  Result<std::vector<Job>> Select(std::string_view where, int64_t bind, int64_t limit);
+  // The job `id`, or with nullopt every job, newest first; at most `limit`.
+  Result<std::vector<Job>> Select(std::optional<int64_t> id, int64_t limit);
   Status CheckOwners(const std::vector<int64_t>& ids, std::string_view who, bool admin);
 
   std::mutex mu_;
