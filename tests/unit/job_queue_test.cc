@@ -4,6 +4,7 @@
 #include "serve/job_queue.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
@@ -159,6 +160,8 @@ TEST_F(JobCatalogTest, NamesOnlyRegularFilesInsideTheFolders) {
   }
   EXPECT_EQ(catalog_.Check({.kind = "evaluate", .file = "none.yaml"}).status().code(),
             StatusCode::kNotFound);
+  ASSERT_EQ(::mkfifo(dir_.File("m/pipe.yaml").c_str(), 0600), 0);  // never opened: it blocks
+  EXPECT_FALSE(catalog_.Check({.kind = "evaluate", .file = "pipe.yaml"}).ok());
   EXPECT_FALSE(catalog_.Check({.kind = "shell", .file = "small.yaml"}).ok());
   EXPECT_FALSE(catalog_.Check({.kind = "plan", .file = "plan.csv", .target = "gpu:x"}).ok());
   EXPECT_FALSE(
