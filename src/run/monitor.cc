@@ -758,8 +758,10 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
     out.end_stored = false;
     out.warnings.push_back("the end of the run could not be stored (" + st.message() +
                            "); it will show as interrupted");
-  } else {
-    // Housekeeping for runs of other monitors that died: their failure is not this run's.
+  } else if (store.WaitingIn().empty()) {
+    // Housekeeping for runs of other monitors that died: their failure is not this run's. Not
+    // while this run's own data waits for a server that does not take it: reading would wait
+    // for that server again.
     (void)StoreInterruptedRuns(store);
   }
   const int late_stop = signals.TakePendingStop();

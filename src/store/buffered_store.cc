@@ -74,20 +74,27 @@ struct Shipping {
   // Before a read: waits (at most kCloseWaitNs) until what was written has reached the server,
   // so that a reader sees its own writes, unless the server is away (then the reader sees what
   // the server holds).
-  void Sync() {
+  // False when the server stopped answering meanwhile (the thread is held in a call to it).
+  bool Sync() {
     std::unique_lock<std::mutex> lock(wake_mu);
     hurry = true;
     wake_cv.notify_all();
-    WaitWhileProgressing(lock, [&] { return away || shipped >= written; });
+    return WaitWhileProgressing(lock, [&] { return away || shipped >= written; });
   }
   // Waits until `ready` (with wake_mu held), as long as the server takes entries: false once
-  // kCloseWaitNs passed without one (a server that does not answer; a slow one is waited for).
+  // kCloseWaitNs passed without one (a server that does not answer; a slow one is waited for),
+  // or at once when an earlier wait gave up and nothing was taken since (the run's last line,
+  // then its end: a hung server costs them 10 s together, not each).
   bool WaitWhileProgressing(std::unique_lock<std::mutex>& lock,
                             const std::function<bool()>& ready) {
     int64_t seen = Progress();
+    if (seen == stalled_at) return ready();
     while (!env.WaitUntil(wake_cv, lock, env.MonotonicNs() + kCloseWaitNs, ready)) {
       const int64_t now = Progress();
-      if (now == seen) return false;
+      if (now == seen) {
+        stalled_at = now;
+        return false;
+      }
       seen = now;
     }
     return true;
@@ -200,12 +207,13 @@ struct Shipping {
   std::unique_ptr<Shipper> shipper;
   // remote and shipper are used by one thread at a time: the shipping thread, or a reader.
   std::timed_mutex remote_mu;
-  std::mutex wake_mu;  // wake, stopping, done, written, shipped and away
+  std::mutex wake_mu;  // wake, stopping, done, written, shipped, away, hurry and stalled_at
   std::condition_variable wake_cv;
   bool wake = false, stopping = false, done = false;
   int64_t written = 0, shipped = 0;  // the last entry written, and the last known sent
   bool away = false;                 // the last shipment failed
   bool hurry = false;                // a reader waits for the next shipment
+  int64_t stalled_at = -1;           // Progress() when a wait last gave up (-1: none did)
   // The thread's own: whether the last shipment failed, whether that was said, whether the
   // server refused it for lack of free connection slots.
   bool failing = false, said_failing = false, busy = false;
@@ -345,9 +353,11 @@ class BufferedStore final : public Store {
   // The server for a reader, once it has this writer's writes (Sync), or kDatabase when a
   // shipment holds it past kCloseWaitNs (a server that does not answer).
   Result<std::unique_lock<std::timed_mutex>> LockRemote() const {
-    shipping_->Sync();
+    // A server that stopped answering during Sync holds the thread, and the lock, in its call:
+    // not waited for twice.
+    const bool answers = shipping_->Sync();
     std::unique_lock<std::timed_mutex> lock(shipping_->remote_mu, std::defer_lock);
-    if (!lock.try_lock_for(std::chrono::nanoseconds(kCloseWaitNs))) {
+    if (!lock.try_lock_for(std::chrono::nanoseconds(answers ? kCloseWaitNs : 0))) {
       return DatabaseError(location() + " does not answer");
     }
     return lock;

@@ -68,12 +68,17 @@ class Postgres:
     def pause(self):
         """Stops the server's processes where they are: it no longer answers, as a hung server
         or a cut network, without closing a connection."""
-        for pid in self._processes():
-            os.kill(pid, signal.SIGSTOP)
+        self._signal(signal.SIGSTOP)
 
     def resume(self):
+        self._signal(signal.SIGCONT)
+
+    def _signal(self, sig):
         for pid in self._processes():
-            os.kill(pid, signal.SIGCONT)
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass  # a backend that ended since it was listed (a client that went)
 
     def uri(self, database="postgres", user="postgres", password=None):
         auth = user + (":" + password if password else "")

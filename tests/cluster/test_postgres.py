@@ -261,6 +261,7 @@ def test_a_server_that_stops_answering_holds_nothing_up(postgres, pg_uri, tmp_pa
     # memory.stat, sys.memory); the other costly reads are spaced out by their cost, which a
     # sanitizer build raises (4 samples a pass left 52,642 in 20 s there). 20 s gives more than
     # the queue holds.
+    started = time.monotonic()
     run = subprocess.Popen([FOOTPRINT, "run", "-o", pg_uri, "-n", "hung", "-i", "1ms",
                             "--interval", "memory=1ms", "--interval", "sys.memory=1ms", "--",
                             "sleep", "20"], env=env,
@@ -270,6 +271,9 @@ def test_a_server_that_stops_answering_holds_nothing_up(postgres, pg_uri, tmp_pa
     try:
         out, err = run.communicate(timeout=120)
         assert run.returncode == 0, f"{out}\n{err}"
+        # After the command: the connection attempt under way when it ended (connect_timeout,
+        # 10 s), then 10 s for the close, once (5 s more for storing the end under load).
+        assert time.monotonic() - started - 20 < 25, time.monotonic() - started
         assert "does not answer" in err and "footprint push" in err, err
         [listed] = json.loads(fp("push", "--list", "--json", env=env).stdout)
     finally:
