@@ -121,6 +121,16 @@ TEST_F(JobQueueTest, KeepsOutputInOrderUpToItsCap) {
   EXPECT_LT(kept, kMaxJobLogBytes + 200);  // and the line saying so
 }
 
+TEST_F(JobQueueTest, RefusesJobsPastItsLimit) {
+  for (int64_t i = 1; i < kMaxActiveJobs; ++i) ASSERT_TRUE(queue_->Add(Plan(), "ann").ok());
+  const int64_t last = *queue_->Add(Plan(), "ann");  // the limit's own
+  auto refused = queue_->Add(Plan(), "ann");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("its limit"), std::string::npos);
+  ASSERT_TRUE(queue_->Cancel({last}, "ann", false).ok());  // one ended: room for one more
+  EXPECT_TRUE(queue_->Add(Plan(), "ann").ok());
+}
+
 TEST_F(JobQueueTest, AuditRowsSayWhoDidWhat) {
   ASSERT_TRUE(queue_->Audit("ann", "launch", 7, "plan p.csv on cpu").ok());
   ASSERT_TRUE(queue_->Audit("bob", "cancel", 7, "").ok());
