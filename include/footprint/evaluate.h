@@ -55,6 +55,13 @@ struct EvaluationManifest {
   std::vector<ManifestScenario> scenarios;
   std::set<std::string> trace = {"model", "system"};  // of model, framework, system
   int trace_batches = 50;                             // batches the framework's profiler covers
+  // The image the agent runs in (MLModelScope's `container`; docs/containers.md#evaluate):
+  // empty, on the host. `engine` (podman, docker, nerdctl) with `engine_options` before its
+  // `run` and `run_options` after it (e.g. a runtime, a mount of the host's /usr).
+  struct Container {
+    std::string image, engine = "podman";
+    std::vector<std::string> engine_options, run_options;
+  } container;
 };
 
 // Limits on a manifest: its file's size, its YAML nodes (each key, value, list and mapping; an

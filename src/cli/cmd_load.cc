@@ -558,9 +558,10 @@ Action AddEvaluate(CLI::App& app) {
         // peaks stay exact (they come from the kernel's accounts).
         if (m.trace.count("system") == 0) o.interval_ns = 1'000'000'000;
         o.extra_meta_json = EvaluationMeta(m, framework, r);
-        FP_ASSIGN_OR_RETURN(auto done, args->agent_per_run
-                                           ? RunLoad(*store, o, r.load, args->run.quiet)
-                                           : agent.Run(*store, o, r, args->run.quiet));
+        // An agent in a container runs per run: measured as the container (docs/containers.md).
+        const bool per_run = args->agent_per_run || !m.container.image.empty();
+        FP_ASSIGN_OR_RETURN(auto done, per_run ? RunLoad(*store, o, r.load, args->run.quiet)
+                                               : agent.Run(*store, o, r, args->run.quiet));
         if (done.first != 0) status = kExitError;
         summaries.push_back(std::move(done.second));
         if (agent.interrupted()) break;

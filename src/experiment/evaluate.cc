@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <compare>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -272,7 +273,63 @@ int64_t RunsOf(const ManifestScenario& s, const EvaluationManifest& m) {
   return static_cast<int64_t>((s.load.scenario == Scenario::kSingleStream ? 1 : batches) * rates);
 }
 
+// container: IMAGE, or {image, engine, engine_options, run_options}.
+Status ParseContainer(const YAML::Node& node, EvaluationManifest& m) {
+  EvaluationManifest::Container& c = m.container;
+  if (node.IsScalar()) {
+    FP_ASSIGN_OR_RETURN(c.image, Scalar(node, "container"));
+    return Status::Ok();
+  }
+  FP_RETURN_IF_ERROR(
+      CheckKnownKeys(node, "container", {"image", "engine", "engine_options", "run_options"}));
+  if (!node["image"]) return YamlError(node, "'container' names no 'image'");
+  FP_ASSIGN_OR_RETURN(c.image, Scalar(node["image"], "container.image"));
+  if (node["engine"]) {
+    FP_ASSIGN_OR_RETURN(c.engine, Scalar(node["engine"], "container.engine"));
+    if (c.engine != "podman" && c.engine != "docker" && c.engine != "nerdctl") {
+      return YamlError(node["engine"], "container.engine is podman, docker or nerdctl");
+    }
+  }
+  if (node["engine_options"]) {
+    FP_ASSIGN_OR_RETURN(c.engine_options,
+                        ScalarList(node["engine_options"], "container.engine_options"));
+  }
+  if (node["run_options"]) {
+    FP_ASSIGN_OR_RETURN(c.run_options, ScalarList(node["run_options"], "container.run_options"));
+  }
+  return Status::Ok();
+}
+
+// The agent's command inside the manifest's image: no network, the model's and the inputs'
+// folders and the folders of $PYTHONPATH (where footprint's module may be) mounted read-only at
+// their own paths. Unchanged without an image.
+std::vector<std::string> InContainer(const EvaluationManifest& m, std::vector<std::string> agent) {
+  const EvaluationManifest::Container& c = m.container;
+  if (c.image.empty()) return agent;
+  std::vector<std::string> argv = {c.engine};
+  argv.insert(argv.end(), c.engine_options.begin(), c.engine_options.end());
+  argv.insert(argv.end(), {"run", "--rm", "-i", "--network", "none"});
+  std::vector<std::string> folders;
+  for (const std::string& file : {m.model_file, m.graph_file}) {
+    if (!file.empty()) folders.push_back(std::filesystem::path(file).parent_path().string());
+  }
+  if (!m.inputs_folder.empty()) folders.push_back(m.inputs_folder);
+  if (const char* path = std::getenv("PYTHONPATH"); path && *path) {
+    for (std::string_view dir : Split(path, ':')) {
+      if (!dir.empty()) folders.emplace_back(dir);
+    }
+    argv.insert(argv.end(), {"-e", std::string("PYTHONPATH=") + path});
+  }
+  for (const std::string& folder : folders)
+    argv.insert(argv.end(), {"-v", folder + ":" + folder + ":ro"});
+  argv.insert(argv.end(), c.run_options.begin(), c.run_options.end());
+  argv.push_back(c.image);
+  argv.insert(argv.end(), agent.begin(), agent.end());
+  return argv;
+}
+
 Status ParseRest(const YAML::Node& root, EvaluationManifest& m) {
+  if (root["container"]) FP_RETURN_IF_ERROR(ParseContainer(root["container"], m));
   if (root["batch_sizes"]) {
     FP_ASSIGN_OR_RETURN(m.batch_sizes, BatchSizes(root["batch_sizes"], "batch_sizes"));
   }
@@ -328,7 +385,7 @@ Result<EvaluationManifest> ParseManifestTree(const std::string& path, const std:
   FP_RETURN_IF_ERROR(
       CheckKnownKeys(root, "manifest",
                      {"name", "model", "framework", "inputs", "preprocess", "postprocess",
-                      "batch_sizes", "scenarios", "trace", "trace_batches"}));
+                      "batch_sizes", "scenarios", "trace", "trace_batches", "container"}));
   m.name = std::filesystem::path(path).stem().string();
   if (root["name"]) {
     FP_ASSIGN_OR_RETURN(m.name, Scalar(root["name"], "name"));
@@ -429,7 +486,7 @@ std::vector<std::string> DescribeCommand(const EvaluationManifest& m, const std:
   std::vector<std::string> argv = {python,   "-m",        "footprint.agent",        "--device",
                                    m.device, "--threads", std::to_string(m.threads)};
   argv.push_back("--describe");
-  return argv;
+  return InContainer(m, std::move(argv));
 }
 
 std::vector<EvaluationRun> PlanEvaluation(const EvaluationManifest& m, const std::string& python) {

@@ -92,8 +92,9 @@ def test_container_cpu_is_its_own_getrusage(image, tmp_path):
 
 def test_container_anonymous_memory_and_shm_apart(image, tmp_path):
     db = tmp_path / "f.db"
+    # Held 2 s: twenty samples at the default interval, even on a loaded machine.
     r = footprint_run(db, "--", *podman("run", "--rm", image, "/bin/work", "hold", "64", "32",
-                                        "1"))
+                                        "2"))
     anon, shm = int(r.stdout.split()[2]), int(r.stdout.split()[4])
     t = totals(db)
     assert shm <= t["container_shm_peak_bytes"] <= shm * 1.05, t
@@ -278,3 +279,66 @@ def test_footprint_in_a_privileged_container_has_its_own_cgroup(image, tmp_path)
     assert run["meta"]["tree_membership"] == "cgroup", run["meta"]
     assert "cgroup" in run["meta"]["sources"]["cpu"], run["meta"]
     assert abs(t["cpu_user_s"] + t["cpu_system_s"] - truth) <= truth * 0.02 + 0.01, (truth, t)
+
+
+def test_evaluate_runs_the_agent_in_the_manifests_image(image, tmp_path):
+    """A manifest naming an image: the PyTorch agent runs in it (no network, its folders
+    read-only), measured as the container, with the image's id and the engine's version."""
+    if subprocess.run(["/usr/bin/python3", "-c", "import torch, torchvision"]).returncode:
+        pytest.skip("Debian's python3-torch and python3-torchvision are not installed")
+    root = tmp_path / "root"  # the host's /usr and /etc come in as read-only mounts
+    for folder in ("usr", "etc", "tmp", "proc", "sys", "dev"):
+        (root / folder).mkdir(parents=True)
+    for link in ("bin", "lib", "lib64", "sbin"):
+        os.symlink("usr/" + link, root / link)
+    with tarfile.open(tmp_path / "usr.tar", "w") as tar:
+        tar.add(root, arcname=".")
+    usr_image = "localhost/footprint-test-host-usr:1"
+    subprocess.run(["podman", "import", "-q", str(tmp_path / "usr.tar"), usr_image], check=True,
+                   stdout=subprocess.DEVNULL)
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(f"""name: boxed
+model: {{torchvision: mobilenet_v3_small, args: {{num_classes: 10}}}}
+framework: {{name: pytorch, threads: 1, python: /usr/bin/python3}}
+inputs: {{synthetic: {{shape: [3, 32, 32], pool: 8}}}}
+batch_sizes: [2]
+scenarios: {{offline: {{min_queries: 8}}}}
+trace: [system]
+container:
+  image: {usr_image}
+  engine_options: [--runtime, {RUNTIME}]
+  run_options: [-v, "/usr:/usr:ro", -v, "/etc:/etc:ro"]
+""")
+    db = tmp_path / "ev.db"
+    python_dir = os.path.join(os.path.dirname(os.path.abspath(FOOTPRINT)), "python")
+    r = subprocess.run([FOOTPRINT, "evaluate", "-o", str(db), "--no-git", "-q", str(manifest)],
+                       capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "PYTHONPATH": python_dir})
+    assert r.returncode == 0, r.stderr
+    show = json.loads(subprocess.run([FOOTPRINT, "show", "--json", "-o", str(db)],
+                                     capture_output=True, text=True, check=True).stdout)
+    meta, t = show["meta"], show["totals"]
+    agent = meta["evaluation"]["agent"]
+    assert agent[agent.index("--network") + 1] == "none", agent
+    assert f"{python_dir}:{python_dir}:ro" in agent, agent
+    image_id = subprocess.run(["podman", "image", "inspect", "--format", "{{.Id}}", usr_image],
+                              capture_output=True, text=True).stdout.strip()
+    version = subprocess.run(["podman", "--version"], capture_output=True, text=True).stdout
+    assert meta["container"]["image_id"] == image_id and meta["container"]["ran"], meta
+    assert meta["container"]["engine_version"] == version.strip(), meta
+    # The model ran in the container, not in the client: nearly all the CPU time is its own.
+    container = t["container_cpu_user_s"] + t["container_cpu_system_s"]
+    assert container > 0.8 * (t["cpu_user_s"] + t["cpu_system_s"]), t
+    assert t["container_memory_peak_bytes"] > 0, t
+
+
+def test_a_manifest_with_a_wrong_container_is_one_line(tmp_path):
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text("""model: {torchvision: resnet18}
+scenarios: {offline: {min_queries: 8}}
+container: {image: x, engine: lxc}
+""")
+    r = subprocess.run([FOOTPRINT, "evaluate", "--dry-run", str(manifest)], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "line 3" in r.stderr and "podman, docker or nerdctl" in r.stderr, r.stderr
