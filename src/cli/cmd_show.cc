@@ -317,7 +317,7 @@ void PrintContainer(const json& meta, std::ostream& out) {
   if (!c.value("ran", false)) {
     line += ": did not run, none of its figures are in this run";
   } else if (c.value("attached", false)) {  // footprint run --container
-    line += ", attached until it " + c.value("ended", std::string("?")) +
+    line += ", attached until " + c.value("ended", std::string("?")) +
             ": the run's figures are its own, from the engine's cgroup " +
             c.value("cgroup", std::string()) + " (" + c.value("figures_from", "") + ")";
   } else if (c.value("read", false)) {

@@ -111,17 +111,17 @@ int WaitWhileAttached(const RunCgroup& cgroup, Env& env, int64_t t0, int64_t dur
   const timespec poll = {0, 20'000'000};
   while (cgroup.Populated()) {
     if (duration_ns > 0 && env.MonotonicNs() - t0 >= duration_ns) {
-      ended = "duration";
+      ended = "--duration passed";
       return 0;
     }
     siginfo_t info;
     if (const int sig = sigtimedwait(&signals, &info, &poll); sig > 0) {
-      ended = std::string("signal ") + sigabbrev_np(sig);
+      ended = std::string("SIG") + sigabbrev_np(sig) + " came";
       PassStopSignal(sig);
       return sig;
     }
   }
-  ended = "exited";
+  ended = "it exited";
   return 0;
 }
 

@@ -188,6 +188,8 @@ def test_attach_for_a_duration(image, tmp_path):
     assert 1.0 <= t["duration_s"] <= waited, (t, waited)
     assert running == "true"  # footprint leaves the container alone
     assert t["container_memory_peak_bytes"] >= 8 << 20, t
+    show = subprocess.run([FOOTPRINT, "show", "-o", str(db)], capture_output=True, text=True)
+    assert "attached until --duration passed" in show.stdout, show.stdout
 
 
 @pytest.mark.parametrize("words, says", [
