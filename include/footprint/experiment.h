@@ -153,7 +153,8 @@ struct SstatCheck {
   std::string step;  // "JOB.STEP"
   double cpu_s = 0;  // cpu_user_s + cpu_system_s + monitor_cpu_s
   double sstat_cpu_s = 0;
-  // rss_sum_peak_bytes + monitor_peak_rss_bytes + sstat's own peak (it ran in the step)
+  // rss_sum_peak_bytes + monitor_peak_rss_bytes + the peaks of sstat and of the helper that
+  // runs it (both processes of the step)
   double rss_bytes = 0;
   double sstat_max_rss_bytes = 0;
   double read_before_end_s = 0;  // how long before the run's end sstat was last asked

@@ -2,15 +2,21 @@
 // run one after another; footprint waits on squeue (once per poll for all of them), and each
 // step's own footprint reads sstat of its step and stores the cross-check with its run
 // (RunStepWithSstat).
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <iostream>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -321,52 +327,92 @@ Result<std::vector<WorkloadJob>> SubmitWorkloads(
   return jobs;
 }
 
-// Reads sstat of one step every poll_ns on a thread of its own. Keeps the reading of the most
-// CPU (sstat counts live processes only: once the command ended, a later reading has less),
-// with the largest MaxRSS and sstat's own largest RSS seen.
+// Reads sstat of one step every poll_ns. Keeps the reading of the most CPU (sstat counts live
+// processes only: once the command ended, a later reading has less), with the largest MaxRSS
+// and sstat's own largest RSS seen.
+//
+// sstat runs in a helper process of its own, forked before the run starts, which sends its
+// readings over a socket: the step's footprint reaps every child of its own while it measures
+// (wait4(-1)) and would take sstat's for the command's.
 class StepWatch {
  public:
-  StepWatch(int64_t job, int64_t step, int64_t poll_ns)
-      : thread_([this, job, step, poll_ns] { Loop(job, step, poll_ns); }) {}
-  ~StepWatch() { Stop(); }
-  // Stops reading; what was last read, by (job, step).
-  Readings Stop() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stopping_ = true;
+  StepWatch(int64_t job, int64_t step, int64_t poll_ns) {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return;
+    const pid_t parent = ::getpid();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::close(fds[0]);
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) _exit(0);
+      Poll(fds[1], job, step, poll_ns);
     }
-    cv_.notify_all();
+    ::close(fds[1]);
+    if (pid_ < 0) {
+      ::close(fds[0]);
+      return;
+    }
+    fd_ = fds[0];
+    // The thread takes no signal: SIGCHLD must reach the thread that waits for the command.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    thread_ = std::thread([this, job, step] { Read(job, step); });
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  }
+  ~StepWatch() { Stop(); }
+  // Stops reading; the reading kept, by (job, step).
+  Readings Stop() {
+    if (fd_ >= 0) ::shutdown(fd_, SHUT_WR);  // the helper reads end-of-file and exits
     if (thread_.joinable()) thread_.join();
+    if (pid_ > 0) {
+      while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      pid_ = -1;
+    }
+    if (fd_ >= 0) ::close(std::exchange(fd_, -1));
     return readings_;
   }
 
  private:
-  void Loop(int64_t job, int64_t step, int64_t poll_ns) {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stopping_) {
-      lock.unlock();
+  // One reading as the helper sends it.
+  struct Sent {
+    double cpu_s, max_rss_bytes;
+    int64_t at_ns, sstat_rss_bytes;
+  };
+  // The helper: a reading every poll_ns until the parent shuts its end.
+  [[noreturn]] static void Poll(int fd, int64_t job, int64_t step, int64_t poll_ns) {
+    pollfd parent{fd, POLLIN, 0};
+    do {
       int64_t sstat_rss = 0;
-      const std::vector<StepUsage> usage = experiment::StepsUsage(job, &sstat_rss);
-      const int64_t at_ns = Env::Default().RealtimeNs();
-      lock.lock();
-      for (const StepUsage& u : usage) {
+      for (const StepUsage& u : experiment::StepsUsage(job, &sstat_rss)) {
         if (u.step_id != step) continue;
-        auto [it, first] = readings_.try_emplace({job, step}, Reading{u, at_ns, sstat_rss});
-        Reading& r = it->second;
-        const double max_rss = std::max(r.usage.max_rss_bytes, u.max_rss_bytes);
-        if (!first && u.cpu_s >= r.usage.cpu_s) r = {u, at_ns, r.sstat_rss_bytes};
-        r.usage.max_rss_bytes = max_rss;
-        r.sstat_rss_bytes = std::max(r.sstat_rss_bytes, sstat_rss);
+        rusage self{};  // the helper and its sstat are both in the step while it reads
+        ::getrusage(RUSAGE_SELF, &self);
+        const Sent sent{u.cpu_s, u.max_rss_bytes, Env::Default().RealtimeNs(),
+                        sstat_rss + int64_t{self.ru_maxrss} * 1024};
+        if (::send(fd, &sent, sizeof sent, MSG_NOSIGNAL) != sizeof sent) _exit(0);
       }
-      cv_.wait_for(lock, std::chrono::nanoseconds(poll_ns), [this] { return stopping_; });
+    } while (::poll(&parent, 1, static_cast<int>(poll_ns / 1'000'000)) == 0);
+    _exit(0);
+  }
+  void Read(int64_t job, int64_t step) {
+    Sent sent;
+    while (::recv(fd_, &sent, sizeof sent, MSG_WAITALL) == sizeof sent) {
+      const StepUsage u{job, step, sent.cpu_s, sent.max_rss_bytes};
+      auto [it, first] = readings_.try_emplace({job, step}, Reading{u, sent.at_ns, 0});
+      Reading& r = it->second;
+      const double max_rss = std::max(r.usage.max_rss_bytes, u.max_rss_bytes);
+      if (!first && u.cpu_s >= r.usage.cpu_s) r = {u, sent.at_ns, r.sstat_rss_bytes};
+      r.usage.max_rss_bytes = max_rss;
+      r.sstat_rss_bytes = std::max(r.sstat_rss_bytes, sent.sstat_rss_bytes);
     }
   }
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
-  Readings readings_;
-  std::thread thread_;  // last: started once the rest is
+  pid_t pid_ = -1;
+  int fd_ = -1;
+  Readings readings_;  // the thread's until Stop joins it
+  std::thread thread_;
 };
 
 // The number a SLURM_* variable holds; nullopt when unset or not a number ("batch").

@@ -203,8 +203,8 @@ def test_executor_slurm_a_job_per_workload_a_step_per_run_and_sstat_beside_it(sl
         values = {v["name"]: v for v in summary["values"]}
         t = summary["totals"]
         cpu = t["cpu_user_s"] + t["cpu_system_s"] + t["monitor_cpu_s"]
-        # footprint's figure beside MaxRSS: the tree's peak, its own, and the peak of the sstat
-        # it ran (a process of the step, which the step's footprint asks)
+        # footprint's figure beside MaxRSS: the tree's peak, its own, and the peaks of the sstat
+        # and of the helper that runs it (processes of the step, which the step's footprint asks)
         rss = values["sstat.max_rss_bytes"]["data"]["footprint"]
         sstat_own = rss - t["rss_sum_peak_bytes"] - t["monitor_peak_rss_bytes"]
         assert 0 < sstat_own < 64 * 2**20, (name, sstat_own)
