@@ -304,10 +304,35 @@ Result<std::unique_ptr<RunCgroup>> RunCgroup::Open(const CgroupSupport& support,
   return cg;
 }
 
+namespace {
+
+// Recent kernels count a v1 blkio cgroup's bytes only where a throttling limit applies: every
+// block device gets one far above any device's speed (1 TiB/s), which limits nothing. Measured
+// on Linux 6.18: 0 bytes without it for 8 MiB of O_DIRECT writes, 8 MiB with it, also after
+// the writer's child cgroup was removed.
+void CountBlockIo(const std::string& blkio_dir) {
+  DIR* d = ::opendir("/sys/block");
+  if (d == nullptr) return;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    auto dev = ReadWholeFile(std::string("/sys/block/") + e->d_name + "/dev");
+    if (!dev.ok()) continue;
+    const std::string limit = std::string(Trim(*dev)) + " 1099511627776";
+    for (const char* file :
+         {"/blkio.throttle.read_bps_device", "/blkio.throttle.write_bps_device"}) {
+      (void)WriteFile(blkio_dir + file, limit);
+    }
+  }
+  ::closedir(d);
+}
+
+}  // namespace
+
 void RunCgroup::OpenCounters(const CgroupSupport& support, const std::string& v2_dir,
                              const std::string& blkio_dir, const std::string& pids_dir) {
   if (!v2_dir.empty()) events_ = KernelFile(v2_dir + "/cgroup.events");
   if (!blkio_dir.empty()) {
+    if (owned_) CountBlockIo(blkio_dir);
     io_stat_ = KernelFile(blkio_dir + "/blkio.throttle.io_service_bytes_recursive");
   } else if (!v2_dir.empty() && !support.v1_blkio_root.empty()) {
     // v1 owns the io controller: v2's io.stat would stay empty.

@@ -103,6 +103,23 @@ def test_container_anonymous_memory_and_shm_apart(image, tmp_path):
     assert t["container_engine_memory_peak_bytes"] >= anon + shm, t
 
 
+def test_container_block_writes_are_its_own(image, tmp_path):
+    """O_DIRECT writes of a known size, charged to the container's blkio/io cgroup."""
+    db, data = tmp_path / "f.db", tmp_path / "data"
+    data.mkdir()
+    try:
+        os.close(os.open(data / "probe", os.O_CREAT | os.O_WRONLY | os.O_DIRECT))
+    except OSError as e:  # tmpfs
+        pytest.skip(f"the test folder's file system refuses O_DIRECT: {e}")
+    r = footprint_run(db, "--", *podman("run", "--rm", "-v", f"{data}:/data", image, "/bin/work",
+                                        "write", str(8 << 20)))
+    written = int(r.stdout.split()[1])
+    assert written == os.path.getsize(data / "out")
+    t = totals(db)
+    # The file system's own blocks (journal, extents) come on top: a little.
+    assert written <= t["container_io_write_bytes"] <= written * 1.05 + (256 << 10), (written, t)
+
+
 def test_detached_container_followed_until_it_exits(image, tmp_path):
     db = tmp_path / "f.db"
     name = "fp-detached-" + uuid.uuid4().hex[:8]
