@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace footprint {
 namespace {
@@ -37,11 +38,39 @@ void KillListed(const char* procs_path) {
   ::close(fd);
 }
 
+// What a guard stops when footprint dies: a cgroup (its cgroup.kill, cgroup.procs and folder),
+// or a process group.
+struct Victims {
+  const char* kill_path = nullptr;
+  const char* procs_path = nullptr;
+  const char* dir = nullptr;
+  pid_t group = 0;
+};
+
+// Kills the cgroup and removes it (at most 5 s of tries: its processes take a moment to go).
+void KillCgroup(const Victims& victims) {
+  const int fd = ::open(victims.kill_path, O_WRONLY | O_CLOEXEC);
+  const bool killed = fd >= 0 && ::write(fd, "1", 1) == 1;
+  if (fd >= 0) ::close(fd);
+  const timespec pause{0, 10'000'000};
+  for (int tries = 0; tries < 500; ++tries) {
+    if (!killed) KillListed(victims.procs_path);  // a kernel before 5.14: one by one
+    if (::rmdir(victims.dir) == 0 || errno == ENOENT) break;
+    ::nanosleep(&pause, nullptr);
+  }
+}
+
+// SIGKILL to the group while it has members (a fork between two kills), at most 5 s.
+void KillGroup(pid_t group) {
+  const timespec pause{0, 10'000'000};
+  for (int tries = 0; tries < 500 && ::kill(-group, SIGKILL) == 0; ++tries) {
+    ::nanosleep(&pause, nullptr);
+  }
+}
+
 // The guard's life: waits on `watch_fd`; a byte ends the watch, end-of-file (footprint died)
-// kills the cgroup at `dir` and removes it (at most 5 s of tries: its processes take a moment
-// to go).
-[[noreturn]] void Guard(int watch_fd, const char* kill_path, const char* procs_path,
-                        const char* dir) {
+// stops the victims.
+[[noreturn]] void Guard(int watch_fd, const Victims& victims) {
   sigset_t all;
   sigfillset(&all);
   ::sigprocmask(SIG_SETMASK, &all, nullptr);  // SIGKILL aside, nothing ends it but the pipe
@@ -55,23 +84,16 @@ void KillListed(const char* procs_path) {
   while ((got = ::read(STDIN_FILENO, &byte, 1)) < 0 && errno == EINTR) {
   }
   if (got == 1) _exit(0);
-  const int fd = ::open(kill_path, O_WRONLY | O_CLOEXEC);
-  const bool killed = fd >= 0 && ::write(fd, "1", 1) == 1;
-  if (fd >= 0) ::close(fd);
-  const timespec pause{0, 10'000'000};
-  for (int tries = 0; tries < 500; ++tries) {
-    if (!killed) KillListed(procs_path);  // a kernel before 5.14: one by one
-    if (::rmdir(dir) == 0 || errno == ENOENT) break;
-    ::nanosleep(&pause, nullptr);
+  if (victims.group > 0) {
+    KillGroup(victims.group);
+  } else {
+    KillCgroup(victims);
   }
   _exit(0);
 }
 
-}  // namespace
-
-Result<std::unique_ptr<OrphanGuard>> OrphanGuard::Start(const std::string& procs_path) {
-  const std::string dir = procs_path.substr(0, procs_path.rfind('/'));
-  const std::string kill_path = dir + "/cgroup.kill";
+// Forks the guard of `victims`; `what` names them in the error.
+Result<std::pair<pid_t, int>> StartGuard(const Victims& victims, const std::string& what) {
   // A socket, not a pipe: a guard that is gone (killed by hand) makes the write at the end
   // EPIPE, where a pipe would kill footprint with SIGPIPE.
   int watch[2];
@@ -83,12 +105,28 @@ Result<std::unique_ptr<OrphanGuard>> OrphanGuard::Start(const std::string& procs
     const int err = errno;
     ::close(watch[0]);
     ::close(watch[1]);
-    return IoError(std::string("cannot start the guard of the command's cgroup: fork failed: ") +
-                   std::strerror(err));
+    return IoError("cannot start the guard of " + what + ": fork failed: " + std::strerror(err));
   }
-  if (pid == 0) Guard(watch[0], kill_path.c_str(), procs_path.c_str(), dir.c_str());
+  if (pid == 0) Guard(watch[0], victims);
   ::close(watch[0]);
-  return std::unique_ptr<OrphanGuard>(new OrphanGuard(pid, watch[1]));
+  return std::pair{pid, watch[1]};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<OrphanGuard>> OrphanGuard::Start(const std::string& procs_path) {
+  const std::string dir = procs_path.substr(0, procs_path.rfind('/'));
+  const std::string kill_path = dir + "/cgroup.kill";
+  const Victims cgroup{
+      .kill_path = kill_path.c_str(), .procs_path = procs_path.c_str(), .dir = dir.c_str()};
+  FP_ASSIGN_OR_RETURN(auto guard, StartGuard(cgroup, "the command's cgroup"));
+  return std::unique_ptr<OrphanGuard>(new OrphanGuard(guard.first, guard.second));
+}
+
+Result<std::unique_ptr<OrphanGuard>> OrphanGuard::StartForGroup(pid_t group) {
+  FP_ASSIGN_OR_RETURN(
+      auto guard, StartGuard(Victims{.group = group}, "process group " + std::to_string(group)));
+  return std::unique_ptr<OrphanGuard>(new OrphanGuard(guard.first, guard.second));
 }
 
 OrphanGuard::~OrphanGuard() {

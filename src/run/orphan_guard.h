@@ -25,6 +25,9 @@ class OrphanGuard {
  public:
   // Starts the guard of the cgroup whose process list is `procs_path` (its cgroup.procs).
   static Result<std::unique_ptr<OrphanGuard>> Start(const std::string& procs_path);
+  // Starts a guard that SIGKILLs process group `group` while it has members instead
+  // (`footprint serve`'s jobs: each a footprint command whose own guards stop its runs).
+  static Result<std::unique_ptr<OrphanGuard>> StartForGroup(pid_t group);
   // Ends the watch: the guard exits without touching the cgroup, and is reaped.
   ~OrphanGuard();
 

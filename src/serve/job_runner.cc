@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "run/orphan_guard.h"
 #include "session/descendants.h"
 #include "util/clock.h"
 #include "util/file.h"
@@ -33,7 +35,8 @@ struct JobRunner::Running {
   std::optional<int64_t> kill_at_ms;  // cancelled: when SIGKILL follows SIGTERM
   bool stopped_by_serve = false;
   std::optional<int> wait_status;
-  int64_t ended_at_ms = 0;  // when its first process ended
+  int64_t ended_at_ms = 0;             // when its first process ended
+  std::unique_ptr<OrphanGuard> guard;  // kills the job's group if serve dies
 
   ~Running() {
     CloseFd(out);
@@ -91,10 +94,14 @@ std::vector<char*> Pointers(std::vector<std::string>& words) {
 
 // Starts `launch` in a process group of its own, stdout and stderr into the pipes' write ends,
 // stdin from /dev/null, no signal blocked (serve's threads block SIGINT and SIGTERM).
+// A serve that dies (SIGKILL, the OOM killer) takes the job's command with it at once
+// (PR_SET_PDEATHSIG; the runner's thread, which forks, lives as long as serve's jobs do); the
+// rest of its group goes through the job's guard (Launch).
 Result<pid_t> Spawn(JobLaunch& launch, int64_t id, int out_fd, int err_fd) {
   std::vector<std::string> env = JobEnvironment(id);
   std::vector<char*> argv = Pointers(launch.command), envp = Pointers(env);
   int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const pid_t serve_pid = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     CloseFd(null_fd);
@@ -105,6 +112,8 @@ Result<pid_t> Spawn(JobLaunch& launch, int64_t id, int out_fd, int err_fd) {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != serve_pid) ::_exit(127);  // serve died before the line above
     ::dup2(null_fd, 0);
     ::dup2(out_fd, 1);
     ::dup2(err_fd, 2);
@@ -241,6 +250,16 @@ void JobRunner::Launch(const Job& job) {
     return;
   }
   running->pid = *pid;
+  // A serve that dies leaves no process of the job's group running (a footprint trial's
+  // process outlives its parent); the footprint commands' own guards stop their runs' cgroups.
+  auto guard = OrphanGuard::StartForGroup(*pid);
+  if (guard.ok()) {
+    running->guard = std::move(*guard);
+  } else {
+    (void)queue_.AppendLog(job.id, "err",
+                           "footprint serve: " + guard.status().message() +
+                               "; a serve killed while the job runs may leave it running\n");
+  }
   running->on_slurm = job.request.target.starts_with("slurm:");
   running->out = out[0];
   running->err = err[0];

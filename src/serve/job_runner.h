@@ -9,6 +9,8 @@
 // dies) and to its group. A job on a Slurm partition also has its Slurm jobs cancelled
 // (scancel), which a stopped footprint leaves queued and running.
 // A cancel asked for by another process (`footprint queue cancel`) is seen within kPollMs.
+// A serve that dies without stopping (SIGKILL) kills each job's command (PR_SET_PDEATHSIG),
+// whose orphan guard stops the run's cgroup; the next serve marks the job interrupted.
 //
 // Thread-safety: Wake and Stop may be called from any thread.
 #ifndef FOOTPRINT_SERVE_JOB_RUNNER_H_

@@ -2,8 +2,8 @@
 with the run role, its output over server-sent events as it is printed, a cancel that leaves
 no process of its tree within 2 s and stores the run killed, a read token refused with 403
 (nothing starts), audit rows, and a queue that outlives its serve: a job added from the shell
-while no serve runs is run by the next one, and what ran when a serve was killed is marked
-failed, interrupted."""
+while no serve runs is run by the next one, and what ran when a serve was killed is gone
+within 2 s and marked failed, interrupted."""
 import http.client
 import json
 import os
@@ -165,13 +165,20 @@ def test_the_queue_outlives_its_serve(folders):
     pids = {}
     try:
         pids, _ = follow_tree(served, int(tree.stdout))
-        served.kill()  # SIGKILL: the serve cannot mark anything
+        killed_at = time.monotonic()
+        served.kill()  # SIGKILL: the serve cannot mark anything, but its jobs die with it
+        wait_for(lambda: not any(pid_alive(p) for p in pids.values()), 10,
+                 f"every process of the killed serve's job {pids} gone")
+        gone_s = time.monotonic() - killed_at
+        assert gone_s < 2, f"the job's tree took {gone_s:.3f} s to go after serve was killed"
+        print(f"killed serve's job tree gone {gone_s:.3f} s after the SIGKILL")
         hello = fp("queue", "add", "-o", db, "--plans", plans, "plan", "hello.csv")
         assert hello.returncode == 0, hello.stderr
         assert job_state(db, int(tree.stdout))["state"] == "running"
     finally:
-        if pids:  # what the killed serve's job left running
-            os.killpg(os.getpgid(pids["self"]), signal.SIGKILL)
+        for pid in pids.values():  # what a failed assertion left running
+            if pid_alive(pid):
+                os.kill(pid, signal.SIGKILL)
     again = QueueServe(db, plans, tokens)
     try:
         done = wait_for(lambda: job_state(db, int(hello.stdout))["state"] in ("done", "failed") and
