@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <fstream>
 
 #include "test_util.h"
@@ -33,6 +34,50 @@ class ManifestTest : public ::testing::Test {
   }
   testing::TempDir dir_;
 };
+
+TEST_F(ManifestTest, ContainerWrapsTheAgentWithoutNetworkAndWithItsFoldersReadOnly) {
+  std::ofstream(dir_.File("net.pt")) << "weights";
+  ::setenv("PYTHONPATH", "/opt/fp/python", 1);
+  auto m = Load("model: {file: net.pt, sha256: " + std::string(64, '0') + "}\n" +
+                "scenarios: {offline: {}}\n"
+                "container:\n"
+                "  image: localhost/torch:1\n"
+                "  engine: docker\n"
+                "  engine_options: [--context, lab]\n"
+                "  run_options: [--gpus, all]\n");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const std::vector<std::string> expected_start = {"docker",
+                                                   "--context",
+                                                   "lab",
+                                                   "run",
+                                                   "--rm",
+                                                   "-i",
+                                                   "--network",
+                                                   "none",
+                                                   "-e",
+                                                   "PYTHONPATH=/opt/fp/python",
+                                                   "-v",
+                                                   dir_.path() + ":" + dir_.path() + ":ro",
+                                                   "-v",
+                                                   "/opt/fp/python:/opt/fp/python:ro",
+                                                   "--gpus",
+                                                   "all",
+                                                   "localhost/torch:1",
+                                                   "py",
+                                                   "-m",
+                                                   "footprint.agent"};
+  for (const auto& command : {DescribeCommand(*m, "py"), PlanEvaluation(*m, "py")[0].command}) {
+    ASSERT_GT(command.size(), expected_start.size());
+    EXPECT_EQ(std::vector<std::string>(command.begin(), command.begin() + expected_start.size()),
+              expected_start);
+  }
+  EXPECT_EQ(DescribeCommand(*m, "py").back(), "--describe");
+  ::unsetenv("PYTHONPATH");
+  // Without an image the agent runs on the host, as before.
+  auto host = Load("model: {torchvision: resnet18}\nscenarios: {offline: {}}\n");
+  ASSERT_TRUE(host.ok());
+  EXPECT_EQ(PlanEvaluation(*host, "py")[0].command[0], "py");
+}
 
 TEST_F(ManifestTest, PlansOneRunPerScenarioBatchAndRate) {
   auto m = Load(
