@@ -13,6 +13,12 @@
 namespace footprint::cli {
 namespace {
 
+// A torch row without a trace had no window: the hook opens it at optimizer.step() calls
+// (footprint run --profile), so a command without enough of them was measured unprofiled.
+bool TorchWindowMissing(const ProfileCost& r) {
+  return r.tool.starts_with("torch:") && r.trace_bytes == 0;
+}
+
 void PrintCosts(const std::vector<ProfileCost>& rows, std::ostream& out) {
   Table t({"tool", "time", "cpu", "peak memory", "profiler cpu", "trace", "exit", "run"},
           {1, 2, 3, 4, 5});
@@ -24,10 +30,16 @@ void PrintCosts(const std::vector<ProfileCost>& rows, std::ostream& out) {
     }
     t.Add({r.tool, time, FormatValue("s", r.cpu_s), FormatValue("bytes", r.peak_memory_bytes),
            r.profiler_cpu_s ? FormatValue("s", *r.profiler_cpu_s) : "-",
-           FormatValue("bytes", r.trace_bytes), std::to_string(r.exit_status),
-           r.run_id.substr(0, 8)});
+           TorchWindowMissing(r) ? "no window" : FormatValue("bytes", r.trace_bytes),
+           std::to_string(r.exit_status), r.run_id.substr(0, 8)});
   }
   t.Print(out);
+  for (const ProfileCost& r : rows) {
+    if (!TorchWindowMissing(r)) continue;
+    out << r.tool << ": no window was recorded, so this row is the command unprofiled: the "
+        << "window opens at the command's optimizer.step() calls, and it made too few of them "
+        << "(or its Python cannot import footprint)\n";
+  }
 }
 
 }  // namespace

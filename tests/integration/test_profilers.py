@@ -212,3 +212,14 @@ def test_profile_cost_runs_each_tool_side_by_side(tmp_path, tools):
         assert s["totals"]["profiler_trace_bytes"] == TRACE_BYTES
         assert "120.6 KiB" in rows[tool], rows[tool]  # the trace's size, on its row
     assert "profiler_cpu_s" not in show(db, runs["profile-cost:footprint"])["totals"]
+
+
+def test_profile_cost_says_when_the_torch_row_had_no_window(tmp_path):
+    # A python command without optimizer.step() calls never opens the window: its torch row is
+    # the command unprofiled, and the table says so instead of a trace of 0 B.
+    proc = fp("profile-cost", "-o", tmp_path / "fp.db", "--", "/usr/bin/python3", "-c", "pass",
+              env={**os.environ, "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, describe(proc)
+    torch_row = next(l for l in proc.stdout.splitlines() if l.startswith("torch:2"))
+    assert "no window" in torch_row, proc.stdout
+    assert "torch:2: no window was recorded" in proc.stdout, proc.stdout
