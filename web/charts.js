@@ -305,13 +305,21 @@
                 .filter(Number.isFinite);
             return {name: s.name, type: s.type, points: (s.data || []).length,
                     max: ys.length ? Math.max.apply(null, ys) : null,
-                    bands: s.markArea && s.markArea.data ? s.markArea.data.length : 0};
+                    bands: s.markArea && s.markArea.data ? s.markArea.data.length : 0,
+                    windows: (s.markArea && s.markArea.data ? s.markArea.data : [])
+                        .filter(function (b) { return isProfileWindow(b[0].name); })
+                        .map(function (b) { return [b[0].name, b[0].xAxis, b[1].xAxis]; })};
           }),
           axisLabels: {x: axisLabels(c.chart, 'xAxis'), y: axisLabels(c.chart, 'yAxis')},
         };
       });
     }
 
+    // A profiler window (footprint.profile, run --profile) stands out from the other scopes:
+    // its steps ran under the profiler, slower than the rest.
+    function isProfileWindow(name) { return /^profile:/.test(name); }
+    const profileWindowStyle = {color: 'rgba(230, 120, 0, 0.22)', borderColor: '#e67800',
+                                borderWidth: 1, borderType: 'dashed'};
     function bandsOf(run) {
       const entry = data.bands.find(function (b) { return b.run === run; });
       return entry ? entry.bands : [];
@@ -440,8 +448,9 @@
                         borderWidth: 0.5},
             label: {show: true, position: 'insideTopLeft', color: '#444', fontSize: 10},
             data: bands.map(function (b) {
-              return [{name: b.name + (b.open ? ' (unfinished)' : ''), xAxis: b.start},
-                      {xAxis: b.end}];
+              const start = {name: b.name + (b.open ? ' (unfinished)' : ''), xAxis: b.start};
+              if (isProfileWindow(b.name)) start.itemStyle = profileWindowStyle;
+              return [start, {xAxis: b.end}];
             }),
           };
         }

@@ -527,7 +527,28 @@
       dl.appendChild(el('dt', row[0]));
       dl.appendChild(el('dd', row[1]));
     });
+    if ((doc.artifacts || []).length) {
+      dl.appendChild(el('dt', 'artifacts'));
+      dl.appendChild(artifactLinks(doc));
+    }
     box.appendChild(dl);
+  }
+  // The run's stored files (profiler traces among them), each a download of the file as the
+  // run recorded it: the link names the artifact, never a path.
+  function artifactLinks(doc) {
+    const dd = el('dd');
+    dd.id = 'fp-artifacts';
+    doc.artifacts.forEach(function (a, i) {
+      if (i) dd.appendChild(document.createTextNode(' · '));
+      const link = el('a', a.name, 'fp-artifact');
+      link.href = '/api/runs/' + encodeURIComponent(doc.run.id) + '/artifacts/' +
+          encodeURIComponent(a.name);
+      link.download = '';
+      link.title = 'SHA-256 ' + a.sha256;
+      dd.appendChild(link);
+      dd.appendChild(document.createTextNode(' (' + format('bytes', a.size) + ')'));
+    });
+    return dd;
   }
   // The params of the selected runs side by side, the ones that differ marked.
   function showParamDiff(docs) {

@@ -22,8 +22,9 @@ namespace {
 
 using json = nlohmann::json;
 
-// Scope instances drawn as bands, per run; beyond that the longest are kept (a loop of a
-// million iterations would otherwise bury the chart, and the page).
+// Scope instances drawn as bands, per run; beyond that profiler windows (`profile:NAME`) and
+// then the longest are kept (a loop of a million iterations would otherwise bury the chart,
+// and the page).
 constexpr size_t kMaxBandsPerRun = 300;
 
 // Kinds of valued metrics, from their JSON document.
@@ -250,10 +251,13 @@ void WriteBands(const RunData& d, size_t run_index, const std::vector<std::strin
   auto length = [&](const ScopeRecord* s) {
     return s->end_ns ? *s->end_ns - s->start_ns : INT64_MAX;  // unfinished: to the run's end
   };
+  auto is_window = [](const ScopeRecord* s) { return s->name.starts_with("profile:"); };
   const size_t total = picked.size();
   if (picked.size() > kMaxBandsPerRun) {
-    std::stable_sort(picked.begin(), picked.end(),
-                     [&](auto* a, auto* b) { return length(a) > length(b); });
+    std::stable_sort(picked.begin(), picked.end(), [&](auto* a, auto* b) {
+      if (is_window(a) != is_window(b)) return is_window(a);
+      return length(a) > length(b);
+    });
     picked.resize(kMaxBandsPerRun);
     std::sort(picked.begin(), picked.end(),
               [](auto* a, auto* b) { return a->start_ns < b->start_ns; });

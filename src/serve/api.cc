@@ -4,6 +4,9 @@
 #include <cctype>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -671,6 +674,51 @@ ApiResponse RunSamples(Store& store, const RunRecord& run, const Params& params)
   return JsonResponse(std::move(body));
 }
 
+// A download's file name: the artifact name's last part, with only characters that need no
+// quoting in Content-Disposition.
+std::string DownloadName(std::string_view name) {
+  std::string out(name.substr(name.rfind('/') + 1));
+  for (char& c : out) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  }
+  return out.empty() || out == "." || out == ".." ? "artifact" : out;
+}
+
+// The file of the artifact `name` of the run, as recorded (the client names the artifact, never
+// a path), opened before the answer starts so that a file gone or changed since is a 404/409.
+ApiResponse RunArtifact(Store& store, const RunRecord& run, std::string_view name) {
+  auto artifacts = store.ListArtifacts(run.id);
+  if (!artifacts.ok()) return Failure(artifacts.status());
+  auto a = std::find_if(artifacts->begin(), artifacts->end(),
+                        [&](const ArtifactRecord& r) { return r.name == name; });
+  if (a == artifacts->end()) {
+    return ErrorResponse(404, "run " + run.id + " has no artifact named '" +
+                                  std::string(name.substr(0, 200)) +
+                                  "' (its artifacts: /api/runs/" + run.id + ", \"artifacts\")");
+  }
+  auto file = std::make_shared<std::ifstream>(a->path, std::ios::binary);
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(a->path, ec);
+  if (!*file || ec || !std::filesystem::is_regular_file(a->path, ec)) {
+    return ErrorResponse(
+        404, "artifact '" + a->name + "' of run " + run.id + ": its file " + a->path + " is gone");
+  }
+  if (static_cast<int64_t>(size) != a->size) {
+    return ErrorResponse(409, "artifact '" + a->name + "' of run " + run.id + ": its file " +
+                                  a->path + " has " + std::to_string(size) +
+                                  " bytes, not the recorded " + std::to_string(a->size) +
+                                  " (changed since the run)");
+  }
+  ApiResponse r;
+  r.content_type = "application/octet-stream";
+  r.filename = DownloadName(a->name);
+  // An empty file inserts nothing, which operator<< counts as a failure.
+  r.stream = [file, empty = size == 0](std::ostream& out) {
+    return empty || static_cast<bool>(out << file->rdbuf());
+  };
+  return r;
+}
+
 ApiResponse Plot(Store& store, const Params& params) {
   auto all = ListReconciledRuns(store);
   if (!all.ok()) return Failure(all.status());
@@ -826,6 +874,10 @@ ApiResponse Api::Handle(const ApiRequest& request) {
       if (what == "values") return RunValues(store, *run);
       if (what == "series") return RunSeries(store, *run);
       if (what == "samples") return RunSamples(store, *run, params);
+      constexpr std::string_view kArtifactPrefix = "artifacts/";
+      if (what.starts_with(kArtifactPrefix)) {
+        return RunArtifact(store, *run, what.substr(kArtifactPrefix.size()));
+      }
     }
     return ErrorResponse(404,
                          "no such API endpoint: " + path.substr(0, 200) + " (see docs/serve.md)");

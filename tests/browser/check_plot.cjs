@@ -10,16 +10,11 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const {chromium} = require('playwright-core');
+const {launchChromium} = require('./chromium.cjs');
 
 async function main() {
   const [pagePath, outDir] = process.argv.slice(2);
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    // The sandbox needs user namespaces, which containers often lack; the page is our own.
-    args: ['--no-sandbox', '--disable-gpu'],
-  });
+  const browser = await launchChromium();
   try {
     const context = await browser.newContext({viewport: {width: 1280, height: 1000},
                                               acceptDownloads: true});

@@ -10,7 +10,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const {chromium} = require('playwright-core');
+const {launchChromium} = require('./chromium.cjs');
 
 const jobs = (page) => page.evaluate(() => window.footprintQueue.jobs);
 
@@ -92,10 +92,7 @@ async function cancel(page, config, out) {
 
 async function main() {
   const config = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true,
-    args: ['--no-sandbox', '--disable-gpu'],
-  });
+  const browser = await launchChromium();
   const log = {console: [], requests: []};
   const out = {log};
   try {

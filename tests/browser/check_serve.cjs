@@ -14,7 +14,7 @@
 const fs = require('fs');
 const path = require('path');
 const {spawn} = require('child_process');
-const {chromium} = require('playwright-core');
+const {launchChromium} = require('./chromium.cjs');
 
 const ready = (page) => page.waitForFunction(
     () => window.footprintServe && window.footprintServe.ready &&
@@ -33,11 +33,7 @@ async function settle(page) {
 
 async function main() {
   const config = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu'],
-  });
+  const browser = await launchChromium();
   const log = {console: [], dialogs: [], requests: []};
   const out = {};
   try {

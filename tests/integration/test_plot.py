@@ -4,6 +4,7 @@ import os
 import pty
 import select
 import signal
+import sqlite3
 import subprocess
 import termios
 import time
@@ -328,3 +329,25 @@ def test_totals_are_charted_in_their_own_units(tmp_path):
     units = {t["name"]: t["unit"] for t in plot_data(out)["totals"]}
     assert units["perf_cycles"] == "count"
     assert units["duration_s"] == "s" and units["peak_memory_bytes"] == "bytes"
+
+
+def test_a_profiler_window_is_drawn_among_more_scopes_than_are_kept(tmp_path):
+    """Beyond 300 scope instances the longest are drawn, profiler windows (profile:NAME) first
+    whatever their length: the window must stay marked on the charts."""
+    db = str(tmp_path / "fp.db")
+    run_ok(db, ["/bin/true"], "-n", "steps")
+    (run_id,) = [r["id"] for r in fp_helpers.runs_json(db)]
+    ms = 1_000_000
+    steps = [(run_id, "step", k * 3 * ms, k * 3 * ms + 2 * ms) for k in range(400)]
+    window = (run_id, "profile:train", 30 * ms + ms // 2, 30 * ms + ms)  # the shortest of all
+    with sqlite3.connect(db) as con:
+        con.executemany("INSERT INTO scopes(run_id, name, start_ns, end_ns) VALUES (?, ?, ?, ?)",
+                        steps + [window])
+    con.close()
+    out = tmp_path / "p.html"
+    proc = fp("plot", "-o", db, "-u", "steps", "-t", "cpu", "--out", out)
+    assert proc.returncode == 0, describe(proc)
+    (bands,) = plot_data(out)["bands"]
+    assert bands["total"] == 401 and len(bands["bands"]) == 300
+    (marked,) = [b for b in bands["bands"] if b["name"] == "profile:train"]
+    assert marked["start"] == pytest.approx(0.0305) and marked["end"] == pytest.approx(0.031)

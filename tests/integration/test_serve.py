@@ -657,3 +657,48 @@ def test_a_runs_full_record(table):
     assert record["totals"]["monitor_cpu_s"] > 0  # footprint's own cost
     stuck = table.get("/api/runs/" + "00000000-0000-4000-8000-000000000705")["run"]
     assert stuck["status"] == "interrupted" and stuck["duration_s"] == pytest.approx(1)
+
+
+def test_a_runs_artifacts_download_as_recorded_and_nothing_else(tmp_path):
+    """/api/runs/RUN/artifacts/NAME hands out the file a run recorded under NAME, whole, to a
+    read token; a name it did not record (a path among them), a file changed or gone since,
+    and a request without a token get no file."""
+    db = str(tmp_path / "fp.db")
+    run_ok(db, ["/bin/true"], "-n", "traced")
+    payload = os.urandom(300_000)  # larger than one chunk of the answer
+    (tmp_path / "trace.json").write_bytes(payload)
+    (tmp_path / "changed.bin").write_bytes(b"0123456789")
+    (tmp_path / "secret").write_bytes(b"not an artifact")
+    with sqlite3.connect(db) as con:
+        (run_id,) = con.execute("SELECT id FROM runs WHERE name = 'traced'").fetchone()
+        # The rows a run's artifacts get (footprint.Benchmark.artifact, a profiler's traces).
+        con.executemany("INSERT INTO artifacts(run_id, name, path, sha256, size) VALUES "
+                        "(?, ?, ?, ?, ?)",
+                        [(run_id, "torch/trace 1.json", str(tmp_path / "trace.json"),
+                          hashlib.sha256(payload).hexdigest(), len(payload)),
+                         (run_id, "changed", str(tmp_path / "changed.bin"), "", 20),
+                         (run_id, "gone", str(tmp_path / "gone.bin"), "", 5)])
+    con.close()
+    tokens = tmp_path / "tokens"
+    tokens.write_text("read bob bob-0123456789abcdef\n")
+    s = Served(db, "--tokens", str(tokens))
+    read = {"Authorization": "Bearer bob-0123456789abcdef"}
+    base = f"/api/runs/{run_id}/artifacts/"
+    try:
+        code, headers, body = s.request(base + urllib.parse.quote("torch/trace 1.json", safe=""),
+                                        read)
+        assert code == 200 and body == payload, (code, len(body))
+        assert headers["content-disposition"] == 'attachment; filename="trace_1.json"'
+        assert headers["content-type"] == "application/octet-stream"
+        assert s.request(base + "torch%2Ftrace%201.json")[0] == 401  # no token
+        for name in ("..%2F..%2F" + "secret", urllib.parse.quote(str(tmp_path / "secret"), safe=""),
+                     "secret", ""):
+            code, _, body = s.request(base + name, read)
+            assert code == 404 and b"not an artifact" not in body, (name, body)
+            assert "has no artifact named" in json.loads(body)["error"]
+        code, _, body = s.request(base + "changed", read)
+        assert code == 409 and "has 10 bytes, not the recorded 20" in json.loads(body)["error"]
+        code, _, body = s.request(base + "gone", read)
+        assert code == 404 and "is gone" in json.loads(body)["error"]
+    finally:
+        assert s.stop()[0] == 0
