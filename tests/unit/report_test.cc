@@ -144,7 +144,9 @@ TEST(SummarizeRun, APartOfAMultiHostRunShowsEveryHostAndTheirSums) {
         {"duration_s", 2.5},
         {"peak_memory_bytes", 50},
         {"max_process_peak_bytes", 70}});
-  part("c", "n01", "fp:8.1", {{"cpu_user_s", 9.0}});  // another job's step
+  // Another job's step (every finished run stores its duration; a part without one died and is
+  // counted from its samples).
+  part("c", "n01", "fp:8.1", {{"cpu_user_s", 9.0}, {"duration_s", 5.0}});
   auto summary = SummarizeRun(**store, *(*store)->GetRun("b"));
   ASSERT_TRUE(summary.ok());
   ASSERT_EQ(summary->hosts.size(), 2u);
