@@ -8,9 +8,8 @@
 namespace footprint {
 namespace {
 
-using json = nlohmann::json;
-
-RunSummary Summary(const json& meta, double duration_s, std::vector<ScopeSummary> scopes = {}) {
+RunSummary Summary(const nlohmann::json& meta, double duration_s,
+                   std::vector<ScopeSummary> scopes = {}) {
   RunSummary s;
   s.run.meta_json = meta.dump();
   s.duration_s = duration_s;
@@ -43,7 +42,9 @@ MetricSummary Whole(const std::string& metric, const std::string& entity, double
 }
 
 TEST(GpuNotesTest, BusyUtilisationOnFewSmsIsTheMisleadingCase) {
-  json meta = {{"gpu", {{"devices", {{"gpu:0", json::object()}, {"gpu:1", json::object()}}}}}};
+  nlohmann::json meta = {
+      {"gpu",
+       {{"devices", {{"gpu:0", nlohmann::json::object()}, {"gpu:1", nlohmann::json::object()}}}}}};
   RunSummary s = Summary(meta, 10);
   // gpu:0 ran one SM's kernel (what the H100 showed: 88 % and 0.71 %); gpu:1 a matmul.
   s.metrics = {Whole("gpu", "gpu:0", 88), Whole("gpu.sm_active", "gpu:0", 0.71),
@@ -61,12 +62,12 @@ TEST(GpuNotesTest, BusyUtilisationOnFewSmsIsTheMisleadingCase) {
 }
 
 TEST(GpuNotesTest, NothingWithoutGpus) {
-  EXPECT_TRUE(GpuNotes(Summary(json::object(), 1.0)).empty());
+  EXPECT_TRUE(GpuNotes(Summary(nlohmann::json::object(), 1.0)).empty());
   EXPECT_TRUE(GpuNotes(Summary({{"gpu", {{"unavailable", "no driver"}}}}, 1.0)).empty());
 }
 
 TEST(GpuNotesTest, ScopesShorterThanTheCounterUpdatePeriod) {
-  json meta = {
+  nlohmann::json meta = {
       {"gpu",
        {{"devices",
          {{"gpu:0", {{"energy_source", "counter"}, {"energy_update_period_ms", 100.0}}}}}}}};
@@ -84,21 +85,22 @@ TEST(GpuNotesTest, ScopesShorterThanTheCounterUpdatePeriod) {
 }
 
 TEST(GpuNotesTest, IntegratedPowerUsesTheSamplingInterval) {
-  json meta = {{"intervals_ns", {{"gpu.energy", 200000000}}},
-               {"gpu", {{"devices", {{"gpu:1", {{"energy_source", "power integration"}}}}}}}};
+  nlohmann::json meta = {
+      {"intervals_ns", {{"gpu.energy", 200000000}}},
+      {"gpu", {{"devices", {{"gpu:1", {{"energy_source", "power integration"}}}}}}}};
   auto notes = GpuNotes(Summary(meta, 5.0, {Scope("tiny", 0.15)}));
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_TRUE(Mentions(notes, "power is sampled and integrated (200.00 ms)")) << notes[0];
 }
 
 TEST(GpuNotesTest, LostUnknownAndUnsupported) {
-  json meta = {{"gpu",
-                {{"devices",
-                  {{"gpu:0",
-                    {{"lost_at_s", 0.5},
-                     {"lost_reason", "NVML_ERROR_GPU_IS_LOST"},
-                     {"energy_tree_unknown", "other processes share gpu:0"}}}}},
-                 {"unsupported", {{"gpu@gpu:0/mig:1", "NVML_ERROR_NOT_SUPPORTED"}}}}}};
+  nlohmann::json meta = {{"gpu",
+                          {{"devices",
+                            {{"gpu:0",
+                              {{"lost_at_s", 0.5},
+                               {"lost_reason", "NVML_ERROR_GPU_IS_LOST"},
+                               {"energy_tree_unknown", "other processes share gpu:0"}}}}},
+                           {"unsupported", {{"gpu@gpu:0/mig:1", "NVML_ERROR_NOT_SUPPORTED"}}}}}};
   auto notes = GpuNotes(Summary(meta, 5.0));
   EXPECT_TRUE(Mentions(notes, "gpu:0 was lost 500.00 ms into the run (NVML_ERROR_GPU_IS_LOST)"))
       << ::testing::PrintToString(notes);
