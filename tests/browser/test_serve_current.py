@@ -185,7 +185,7 @@ def test_assets_compressed_at_build_time_and_cached(served):
     assert response.getheader("Cache-Control") == "no-cache"
     assets = re.findall(r'"(/assets/[a-z.]+)\?v=([0-9a-f]{16})"', page.decode())
     assert {path for path, _ in assets} == {"/assets/echarts.min.js", "/assets/charts.js",
-                                            "/assets/serve.js", "/assets/plot.css",
+                                            "/assets/serve.js", "/assets/queue.js", "/assets/plot.css",
                                             "/assets/serve.css"}
     for path, version in [("/", None)] + assets:
         url = path + (f"?v={version}" if version else "")
