@@ -107,8 +107,10 @@ def test_tree_lists_experiments_and_workloads(seen):
 def test_two_runs_of_an_experiment_in_every_chart(seen):
     r, ids = seen["result"], seen["ids"]
     assert r["selected"] == [ids["train-a"], ids["train-b"]]
-    charts = timeseries(r["charts"])
-    assert {c["title"].split(" (")[0] for c in charts} >= {"cpu", "memory", "threads"}
+    # cpu and memory are read at every pass; per-process series such as threads come from reads
+    # spaced by their cost, so a short run on a busy machine may have none, or one run only.
+    charts = [c for c in timeseries(r["charts"]) if c["title"].split(" (")[0] in ("cpu", "memory")]
+    assert len(charts) == 2, r["charts"]
     for c in charts:
         names = [s["name"] for s in c["series"]]
         assert len(names) == 2 and names[0].startswith("train-a") and \
