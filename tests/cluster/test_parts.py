@@ -77,7 +77,8 @@ wait
     [[started_ns]] = postgres.sql(f"SELECT started_at_ns FROM runs WHERE id = '{dead['run']}'", db)
     unseen_s = max(0.0, (killed_ns - int(started_ns)) / 1e9 - measured)
     cpu = dead["totals"]["cpu_user_s"] + dead["totals"]["cpu_system_s"]
-    assert burn_cpu_at_kill - unseen_s - 0.1 <= cpu <= 1.1 * burn_cpu_at_kill + 0.1, \
+    # 10 % and 0.1 s: the part's CPU is integrated from its samples of the tree's CPU rate.
+    assert 0.9 * burn_cpu_at_kill - unseen_s - 0.1 <= cpu <= 1.1 * burn_cpu_at_kill + 0.1, \
         (cpu, burn_cpu_at_kill, unseen_s, dead)
     # The run's totals hold both parts, and say which one is partial.
     both = whole["totals"]["cpu_user_s"] + whole["totals"]["cpu_system_s"] + cpu
