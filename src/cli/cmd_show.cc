@@ -322,9 +322,21 @@ void PrintContainer(const json& meta, std::ostream& out) {
             c.value("cgroup", std::string()) + " (" + c.value("figures_from", "") + ")";
   } else if (c.value("read", false)) {
     line += ", its figures (container_* and in cpu, peak memory, io) from the engine's cgroup " +
-            c.value("cgroup_parent", std::string()) + " (" + c.value("figures_from", "") + ")";
+            c.value("cgroup_parent", std::string()) + " (" + c.value("figures_from", "") +
+            "); peak memory adds the client's peak to the container's, an upper bound";
   }
   PrintField(out, "container", line);
+}
+
+// A run served by an agent that outlives it (evaluate's one agent for every run): its memory is
+// that process's, with what the runs before it left there.
+void PrintResident(const json& meta, std::ostream& out) {
+  const json r = meta.value("resident", json::object());
+  if (r.empty()) return;
+  PrintField(out, "agent",
+             "pid " + std::to_string(r.value("pid", 0)) +
+                 ", serving several runs: its memory here is its RSS, with what "
+                 "the runs before this one left in it (--agent-per-run: apart)");
 }
 
 // The run's own lines: what it is, how it went, where and how it ran.
@@ -347,6 +359,7 @@ void PrintRunHeader(const RunSummary& s, const json& meta, const Decoration& dec
   PrintField(out, "command", FormatCommand(r.command));
   PrintField(out, "cwd", r.cwd);
   PrintContainer(meta, out);
+  PrintResident(meta, out);
   PrintHosts(s, out);
   if (!r.group_id.empty()) {
     const std::string group = r.group_id.substr(0, 8);

@@ -84,6 +84,7 @@ def test_container_cpu_is_its_own_getrusage(image, tmp_path):
     show = subprocess.run([FOOTPRINT, "show", "-o", str(db)], capture_output=True, text=True)
     assert re.search(r"^container +podman [0-9a-f]{12} " + re.escape(image), show.stdout, re.M), show.stdout
     assert "from the engine's cgroup" in show.stdout
+    assert "adds the client's peak to the container's, an upper bound" in show.stdout
     meta = json.loads(subprocess.run([FOOTPRINT, "show", "--json", "-o", str(db)],
                                      capture_output=True, text=True).stdout)["meta"]
     assert not meta["sources"]["cpu"].startswith("the container"), meta["sources"]  # client

@@ -120,6 +120,8 @@ scenarios:
     # Started once, at the largest batch, for the three runs.
     assert len(agents) == 1 and agents[0].endswith("--max-batch 4"), agents
     assert len({meta["resident"]["pid"] for _, meta, _ in runs}) == 1
+    shown = run_footprint("show", "-o", str(db), "bs-offline-b2").stdout
+    assert "serving several runs: its memory here is its RSS" in shown, shown
     with sqlite3.connect(db) as con:
         for name, meta, params in runs:
             run_id = con.execute("SELECT id FROM runs WHERE name = ?", (name,)).fetchone()[0]
