@@ -5,7 +5,10 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "cli/cli.h"
 #include "cli/format.h"
@@ -136,8 +139,34 @@ void PrintSstatChecks(const std::vector<SstatCheck>& checks) {
                "ended before it\n";
 }
 
+// Where the runs that ran are, for the last line: "stored in DB" only once a server holds all
+// of them; otherwise where they wait (each run's buffer is recorded with it: show says which).
+std::string WhereTheRunsAre(const std::vector<std::string>& run_ids, const std::string& db) {
+  const std::string location = RedactedLocation(db);
+  if (!IsServerLocation(db) || run_ids.empty()) return "stored in " + location;
+  auto store = OpenExisting(db);
+  if (!store.ok()) {
+    return "waiting in the runs' buffers until " + location +
+           " answers (footprint push sends them; it said: " + store.status().message() + ")";
+  }
+  std::set<std::string> hosts;
+  int waiting = 0;
+  for (const std::string& id : run_ids) {
+    auto pending = (*store)->PendingBuffers(id);
+    if (!pending.ok() || pending->empty()) continue;
+    ++waiting;
+    for (const PendingBuffer& b : *pending) hosts.insert(b.host);
+  }
+  if (waiting == 0) return "stored in " + location;
+  std::string where;
+  for (const std::string& h : hosts) where += (where.empty() ? "" : ", ") + h;
+  return std::to_string(waiting) + " run(s) still waiting in buffers on " + where + " until " +
+         location + " takes them (footprint push there; footprint show RUN says where)";
+}
+
 // The experiment's last line: how many runs ran and how they ended, where they are stored.
-void PrintSummary(const ExperimentOutcome& outcome, const ExperimentArgs& args) {
+void PrintSummary(const ExperimentOutcome& outcome, const ExperimentArgs& args,
+                  const std::vector<std::string>& run_ids) {
   std::ostringstream summary;
   summary << "footprint: " << outcome.runs_started << " run(s) ran, " << outcome.runs_failed
           << " not ok";
@@ -150,7 +179,7 @@ void PrintSummary(const ExperimentOutcome& outcome, const ExperimentArgs& args) 
     summary << "; job(s) still queued:";
     for (int64_t id : outcome.queued_jobs) summary << " " << id;
   }
-  summary << "; stored in " << RedactedLocation(args.db);
+  summary << "; " << WhereTheRunsAre(run_ids, args.db);
   PrintLine(std::cerr, summary.str());
 }
 
@@ -284,6 +313,7 @@ Action AddExperiment(CLI::App& app) {
     o.record_git = !args->no_git;
     o.require_profiler = args->require_profiler;
     Status write_error;
+    std::vector<std::string> ran;  // the runs of this invocation, for where they are
     const int to_run = RunsToStart(*plan, *args, status);
     Progress progress(to_run, /*live=*/false);  // the commands' output shares the terminal
     o.on_workload = [&](const PlannedWorkload& w, const std::vector<const PlannedRun*>& runs) {
@@ -302,6 +332,7 @@ Action AddExperiment(CLI::App& app) {
       if (!st.run_id.empty()) line += ", run " + st.run_id.substr(0, 8);
       PrintLine(std::cerr, line);
       status[r.key] = st;
+      if (!st.run_id.empty()) ran.push_back(st.run_id);
       if (!args->write_status.empty() && write_error.ok()) {
         write_error = WriteCsvStatus(*plan, status, args->write_status);
       }
@@ -321,7 +352,7 @@ Action AddExperiment(CLI::App& app) {
     if (!outcome.ok()) return Fail(outcome.status());
     if (!write_error.ok()) Fail(write_error);
     PrintSstatChecks(outcome->sstat);
-    PrintSummary(*outcome, *args);
+    PrintSummary(*outcome, *args, ran);
     if (outcome->signal_received != 0) return 128 + outcome->signal_received;
     return outcome->runs_failed > 0 || !write_error.ok() ? kExitError : kExitOk;
   };

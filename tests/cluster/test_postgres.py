@@ -83,6 +83,7 @@ def test_every_command_works_against_postgres(postgres, pg_uri, tmp_path):
     assert proc.returncode == 0, describe(proc)
     assert postgres.sql("SELECT count(*) FROM runs WHERE experiment = 'pg' AND status = 'ok'",
                         db) == [["2"]]
+    assert proc.stderr.strip().splitlines()[-1].endswith("; stored in " + pg_uri), describe(proc)
 
     served = subprocess.Popen([FOOTPRINT, "serve", "-o", pg_uri, "--port", "0"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -349,6 +350,16 @@ def test_unreachable_server_and_newer_schema_keep_the_run_in_its_buffer(postgres
     assert " stored in " not in proc.stderr, proc.stderr
     line = single_error_line(fp("runs", "-o", nowhere))
     assert line.startswith("footprint: cannot connect to"), line
+    # An experiment's last line likewise: its runs wait, they are not stored.
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("experiment: away\nworkloads:\n  - name: one\n    runs:\n"
+                    "      - command: true\n")
+    proc = fp("experiment", "-o", nowhere, plan, env=env)
+    last = proc.stderr.strip().splitlines()[-1]
+    assert proc.returncode == 0 and "1 run(s) ran, 0 not ok; waiting in the runs' buffers until " \
+        "postgresql://" in last and "footprint push" in last, describe(proc)
+    for other in set(buffers(folder)) - {name}:
+        (folder / other).unlink()  # the count below is of the runs after this
 
     db = database_of(pg_uri)
     run_ok(pg_uri, ["true"], env=env)
