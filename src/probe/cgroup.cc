@@ -1,6 +1,7 @@
 #include "probe/cgroup.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -254,7 +255,13 @@ Result<std::unique_ptr<RunCgroup>> RunCgroup::Open(const CgroupSupport& support,
     }
     cg->dirs_.push_back(dir);
     cg->parents_.push_back(parent);
-    if (fd >= 0) cg->join_fds_.push_back(fd);
+    if (fd >= 0) {
+      cg->join_fds_.push_back(fd);
+      const bool v1 = std::string_view(threads_file) == "tasks";
+      cg->self_join_fds_.push_back(v1 ? ::open((dir + "/tasks").c_str(), O_WRONLY | O_CLOEXEC)
+                                      : fd);
+      if (!v1) cg->v2_dir_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
     if (cg->procs_path_.empty()) {
       cg->procs_path_ = dir + "/cgroup.procs";
       cg->threads_path_ = dir + "/" + threads_file;
@@ -358,7 +365,26 @@ Status RunCgroup::Join(pid_t pid) const {
   return Status::Ok();
 }
 
+int RunCgroup::JoinCallingThread(bool in_v2, size_t& failed) const noexcept {
+  for (size_t i = 0; i < self_join_fds_.size(); ++i) {
+    if (in_v2 && self_join_fds_[i] == join_fds_[i]) continue;  // forked into it
+    if (self_join_fds_[i] < 0) {
+      failed = i;
+      return EBADF;
+    }
+    if (::write(self_join_fds_[i], "0", 1) != 1) {
+      failed = i;
+      return errno;
+    }
+  }
+  return 0;
+}
+
 RunCgroup::~RunCgroup() {
+  for (size_t i = 0; i < self_join_fds_.size(); ++i) {
+    if (self_join_fds_[i] != join_fds_[i] && self_join_fds_[i] >= 0) ::close(self_join_fds_[i]);
+  }
+  if (v2_dir_fd_ >= 0) ::close(v2_dir_fd_);
   for (int fd : join_fds_) ::close(fd);
   if (!owned_) return;
   for (size_t i = 0; i < dirs_.size(); ++i) {

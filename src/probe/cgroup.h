@@ -73,6 +73,15 @@ class RunCgroup {
   // Moves process `pid` (with all its threads) into every cgroup of the run. IoError names
   // the cgroup that refused it.
   Status Join(pid_t pid) const;
+  // For a child that joins the run itself before exec (run/gated_child.h): the cgroup v2
+  // directory to fork it into (clone3 CLONE_INTO_CGROUP; -1: none), and the calling thread's
+  // own move into every other cgroup of the run (the v2 one too unless `in_v2`), which takes
+  // no global lock in v1 (its `tasks` file). Async-signal-safe and allocation-free: returns
+  // 0, or the errno of the write that failed with the index of its directory in `failed`.
+  int v2_dir_fd() const { return v2_dir_fd_; }
+  int JoinCallingThread(bool in_v2, size_t& failed) const noexcept;
+  const std::string& dir(size_t index) const { return dirs_[index]; }
+  size_t dir_count() const { return dirs_.size(); }
   // cgroup.procs listing the tree's live processes (for enumeration without walking /proc),
   // and the file listing all their threads (v2 cgroup.threads, v1 tasks).
   const std::string& procs_path() const { return procs_path_; }
@@ -126,6 +135,8 @@ class RunCgroup {
   std::vector<std::string> dirs_;     // the directories, one per hierarchy
   std::vector<std::string> parents_;  // footprint's own cgroup dir in the same hierarchy
   std::vector<int> join_fds_;         // cgroup.procs of each directory, opened once
+  std::vector<int> self_join_fds_;    // v1 tasks (v2 cgroup.procs) of each, for "0"
+  int v2_dir_fd_ = -1;                // the v2 directory; -1: none
   std::string procs_path_;
   std::string threads_path_;
   CpuKind cpu_kind_ = CpuKind::kNone;

@@ -26,6 +26,7 @@
 #include "probe/rapl_probe.h"
 #include "probe/system_probe.h"
 #include "run/container.h"
+#include "run/gated_child.h"
 #include "run/monitor_internal.h"
 #include "run/orphan_guard.h"
 #include "run/profiler_session.h"
@@ -98,56 +99,6 @@ class SignalScope {
   struct sigaction old_chld_;
   int old_subreaper_ = 0;
 };
-
-// What the child sets up before exec: what a program using the API needs to join the run
-// (include/footprint/api.h), and the command's own variables, folder and output.
-struct JoinEnvironment {
-  const char* run_id;
-  const char* db;
-  const std::map<std::string, std::string>* extra;  // MonitorOptions::environment
-  const char* working_dir;                          // nullptr: footprint's own
-  int output_fd;                                    // for stdout and stderr; -1: footprint's
-  int stdin_fd = -1;   // the command's stdin (a driver's pipe); -1: footprint's
-  int stdout_fd = -1;  // the command's stdout (a driver's pipe); -1: as output_fd
-  // footprint's pid, when the command is to die with it (no cgroup whose guard would stop its
-  // tree: run/orphan_guard.h); 0: it lives on.
-  pid_t die_with = 0;
-};
-
-// In the child, between fork and exec. The child may allocate (setenv): glibc's fork() takes
-// malloc's locks across the fork, so the heap is whole in the child even when another thread
-// was allocating (the progress bar's, a Python host's). The session's threads start after
-// the fork. Nothing here touches footprint's own state.
-// If exec fails, the child sends its errno through the close-on-exec `report_fd`.
-[[noreturn]] void ChildExec(char* const* argv, const sigset_t& mask, const JoinEnvironment& env,
-                            int gate_fd, int report_fd) {
-  if (env.die_with != 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != env.die_with) _exit(125);  // footprint died before the line above
-  }
-  for (int s : kStopSignals) signal(s, SIG_DFL);
-  signal(SIGCHLD, SIG_DFL);
-  pthread_sigmask(SIG_SETMASK, &mask, nullptr);
-  // The gate opens with the run's start on the monotonic clock, for programs that join it.
-  int64_t t0 = 0;
-  if (::read(gate_fd, &t0, sizeof t0) != sizeof t0) _exit(125);  // footprint gave up
-  char t0_text[24];
-  snprintf(t0_text, sizeof t0_text, "%lld", static_cast<long long>(t0));
-  setenv("FOOTPRINT_T0_NS", t0_text, 1);
-  setenv("FOOTPRINT_RUN_ID", env.run_id, 1);
-  setenv("FOOTPRINT_DB", env.db, 1);
-  for (const auto& [name, value] : *env.extra) setenv(name.c_str(), value.c_str(), 1);
-  if (env.output_fd >= 0) {
-    ::dup2(env.output_fd, STDOUT_FILENO);
-    ::dup2(env.output_fd, STDERR_FILENO);
-  }
-  if (env.stdin_fd >= 0) ::dup2(env.stdin_fd, STDIN_FILENO);
-  if (env.stdout_fd >= 0) ::dup2(env.stdout_fd, STDOUT_FILENO);
-  if (!env.working_dir || ::chdir(env.working_dir) == 0) execvp(argv[0], argv);
-  int error = errno;
-  (void)!::write(report_fd, &error, sizeof error);
-  _exit(error == ENOENT || error == ENOTDIR ? 127 : 126);
-}
 
 }  // namespace
 
@@ -280,79 +231,6 @@ std::vector<std::unique_ptr<Probe>> MakeProbes(const MonitorOptions& opt, Prepar
 }
 
 namespace {
-
-// The command, forked and held at a gate until the clock starts. If the gate is closed
-// without opening it (footprint gave up), the child exits without running the command.
-class GatedChild {
- public:
-  // Forks; the child waits at the gate, then execs `argv` with the join environment.
-  static Result<std::unique_ptr<GatedChild>> Fork(const std::vector<std::string>& command,
-                                                  const sigset_t& child_mask,
-                                                  const JoinEnvironment& env) {
-    std::unique_ptr<GatedChild> c(new GatedChild());
-    int gate[2], report[2];
-    // The gate is a socket, not a pipe: a child that died at the gate (Ctrl-C reaches the
-    // whole process group) makes opening it EPIPE, where a pipe would kill footprint with
-    // SIGPIPE before it stores the run (seen with run -r under load: exit -13, not 130).
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) != 0) {
-      return IoError(std::string("cannot create a socket pair: ") + std::strerror(errno));
-    }
-    if (::pipe2(report, O_CLOEXEC) != 0) {
-      int err = errno;
-      for (int fd : gate) ::close(fd);
-      return IoError(std::string("cannot create a pipe: ") + std::strerror(err));
-    }
-    std::vector<char*> argv;
-    for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    c->pid_ = ::fork();
-    if (c->pid_ < 0) {
-      int err = errno;
-      for (int fd : {gate[0], gate[1], report[0], report[1]}) ::close(fd);
-      return IoError(std::string("cannot start the command: fork failed: ") + std::strerror(err));
-    }
-    if (c->pid_ == 0) {
-      // Only the parent may hold the gate's write end: with a copy here, the child would
-      // never read end-of-file when footprint gives up, and never exit.
-      ::close(gate[1]);
-      ::close(report[0]);
-      ChildExec(argv.data(), child_mask, env, gate[0], report[1]);
-    }
-    ::close(gate[0]);
-    ::close(report[1]);
-    c->gate_fd_ = gate[1];
-    c->report_fd_ = report[0];
-    return c;
-  }
-  ~GatedChild() { Abandon(); }
-
-  pid_t pid() const { return pid_; }
-  // Closes the gate unopened and reaps the child, which exits without running the command.
-  void Abandon() {
-    if (gate_fd_ < 0) return;
-    CloseFd(gate_fd_);
-    CloseFd(report_fd_);
-    ::waitpid(pid_, nullptr, 0);
-  }
-  // Opens the gate, sending the run's t0; returns why exec failed ("" when it did not).
-  std::string Open(int64_t t0, const std::string& program) {
-    (void)!::send(gate_fd_, &t0, sizeof t0, MSG_NOSIGNAL);
-    CloseFd(gate_fd_);
-    int exec_error = 0;
-    ssize_t got;
-    while ((got = ::read(report_fd_, &exec_error, sizeof exec_error)) < 0 && errno == EINTR) {
-    }
-    CloseFd(report_fd_);
-    if (got != sizeof exec_error) return "";
-    return "cannot run '" + program + "': " +
-           (exec_error == ENOENT ? std::string("command not found") : std::strerror(exec_error));
-  }
-
- private:
-  GatedChild() = default;
-  pid_t pid_ = -1;
-  int gate_fd_ = -1, report_fd_ = -1;
-};
 
 // How the command ended, and what footprint saw meanwhile.
 struct WaitResult {
@@ -685,14 +563,12 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
 
   // --- Start the command behind a gate. -------------------------------------------------
   SignalScope signals;
-  auto child = GatedChild::Fork(command, signals.old_mask(), join_env);
+  // In the cgroup before the clock starts, so that the first sample already sees it.
+  auto child = GatedChild::Start(command, signals.old_mask(), join_env, p.cgroup.get());
   if (!child.ok()) return abandon(child.status());
   pipes.CloseCommandEnds();
-  // Into the cgroup before the clock starts, so that the first sample already sees it (the
-  // child waits at the gate meanwhile; moving it can take tens of milliseconds).
   std::unique_ptr<OrphanGuard> guard;  // stops the cgroup if footprint dies
   if (p.cgroup) {
-    if (Status st = p.cgroup->Join((*child)->pid()); !st.ok()) return abandon(st);
     if (!opt.keep_running && !p.cgroup->procs_path().empty()) {
       auto started = OrphanGuard::Start(p.cgroup->procs_path());
       if (!started.ok()) return abandon(started.status());
