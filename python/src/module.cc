@@ -23,11 +23,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/identity.h"
 #include "footprint/api.h"
 #include "footprint/metrics.h"
 #include "footprint/status.h"
 #include "footprint/store.h"
-#include "run/run_metadata.h"
 #include "store/reconcile.h"
 #include "store/stores.h"
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "core/identity.h"
 #include "footprint/store.h"
-#include "run/run_metadata.h"
 
 namespace footprint::cli {
 

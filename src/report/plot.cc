@@ -7,12 +7,12 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/identity.h"
 #include "footprint/groups.h"
 #include "footprint/report.h"
 #include "report/json_out.h"
 #include "report/lttb.h"
 #include "report/plot_assets.h"
-#include "run/run_metadata.h"
 #include "util/clock.h"
 #include "util/json_bounded.h"
 #include "util/strings.h"

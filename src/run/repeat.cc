@@ -1,8 +1,8 @@
 // RunRepeated: the runs of a group (warm-ups, repetitions) and the hooks around them.
 #include <string>
 
+#include "core/identity.h"
 #include "footprint/monitor.h"
-#include "run/run_metadata.h"
 #include "run/stop_signals.h"
 #include "util/strings.h"
 #include "util/subprocess.h"

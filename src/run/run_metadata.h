@@ -15,8 +15,6 @@
 
 namespace footprint {
 
-// A random (version 4) UUID.
-std::string NewRunId();
 // CPU model, logical cores, memory, kernel and OS.
 nlohmann::json HardwareInfo();
 // {"commit": "...", "dirty": bool, "branch": "..."} when `dir` is inside a git work tree with
@@ -25,8 +23,6 @@ nlohmann::json HardwareInfo();
 nlohmann::json GitInfo(const std::string& dir);
 // This process as a monitor: {"pid", "start_ticks", "boot_id", "host"}.
 nlohmann::json MonitorIdentity();
-// The footprint version string.
-std::string_view FootprintVersion();
 
 // The name of a run started without one: the base name of the program, or, for an
 // interpreter running a script (python3 train.py, bash run.sh, node app.js), the script's

@@ -12,6 +12,7 @@
 #include <set>
 #include <variant>
 
+#include "core/identity.h"
 #include "footprint/compare.h"
 #include "footprint/groups.h"
 #include "footprint/report.h"
@@ -19,7 +20,6 @@
 #include "report/json_out.h"
 #include "report/plot.h"
 #include "report/run_json.h"
-#include "run/run_metadata.h"
 #include "store/reconcile.h"
 #include "util/json_text.h"
 #include "util/strings.h"

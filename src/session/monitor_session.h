@@ -27,7 +27,7 @@
 #include "probe/probe.h"
 #include "sampler/sample_queue.h"
 #include "sampler/sampler.h"
-#include "store/writer.h"
+#include "sampler/writer.h"
 
 namespace footprint {
 

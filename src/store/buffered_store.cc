@@ -18,8 +18,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/identity.h"
 #include "footprint/buffer.h"
-#include "run/run_metadata.h"
 #include "store/journal.h"
 #include "store/journal_records.h"
 #include "store/shipment.h"

@@ -1,7 +1,7 @@
 // The writer's contract against a store with injected faults: a sample counted as written is
 // in the store, a failed batch is retried, what is lost is counted exactly, and the producer
 // (the sampler, hence the measured command) never waits for the store.
-#include "store/writer.h"
+#include "sampler/writer.h"
 
 #include <gtest/gtest.h>
 

@@ -13,8 +13,8 @@
 //
 // Thread-safety: Start/Stop from the controlling thread. The store is used only by the writer
 // thread between Start and Stop.
-#ifndef FOOTPRINT_STORE_WRITER_H_
-#define FOOTPRINT_STORE_WRITER_H_
+#ifndef FOOTPRINT_SAMPLER_WRITER_H_
+#define FOOTPRINT_SAMPLER_WRITER_H_
 
 #include <sys/resource.h>
 
@@ -89,4 +89,4 @@ class Writer {
 
 }  // namespace footprint
 
-#endif  // FOOTPRINT_STORE_WRITER_H_
+#endif  // FOOTPRINT_SAMPLER_WRITER_H_

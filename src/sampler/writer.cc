@@ -1,4 +1,4 @@
-#include "store/writer.h"
+#include "sampler/writer.h"
 
 #include <pthread.h>
 
