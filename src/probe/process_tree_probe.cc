@@ -326,9 +326,7 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
     if (options_.include_monitor) *cum -= FootprintThreadsCpuNs();
     EmitRate(cpu_, *cum, now_ns, 100.0, slot(MetricId::kCpu), out);
   }
-  auto emit = [&](MetricId m, double v) {
-    if (is_due(m) && slot(m) >= 0) out.Add(slot(m), v);
-  };
+  auto emit = [&](MetricId m, double v) { Emit(due, m, v, out); };
   if (members_now) {
     const int64_t rss_bytes = tree_.rss_pages * page_size_;
     RaisePeak(peak_rss_sum_, rss_bytes);
@@ -354,26 +352,68 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
       }
     }
   }
-  if (memory_from_cgroup() && (is_due(MetricId::kMemory) || is_due(MetricId::kPageCache)) &&
-      (memory_budget_.Due(now_ns) || exact_due({MetricId::kMemory, MetricId::kPageCache}))) {
-    if (auto held = memory_budget_.Make(now_ns, [&] { return CgroupMemory(); })) {
-      RaisePeak(peak_memory_, held->first);
-      RaisePeak(peak_page_cache_, held->second);
-      emit(MetricId::kMemory, static_cast<double>(held->first));
-      emit(MetricId::kPageCache, static_cast<double>(held->second));
-    }
+  if (memory_from_cgroup() && (is_due(MetricId::kMemory) || is_due(MetricId::kPageCache))) {
+    SampleCgroupMemory(now_ns, due, exact_due({MetricId::kMemory, MetricId::kPageCache}), out);
   }
 }
 
-std::optional<std::pair<int64_t, int64_t>> ProcessTreeProbe::CgroupMemory() const {
-  std::optional<RunCgroup::MemoryStat> stat = options_.cgroup->ReadMemoryStat();
-  if (!stat) return std::nullopt;
+void ProcessTreeProbe::Emit(const MetricSet& due, MetricId m, double value, SampleOut& out) const {
+  const int series = slot_[static_cast<size_t>(m)];
+  if (due.test(static_cast<size_t>(m)) && series >= 0) out.Add(series, value);
+}
+
+void ProcessTreeProbe::SampleCgroupMemory(int64_t now_ns, const MetricSet& due, bool exact,
+                                          SampleOut& out) {
+  const RunCgroup& cgroup = *options_.cgroup;
+  const std::optional<int64_t> charge = cgroup.MemoryCurrentBytes();
+  if (charge && MemoryStatDue(now_ns, *charge, exact)) {
+    // A high-water mark that changed since the last memory.stat was reached since then (or
+    // since someone reset it): the charge's peak between the two reads.
+    const std::optional<int64_t> hwm = cgroup.MemoryPeakBytes();
+    const bool new_peak = hwm && *hwm != last_charge_peak_;
+    if (hwm) last_charge_peak_ = *hwm;
+    const auto stat = memory_budget_.Make(now_ns, [&] { return cgroup.ReadMemoryStat(); });
+    const int64_t held = stat ? HeldPerStat(*stat) : 0;
+    const std::optional<int64_t> unheld = stat ? *charge - held : unheld_;
+    if (new_peak && unheld) {
+      // Less the larger unheld part of the two reads: page cache that grew in between is not
+      // taken for memory.
+      RaisePeak(peak_memory_, *hwm - std::max(*unheld, unheld_.value_or(*unheld)));
+    }
+    if (stat) {
+      RaisePeak(peak_memory_, held);
+      unheld_ = unheld;
+      charge_at_stat_ = *charge;
+      held_at_stat_ = held;
+      RaisePeak(peak_page_cache_, stat->page_cache);
+      Emit(due, MetricId::kPageCache, static_cast<double>(stat->page_cache), out);
+    }
+  }
+  // Not a peak: page cache that grew since the last memory.stat is in it (the next one's
+  // high-water mark settles the peak).
+  if (!charge || !unheld_) return;
+  const int64_t held = std::max(*charge - *unheld_, tree_.largest_rss_pages * page_size_);
+  Emit(due, MetricId::kMemory, static_cast<double>(held), out);
+}
+
+bool ProcessTreeProbe::MemoryStatDue(int64_t now_ns, int64_t charge, bool exact) const {
+  if (exact || memory_budget_.Due(now_ns)) return true;
+  // The charge moved by more than a sixteenth of what was held: memory or page cache, which
+  // only memory.stat tells apart, so it is read sooner (at up to 4 times its share of a core).
+  constexpr int64_t kMovedAtLeast = 1 << 20;
+  const int64_t moved =
+      charge > charge_at_stat_ ? charge - charge_at_stat_ : charge_at_stat_ - charge;
+  return moved > std::max(held_at_stat_ / 16, kMovedAtLeast) &&
+         memory_budget_.DueAtShare(now_ns, 4 * kKernelReadShare);
+}
+
+int64_t ProcessTreeProbe::HeldPerStat(const RunCgroup::MemoryStat& stat) const {
   // Anonymous pages are charged to the cgroup that touched them: the tree's, each once. File
   // pages are charged to whoever read them first, so libraries cached before the run are not
   // in file_mapped: the largest process's own mapped files stand in when they are more.
   const int64_t held =
-      stat->anon + std::max(stat->file_mapped, tree_.largest_shared_pages * page_size_);
-  return std::make_pair(std::max(held, tree_.largest_rss_pages * page_size_), stat->page_cache);
+      stat.anon + std::max(stat.file_mapped, tree_.largest_shared_pages * page_size_);
+  return std::max(held, tree_.largest_rss_pages * page_size_);
 }
 
 void ProcessTreeProbe::Finish(ProbeFindings& findings) {

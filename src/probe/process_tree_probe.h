@@ -13,16 +13,20 @@
 // and each process costs one read of the small /proc/PID/statm for its RSS.
 //
 // At high rates the costly reads are spaced out (CallBudget, kKernelReadShare of a core each):
-// with a cgroup, the tree's CPU comes from cpu.stat at every pass, O(1) whatever its size,
-// while memory.stat and the per-process files (with the cgroup's lists: memory.rss_sum,
-// threads, processes, io.*) are read as often as their cost allows, and at least every
-// 100 ms; the last pass reads everything, and so does a pass where a metric given an interval
-// of its own is due (Options::exact_intervals). Without a cgroup every pass walks the tree.
+// with a cgroup, the tree's CPU comes from cpu.stat and its `memory` from the memory cgroup's
+// one-number charge at every pass, O(1) whatever its size, while memory.stat and the
+// per-process files (with the cgroup's lists: memory.rss_sum, threads, processes, io.*) are
+// read as often as their cost allows, and at least every 100 ms; the last pass reads
+// everything, and so does a pass where a metric given an interval of its own is due
+// (Options::exact_intervals). Without a cgroup every pass walks the tree.
 //
 // `memory` is what the tree holds, each page once: with a memory cgroup, its anonymous pages
-// plus its mapped files (memory.stat; see CgroupMemory), never below the largest process's
-// RSS; without one, the sum of RSS (a page shared by N processes counts N times).
-// `memory.rss_sum` is always the sum, `memory.page_cache` the cgroup's page cache.
+// plus its mapped files (memory.stat; see HeldPerStat), never below the largest process's RSS,
+// followed between two memory.stat reads by the change of the cgroup's charge (memory.current,
+// v1 usage_in_bytes); its peak between two memory.stat reads is the charge's high-water mark
+// (memory.peak, v1 max_usage_in_bytes) less the charge they showed was not held. Without a memory
+// cgroup, the sum of RSS (a page shared by N processes counts N times). `memory.rss_sum` is always
+// the sum, `memory.page_cache` the cgroup's page cache.
 //
 // Thread-safety: Sample() and MembersAt() run on the sampler thread only; the peak accessors
 // are atomic.
@@ -104,8 +108,8 @@ class ProcessTreeProbe final : public Probe, public ProcessMembers {
   }
   void Finish(ProbeFindings& findings) override;
 
-  // Largest `memory` seen in any pass, bytes: what the tree holds, each page once, when the
-  // run has a memory cgroup (memory_from_cgroup()); else the sum of RSS.
+  // Largest `memory`, bytes: what the tree holds, each page once, when the run has a memory
+  // cgroup (memory_from_cgroup()), between passes too; else the sum of RSS seen in a pass.
   int64_t peak_memory_bytes() const { return peak_memory_.load(std::memory_order_relaxed); }
   bool memory_from_cgroup() const {
     return options_.cgroup != nullptr && options_.cgroup->has_memory();
@@ -181,8 +185,16 @@ class ProcessTreeProbe final : public Probe, public ProcessMembers {
   // Reads pid's figures, reopening its files if the PID now names another process. nullptr
   // when it is gone or unreadable.
   Entry* Read(pid_t pid, ProcessFigures& figures);
-  // The tree's `memory` (and page cache) from the cgroup's memory.stat; nullopt when unread.
-  std::optional<std::pair<int64_t, int64_t>> CgroupMemory() const;
+  // Adds `value` to m's series when m is due and has one.
+  void Emit(const MetricSet& due, MetricId m, double value, SampleOut& out) const;
+  // `memory` from the memory cgroup at every pass: the charge (memory.current, v1
+  // usage_in_bytes) less its unheld part as of the last memory.stat, read when its budget
+  // allows, when the charge moved (MemoryStatDue) or, `exact`, whenever due; `memory.page_cache`
+  // at each memory.stat. The peak between passes comes from the charge's high-water mark.
+  void SampleCgroupMemory(int64_t now_ns, const MetricSet& due, bool exact, SampleOut& out);
+  bool MemoryStatDue(int64_t now_ns, int64_t charge, bool exact) const;
+  // What the tree holds per one memory.stat (see the file comment).
+  int64_t HeldPerStat(const RunCgroup::MemoryStat& stat) const;
   static void EmitRate(Rate& r, int64_t value, int64_t now_ns, double scale, int series,
                        SampleOut& out);
 
@@ -204,6 +216,12 @@ class ProcessTreeProbe final : public Probe, public ProcessMembers {
   TreeSums tree_;
   CallBudget members_budget_{kKernelReadShare, kKernelReadLongestGapNs};  // with a cgroup
   CallBudget memory_budget_{kKernelReadShare, kKernelReadLongestGapNs};   // memory.stat
+  // The memory cgroup's charge that `memory` leaves out (unmapped page cache, kernel memory;
+  // negative where `memory` counts pages charged elsewhere), the charge and `memory` at the
+  // last memory.stat; none before the first.
+  std::optional<int64_t> unheld_;
+  int64_t charge_at_stat_ = 0, held_at_stat_ = 0;
+  int64_t last_charge_peak_ = -1;  // the charge's high-water mark at the last memory.stat
   Rate cpu_, read_, write_;
   bool attached_ = false;  // the tree is a command started by footprint: counters from 0
   KernelFile root_stat_;   // foreign_root: the root's /proc/PID/stat

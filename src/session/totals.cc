@@ -38,7 +38,9 @@ RunTotals ComputeRunTotals(const TotalsInputs& in) {
                       {"sampled_tree_rss_bytes", in.sampled_rss_sum_peak_bytes}};
   out.sources["peak_memory"] =
       in.memory_from_cgroup
-          ? "cgroup memory.stat anon + mapped files, each page once (sampled), raised to the "
+          ? "cgroup memory.stat anon + mapped files, each page once, followed at every pass by "
+            "the charge (memory.current or usage_in_bytes) and between passes by its high-water "
+            "mark, less the page cache and kernel memory of the last memory.stat; raised to the "
             "largest process high-water mark"
           : "approximate: sampled sum of RSS (no memory cgroup, so pages shared between "
             "processes count once per process), raised to the largest process high-water mark";

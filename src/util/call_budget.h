@@ -33,6 +33,11 @@ class CallBudget {
 
   // Whether the call may be made at monotonic time now_ns.
   bool Due(int64_t now_ns) const { return lifted_ || now_ns >= next_ns_; }
+  // Whether it may be made at now_ns if it were kept under `share` instead (a larger share:
+  // sooner), for a caller with reason to read early (memory moved since the last read).
+  bool DueAtShare(int64_t now_ns, double share) const {
+    return Due(now_ns) || now_ns >= last_ns_ + GapAt(share);
+  }
   // From now on every call is due: a run's last pass reads everything (Probe::BeforeLastPass).
   void Lift() { lifted_ = true; }
 
@@ -60,10 +65,15 @@ class CallBudget {
     const size_t known = std::min<size_t>(calls_, kCosts);
     std::array<int64_t, kCosts> sorted = costs_;
     std::nth_element(sorted.begin(), sorted.begin() + (known - 1) / 2, sorted.begin() + known);
-    const auto gap = std::min(
-        cap_ns_, static_cast<int64_t>(static_cast<double>(sorted[(known - 1) / 2]) / share_));
+    typical_ns_ = sorted[(known - 1) / 2];
+    last_ns_ = now_ns;
+    const int64_t gap = GapAt(share_);
     next_ns_ = now_ns + gap;
     longest_gap_ns_ = std::max(longest_gap_ns_, gap);
+  }
+
+  int64_t GapAt(double share) const {
+    return std::min(cap_ns_, static_cast<int64_t>(static_cast<double>(typical_ns_) / share));
   }
 
   static constexpr size_t kCosts = 5;
@@ -71,6 +81,8 @@ class CallBudget {
   int64_t cap_ns_;
   std::array<int64_t, kCosts> costs_{};
   size_t calls_ = 0;
+  int64_t typical_ns_ = 0;  // the lower median of the last costs
+  int64_t last_ns_ = 0;     // when the last call was made
   int64_t next_ns_ = 0;
   int64_t longest_gap_ns_ = 0;
   bool lifted_ = false;
