@@ -2,6 +2,7 @@
 and pages shared between processes count once. Ground truth: sizes the workloads choose, the
 processes' own high-water marks, and the tree's proportional set size (Σ PSS) sampled here."""
 
+import json
 import os
 import subprocess
 import time
@@ -40,6 +41,66 @@ def test_written_files_are_page_cache_not_memory(tmp_path, cgroup_memory):
         assert charged >= 200 * MiB, s["meta"]["memory_peaks"]  # what the kernel charged
     text = fp("show", "-o", db).stdout
     assert "rss sum peak" in text and ("page cache peak" in text) == cgroup_memory, text
+
+
+def spike_run(tmp_path, interval):
+    """memory_spike: two children hold 100 MiB each together for 50 ms, 0.3 s into the run.
+    Returns show's summary and each process's own report."""
+    db, truth = tmp_path / f"spike{interval}.db", tmp_path / f"truth{interval}"
+    truth.mkdir()
+    proc = fp("run", "-o", db, "-q", "-i", interval, "--no-git", "--",
+              wl("memory_spike"), 2, 100, 0.3, 0.05, 0.3, env=clean_env(FP_WORKLOAD_REPORT=truth))
+    assert proc.returncode == 0, describe(proc)
+    reports = [json.loads(f.read_text()) for f in truth.iterdir()]
+    assert len(reports) == 3, reports
+    return show(db), reports
+
+
+def assert_spike_in_peak(s, reports):
+    """The tree held both children's 100 MiB at once (they wait for each other before letting
+    go; each measured its own high-water mark at least that), which no single process's
+    high-water mark shows: only the cgroup's charge and its high-water mark do."""
+    children = sorted(r["maxrss_bytes"] for r in reports)[1:]
+    assert all(hwm >= 100 * MiB for hwm in children), reports
+    peak = s["totals"]["peak_memory_bytes"]
+    # Page tables (0.4 MiB for 200 MiB) are the kernel's, not the tree's: a little less.
+    assert peak >= 0.99 * 200 * MiB, (peak / MiB, s["meta"]["memory_peaks"])
+    # At most what the processes themselves held at their peaks (a forked child's high-water
+    # mark counts the pages it shares with its parent), and some kernel slack.
+    assert peak <= sum(r["maxrss_bytes"] for r in reports) + 16 * MiB, (peak / MiB, reports)
+
+
+def test_a_spike_between_two_passes_is_in_the_peak(tmp_path, cgroup_memory):
+    """Passes 1 s apart around a 50 ms spike (so it falls between two reads of every file):
+    the peak is the kernel's high-water mark of the charge, less what memory.stat on either
+    side said was not held (page cache, kernel memory)."""
+    if not cgroup_memory:
+        pytest.skip("no memory cgroup for runs on this machine (footprint doctor says why)")
+    s, reports = spike_run(tmp_path, "1s")
+    assert_spike_in_peak(s, reports)
+    assert "high-water" in s["meta"]["sources"]["peak_memory"], s["meta"]["sources"]
+
+
+def test_memory_at_every_pass_while_memory_stat_is_spaced_out(tmp_path, cgroup_memory):
+    """At 1 kHz `memory` comes from the cgroup's one-number charge at every pass, while its
+    page cache split (memory.stat, which `memory.page_cache` shows) is read as its cost allows:
+    the stored rates and `show` say so, and the spike is in the peak."""
+    if not cgroup_memory:
+        pytest.skip("no memory cgroup for runs on this machine (footprint doctor says why)")
+    s, reports = spike_run(tmp_path, "1ms")
+    assert_spike_in_peak(s, reports)
+    passes = s["meta"]["monitor"]["sampler"]["passes"]
+    memory, page_cache = metric(s, "memory"), metric(s, "memory.page_cache")
+    assert memory["count"] >= passes - 2, (memory, passes)
+    assert page_cache["count"] < memory["count"] / 2, (page_cache, memory)
+    achieved, below = s["meta"]["achieved_intervals_ns"], s["meta"]["below_asked_rate"]
+    assert achieved["memory"] < achieved["memory.page_cache"], achieved
+    # A busy machine may miss deadlines, which slows every series alike; never spaced out.
+    assert "spaced out" not in below.get("memory", ""), below
+    assert "spaced out" in below["memory.page_cache"], below
+    text = fp("show", "-o", tmp_path / "spike1ms.db").stdout
+    line = next(l for l in text.splitlines() if "below rate memory.page_cache" in l)
+    assert "asked 1.00 ms" in line and "spaced out" in line, line
 
 
 @pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "no-cgroup"])
