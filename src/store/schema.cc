@@ -1,95 +1,127 @@
 #include "store/schema.h"
 
 #include <array>
+#include <string>
+#include <vector>
 
 #include "footprint/store.h"
 
 namespace footprint {
 namespace {
 
-// v1: the data model of DESIGN.md, plus run_totals (exact end-of-run figures, queryable
-// without parsing JSON) and runs.heartbeat_ns (to tell a live run from an interrupted one).
-constexpr std::string_view kV1 = R"sql(
-CREATE TABLE runs(
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  description TEXT NOT NULL DEFAULT '',
-  experiment TEXT,
-  workload TEXT,
-  group_id TEXT,
-  repetition INTEGER NOT NULL DEFAULT 0,
-  command TEXT NOT NULL,
-  cwd TEXT,
-  host TEXT,
-  user TEXT,
-  started_at_ns INTEGER NOT NULL,
-  ended_at_ns INTEGER,
-  status TEXT NOT NULL
-    CHECK (status IN ('running', 'ok', 'failed', 'killed', 'interrupted')),
-  exit_code INTEGER,
-  meta TEXT NOT NULL DEFAULT '{}',
-  heartbeat_ns INTEGER
-);
-CREATE INDEX runs_by_name ON runs(name, started_at_ns);
-CREATE INDEX runs_by_group ON runs(experiment, workload, group_id);
-CREATE TABLE series(
-  id INTEGER PRIMARY KEY,
-  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  metric TEXT NOT NULL,
-  unit TEXT NOT NULL,
-  entity TEXT NOT NULL,
-  scope_id INTEGER
-);
-CREATE UNIQUE INDEX series_key ON series(run_id, metric, entity, ifnull(scope_id, -1));
-CREATE TABLE samples(
-  series_id INTEGER NOT NULL,
-  t_ns INTEGER NOT NULL,
-  value REAL NOT NULL,
-  PRIMARY KEY (series_id, t_ns)
-) WITHOUT ROWID;
-CREATE TABLE scopes(
-  id INTEGER PRIMARY KEY,
-  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  parent_id INTEGER,
-  name TEXT NOT NULL,
-  thread INTEGER,
-  start_ns INTEGER NOT NULL,
-  end_ns INTEGER
-);
-CREATE INDEX scopes_by_run ON scopes(run_id, start_ns);
-CREATE TABLE run_values(
-  id INTEGER PRIMARY KEY,
-  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  scope_id INTEGER,
-  name TEXT NOT NULL,
-  step INTEGER,
-  t_ns INTEGER,
-  value REAL,
-  data TEXT
-);
-CREATE INDEX run_values_by_run ON run_values(run_id, name, step);
-CREATE TABLE artifacts(
-  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  name TEXT NOT NULL,
-  path TEXT,
-  sha256 TEXT,
-  size INTEGER,
-  PRIMARY KEY (run_id, name)
-);
-CREATE TABLE run_totals(
-  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  name TEXT NOT NULL,
-  value REAL NOT NULL,
-  PRIMARY KEY (run_id, name)
-) WITHOUT ROWID;
-)sql";
+// The data model both databases hold, described once (DESIGN.md's, plus run_totals: exact
+// end-of-run figures queryable without parsing JSON, and runs.heartbeat_ns: to tell a live run
+// from an interrupted one). Each dialect's v1 is written from it; only the samples differ.
+enum class Type {
+  kText,
+  kInt,     // 32 bits are enough (exit codes, counts)
+  kBigInt,  // ns, ids, sizes
+  kSerial,  // numbered by the database: with PRIMARY KEY, SQLite's rowid
+  kReal,
+  kBytes,
+};
 
-constexpr std::array<std::string_view, 1> kMigrations = {kV1};
-static_assert(kMigrations.size() == kSchemaVersion, "one migration per schema version");
+struct Column {
+  std::string_view name;
+  Type type;
+  std::string_view rest = "";  // NOT NULL, DEFAULT, CHECK, REFERENCES ...
+};
 
-// PostgreSQL v1: the same tables, with one difference of layout. Samples are stored as
-// chunks: one row per series per write, its times and values packed in time order as 8-byte
-// big-endian numbers (int64 ns, IEEE-754 doubles; in SQL the i-th time is
+struct Table {
+  std::string_view name;
+  std::vector<Column> columns;
+  std::string_view key = "";                   // PRIMARY KEY (...) of several columns
+  bool sqlite_without_rowid = false;           // a table looked up by its key only
+  std::vector<std::string_view> indexes = {};  // "[UNIQUE ]name ON (columns)"
+};
+
+constexpr std::string_view kOfRun = "NOT NULL REFERENCES runs(id) ON DELETE CASCADE";
+
+const std::vector<Table>& SharedTables() {
+  static const std::vector<Table> tables = {
+      {"runs",
+       {{"id", Type::kText, "PRIMARY KEY"},
+        {"name", Type::kText, "NOT NULL"},
+        {"description", Type::kText, "NOT NULL DEFAULT ''"},
+        {"experiment", Type::kText},
+        {"workload", Type::kText},
+        {"group_id", Type::kText},
+        {"repetition", Type::kInt, "NOT NULL DEFAULT 0"},
+        {"command", Type::kText, "NOT NULL"},
+        {"cwd", Type::kText},
+        {"host", Type::kText},
+        {"user", Type::kText},
+        {"started_at_ns", Type::kBigInt, "NOT NULL"},
+        {"ended_at_ns", Type::kBigInt},
+        {"status", Type::kText,
+         "NOT NULL\n    CHECK (status IN ('running', 'ok', 'failed', 'killed', 'interrupted'))"},
+        {"exit_code", Type::kInt},
+        {"meta", Type::kText, "NOT NULL DEFAULT '{}'"},
+        {"heartbeat_ns", Type::kBigInt}},
+       "",
+       false,
+       {"runs_by_name ON (name, started_at_ns)",
+        "runs_by_group ON (experiment, workload, group_id)"}},
+      {"series",
+       {{"id", Type::kSerial, "PRIMARY KEY"},
+        {"run_id", Type::kText, kOfRun},
+        {"metric", Type::kText, "NOT NULL"},
+        {"unit", Type::kText, "NOT NULL"},
+        {"entity", Type::kText, "NOT NULL"},
+        {"scope_id", Type::kBigInt}},
+       "",
+       false,
+       {"UNIQUE series_key ON (run_id, metric, entity, coalesce(scope_id, -1))"}},
+      {"scopes",
+       {{"id", Type::kSerial, "PRIMARY KEY"},
+        {"run_id", Type::kText, kOfRun},
+        {"parent_id", Type::kBigInt},
+        {"name", Type::kText, "NOT NULL"},
+        {"thread", Type::kBigInt},
+        {"start_ns", Type::kBigInt, "NOT NULL"},
+        {"end_ns", Type::kBigInt}},
+       "",
+       false,
+       {"scopes_by_run ON (run_id, start_ns)"}},
+      {"run_values",
+       {{"id", Type::kSerial, "PRIMARY KEY"},
+        {"run_id", Type::kText, kOfRun},
+        {"scope_id", Type::kBigInt},
+        {"name", Type::kText, "NOT NULL"},
+        {"step", Type::kBigInt},
+        {"t_ns", Type::kBigInt},
+        {"value", Type::kReal},
+        {"data", Type::kText}},
+       "",
+       false,
+       {"run_values_by_run ON (run_id, name, step)"}},
+      {"artifacts",
+       {{"run_id", Type::kText, kOfRun},
+        {"name", Type::kText, "NOT NULL"},
+        {"path", Type::kText},
+        {"sha256", Type::kText},
+        {"size", Type::kBigInt}},
+       "PRIMARY KEY (run_id, name)"},
+      {"run_totals",
+       {{"run_id", Type::kText, kOfRun},
+        {"name", Type::kText, "NOT NULL"},
+        {"value", Type::kReal, "NOT NULL"}},
+       "PRIMARY KEY (run_id, name)",
+       true},
+  };
+  return tables;
+}
+
+// SQLite's samples: one row per sample, found by its key.
+const Table kSqliteSamples = {"samples",
+                              {{"series_id", Type::kBigInt, "NOT NULL"},
+                               {"t_ns", Type::kBigInt, "NOT NULL"},
+                               {"value", Type::kReal, "NOT NULL"}},
+                              "PRIMARY KEY (series_id, t_ns)",
+                              true};
+
+// PostgreSQL's samples are chunks: one row per series per write, its times and values packed in
+// time order as 8-byte big-endian numbers (int64 ns, IEEE-754 doubles; in SQL the i-th time is
 // ('x' || encode(substr(t_ns, 8 * i + 1, 8), 'hex'))::bit(64)::bigint). Measured on PostgreSQL
 // 15 with 1 M samples (docs/cluster.md): 17 bytes per sample as arrays against 52 for one row
 // per sample with a BRIN index and 84 with a B-tree, and COPY moves one row per series per flush
@@ -97,84 +129,70 @@ static_assert(kMigrations.size() == kSchemaVersion, "one migration per schema ve
 // element by element (a series of 1 M samples took 165 ms of the server's time, bytes ~15 ms).
 // A chunk is found by (series_id, t_first); `seq` orders the writes, so that where chunks
 // overlap (a replayed write) readers keep the value written last for each time.
-constexpr std::string_view kPostgresV1 = R"sql(
-CREATE TABLE runs(
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  description TEXT NOT NULL DEFAULT '',
-  experiment TEXT,
-  workload TEXT,
-  group_id TEXT,
-  repetition INTEGER NOT NULL DEFAULT 0,
-  command TEXT NOT NULL,
-  cwd TEXT,
-  host TEXT,
-  "user" TEXT,
-  started_at_ns BIGINT NOT NULL,
-  ended_at_ns BIGINT,
-  status TEXT NOT NULL
-    CHECK (status IN ('running', 'ok', 'failed', 'killed', 'interrupted')),
-  exit_code INTEGER,
-  meta TEXT NOT NULL DEFAULT '{}',
-  heartbeat_ns BIGINT
-);
-CREATE INDEX runs_by_name ON runs(name, started_at_ns);
-CREATE INDEX runs_by_group ON runs(experiment, workload, group_id);
-CREATE TABLE series(
-  id BIGSERIAL PRIMARY KEY,
-  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  metric TEXT NOT NULL,
-  unit TEXT NOT NULL,
-  entity TEXT NOT NULL,
-  scope_id BIGINT
-);
-CREATE UNIQUE INDEX series_key ON series(run_id, metric, entity, coalesce(scope_id, -1));
-CREATE TABLE sample_chunks(
-  series_id BIGINT NOT NULL,
-  t_first BIGINT NOT NULL,
-  seq BIGSERIAL,
-  t_last BIGINT NOT NULL,
-  n INTEGER NOT NULL,
-  t_ns BYTEA NOT NULL,
-  value BYTEA NOT NULL,
-  PRIMARY KEY (series_id, t_first, seq)
-);
-CREATE TABLE scopes(
-  id BIGSERIAL PRIMARY KEY,
-  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  parent_id BIGINT,
-  name TEXT NOT NULL,
-  thread BIGINT,
-  start_ns BIGINT NOT NULL,
-  end_ns BIGINT
-);
-CREATE INDEX scopes_by_run ON scopes(run_id, start_ns);
-CREATE TABLE run_values(
-  id BIGSERIAL PRIMARY KEY,
-  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  scope_id BIGINT,
-  name TEXT NOT NULL,
-  step BIGINT,
-  t_ns BIGINT,
-  value DOUBLE PRECISION,
-  data TEXT
-);
-CREATE INDEX run_values_by_run ON run_values(run_id, name, step);
-CREATE TABLE artifacts(
-  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  name TEXT NOT NULL,
-  path TEXT,
-  sha256 TEXT,
-  size BIGINT,
-  PRIMARY KEY (run_id, name)
-);
-CREATE TABLE run_totals(
-  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  name TEXT NOT NULL,
-  value DOUBLE PRECISION NOT NULL,
-  PRIMARY KEY (run_id, name)
-);
-)sql";
+const Table kPostgresSampleChunks = {"sample_chunks",
+                                     {{"series_id", Type::kBigInt, "NOT NULL"},
+                                      {"t_first", Type::kBigInt, "NOT NULL"},
+                                      {"seq", Type::kSerial},
+                                      {"t_last", Type::kBigInt, "NOT NULL"},
+                                      {"n", Type::kInt, "NOT NULL"},
+                                      {"t_ns", Type::kBytes, "NOT NULL"},
+                                      {"value", Type::kBytes, "NOT NULL"}},
+                                     "PRIMARY KEY (series_id, t_first, seq)"};
+
+enum class Dialect { kSqlite, kPostgres };
+
+std::string_view TypeName(Type type, Dialect d) {
+  const bool pg = d == Dialect::kPostgres;
+  switch (type) {
+    case Type::kText:
+      return "TEXT";
+    case Type::kInt:
+      return "INTEGER";
+    case Type::kBigInt:
+      return pg ? "BIGINT" : "INTEGER";
+    case Type::kSerial:
+      return pg ? "BIGSERIAL" : "INTEGER";
+    case Type::kReal:
+      return pg ? "DOUBLE PRECISION" : "REAL";
+    case Type::kBytes:
+      return pg ? "BYTEA" : "BLOB";
+  }
+  return "";
+}
+
+// CREATE TABLE and its CREATE INDEX statements in `d`'s words.
+std::string CreateTable(const Table& t, Dialect d) {
+  std::string sql = "CREATE TABLE " + std::string(t.name) + "(\n";
+  for (const Column& c : t.columns) {
+    // "user" is a reserved word in PostgreSQL, a plain name in SQLite.
+    const bool quote = d == Dialect::kPostgres && c.name == "user";
+    sql += "  " + (quote ? "\"" + std::string(c.name) + "\"" : std::string(c.name)) + " " +
+           std::string(TypeName(c.type, d)) + (c.rest.empty() ? "" : " ") + std::string(c.rest) +
+           (&c != &t.columns.back() || !t.key.empty() ? ",\n" : "\n");
+  }
+  if (!t.key.empty()) sql += "  " + std::string(t.key) + "\n";
+  sql += d == Dialect::kSqlite && t.sqlite_without_rowid ? ") WITHOUT ROWID;\n" : ");\n";
+  for (std::string_view index : t.indexes) {
+    const bool unique = index.starts_with("UNIQUE ");
+    if (unique) index.remove_prefix(7);
+    const size_t on = index.find(" ON (");
+    sql += std::string(unique ? "CREATE UNIQUE INDEX " : "CREATE INDEX ") +
+           std::string(index.substr(0, on)) + " ON " + std::string(t.name) +
+           std::string(index.substr(on + 4)) + ";\n";
+  }
+  return sql;
+}
+
+std::string Version1(Dialect d) {
+  std::string sql;
+  for (const Table& t : SharedTables()) {
+    sql += CreateTable(t, d);
+    if (t.name == "series") {  // the samples where they were in the written-out schema
+      sql += CreateTable(d == Dialect::kSqlite ? kSqliteSamples : kPostgresSampleChunks, d);
+    }
+  }
+  return sql;
+}
 
 // PostgreSQL v2: what the server knows of the local buffers its writers send through
 // (store/journal.h): how far each writer's entries arrived (a replayed entry is taken once),
@@ -205,13 +223,18 @@ CREATE TABLE buffer_ids(
 );
 )sql";
 
-constexpr std::array<std::string_view, 2> kPostgresMigrations = {kPostgresV1, kPostgresV2};
-static_assert(kPostgresMigrations.size() == kPostgresSchemaVersion,
-              "one migration per schema version");
-
 }  // namespace
 
-std::span<const std::string_view> SqliteMigrations() { return kMigrations; }
-std::span<const std::string_view> PostgresMigrations() { return kPostgresMigrations; }
+std::span<const std::string_view> SqliteMigrations() {
+  static const std::string v1 = Version1(Dialect::kSqlite);
+  static const std::array<std::string_view, kSchemaVersion> migrations = {v1};
+  return migrations;
+}
+
+std::span<const std::string_view> PostgresMigrations() {
+  static const std::string v1 = Version1(Dialect::kPostgres);
+  static const std::array<std::string_view, kPostgresSchemaVersion> migrations = {v1, kPostgresV2};
+  return migrations;
+}
 
 }  // namespace footprint
