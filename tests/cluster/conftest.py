@@ -1,6 +1,7 @@
 """Tests of footprint against real servers it works with on clusters, started and stopped
 here: a throwaway PostgreSQL (pg_server.py: initdb into a temporary folder, a private socket,
-run as the postgres user) and a one-node Slurm (slurm_server.py).
+run as the postgres user) and a one-node Slurm (slurm_server.py), with an accounting database
+of its own where a test asks for one (slurmdbd_server.py: MariaDB and slurmdbd).
 
 Run from CTest (tests/CMakeLists.txt) or by hand:
 
@@ -16,6 +17,7 @@ import pytest
 
 from pg_server import Postgres, server_bin
 from slurm_server import Slurm
+from slurmdbd_server import missing_programs
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 import fp_helpers  # noqa: E402
@@ -45,12 +47,15 @@ def pg_uri(postgres, request):
     return postgres.create_database(name)
 
 
-def slurm_cluster(nodes):
+def slurm_cluster(nodes, accounting=False):
     if os.geteuid() != 0:
         pytest.skip("a Slurm cluster of its own needs root (slurmd runs tasks as their user)")
     if shutil.which("slurmctld") is None or shutil.which("munged") is None:
         pytest.fail("Slurm is not installed: run scripts/setup (Debian: slurm-wlm munge)")
-    return Slurm(nodes=nodes)
+    if accounting and missing_programs():
+        pytest.fail(f"{', '.join(missing_programs())} not installed: run scripts/setup "
+                    "(Debian: mariadb-server slurmdbd)")
+    return Slurm(nodes=nodes, accounting=accounting)
 
 
 @pytest.fixture(scope="session")
@@ -65,5 +70,14 @@ def slurm():
 def slurm2():
     """A two-node Slurm cluster of its own: two slurmd on this host, nodes fp-n1 and fp-n2."""
     cluster = slurm_cluster(2)
+    yield cluster
+    cluster.close()
+
+
+@pytest.fixture
+def slurm_accounting():
+    """A one-node Slurm cluster with an accounting database of its own (MariaDB, slurmdbd):
+    sacct answers. Started for one test and stopped with it (a few seconds each way)."""
+    cluster = slurm_cluster(1, accounting=True)
     yield cluster
     cluster.close()

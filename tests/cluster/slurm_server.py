@@ -1,7 +1,8 @@
 """A Slurm cluster of its own for the cluster tests: munged on a private socket and key,
 slurmctld and slurmd on free ports, state and logs in a temporary folder, no accounting
-database (sstat works without one). Needs root (slurmd runs the tasks as their user) and
-Debian's slurm-wlm and munge.
+database (sstat works without one) unless accounting=True: then a MariaDB and a slurmdbd of its
+own too (slurmdbd_server.py), and sacct answers. Needs root (slurmd runs the tasks as their
+user) and Debian's slurm-wlm and munge (and mariadb-server and slurmdbd for accounting).
 
 One node by default, this host under its own name. With nodes=N, N nodes fp-n1..fp-nN, each
 a slurmd of its own on this host (`slurmd -N NAME`, on a port of its own: Debian's Slurm
@@ -14,6 +15,8 @@ import subprocess
 import tempfile
 import time
 
+from slurmdbd_server import SlurmDbd, stop_pid_file
+
 
 def free_port():
     with socket.socket() as s:
@@ -22,7 +25,7 @@ def free_port():
 
 
 class Slurm:
-    def __init__(self, cpus=2, nodes=1):
+    def __init__(self, cpus=2, nodes=1, accounting=False):
         self.root = tempfile.mkdtemp(prefix="fp-slurm-")
         os.chmod(self.root, 0o755)
         host = socket.gethostname()
@@ -33,6 +36,9 @@ class Slurm:
             f.write(os.urandom(1024))
         os.chmod(key, 0o400)
         self.conf = os.path.join(self.root, "slurm.conf")
+        self.dbd = SlurmDbd(self.root, free_port(), free_port()) if accounting else None
+        accounting = (self.dbd.slurm_conf_lines(self.munge_socket) if self.dbd
+                      else "AccountingStorageType=accounting_storage/none")
         with open(self.conf, "w") as f:
             f.write(f"""ClusterName=fp
 SlurmctldHost={host}
@@ -52,7 +58,7 @@ ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/linux
 JobAcctGatherFrequency=1
-AccountingStorageType=accounting_storage/none
+{accounting}
 JobCompType=jobcomp/none
 SchedulerType=sched/builtin
 SelectType=select/cons_tres
@@ -74,12 +80,22 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscrib
                     "exit 0\n")
         os.chmod(epilog, 0o755)
         self.env = dict(os.environ, SLURM_CONF=self.conf)
+        try:
+            self._start_daemons(key)
+        except BaseException:
+            self.close()  # what did start
+            raise
+
+    def _start_daemons(self, key):
         self._daemon(["munged", "--force", f"--socket={self.munge_socket}", f"--key-file={key}",
                       f"--pid-file={self.root}/munged.pid", f"--log-file={self.root}/munged.log",
                       f"--seed-file={self.root}/munged.seed"])
+        if self.dbd:
+            self.dbd.start(self.env, self.munge_socket)
         self._daemon(["slurmctld", "-f", self.conf])
         for node in self.nodes:
-            self._daemon(["slurmd", "-f", self.conf] + (["-N", node] if nodes > 1 else []))
+            self._daemon(["slurmd", "-f", self.conf] +
+                         (["-N", node] if len(self.nodes) > 1 else []))
         self._wait_idle()
 
     def _node_lines(self, host, cpus):
@@ -100,7 +116,7 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscrib
             if os.path.exists(path):
                 with open(path) as f:
                     out += f"\n--- {name}\n" + f.read()[-3000:]
-        return out
+        return out + (self.dbd.logs() if self.dbd else "")
 
     def _wait_idle(self, timeout_s=60):
         deadline = time.monotonic() + timeout_s
@@ -119,13 +135,10 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscrib
                               timeout=kw.pop("timeout", 120), **kw)
 
     def close(self):
-        pid_files = [f"slurmd-{n}.pid" for n in self.nodes] + ["slurmctld.pid", "munged.pid"]
+        pid_files = [f"slurmd-{n}.pid" for n in self.nodes] + ["slurmctld.pid"]
         for pid_file in pid_files:
-            path = os.path.join(self.root, pid_file)
-            try:
-                with open(path) as f:
-                    os.kill(int(f.read().strip()), 15)
-            except (OSError, ValueError):
-                pass
-        time.sleep(0.5)
+            stop_pid_file(os.path.join(self.root, pid_file))
+        if self.dbd:
+            self.dbd.close()  # after slurmctld, which sends it what it still holds
+        stop_pid_file(os.path.join(self.root, "munged.pid"))
         shutil.rmtree(self.root, ignore_errors=True)

@@ -1,6 +1,6 @@
 // The HTTP response reader of `footprint load --http` (src/run/http_response.h): framing,
 // tokens and first-byte times, whatever way the bytes are split between reads.
-#include "run/http_response.h"
+#include "load/http_response.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "footprint/load.h"
-#include "run/sut_transport.h"
+#include "load/sut_transport.h"
 
 namespace footprint {
 namespace {

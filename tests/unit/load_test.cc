@@ -11,8 +11,8 @@
 
 #include "footprint/report.h"
 #include "footprint/store.h"
-#include "run/load_samples.h"
-#include "run/mlperf_log.h"
+#include "load/load_samples.h"
+#include "load/mlperf_log.h"
 #include "test_util.h"
 
 namespace footprint {

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "footprint/store.h"
-#include "run/resident_command.h"
+#include "load/resident_command.h"
 #include "test_util.h"
 
 namespace footprint {

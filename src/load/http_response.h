@@ -4,8 +4,8 @@
 // than `[DONE]`) for text/event-stream, else chunks of a chunked body, else 1 for a body.
 //
 // Thread-safety: one object per connection, used by one thread.
-#ifndef FOOTPRINT_RUN_HTTP_RESPONSE_H_
-#define FOOTPRINT_RUN_HTTP_RESPONSE_H_
+#ifndef FOOTPRINT_LOAD_HTTP_RESPONSE_H_
+#define FOOTPRINT_LOAD_HTTP_RESPONSE_H_
 
 #include <cstdint>
 #include <optional>
@@ -60,4 +60,4 @@ class HttpResponse {
 
 }  // namespace footprint
 
-#endif  // FOOTPRINT_RUN_HTTP_RESPONSE_H_
+#endif  // FOOTPRINT_LOAD_HTTP_RESPONSE_H_

@@ -1,4 +1,4 @@
-#include "run/load_samples.h"
+#include "load/load_samples.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

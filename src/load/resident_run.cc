@@ -7,8 +7,8 @@
 #include <thread>
 #include <utility>
 
+#include "load/resident_command.h"
 #include "run/monitor_internal.h"
-#include "run/resident_command.h"
 #include "run/stop_signals.h"
 #include "session/monitor_session.h"
 #include "session/totals.h"

@@ -10,7 +10,7 @@
 #include <charconv>
 #include <optional>
 
-#include "run/sut_transport.h"
+#include "load/sut_transport.h"
 #include "util/clock.h"
 #include "util/strings.h"
 

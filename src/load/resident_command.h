@@ -13,8 +13,8 @@
 //
 // Thread-safety: one thread at a time; a LoadDriver uses transport() from its thread while a
 // load runs.
-#ifndef FOOTPRINT_RUN_RESIDENT_COMMAND_H_
-#define FOOTPRINT_RUN_RESIDENT_COMMAND_H_
+#ifndef FOOTPRINT_LOAD_RESIDENT_COMMAND_H_
+#define FOOTPRINT_LOAD_RESIDENT_COMMAND_H_
 
 #include <sys/types.h>
 
@@ -29,7 +29,7 @@
 #include "footprint/monitor.h"
 #include "footprint/status.h"
 #include "footprint/store.h"
-#include "run/sut_transport.h"
+#include "load/sut_transport.h"
 
 namespace footprint {
 
@@ -76,4 +76,4 @@ Result<MonitorOutcome> RunResidentLoad(Store& store, const MonitorOptions& optio
 
 }  // namespace footprint
 
-#endif  // FOOTPRINT_RUN_RESIDENT_COMMAND_H_
+#endif  // FOOTPRINT_LOAD_RESIDENT_COMMAND_H_

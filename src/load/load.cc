@@ -16,10 +16,10 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "load/load_samples.h"
+#include "load/mlperf_log.h"
+#include "load/sut_transport.h"
 #include "run/command_cpu.h"
-#include "run/load_samples.h"
-#include "run/mlperf_log.h"
-#include "run/sut_transport.h"
 #include "util/clock.h"
 #include "util/json_text.h"
 #include "util/strings.h"

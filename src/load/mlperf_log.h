@@ -7,8 +7,8 @@
 //   mlperf_log_detail.txt    one `:::MLLOG {json}` line per key (key, value, time_ms,
 //                            namespace, event_type, metadata), the keys the checker reads
 //   mlperf_log_accuracy.json accuracy mode: every answered sample (load_samples.h)
-#ifndef FOOTPRINT_RUN_MLPERF_LOG_H_
-#define FOOTPRINT_RUN_MLPERF_LOG_H_
+#ifndef FOOTPRINT_LOAD_MLPERF_LOG_H_
+#define FOOTPRINT_LOAD_MLPERF_LOG_H_
 
 #include <string>
 #include <vector>
@@ -36,4 +36,4 @@ Status WriteMlperfLogs(const std::string& dir, const LoadSummary& summary,
 
 }  // namespace footprint
 
-#endif  // FOOTPRINT_RUN_MLPERF_LOG_H_
+#endif  // FOOTPRINT_LOAD_MLPERF_LOG_H_

@@ -17,8 +17,8 @@
 #include <optional>
 #include <vector>
 
-#include "run/http_response.h"
-#include "run/sut_transport.h"
+#include "load/http_response.h"
+#include "load/sut_transport.h"
 #include "util/clock.h"
 #include "util/file.h"
 #include "util/strings.h"

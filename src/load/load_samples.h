@@ -3,8 +3,8 @@
 // answers score against the known ones and how MLPerf's accuracy log holds them.
 //
 // Thread-safety: a SampleDraw is used by one thread; the functions are thread-safe.
-#ifndef FOOTPRINT_RUN_LOAD_SAMPLES_H_
-#define FOOTPRINT_RUN_LOAD_SAMPLES_H_
+#ifndef FOOTPRINT_LOAD_LOAD_SAMPLES_H_
+#define FOOTPRINT_LOAD_LOAD_SAMPLES_H_
 
 #include <cstdint>
 #include <random>
@@ -53,4 +53,4 @@ std::string MlperfAccuracyLog(const std::vector<QueryRecord>& queries);
 
 }  // namespace footprint
 
-#endif  // FOOTPRINT_RUN_LOAD_SAMPLES_H_
+#endif  // FOOTPRINT_LOAD_LOAD_SAMPLES_H_

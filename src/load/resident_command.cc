@@ -1,4 +1,4 @@
-#include "run/resident_command.h"
+#include "load/resident_command.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "run/http_response.h"
+#include "load/http_response.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "run/mlperf_log.h"
+#include "load/mlperf_log.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "run/load_samples.h"
+#include "load/load_samples.h"
 #include "util/file.h"
 #include "util/json_text.h"
 

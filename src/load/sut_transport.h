@@ -4,8 +4,8 @@
 // only carries queries and answers, and stamps each answer with the time it was read.
 //
 // Thread-safety: a transport is used by the driver's one thread.
-#ifndef FOOTPRINT_RUN_SUT_TRANSPORT_H_
-#define FOOTPRINT_RUN_SUT_TRANSPORT_H_
+#ifndef FOOTPRINT_LOAD_SUT_TRANSPORT_H_
+#define FOOTPRINT_LOAD_SUT_TRANSPORT_H_
 
 #include <cstdint>
 #include <functional>
@@ -89,4 +89,4 @@ std::unique_ptr<SutTransport> MakeHttpTransport(const HttpTarget& target, int co
 
 }  // namespace footprint
 
-#endif  // FOOTPRINT_RUN_SUT_TRANSPORT_H_
+#endif  // FOOTPRINT_LOAD_SUT_TRANSPORT_H_
