@@ -145,19 +145,22 @@ struct ExperimentOptions {
   std::function<void(const PlannedRun&, const PlanRunStatus&, int exit_status)> on_run;
 };
 
-// A run of --executor slurm beside what sstat last said of its step. footprint's side is the
-// step's task as Slurm sees it: the command's tree plus footprint's own process.
+// A run of --executor slurm beside what Slurm says of its step: sstat's last reading, taken
+// by the step itself, or, where the step has none and Slurm has an accounting database,
+// sacct's TotalCPU and MaxRSS at the step's end. footprint's side is the step's task as Slurm
+// sees it: the command's tree plus footprint's own process.
 struct SstatCheck {
   std::string key;
   std::string run_id;
-  std::string step;  // "JOB.STEP"
-  double cpu_s = 0;  // cpu_user_s + cpu_system_s + monitor_cpu_s
-  double sstat_cpu_s = 0;
-  // rss_sum_peak_bytes + monitor_peak_rss_bytes + the peaks of sstat and of the helper that
-  // runs it (both processes of the step)
+  std::string source = "sstat";  // or "sacct"
+  std::string step;              // "JOB.STEP"
+  double cpu_s = 0;              // cpu_user_s + cpu_system_s + monitor_cpu_s
+  double sstat_cpu_s = 0;        // Slurm's: sstat's TRESUsageInTot cpu, or sacct's TotalCPU
+  // rss_bytes: rss_sum_peak_bytes + monitor_peak_rss_bytes, and, beside sstat, the peaks of
+  // sstat and of the helper that runs it (both processes of the step)
   double rss_bytes = 0;
-  double sstat_max_rss_bytes = 0;
-  double read_before_end_s = 0;  // how long before the run's end sstat was last asked
+  double sstat_max_rss_bytes = 0;  // Slurm's MaxRSS
+  double read_before_end_s = 0;    // how long before the run's end sstat was last asked (sacct: 0)
 };
 
 // Whether `key`'s latest stored run (in LoadPlanStatus's answer) is ok: what --resume skips.
@@ -169,7 +172,7 @@ struct ExperimentOutcome {
   int runs_failed = 0;            // not ok (failed, killed, could not start)
   int signal_received = 0;        // SIGINT/SIGTERM/SIGHUP/SIGQUIT that stopped the plan, 0 if none
   bool complete = false;          // every workload ran
-  std::vector<SstatCheck> sstat;  // --executor slurm: the runs sstat saw, in the order ended
+  std::vector<SstatCheck> sstat;  // --executor slurm: the runs Slurm saw, in the order ended
   std::vector<int64_t> queued_jobs;  // --executor slurm, when stopped: the plan's jobs left
 
   // Counts a run that ran, ok or not.

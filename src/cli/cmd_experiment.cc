@@ -128,15 +128,23 @@ void PrintSstatChecks(const std::vector<SstatCheck>& checks) {
   std::cout << "sstat cross-check (footprint: the command's tree and footprint itself, the "
                "step's task as Slurm sees it)\n";
   Table t({"key", "step", "cpu", "sstat cpu", "rss peak", "sstat MaxRSS", "read"}, {2, 3, 4, 5, 6});
+  bool from_sacct = false;
   for (const SstatCheck& c : checks) {
+    const bool sacct = c.source == "sacct";
+    from_sacct = from_sacct || sacct;
     t.Add({c.key, c.step, FormatValue("s", c.cpu_s), FormatValue("s", c.sstat_cpu_s),
            FormatValue("bytes", c.rss_bytes), FormatValue("bytes", c.sstat_max_rss_bytes),
-           FormatValue("s", c.read_before_end_s) + " before the end"});
+           sacct ? "sacct, at the step's end"
+                 : FormatValue("s", c.read_before_end_s) + " before the end"});
   }
   t.Print(std::cout, "  ");
   std::cout << "  sstat's CPU is jobacct_gather's last reading in whole seconds, of the processes "
                "alive then: lower than footprint's by what ran after it or in processes that "
                "ended before it\n";
+  if (from_sacct) {
+    std::cout << "  sacct (the step stored no sstat reading): TotalCPU, the CPU time of every "
+                 "process of the step that was waited for, and jobacct_gather's MaxRSS\n";
+  }
 }
 
 // Where the runs that ran are, for the last line: "stored in DB" only once a server holds all

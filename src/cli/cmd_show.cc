@@ -89,10 +89,11 @@ void PrintValues(const RunSummary& s, const Decoration& deco, std::ostream& out)
              (last.step ? " (step " + std::to_string(*last.step) + ")" : "");
     } else if (last.name == "load.latency") {
       note = "per query, from its scheduled time (footprint load); by query id";
-    } else if (data.is_object() && data.value("kind", "") == "sstat") {
+    } else if (data.is_object() &&
+               (data.value("kind", "") == "sstat" || data.value("kind", "") == "sacct")) {
       const double own = data.value("footprint", 0.0);
-      note = "sstat of step " + data.value("step", std::string()) + "; footprint " +
-             FormatValue(last.name.ends_with("_bytes") ? "bytes" : "s", own);
+      note = data.value("kind", "") + " of step " + data.value("step", std::string()) +
+             "; footprint " + FormatValue(last.name.ends_with("_bytes") ? "bytes" : "s", own);
     } else if (data.is_object() && data.contains("unavailable")) {
       note = "not measured: " + data.value("unavailable", std::string());
     } else if (!last.data_json.empty()) {

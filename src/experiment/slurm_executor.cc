@@ -1,7 +1,8 @@
 // RunExperimentOnSlurm: a job per workload, a step per run, the jobs chained so that workloads
 // run one after another; footprint waits on squeue (once per poll for all of them), and each
 // step's own footprint reads sstat of its step and stores the cross-check with its run
-// (RunStepWithSstat).
+// (RunStepWithSstat). Where Slurm has an accounting database, a run whose step stored no
+// cross-check gets one from sacct once its job ended (FinishJob).
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -40,8 +41,13 @@ using experiment::StepUsage;
 struct WorkloadJob {
   int64_t id = 0;
   std::vector<const PlannedRun*> runs;
-  bool adopted = false;  // found in the queue (--resume): it may have stored a run already
+  bool adopted = false;       // found in the queue (--resume): it may have stored a run already
+  int64_t left_queue_ns = 0;  // when footprint first found it gone from the queue (monotonic)
 };
+
+// How long after a job left the queue footprint waits for sacct's records of it to end:
+// slurmctld sends them to slurmdbd then, in its own time.
+constexpr int64_t kSacctLagNs = 30'000'000'000;
 
 // What sstat last said of a step, and when footprint asked (UTC ns).
 struct Reading {
@@ -129,64 +135,71 @@ double Total(const std::map<std::string, double>& totals, const std::string& nam
   return it == totals.end() ? 0 : it->second;
 }
 
-// The run beside sstat's last reading of its step; nullopt when sstat never saw it.
-std::optional<SstatCheck> CrossCheck(const std::string& key, const RunRecord& run,
-                                     const std::map<std::string, double>& totals,
-                                     const Readings& readings) {
+// The (job, step) the run's meta records; nullopt outside a numbered step.
+std::optional<std::pair<int64_t, int64_t>> StepOfRun(const RunRecord& run) {
   json meta = ParseStoredJson(run.meta_json);
   if (!meta.is_object() || !meta.contains("slurm")) return std::nullopt;
   const json& s = meta["slurm"];
   if (!s.value("job_id", json()).is_number() || !s.value("step_id", json()).is_number()) {
     return std::nullopt;
   }
-  const int64_t job = s["job_id"].get<int64_t>(), step = s["step_id"].get<int64_t>();
-  auto it = readings.find({job, step});
-  if (it == readings.end()) return std::nullopt;
+  return std::make_pair(s["job_id"].get<int64_t>(), s["step_id"].get<int64_t>());
+}
+
+// The run beside `source`'s reading of its step (`step`, as StepOfRun says).
+SstatCheck CrossCheck(const std::string& key, const RunRecord& run,
+                      const std::map<std::string, double>& totals, std::pair<int64_t, int64_t> step,
+                      const Reading& reading, const std::string& source) {
   SstatCheck c;
   c.key = key;
   c.run_id = run.id;
-  c.step = std::to_string(job) + "." + std::to_string(step);
+  c.source = source;
+  c.step = std::to_string(step.first) + "." + std::to_string(step.second);
   c.cpu_s =
       Total(totals, "cpu_user_s") + Total(totals, "cpu_system_s") + Total(totals, "monitor_cpu_s");
-  c.sstat_cpu_s = it->second.usage.cpu_s;
+  c.sstat_cpu_s = reading.usage.cpu_s;
   c.rss_bytes = Total(totals, "rss_sum_peak_bytes") + Total(totals, "monitor_peak_rss_bytes") +
-                static_cast<double>(it->second.sstat_rss_bytes);
-  c.sstat_max_rss_bytes = it->second.usage.max_rss_bytes;
+                static_cast<double>(reading.sstat_rss_bytes);
+  c.sstat_max_rss_bytes = reading.usage.max_rss_bytes;
   c.read_before_end_s =
-      static_cast<double>(run.ended_at_ns.value_or(it->second.at_ns) - it->second.at_ns) / 1e9;
+      static_cast<double>(run.ended_at_ns.value_or(reading.at_ns) - reading.at_ns) / 1e9;
   return c;
 }
 
-// Stores the cross-check with its run: sstat's figures as values, footprint's beside them.
+// Stores the cross-check with its run: Slurm's figures as values (SOURCE.cpu_s,
+// SOURCE.max_rss_bytes, of kind SOURCE), footprint's beside them.
 Status StoreCheck(Store& store, const RunRecord& run, const SstatCheck& c) {
   const int64_t end_ns = run.ended_at_ns.value_or(run.started_at_ns) - run.started_at_ns;
-  auto value = [&](const std::string& name, double sstat, double footprint) {
-    json data = {{"kind", "sstat"},
+  auto value = [&](const std::string& name, double slurm, double footprint) {
+    json data = {{"kind", c.source},
                  {"step", c.step},
                  {"footprint", footprint},
                  {"read_before_end_s", c.read_before_end_s}};
     return store.InsertValue(
-        {run.id, std::nullopt, name, std::nullopt, end_ns, sstat, JsonText(data)});
+        {run.id, std::nullopt, c.source + name, std::nullopt, end_ns, slurm, JsonText(data)});
   };
-  FP_RETURN_IF_ERROR(value("sstat.cpu_s", c.sstat_cpu_s, c.cpu_s));
-  return value("sstat.max_rss_bytes", c.sstat_max_rss_bytes, c.rss_bytes);
+  FP_RETURN_IF_ERROR(value(".cpu_s", c.sstat_cpu_s, c.cpu_s));
+  return value(".max_rss_bytes", c.sstat_max_rss_bytes, c.rss_bytes);
 }
 
-// The cross-check the run's step stored (StoreCheck), as it was; nullopt when it stored none.
+// The cross-check stored with the run (StoreCheck: by its step, or from sacct), as it was;
+// nullopt when there is none.
 Result<std::optional<SstatCheck>> StoredCheck(Store& store, const std::string& key,
                                               const std::string& run_id) {
   FP_ASSIGN_OR_RETURN(std::vector<ValueRecord> values, store.ListValues(run_id));
   std::optional<SstatCheck> c;
   for (const ValueRecord& v : values) {
     const json data = ParseStoredJson(v.data_json);
-    if (!v.value || !data.is_object() || data.value("kind", "") != "sstat") continue;
+    const std::string kind = data.is_object() ? data.value("kind", "") : "";
+    if (!v.value || (kind != "sstat" && kind != "sacct")) continue;
     if (!c) c = SstatCheck{.key = key, .run_id = run_id, .step = data.value("step", "")};
+    c->source = kind;
     const double footprint = data.value("footprint", 0.0);
     c->read_before_end_s = data.value("read_before_end_s", 0.0);
-    if (v.name == "sstat.cpu_s") {
+    if (v.name == kind + ".cpu_s") {
       c->cpu_s = footprint;
       c->sstat_cpu_s = *v.value;
-    } else if (v.name == "sstat.max_rss_bytes") {
+    } else if (v.name == kind + ".max_rss_bytes") {
       c->rss_bytes = footprint;
       c->sstat_max_rss_bytes = *v.value;
     }
@@ -194,37 +207,86 @@ Result<std::optional<SstatCheck>> StoredCheck(Store& store, const std::string& k
   return c;
 }
 
-// The job left the queue: reports each of its runs as the store has it (a run whose latest
-// stored run is still the one before the job never started) with the cross-check its step
-// stored.
-Status FinishJob(const WorkloadJob& job, const ExperimentPlan& plan,
-                 const std::map<std::string, PlanRunStatus>& before,
-                 const ExperimentOptions& options, const SlurmExecutorOptions& slurm,
-                 ExperimentOutcome& outcome) {
-  FP_ASSIGN_OR_RETURN(auto store, OpenStore(options.db));
-  FP_ASSIGN_OR_RETURN(auto now, LoadPlanStatus(*store, plan));
+// A run of a job that left the queue, as the store has it.
+struct Finished {
+  const PlannedRun* planned;
+  PlanRunStatus status{PlanRunState::kFailed, ""};
+  std::optional<RunRecord> run;  // nullopt: the job did not store it
+  std::optional<SstatCheck> check;
+};
+
+// The job's runs as the store has them (a run whose latest stored run is still the one before
+// the job never started), each with the cross-check stored with it.
+Result<std::vector<Finished>> StoredRuns(Store& store, const WorkloadJob& job,
+                                         const ExperimentPlan& plan,
+                                         const std::map<std::string, PlanRunStatus>& before) {
+  FP_ASSIGN_OR_RETURN(auto now, LoadPlanStatus(store, plan));
+  std::vector<Finished> runs;
   for (const PlannedRun* r : job.runs) {
-    PlanRunStatus st{PlanRunState::kFailed, ""};
-    int exit_status = 125;
+    Finished f{r};
     auto it = now.find(r->key);
     auto was = before.find(r->key);
-    const bool stored = it != now.end() && (job.adopted || was == before.end() ||
-                                            was->second.run_id != it->second.run_id);
-    if (stored) {
-      st = it->second;
-      FP_ASSIGN_OR_RETURN(RunRecord run, store->GetRun(st.run_id));
-      exit_status = run.exit_code.value_or(125);
-      FP_ASSIGN_OR_RETURN(std::optional<SstatCheck> check, StoredCheck(*store, r->key, run.id));
-      if (check) outcome.sstat.push_back(*check);
-    } else {
-      std::cerr << "footprint: " << r->key << ": job " << job.id
-                << " ended without storing this run; see " << slurm.spool_dir << "/" << job.id
-                << ".out\n";
+    if (it != now.end() &&
+        (job.adopted || was == before.end() || was->second.run_id != it->second.run_id)) {
+      f.status = it->second;
+      FP_ASSIGN_OR_RETURN(f.run, store.GetRun(f.status.run_id));
+      FP_ASSIGN_OR_RETURN(f.check, StoredCheck(store, r->key, f.run->id));
     }
-    outcome.Count(st);
-    if (options.on_run) options.on_run(*r, st, exit_status);
+    runs.push_back(std::move(f));
+  }
+  return runs;
+}
+
+// Gives each stored run without a cross-check sacct's figures of its step, and stores them
+// with it. sacct's are the step's at its end: read after the run's end, not before it.
+Status CheckFromSacct(Store& store, std::vector<Finished>& runs,
+                      const experiment::JobAccount& account) {
+  for (Finished& f : runs) {
+    auto step = f.run && !f.check ? StepOfRun(*f.run) : std::nullopt;
+    if (!step) continue;
+    auto usage = std::find_if(account.steps.begin(), account.steps.end(), [&](const auto& u) {
+      return std::make_pair(u.job_id, u.step_id) == *step;
+    });
+    if (usage == account.steps.end()) continue;
+    FP_ASSIGN_OR_RETURN(auto totals, store.LoadTotals(f.run->id));
+    const Reading at_end{*usage, f.run->ended_at_ns.value_or(0), 0};
+    f.check = CrossCheck(f.planned->key, *f.run, totals, *step, at_end, "sacct");
+    FP_RETURN_IF_ERROR(StoreCheck(store, *f.run, *f.check));
   }
   return Status::Ok();
+}
+
+// The job left the queue: reports each of its runs as the store has it with its cross-check,
+// sacct's where its step stored none and `sacct` (Slurm has an accounting database). False
+// while sacct's records of the job have not ended yet (for kSacctLagNs): ask again later.
+Result<bool> FinishJob(WorkloadJob& job, const ExperimentPlan& plan,
+                       const std::map<std::string, PlanRunStatus>& before,
+                       const ExperimentOptions& options, const SlurmExecutorOptions& slurm,
+                       bool sacct, ExperimentOutcome& outcome) {
+  FP_ASSIGN_OR_RETURN(auto store, OpenStore(options.db));
+  FP_ASSIGN_OR_RETURN(std::vector<Finished> runs, StoredRuns(*store, job, plan, before));
+  std::optional<experiment::JobAccount> account;
+  if (sacct && std::any_of(runs.begin(), runs.end(), [](const Finished& f) { return !f.check; })) {
+    account = experiment::AccountOf(job.id);
+    const int64_t now = Env::Default().MonotonicNs();
+    if (job.left_queue_ns == 0) job.left_queue_ns = now;
+    if (account && !account->ended && now - job.left_queue_ns < kSacctLagNs) return false;
+  }
+  if (account) FP_RETURN_IF_ERROR(CheckFromSacct(*store, runs, *account));
+  for (const Finished& f : runs) {
+    if (f.check) outcome.sstat.push_back(*f.check);
+    if (!f.run) {
+      std::cerr << "footprint: " << f.planned->key << ": job " << job.id << " ended"
+                << (account && account->ended ? " (" + account->state + ")" : "")
+                << " without storing this run; see " << slurm.spool_dir << "/" << job.id
+                << ".out\n";
+    }
+    outcome.Count(f.status);
+    if (options.on_run) {
+      options.on_run(*f.planned, f.status, f.run ? f.run->exit_code.value_or(125) : 125);
+    }
+  }
+  return true;
 }
 
 // The plan's jobs in the queue, by workload index.
@@ -250,7 +312,7 @@ bool SleepUnlessStopped(int64_t ns, const StopSignalCatcher& stop) {
 // Waits until every job left the queue (one squeue a poll for all of them), and finishes each.
 Status WaitForJobs(std::vector<WorkloadJob> jobs, const ExperimentPlan& plan,
                    const std::map<std::string, PlanRunStatus>& before,
-                   const ExperimentOptions& options, const SlurmExecutorOptions& slurm,
+                   const ExperimentOptions& options, const SlurmExecutorOptions& slurm, bool sacct,
                    ExperimentOutcome& outcome) {
   StopSignalCatcher stop;
   bool said_unreachable = false;
@@ -264,12 +326,12 @@ Status WaitForJobs(std::vector<WorkloadJob> jobs, const ExperimentPlan& plan,
       std::set<int64_t> queued;
       for (const auto& q : *queue) queued.insert(q.id);
       for (auto job = jobs.begin(); job != jobs.end();) {
-        if (queued.contains(job->id)) {
-          ++job;
-          continue;
+        bool finished = false;
+        if (!queued.contains(job->id)) {
+          FP_ASSIGN_OR_RETURN(finished,
+                              FinishJob(*job, plan, before, options, slurm, sacct, outcome));
         }
-        FP_RETURN_IF_ERROR(FinishJob(*job, plan, before, options, slurm, outcome));
-        job = jobs.erase(job);
+        job = finished ? jobs.erase(job) : job + 1;
       }
     }
     if (!jobs.empty() && !SleepUnlessStopped(slurm.poll_ns, stop)) {
@@ -361,16 +423,24 @@ class StepWatch {
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
   ~StepWatch() { Stop(); }
-  // Stops reading; the reading kept, by (job, step).
+  // Stops reading; the reading kept, by (job, step). None when the helper did not last to
+  // the end (killed): its last reading is then from some time before the end, and the step
+  // is better without one (sacct's, where Slurm keeps accounts, or none) than with it.
   Readings Stop() {
     if (fd_ >= 0) ::shutdown(fd_, SHUT_WR);  // the helper reads end-of-file and exits
     if (thread_.joinable()) thread_.join();
+    bool lasted = false;
     if (pid_ > 0) {
-      while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+      int status = 0;
+      pid_t reaped;
+      while ((reaped = ::waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {
       }
+      // ECHILD: the run's wait4(-1) reaped it, so it ended before the run did
+      lasted = reaped == pid_ && WIFEXITED(status) && WEXITSTATUS(status) == 0;
       pid_ = -1;
     }
     if (fd_ >= 0) ::close(std::exchange(fd_, -1));
+    if (!lasted) readings_.clear();
     return readings_;
   }
 
@@ -439,11 +509,13 @@ Result<ExperimentOutcome> RunStepWithSstat(const ExperimentPlan& plan,
   auto stored = status.find(options.only_key);
   if (stored == status.end() || stored->second.run_id.empty()) return outcome;
   FP_ASSIGN_OR_RETURN(RunRecord run, store->GetRun(stored->second.run_id));
+  const auto step_of_run = StepOfRun(run);
+  auto reading = step_of_run ? readings.find(*step_of_run) : readings.end();
+  if (reading == readings.end()) return outcome;  // sstat never saw the step
   FP_ASSIGN_OR_RETURN(auto totals, store->LoadTotals(run.id));
-  if (auto check = CrossCheck(options.only_key, run, totals, readings)) {
-    FP_RETURN_IF_ERROR(StoreCheck(*store, run, *check));
-    outcome.sstat.push_back(*check);
-  }
+  outcome.sstat.push_back(
+      CrossCheck(options.only_key, run, totals, *step_of_run, reading->second, "sstat"));
+  FP_RETURN_IF_ERROR(StoreCheck(*store, run, outcome.sstat.back()));
   return outcome;
 }
 
@@ -465,7 +537,9 @@ Result<ExperimentOutcome> RunExperimentOnSlurm(const ExperimentPlan& plan,
   }
   ExperimentOutcome outcome;
   FP_ASSIGN_OR_RETURN(auto jobs, SubmitWorkloads(plan, before, queued, options, slurm, outcome));
-  FP_RETURN_IF_ERROR(WaitForJobs(std::move(jobs), plan, before, options, slurm, outcome));
+  // Asked once: without an accounting database, sacct never answers and is not asked again.
+  const bool sacct = experiment::AccountingAnswers();
+  FP_RETURN_IF_ERROR(WaitForJobs(std::move(jobs), plan, before, options, slurm, sacct, outcome));
   outcome.complete = outcome.signal_received == 0;
   return outcome;
 }

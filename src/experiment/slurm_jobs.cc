@@ -100,6 +100,27 @@ std::vector<StepUsage> ParseSstat(std::string_view text) {
   return steps;
 }
 
+JobAccount ParseSacct(std::string_view text, int64_t job_id) {
+  JobAccount account;
+  for (std::string_view line : Split(text, '\n')) {
+    std::vector<std::string_view> fields = Split(Trim(line), '|');
+    if (fields.size() < 5) continue;
+    const bool ended = !fields[2].empty() && fields[2] != "Unknown";
+    if (ParseInt(fields[0]) == job_id) {
+      account.state = std::string(fields[1]);
+      account.ended = ended;
+      continue;
+    }
+    auto step = NumberedStep(fields[0]);
+    auto cpu = ParseSlurmSeconds(fields[3]);
+    auto rss = ParseSlurmBytes(fields[4]);
+    if (ended && step && step->first == job_id && cpu && rss) {
+      account.steps.push_back({step->first, step->second, *cpu, *rss});
+    }
+  }
+  return account;
+}
+
 std::string JobComment(const std::string& plan_path, size_t workload_index) {
   return std::string(kCommentPrefix) + plan_path + " workload " + std::to_string(workload_index);
 }
@@ -155,6 +176,17 @@ std::vector<StepUsage> StepsUsage(int64_t job_id, int64_t* sstat_rss_bytes) {
                       "JobID,TRESUsageInTot,MaxRSS"},
                      {}, {}, sstat_rss_bytes);
   return out ? ParseSstat(*out) : std::vector<StepUsage>{};
+}
+
+bool AccountingAnswers() {
+  return Capture({"sacct", "-n", "-P", "-X", "-o", "JobID", "-S", "now", "-E", "now"}).has_value();
+}
+
+std::optional<JobAccount> AccountOf(int64_t job_id) {
+  auto out = Capture(
+      {"sacct", "-n", "-P", "-j", std::to_string(job_id), "-o", "JobID,State,End,TotalCPU,MaxRSS"});
+  if (!out) return std::nullopt;
+  return ParseSacct(*out, job_id);
 }
 
 }  // namespace footprint::experiment

@@ -1,10 +1,11 @@
 // What `experiment --executor slurm` asks Slurm, and how it reads the answers: sbatch to
 // submit a workload's job, squeue for the plan's jobs still queued, sstat for what the
-// accounting gatherer last saw of each step (slurm_executor.cc uses them).
+// accounting gatherer last saw of each step, sacct (where Slurm has an accounting database)
+// for what a job and its steps came to (slurm_executor.cc uses them).
 //
 // The commands are Slurm's own (looked up in PATH, SLURM_CONF honoured), so that footprint
 // works with any cluster its user can submit to, needs no Slurm library at build time, and
-// polls slurmctld and slurmd, never slurmdbd.
+// polls slurmctld and slurmd, never slurmdbd: sacct is asked once per job, after it ended.
 #ifndef FOOTPRINT_EXPERIMENT_SLURM_JOBS_H_
 #define FOOTPRINT_EXPERIMENT_SLURM_JOBS_H_
 
@@ -47,6 +48,20 @@ std::vector<QueuedJob> ParseSqueue(std::string_view text);
 // extern) whose CPU and memory parse.
 std::vector<StepUsage> ParseSstat(std::string_view text);
 
+// What sacct holds of one job: its own final state and what each numbered step came to,
+// TotalCPU (its tasks' CPU time as the kernel accounted it when slurmstepd reaped them) as
+// cpu_s and MaxRSS (jobacct_gather's largest reading) as max_rss_bytes.
+struct JobAccount {
+  std::string state;   // COMPLETED, FAILED, CANCELLED by UID, TIMEOUT, ...
+  bool ended = false;  // the job's record has its end: slurmctld sends it after the job left
+                       // the queue, so sacct may say PENDING or RUNNING for a moment longer
+  std::vector<StepUsage> steps;  // the steps that ended, whose figures parse
+};
+
+// `sacct -n -P -o JobID,State,End,TotalCPU,MaxRSS -j JOB` lines: the job's own line (JobID
+// JOB) and its numbered steps (not batch or extern).
+JobAccount ParseSacct(std::string_view text, int64_t job_id);
+
 // The comment that marks a workload's job: "footprint experiment PLAN workload N".
 std::string JobComment(const std::string& plan_path, size_t workload_index);
 // The workload index a comment marks for `plan_path`, or nullopt (another plan's, or none).
@@ -63,6 +78,11 @@ Result<std::vector<QueuedJob>> ListQueue();
 // cross-check is then missing, never wrong). `sstat_rss_bytes` (when given) receives sstat's
 // own peak resident memory: run from inside a step, sstat is one of its processes.
 std::vector<StepUsage> StepsUsage(int64_t job_id, int64_t* sstat_rss_bytes = nullptr);
+// Whether sacct answers: false when Slurm's accounting storage is disabled (no slurmdbd) or
+// slurmdbd is not reached.
+bool AccountingAnswers();
+// sacct of `job_id`; nullopt when sacct fails.
+std::optional<JobAccount> AccountOf(int64_t job_id);
 
 }  // namespace footprint::experiment
 

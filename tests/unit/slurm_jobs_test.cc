@@ -44,6 +44,35 @@ TEST(SlurmJobs, SstatLinesGiveTheNumberedSteps) {
   EXPECT_EQ(steps[1].max_rss_bytes, 2.0 * 1024 * 1024 * 1024);
 }
 
+TEST(SlurmJobs, SacctLinesGiveTheJobsStateAndItsEndedSteps) {
+  const char* text =
+      "7|COMPLETED|2026-11-28T04:29:21|00:02.883|\n"
+      "7.batch|COMPLETED|2026-11-28T04:29:21|00:00.014|10624K\n"
+      "7.0|COMPLETED|2026-11-28T04:29:20|00:02.861|21124K\n"
+      "7.1|CANCELLED by 0|2026-11-28T04:29:20|01:00:05|2G\n"
+      "7.2|RUNNING|Unknown|00:00:00|\n"                   // not ended: its figures are not final
+      "8.0|COMPLETED|2026-11-28T04:29:20|00:01.000|1K\n"  // another job's
+      "garbage\n";
+  JobAccount account = ParseSacct(text, 7);
+  EXPECT_EQ(account.state, "COMPLETED");
+  EXPECT_TRUE(account.ended);
+  ASSERT_EQ(account.steps.size(), 2u);
+  EXPECT_EQ(account.steps[0].step_id, 0);
+  EXPECT_DOUBLE_EQ(account.steps[0].cpu_s, 2.861);
+  EXPECT_EQ(account.steps[0].max_rss_bytes, 21124.0 * 1024);
+  EXPECT_EQ(account.steps[1].step_id, 1);
+  EXPECT_EQ(account.steps[1].cpu_s, 3605.0);
+  EXPECT_EQ(account.steps[1].max_rss_bytes, 2.0 * 1024 * 1024 * 1024);
+}
+
+TEST(SlurmJobs, SacctSaysWhenTheJobsRecordHasNotEndedYet) {
+  // What sacct answers a moment after the job left the queue, before slurmctld sent its end.
+  JobAccount account = ParseSacct("9|PENDING|Unknown|00:00:00|\n9.0|RUNNING|Unknown||\n", 9);
+  EXPECT_EQ(account.state, "PENDING");
+  EXPECT_FALSE(account.ended);
+  EXPECT_TRUE(account.steps.empty());
+}
+
 TEST(SlurmJobs, SqueueLinesKeepTheCommentWhole) {
   auto jobs = ParseSqueue(
       "17|RUNNING|footprint experiment /p/a|b.csv workload 0\n18|PENDING|\nx|RUNNING|c\n");
