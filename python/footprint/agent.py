@@ -189,6 +189,10 @@ def _set_up_torch(args: argparse.Namespace) -> Any:
 
     if args.threads > 0:
         torch.set_num_threads(args.threads)
+    # torch.set_num_threads leaves OpenBLAS on its own count (Debian's torch: one per core), so
+    # a "1 thread" measurement would run its GEMMs on every core: pinned to torch's count.
+    for blas in _openblas():
+        blas.openblas_set_num_threads(torch.get_num_threads())
     torch.manual_seed(args.seed)
     with _refusing(f"bad --device {args.device!r}"):
         device = torch.device(args.device)
@@ -236,6 +240,53 @@ def _blas_library() -> Optional[str]:
     return None
 
 
+# The ISA flags of /proc/cpuinfo that decide which kernels a BLAS or torch runs (the list of
+# src/predict/machine.h: footprint predict compares them with the machine it runs on).
+ISA_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx512_bf16",
+             "amx_tile", "asimd", "sve")
+
+
+def _isa() -> list:
+    flags: set = set()
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as cpuinfo:
+        for line in cpuinfo:
+            key, _, value = line.partition(":")
+            if key.strip() in ("flags", "Features"):
+                flags.update(value.split())
+    return sorted(f for f in ISA_FLAGS if f in flags)
+
+
+def _openblas() -> list:
+    """The OpenBLAS libraries this process loaded (Debian's libblas.so.3 of openblas-pthread is
+    one, beside libopenblas itself), through ctypes: none where the BLAS is another."""
+    import ctypes
+
+    found, paths = [], set()
+    with contextlib.suppress(OSError), open("/proc/self/maps") as maps:
+        paths = {os.path.realpath(line.split()[-1]) for line in maps
+                 if "blas" in os.path.basename(line.split()[-1]).lower()}
+    for path in sorted(paths):
+        with contextlib.suppress(OSError):
+            lib = ctypes.CDLL(path)
+            if hasattr(lib, "openblas_get_corename"):
+                lib.openblas_get_corename.restype = ctypes.c_char_p
+                lib.openblas_get_config.restype = ctypes.c_char_p
+                found.append(lib)
+    return found
+
+
+def _openblas_state() -> dict:
+    """OpenBLAS's kernel (Haswell, Prescott: OPENBLAS_CORETYPE or the CPU decides), threads and
+    build, asked of the library; None each where the BLAS is not OpenBLAS."""
+    libs = _openblas()
+    if not libs:
+        return {"blas_kernel": None, "blas_threads": None, "blas_config": None}
+    lib = libs[0]
+    return {"blas_kernel": lib.openblas_get_corename().decode().strip(),
+            "blas_threads": lib.openblas_get_num_threads(),
+            "blas_config": lib.openblas_get_config().decode().strip()}
+
+
 def describe(device: Any) -> dict:
     """The framework, its build and the device: what --describe prints."""
     import torch
@@ -246,7 +297,8 @@ def describe(device: Any) -> dict:
             "threads": torch.get_num_threads(),
             "interop_threads": torch.get_num_interop_threads(), "device": str(device),
             "device_name": _device_name(device), "blas": _blas(),
-            "blas_library": _blas_library(),
+            "blas_library": _blas_library(), **_openblas_state(), "isa": _isa(),
+            "cores": len(os.sched_getaffinity(0)),
             "openblas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
             "omp_num_threads": os.environ.get("OMP_NUM_THREADS"), "cuda": torch.version.cuda}
 

@@ -58,7 +58,9 @@ Action AddPredict(CLI::App& app) {
   cmd->add_option("--predictor", o->predictor,
                   "a predictor file (default: the one shipped for --device, trained on this "
                   "project's measurements; FOOTPRINT_PREDICTOR names another); one trained on "
-                  "another device is refused")
+                  "another device is refused; a CPU predictor fitted on another machine (CPU, "
+                  "ISA, BLAS kernel, threads) or an unrecorded one is used with a warning on "
+                  "every call and its latency band widened to a factor 5.3")
       ->option_text("FILE");
   cmd->add_option("--train", o->train,
                   "fit the predictors on a dataset (scripts/predict-dataset) or on a footprint "
@@ -75,9 +77,12 @@ Action AddPredict(CLI::App& app) {
                   "on predicted memory for the MIG profile, 0 to 10 (default 0.1: 10 %)")
       ->option_text("SHARE");
   cmd->footer(
+      "An operator without a cost formula makes latency and energy lower bounds, without a "
+      "band (\"lower_bound\": true, and a warning naming the operators).\n\n"
       "Exit status: 0; 2 for a model that cannot be read or analyzed (not ONNX, not a regular "
       "file or over 2 GiB, an attribute or a dimension ONNX's shape inference cannot take, a "
-      "dynamic batch without --batch), a predictor of another device, or bad options; 125 "
+      "dynamic batch without --batch, a graph none of whose operators has a cost formula), a "
+      "predictor of another device or version, or bad options; 125 "
       "when the predict module cannot be loaded.\n\n"
       "Examples:\n"
       "  footprint predict resnet50.onnx --batch 8\n"

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "footprint/model_graph.h"
+#include "predict/einsum.h"
 #include "predict/module.h"
 #include "predict/onnx_checks.h"
 #include "predict/onnx_proto.h"
@@ -37,36 +38,145 @@ double Product(const std::vector<int64_t>& v, size_t from = 0) {
   return n;
 }
 
-// The MACs and FLOPs of `node` from its tensors; false when its type has no formula.
-bool Cost(const onnx::NodeProto& node, const std::vector<const Tensor*>& in,
-          const std::vector<const Tensor*>& out, OperatorCost& c) {
+// Recurrent cells (LSTM, GRU, RNN: X [seq, batch, input] or, with layout 1, [batch, seq,
+// input]; W [directions, gates x hidden, input]; R [directions, gates x hidden, hidden]; B the
+// biases): per step, direction and sample, gates x hidden x (input + hidden) MACs, and the
+// elementwise work of the cell, counted as ONNX's definition of each cell computes it.
+bool RecurrentCost(const onnx::NodeProto& node, const std::vector<const Tensor*>& in,
+                   OperatorCost& c) {
   const std::string& type = node.op_type();
-  const double out_elems = out.empty() || !out[0] ? 0 : out[0]->elements();
-  auto input = [&](size_t i) -> const Tensor* { return i < in.size() ? in[i] : nullptr; };
+  const Tensor* x = in.size() > 0 ? in[0] : nullptr;
+  const Tensor* w = in.size() > 1 ? in[1] : nullptr;
+  if (!x || !w || x->dims.size() != 3 || w->dims.size() != 3 || !x->known || !w->known) {
+    return false;
+  }
+  const int gates = type == "LSTM" ? 4 : type == "GRU" ? 3 : 1;
+  const double directions = static_cast<double>(w->dims[0]);
+  const double hidden = static_cast<double>(w->dims[1]) / gates;
+  const double input = static_cast<double>(w->dims[2]);
+  const double steps = static_cast<double>(x->dims[0] * x->dims[1]);  // seq x batch
+  const bool biased = in.size() > 3 && in[3] != nullptr;
+  // Per step and direction, in units of `hidden`: the sum of the two projections per gate,
+  // then the cell. LSTM: 3 sigmoids and 2 tanh, c = f*c + i*g (3), h = o*tanh(c) (1). GRU: 2
+  // sigmoids and a tanh, r applied to the recurrent projection (1), h = (1-z)*n + z*h (4).
+  // RNN: its activation.
+  const double cell = type == "LSTM" ? 4 + 9 : type == "GRU" ? 3 + 8 : 1 + 1;
+  c.macs = directions * steps * gates * hidden * (input + hidden);
+  c.flops = 2 * c.macs + directions * steps * hidden * (cell + (biased ? 2.0 * gates : 0));
+  return true;
+}
+
+// Einsum (einsum.h): a contraction's MACs, or the products of one without a sum.
+bool EinsumCost(const onnx::NodeProto& node, const std::vector<const Tensor*>& in,
+                OperatorCost& c) {
+  const onnx::AttributeProto* equation = predict::Attribute(node, "equation");
+  std::vector<std::vector<int64_t>> dims;
+  for (const Tensor* t : in) {
+    if (!t || !t->known) return false;
+    dims.push_back(t->dims);
+  }
+  const auto work = equation ? predict::ReadEinsum(equation->s(), dims) : std::nullopt;
+  if (!work) return false;
+  c.macs = work->macs;
+  c.flops = 2 * work->macs + work->products;
+  return true;
+}
+
+// Resize and Upsample: nearest copies, linear weighs 2 neighbours per resized axis and cubic
+// 4 (a multiply each, and adds between them), per output element.
+double ResizeFlops(const onnx::NodeProto& node, const Tensor* x, const Tensor* y) {
+  const onnx::AttributeProto* mode = predict::Attribute(node, "mode");
+  const std::string m = mode ? mode->s() : "nearest";
+  if (m == "nearest" || !x || !y || x->dims.size() != y->dims.size()) return 0;
+  double neighbours = 1;
+  for (size_t d = 0; d < x->dims.size(); ++d) {
+    if (x->dims[d] != y->dims[d]) neighbours *= m == "cubic" ? 4 : 2;
+  }
+  return y->elements() * (2 * neighbours - 1);
+}
+
+// Operations per element of the fused operators, as ONNX's opset-13 decomposition that
+// PyTorch exports them as counts them (so that one model counts the same in either form):
+// Gelu x/sqrt(2), erf, +1, *x, *0.5; FastGelu's tanh form 9; LayerNormalization a mean, a
+// subtraction, a square, a mean of squares, a division, a scale and a shift (and per row, an
+// epsilon added and a square root: LayerNormRows); SkipLayerNormalization the sum before it;
+// Softmax a max, a subtraction, an exponent, a sum and a division.
+const std::unordered_map<std::string, double>& FusedOperationsPerElement() {
+  static const std::unordered_map<std::string, double> kPerElement = {
+      {"Gelu", 5},
+      {"FastGelu", 9},
+      {"BiasGelu", 6},
+      {"LayerNormalization", 7},
+      {"Softmax", 5},
+      {"LogSoftmax", 5},
+      {"SkipLayerNormalization", 8}};
+  return kPerElement;
+}
+
+// Convolutions and matrix products: their MACs from the weights' and the output's shapes.
+bool DenseCost(const onnx::NodeProto& node, const std::vector<const Tensor*>& in, double out_elems,
+               OperatorCost& c) {
+  const std::string& type = node.op_type();
+  auto in_at = [&](size_t i) -> const Tensor* { return i < in.size() ? in[i] : nullptr; };
   if (type == "Conv" || type == "ConvTranspose") {
-    const Tensor* x = input(0);
-    const Tensor* w = input(1);
+    const Tensor* x = in_at(0);
+    const Tensor* w = in_at(1);
     if (!w || w->dims.size() < 3) return false;
     const double per_output = Product(w->dims, 1);  // C/group x kernel
     // Conv: every output element sums C/group x kernel products; ConvTranspose: every input
     // element spreads over M/group x kernel outputs.
     c.macs =
         type == "Conv" ? out_elems * per_output : (x ? x->elements() : 0) * Product(w->dims, 1);
-    c.flops = 2 * c.macs + (input(2) ? out_elems : 0);
+    c.flops = 2 * c.macs + (in_at(2) ? out_elems : 0);
     c.depthwise = type == "Conv" && w->dims[1] == 1 && IntAttribute(node, "group", 1) > 1;
     return true;
   }
-  if (type == "Gemm" || type == "MatMul" || type == "MatMulInteger") {
-    const Tensor* a = input(0);
-    if (!a || a->dims.empty()) return false;
-    const bool trans_a = type == "Gemm" && IntAttribute(node, "transA", 0) != 0;
-    const int64_t k = trans_a && a->dims.size() >= 2 ? a->dims[a->dims.size() - 2] : a->dims.back();
-    c.macs = out_elems * static_cast<double>(std::max<int64_t>(k, 0));
-    c.flops = 2 * c.macs + (type == "Gemm" && input(2) ? out_elems : 0);
+  const Tensor* a = in_at(0);
+  if (!a || a->dims.empty()) return false;
+  const bool trans_a = type == "Gemm" && IntAttribute(node, "transA", 0) != 0;
+  const int64_t k = trans_a && a->dims.size() >= 2 ? a->dims[a->dims.size() - 2] : a->dims.back();
+  c.macs = out_elems * static_cast<double>(std::max<int64_t>(k, 0));
+  c.flops = 2 * c.macs + (type == "Gemm" && in_at(2) ? out_elems : 0);
+  return true;
+}
+
+// The rows a layer normalization normalizes (the dimensions before its axis); 0 for another
+// operator.
+double LayerNormRows(const onnx::NodeProto& node, const Tensor* x) {
+  if (!node.op_type().ends_with("LayerNormalization") || !x) return 0;
+  const auto rank = static_cast<int64_t>(x->dims.size());
+  int64_t axis = IntAttribute(node, "axis", -1);
+  if (axis < 0) axis += rank;
+  double rows = 1;
+  for (int64_t d = 0; d < std::min(axis, rank); ++d) rows *= std::max<int64_t>(x->dims[d], 0);
+  return rows;
+}
+
+// The MACs and FLOPs of `node` from its tensors; false when its type has no formula.
+bool Cost(const onnx::NodeProto& node, const std::vector<const Tensor*>& in,
+          const std::vector<const Tensor*>& out, OperatorCost& c) {
+  const std::string& type = node.op_type();
+  auto input = [&](size_t i) -> const Tensor* { return i < in.size() ? in[i] : nullptr; };
+  const Tensor* first_out = out.empty() ? nullptr : out[0];
+  double out_elems = first_out ? first_out->elements() : 0;
+  // A fused operator of another domain (com.microsoft's) has no inferred shape: it keeps its
+  // input's.
+  if ((!first_out || !first_out->known) && input(0) && FusedOperationsPerElement().count(type)) {
+    out_elems = input(0)->elements();
+  }
+  if (type == "Conv" || type == "ConvTranspose" || type == "Gemm" || type == "MatMul" ||
+      type == "MatMulInteger") {
+    return DenseCost(node, in, out_elems, c);
+  }
+  if (type == "Einsum") return EinsumCost(node, in, c);
+  if (type == "LSTM" || type == "GRU" || type == "RNN") return RecurrentCost(node, in, c);
+  if (auto fused = FusedOperationsPerElement().find(type);
+      fused != FusedOperationsPerElement().end()) {
+    c.flops = fused->second * out_elems + 2 * LayerNormRows(node, input(0));
     return true;
   }
   if (type == "BatchNormalization" || type == "InstanceNormalization" ||
-      type == "LayerNormalization" || type == "GroupNormalization") {
+      type == "GroupNormalization") {
     c.flops = 2 * out_elems;  // a scale and a shift per element once folded
     return true;
   }
@@ -78,12 +188,13 @@ bool Cost(const onnx::NodeProto& node, const std::vector<const Tensor*>& in,
     c.flops = input(0) ? input(0)->elements() : 0;
     return true;
   }
-  if (type == "Softmax" || type == "LogSoftmax") {
-    c.flops = 3 * out_elems;  // exponent, sum, divide
+  if (type == "Resize" || type == "Upsample") {
+    c.flops = ResizeFlops(node, input(0), first_out);
     return true;
   }
-  if (type == "Resize" || type == "Upsample") {
-    c.flops = 4 * out_elems;  // up to bilinear interpolation
+  if (type == "Gather" || type == "GatherElements" || type == "GatherND") {
+    // It reads the rows it gathers, not the whole table (an embedding of 30522 words x 768).
+    c.bytes_read = (input(1) ? input(1)->bytes() : 0) + (first_out ? first_out->bytes() : 0);
     return true;
   }
   const std::string_view kind = predict::KindOf(type);

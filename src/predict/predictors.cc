@@ -302,14 +302,55 @@ Errors Summarize(const std::vector<std::tuple<std::string, double, double>>& res
 }  // namespace
 
 std::string_view KindOf(std::string_view t) {
-  static const std::set<std::string_view> kElementwise = {
-      "Relu",     "Sigmoid", "Tanh",  "Clip",        "HardSigmoid",   "HardSwish",  "LeakyRelu",
-      "Elu",      "Selu",    "PRelu", "Gelu",        "Erf",           "Exp",        "Log",
-      "Sqrt",     "Neg",     "Abs",   "Reciprocal",  "Floor",         "Ceil",       "Add",
-      "Sub",      "Mul",     "Div",   "Pow",         "Max",           "Min",        "Sum",
-      "Mean",     "Equal",   "Less",  "Greater",     "Not",           "And",        "Or",
-      "Softplus", "Mish",    "Round", "Sign",        "Softmax",       "LogSoftmax", "Resize",
-      "Upsample", "Mod",     "Xor",   "LessOrEqual", "GreaterOrEqual"};
+  static const std::set<std::string_view> kElementwise = {"Relu",
+                                                          "Sigmoid",
+                                                          "Tanh",
+                                                          "Clip",
+                                                          "HardSigmoid",
+                                                          "HardSwish",
+                                                          "LeakyRelu",
+                                                          "Elu",
+                                                          "Selu",
+                                                          "PRelu",
+                                                          "Gelu",
+                                                          "Erf",
+                                                          "Exp",
+                                                          "Log",
+                                                          "Sqrt",
+                                                          "Neg",
+                                                          "Abs",
+                                                          "Reciprocal",
+                                                          "Floor",
+                                                          "Ceil",
+                                                          "Add",
+                                                          "Sub",
+                                                          "Mul",
+                                                          "Div",
+                                                          "Pow",
+                                                          "Max",
+                                                          "Min",
+                                                          "Sum",
+                                                          "Mean",
+                                                          "Equal",
+                                                          "Less",
+                                                          "Greater",
+                                                          "Not",
+                                                          "And",
+                                                          "Or",
+                                                          "Softplus",
+                                                          "Mish",
+                                                          "Round",
+                                                          "Sign",
+                                                          "Softmax",
+                                                          "LogSoftmax",
+                                                          "Resize",
+                                                          "Upsample",
+                                                          "Mod",
+                                                          "Xor",
+                                                          "LessOrEqual",
+                                                          "GreaterOrEqual",
+                                                          "FastGelu",
+                                                          "BiasGelu"};
   static const std::set<std::string_view> kMovement = {
       "Reshape", "Flatten",        "Transpose", "Concat",       "Split",        "Slice",
       "Gather",  "Squeeze",        "Unsqueeze", "Identity",     "Shape",        "Constant",
@@ -317,7 +358,11 @@ std::string_view KindOf(std::string_view t) {
       "Size",    "GatherElements", "ScatterND", "DepthToSpace", "SpaceToDepth", "Range",
       "NonZero", "Where"};
   if (t == "Conv" || t == "ConvTranspose") return "conv";
-  if (t == "Gemm" || t == "MatMul" || t == "MatMulInteger") return "gemm";
+  // Einsum contracts as a matrix product does; a recurrent cell's work is its matrix products.
+  if (t == "Gemm" || t == "MatMul" || t == "MatMulInteger" || t == "Einsum" || t == "LSTM" ||
+      t == "GRU" || t == "RNN") {
+    return "gemm";
+  }
   if (t.ends_with("Normalization")) return "norm";
   if (t.ends_with("Pool") || t.starts_with("Global") || t.starts_with("Reduce")) return "pool";
   if (kElementwise.count(t)) return "elementwise";
@@ -377,6 +422,10 @@ Result<std::vector<Row>> ReadDataset(const std::string& path) {
     r.model = text_at("model");
     r.split = text_at("split");
     r.device = text_at("device");
+    r.machine.cpu_model = text_at("cpu_model");
+    r.machine.isa = text_at("isa");
+    r.machine.blas_library = text_at("blas");
+    r.machine.blas_kernel = text_at("blas_kernel");
     for (size_t c = 0; c < header.size() && c < fields.size(); ++c) {
       auto v = ParseDouble(fields[c].value);
       if (!v) continue;  // names and paths
@@ -390,6 +439,10 @@ Result<std::vector<Row>> ReadDataset(const std::string& path) {
         r.energy_j = *v;
       } else if (header[c] == "threads") {
         r.threads = static_cast<int>(*v);
+      } else if (header[c] == "cores") {
+        r.machine.cores = static_cast<int>(*v);
+      } else if (header[c] == "blas_threads") {
+        r.machine.blas_threads = static_cast<int>(*v);
       } else {
         r.features[header[c]] = *v;
       }

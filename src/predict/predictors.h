@@ -30,10 +30,20 @@ std::map<std::string, double> Features(const ModelGraph& graph);
 // "pool", "movement", "other"), by type alone.
 std::string_view KindOf(std::string_view op_type);
 
+// The CPU machine a row was measured on, as the agent recorded it with the measurement (empty
+// or 0: not recorded): the CPU's model name, its ISA flags that matter to the kernels
+// (space-separated), its cores, and the BLAS the framework ran (the library's path, OpenBLAS's
+// kernel, e.g. Haswell, and its threads).
+struct RowMachine {
+  std::string cpu_model, isa, blas_library, blas_kernel;
+  int cores = 0, blas_threads = 0;
+};
+
 struct Row {
   std::string family, model, split;  // split: "train" or "held-out"
   std::string device;                // the measuring device's name; empty: the CPU
   int threads = 0;                   // the framework's threads; 0: not recorded
+  RowMachine machine;
   std::map<std::string, double> features;
   double latency_s = 0, peak_memory_bytes = 0, latency_cv = 0;
   double energy_j = 0;  // per query; 0: not measured

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "predict/einsum.h"
 #include "predict/onnx_checks.h"
 #include "predict/onnx_proto.h"
 
@@ -497,6 +498,37 @@ onnx::ModelProto CopyWithoutWeights(onnx::ModelProto& model) {
   return copy;
 }
 
+// Gives an Einsum's output its dimensions where its inputs have theirs (ONNX 1.12 infers the
+// rank only, which leaves every later operator of MaxViT's attention without a shape); false
+// when it had them or they cannot be told.
+bool InferEinsumShape(onnx::GraphProto& g, const onnx::NodeProto& node,
+                      const std::unordered_map<std::string, Tensor>& tensors) {
+  const onnx::AttributeProto* equation = Attribute(node, "equation");
+  auto known = tensors.find(node.output(0));
+  if (!equation || (known != tensors.end() && known->second.known)) return false;
+  std::vector<std::vector<int64_t>> dims;
+  for (const std::string& name : node.input()) {
+    auto it = tensors.find(name);
+    if (it == tensors.end() || !it->second.known) return false;
+    dims.push_back(it->second.dims);
+  }
+  const std::optional<EinsumWork> work = ReadEinsum(equation->s(), dims);
+  if (!work) return false;
+  onnx::ValueInfoProto* info = nullptr;
+  for (auto& v : *g.mutable_value_info()) {
+    if (v.name() == node.output(0)) info = &v;
+  }
+  if (info == nullptr) {
+    info = g.add_value_info();
+    info->set_name(node.output(0));
+  }
+  auto* tensor = info->mutable_type()->mutable_tensor_type();
+  if (!tensor->has_elem_type()) tensor->set_elem_type(TensorProto::FLOAT);
+  tensor->mutable_shape()->clear_dim();
+  for (int64_t d : work->output_dims) tensor->mutable_shape()->add_dim()->set_dim_value(d);
+  return true;
+}
+
 }  // namespace
 
 Result<onnx::ModelProto> InferShapesThroughShapeComputations(onnx::ModelProto& model) {
@@ -514,6 +546,10 @@ Result<onnx::ModelProto> InferShapesThroughShapeComputations(onnx::ModelProto& m
     for (onnx::NodeProto& node : *g.mutable_node()) {
       const bool standard = node.domain().empty() || node.domain() == "ai.onnx";
       if (!standard || node.op_type() == "Constant" || node.output_size() != 1) continue;
+      if (node.op_type() == "Einsum") {
+        folded = InferEinsumShape(g, node, tensors) || folded;
+        continue;
+      }
       if (auto value = Evaluate(node, values, tensors)) {
         values[node.output(0)] = *value;
         ReplaceByConstant(node, *value);

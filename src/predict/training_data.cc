@@ -30,6 +30,20 @@ std::string DeviceName(const json& framework) {
   return Text(framework, "device_name", "cuda");
 }
 
+// The CPU machine the agent recorded in its framework record (footprint.agent's describe).
+RowMachine MachineOf(const json& framework) {
+  RowMachine m;
+  m.cpu_model = Text(framework, "device_name", "");
+  for (const json& flag : Member(framework, "isa")) {
+    if (flag.is_string()) m.isa += (m.isa.empty() ? "" : " ") + flag.get<std::string>();
+  }
+  m.cores = static_cast<int>(Number(framework, "cores", 0));
+  m.blas_library = Text(framework, "blas_library", "");
+  m.blas_kernel = Text(framework, "blas_kernel", "");
+  m.blas_threads = static_cast<int>(Number(framework, "blas_threads", 0));
+  return m;
+}
+
 // The spread of the run's query latencies (standard deviation over mean).
 double LatencySpread(const RunSummary& s) {
   std::vector<double> latencies;
@@ -99,6 +113,7 @@ class FromDatabase {
     r.split = "train";  // a database has no held-out families: every run is a row to learn from
     r.device = DeviceName(Member(evaluation, "framework"));
     r.threads = static_cast<int>(Number(Member(evaluation, "framework"), "threads", 0));
+    if (r.device.empty()) r.machine = MachineOf(Member(evaluation, "framework"));
     r.features = *features;
     r.latency_s = p50;
     r.latency_cv = LatencySpread(s);

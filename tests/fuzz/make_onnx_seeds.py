@@ -3,7 +3,8 @@
 tests/fuzz/corpus/onnx/: small models (a few KB) that reach each part of footprint's ONNX
 reader and libonnx's shape inference: convolutions and pooling with every attribute their
 inference divides by, a matrix product, a shape computation that shape_folding.cc evaluates,
-constant inputs read as sizes, and a subgraph. Every input's first dimension is the dynamic
+constant inputs read as sizes, a subgraph, and an Einsum (whose output's dimensions
+footprint reads from its equation) feeding a recurrent cell. Every input's first dimension is the dynamic
 "batch" (footprint predict --batch N).
 
 Run with Debian's python3-onnx: /usr/bin/python3 tests/fuzz/make_onnx_seeds.py
@@ -107,7 +108,16 @@ def subgraph():
         [value("y", ["batch", 2, 4, 4])])
 
 
+def einsum_lstm():
+    save("einsum_lstm", [
+        helper.make_node("Einsum", ["x", "w"], ["e"], name="einsum",
+                         equation="B S I, I H -> S B H"),
+        helper.make_node("LSTM", ["e", "W", "R", "B"], ["y"], name="lstm", hidden_size=4),
+    ], [value("x", ["batch", 5, 6])], [value("y", [5, 1, "batch", 4])],
+        [weights("w", 6, 3), weights("W", 1, 16, 3), weights("R", 1, 16, 4), weights("B", 1, 32)])
+
+
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
-    for make in (conv_pool, matmul_softmax, shape_chain, sizes_inputs, subgraph):
+    for make in (conv_pool, matmul_softmax, shape_chain, sizes_inputs, subgraph, einsum_lstm):
         make()

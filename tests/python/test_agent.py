@@ -113,6 +113,9 @@ def test_describe_prints_one_line_of_json():
     assert described["torchvision"] == torchvision.__version__
     assert described["threads"] == 1 and described["device"] == "cpu"
     assert isinstance(described["blas"], list) and "cuda" in described
+    assert described["cores"] >= 1 and isinstance(described["isa"], list)
+    if described["blas_kernel"] is not None:  # OpenBLAS: pinned to torch's one thread
+        assert described["blas_threads"] == 1 and described["blas_config"].startswith("OpenBLAS")
 
 
 def test_a_folder_of_images_is_preprocessed_into_the_inputs(tmp_path):

@@ -52,6 +52,7 @@ def refused(proc):
 @pytest.mark.parametrize("builder, gmacs, mparams", [
     ("resnet50", 4.09, 25.56), ("resnet18", 1.81, 11.69), ("mobilenet_v2", 0.30, 3.50),
     ("shufflenet_v2_x1_0", 0.145, 2.28), ("vit_b_16", 17.56, 86.57), ("swin_t", 4.49, 28.29),
+    ("maxvit_t", 5.56, 30.92),  # 44 Einsums in its attention, with spaces in their equations
 ])
 def test_multiply_accumulates_match_torchvision(tmp_path, builder, gmacs, mparams):
     f = predict("--features", "--batch", 1, export(tmp_path, builder))
@@ -99,24 +100,56 @@ def test_bad_files_and_dynamic_shapes_are_one_line(tmp_path):
     assert "input 'input' has a dynamic first dimension ('batch'): give the batch size" in line
 
 
-def test_an_unknown_operator_is_counted_named_and_given_a_fallback(tmp_path):
+def custom_model(tmp_path, ops=("Relu", "Swoosh", "Relu")):
+    """A chain of `ops` over a [2, 8] tensor; Swoosh, of the domain "lab", has no formula."""
     from onnx import TensorProto, helper
 
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])
-    z = helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 8])
-    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["r"]),
-                               helper.make_node("Swoosh", ["r"], ["y"], domain="lab"),
-                               helper.make_node("Relu", ["y"], ["z"])],
-                              "custom", [x], [z], value_info=[y])
+    names = ["x"] + [f"t{i}" for i in range(len(ops))]
+    graph = helper.make_graph(
+        [helper.make_node(op, [a], [b], domain="lab" if op == "Swoosh" else "")
+         for op, a, b in zip(ops, names, names[1:])], "custom",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+        [helper.make_tensor_value_info(names[-1], TensorProto.FLOAT, [2, 8])],
+        value_info=[helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 8])
+                    for n in names[1:-1]])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
                                                     helper.make_opsetid("lab", 1)])
-    path = tmp_path / "custom.onnx"
+    path = tmp_path / f"custom-{len(ops)}.onnx"
     path.write_bytes(model.SerializeToString())
-    f = predict("--features", path)
+    return path
+
+
+def test_an_unknown_operator_is_counted_named_and_given_a_fallback(tmp_path):
+    f = predict("--features", custom_model(tmp_path))
     assert f["unknown_operators"] == {"Swoosh": 1}
     assert f["op_counts"] == {"Relu": 2, "Swoosh": 1}
     assert f["flops"] == 16 * 3  # each operator: one operation per output element
+
+
+def test_an_operator_without_a_formula_makes_the_latency_a_lower_bound(tmp_path):
+    path = custom_model(tmp_path, ("Relu", "Swoosh", "Swoosh", "Relu"))
+    proc = run_footprint("predict", "--json", str(path))
+    assert proc.returncode == 0, proc.stderr
+    p = json.loads(proc.stdout)
+    assert p["lower_bound"] is True
+    assert p["latency_s"]["lower_bound"] is True and "low" not in p["latency_s"]
+    assert "high" not in p["latency_s"] and p["latency_s"]["value"] > 0
+    warnings = [line for line in proc.stderr.splitlines() if "cost formula" in line]
+    assert warnings == ["footprint predict: warning: 2 operator(s) without a cost formula "
+                        "(Swoosh x2), each counted as one operation per output element: "
+                        "latency and energy are lower bounds, without a band"]
+    text = run_footprint("predict", str(path))
+    assert "latency at least " in text.stdout and "cost formula" in text.stderr
+    # Every operator known: a band, no lower bound.
+    known = predict(custom_model(tmp_path, ("Relu", "Relu")))
+    assert known["lower_bound"] is False and "low" in known["latency_s"]
+
+
+def test_a_graph_of_unknown_operators_only_is_refused_in_one_line(tmp_path):
+    path = custom_model(tmp_path, ("Swoosh", "Swoosh", "Swoosh"))
+    line = refused(run_footprint("predict", str(path)))
+    assert "none of its 3 operators has a cost formula (Swoosh x3)" in line, line
+    assert predict("--features", path)["unknown_operators"] == {"Swoosh": 3}
 
 
 def test_a_gpu_without_measurements_gets_the_smallest_mig_profile_that_holds_the_model(tmp_path):
@@ -288,7 +321,107 @@ def test_a_predictor_of_another_version_is_refused_with_what_to_do(tmp_path):
     old = tmp_path / "old.json"
     old.write_text(json.dumps(trained))
     line = refused(run_footprint("predict", str(model), "--batch", "1", "--predictor", str(old)))
-    assert "version 1" in line and "version 2" in line and "--train" in line, line
+    assert "version 1" in line and "version 3" in line and "--train" in line, line
+    # Version 2 has no machine record: read, and said to be of an unrecorded machine.
+    trained["version"] = 2
+    old.write_text(json.dumps(trained))
+    proc = run_footprint("predict", str(model), "--batch", "1", "--predictor", str(old))
+    assert proc.returncode == 0 and "fitted on an unrecorded machine" in proc.stderr
+
+
+def machine_predictor(tmp_path, name, **changes):
+    """The shipped CPU predictor with the machine predict finds here as its record, changed by
+    `changes` (blas_kernel: the BLAS kernel's)."""
+    model = export(tmp_path, "mobilenet_v3_small", 64)
+    here = predict(model, "--batch", "1")["machine"]["here"]
+    kernel = changes.pop("blas_kernel", None)
+    here.update(changes)
+    if kernel:
+        here["blas"]["kernel"] = kernel
+    trained = json.loads((REPO / "data" / "predict" / "cpu-predictor.json").read_text())
+    trained.update(version=3, machine={**here, "threads": 1})
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(trained))
+    return model, path
+
+
+def machine_warnings(proc):
+    assert proc.returncode == 0, proc.stderr
+    return [line for line in proc.stderr.splitlines() if "fitted on" in line]
+
+
+def test_a_predictor_of_another_machine_warns_on_every_call(tmp_path):
+    model, same = machine_predictor(tmp_path, "same")
+    p80 = json.loads(same.read_text())["latency"]["held_out_families"]["p80_relative_error"]
+    proc = run_footprint("predict", "--json", str(model), "--batch", "1", "--predictor", str(same))
+    assert machine_warnings(proc) == []
+    p = json.loads(proc.stdout)
+    assert p["machine"]["matches"] is True
+    assert p["latency_s"]["high"] == pytest.approx(p["latency_s"]["value"] * (1 + p80))
+    _, other = machine_predictor(tmp_path, "other", cpu_model="Intel Xeon 9999",
+                                 blas_kernel="Prescott")
+    for _ in range(2):  # every call, in text and in JSON
+        for json_flag in ([], ["--json"]):
+            proc = run_footprint("predict", *json_flag, str(model), "--batch", "1",
+                                 "--predictor", str(other))
+            [line] = machine_warnings(proc)
+            assert line.startswith("footprint predict: warning: the predictor was fitted on "
+                                   "another machine (CPU 'Intel Xeon 9999' there, '"), line
+            assert "BLAS kernel Prescott there" in line and "--calibrate is not there yet" in line
+    p = json.loads(proc.stdout)
+    assert p["machine"]["matches"] is False and len(p["machine"]["differences"]) == 2
+    assert p["latency_s"]["high"] == pytest.approx(p["latency_s"]["value"] * 5.3)
+    assert p["latency_s"]["low"] == pytest.approx(p["latency_s"]["value"] / 5.3)
+    # Peak memory does not depend on the CPU: its band stays.
+    assert p["peak_memory_bytes"]["high"] < 1.5 * p["peak_memory_bytes"]["value"]
+
+
+def test_another_blas_kernel_is_another_machine(tmp_path):
+    # OpenBLAS picks its kernel by the CPU, or by OPENBLAS_CORETYPE: the same CPU running its
+    # SSE3 kernels is 17x slower on a GEMM (issue 39), so the same record no longer matches.
+    import subprocess
+
+    from fp_python import child_env, footprint_command
+
+    model, same = machine_predictor(tmp_path, "same")
+    if not json.loads(same.read_text())["machine"].get("blas"):
+        pytest.skip("no OpenBLAS here")
+    proc = subprocess.run(footprint_command() + ["predict", str(model), "--batch", "1",
+                                                 "--predictor", str(same)],
+                          env=child_env(OPENBLAS_CORETYPE="Prescott"), capture_output=True,
+                          text=True)
+    [line] = machine_warnings(proc)
+    assert "here" in line and "BLAS kernel" in line and "Prescott here" in line, line
+
+
+def test_training_records_the_machine_its_rows_share(tmp_path):
+    rows = list(csv.DictReader(open(DATASET)))[:40]
+    for r in rows:
+        r.update(cpu_model="AMD EPYC", isa="avx2 fma", cores=2, blas_kernel="Zen",
+                 blas_threads=1)
+    data = tmp_path / "data.csv"
+    with open(data, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    out = tmp_path / "p.json"
+    assert run_footprint("predict", "--train", str(data), "--out", str(out)).returncode == 0
+    trained = json.loads(out.read_text())
+    assert trained["version"] == 3
+    assert trained["machine"] == {"cpu_model": "AMD EPYC", "isa": ["avx2", "fma"], "cores": 2,
+                                  "threads": 1, "blas": {"library": rows[0]["blas"],
+                                                         "kernel": "Zen", "threads": 1}}
+    # Without the machine's columns (the shipped dataset): no CPU recorded, and said so.
+    shipped = tmp_path / "shipped.json"
+    assert run_footprint("predict", "--train", str(DATASET), "--out", str(shipped)).returncode == 0
+    assert "cpu_model" not in json.loads(shipped.read_text())["machine"]
+    proc = run_footprint("predict", str(export(tmp_path, "mobilenet_v3_small", 64)), "--batch",
+                         "1", "--predictor", str(shipped))
+    assert machine_warnings(proc) == [
+        "footprint predict: warning: the predictor was fitted on an unrecorded machine: its "
+        "latency band is widened to a factor 5.3 either side; footprint predict --calibrate is "
+        "not there yet: measure this machine (scripts/predict-dataset) and fit one here with "
+        "footprint predict --train"]
 
 
 def test_a_database_of_evaluations_trains_what_its_csv_trains(tmp_path):
@@ -320,6 +453,9 @@ def test_a_database_of_evaluations_trains_what_its_csv_trains(tmp_path):
     assert from_db["training_set"]["rows"] == 12
     assert from_db["training_set"]["families"] == from_csv["training_set"]["families"]
     assert from_db["latency"] == from_csv["latency"]
+    # The machine the agent recorded with every run, from either source: its CPU and OpenBLAS.
+    assert from_db["machine"] == from_csv["machine"]
+    assert from_db["machine"]["cpu_model"] and from_db["machine"]["threads"] == 1
     assert from_db["peak_memory"] == from_csv["peak_memory"]
     # A graph changed since its run: that run is left out, and said so.
     graph = tmp_path / "resnet18-64.onnx"
