@@ -29,8 +29,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr int64_t kExitGraceNs = 10'000'000'000;  // for the command to exit after its stdin
-
 std::string PercentName(double p) {
   char text[16];
   std::snprintf(text, sizeof text, "p%g", p * 100);
@@ -307,11 +305,11 @@ bool LoadDriver::StopCommand() {
   if (pidfd_ < 0 || ::syscall(SYS_pidfd_send_signal, pidfd_, SIGTERM, nullptr, 0) != 0)
     return false;
   pollfd exited{pidfd_, POLLIN, 0};
-  const timespec grace = TimespecOf(kExitGraceNs);
+  const timespec grace = TimespecOf(kSutExitGraceNs);
   if (::ppoll(&exited, 1, &grace, nullptr) == 0) {
     ::syscall(SYS_pidfd_send_signal, pidfd_, SIGKILL, nullptr, 0);
     exit_note_ = "the command did not exit within " +
-                 FormatDuration(static_cast<double>(kExitGraceNs) / 1e9) +
+                 FormatDuration(static_cast<double>(kSutExitGraceNs) / 1e9) +
                  " of SIGTERM at the end of the load: killed";
   }
   return true;
@@ -364,9 +362,9 @@ void LoadDriver::EndCommand(SutTransport& sut, const AnswerSink& answer) {
     StopCommand();  // its death by SIGTERM is no normal end: the load never started
   } else if (sut.StopsCommandAtEnd()) {
     stopped_command_ = StopCommand();
-  } else if (!sut.WaitForEnd(MonotonicNs() + kExitGraceNs, answer)) {
+  } else if (!sut.WaitForEnd(MonotonicNs() + kSutExitGraceNs, answer)) {
     exit_note_ = "the command's output was still open " +
-                 FormatDuration(static_cast<double>(kExitGraceNs) / 1e9) +
+                 FormatDuration(static_cast<double>(kSutExitGraceNs) / 1e9) +
                  " after the end of its stdin: " +
                  (StopCommand() ? "stopped with SIGTERM"
                                 : "the command had exited; a process it started may hold it");

@@ -17,8 +17,6 @@
 namespace footprint {
 namespace {
 
-constexpr int64_t kExitGraceNs = 10'000'000'000;  // as a load gives its command
-
 // Waits up to `grace_ns` for `pid` to end: its wait status, or none while it runs.
 std::optional<int> AwaitExit(pid_t pid, int64_t grace_ns) {
   const int64_t deadline_ns = MonotonicNs() + grace_ns;
@@ -95,12 +93,12 @@ int ResidentCommand::End() {
   transport_->EndQueries();
   // What it still writes is read (and dropped) until it closes its output, so that a full
   // pipe cannot hold it.
-  transport_->WaitForEnd(MonotonicNs() + kExitGraceNs, [](const SutAnswer&) {});
-  std::optional<int> status = AwaitExit(pid_, kExitGraceNs);
+  transport_->WaitForEnd(MonotonicNs() + kSutExitGraceNs, [](const SutAnswer&) {});
+  std::optional<int> status = AwaitExit(pid_, kSutExitGraceNs);
   for (int signal : {SIGTERM, SIGKILL}) {
     if (status) break;
     ::kill(pid_, signal);
-    status = AwaitExit(pid_, kExitGraceNs);
+    status = AwaitExit(pid_, kSutExitGraceNs);
   }
   status_ = ShellStatus(status.value_or(0));
   return *status_;

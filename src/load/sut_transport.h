@@ -20,6 +20,10 @@
 
 namespace footprint {
 
+// How long a system under test has to exit once its stdin is closed (or, HTTP, once asked to
+// stop) before it is stopped: the same for a load and for the resident command of evaluate.
+inline constexpr int64_t kSutExitGraceNs = 10'000'000'000;
+
 // An answer, or output that is none. Times are CLOCK_MONOTONIC nanoseconds.
 struct SutAnswer {
   int64_t id = -1;  // the query's id; -1: output that names no query (`text`)

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "footprint/store.h"
+#include "store/rows.h"
 
 namespace footprint {
 namespace {
@@ -139,10 +140,8 @@ const Table kPostgresSampleChunks = {"sample_chunks",
                                       {"value", Type::kBytes, "NOT NULL"}},
                                      "PRIMARY KEY (series_id, t_first, seq)"};
 
-enum class Dialect { kSqlite, kPostgres };
-
-std::string_view TypeName(Type type, Dialect d) {
-  const bool pg = d == Dialect::kPostgres;
+std::string_view TypeName(Type type, SqlDialect d) {
+  const bool pg = d == SqlDialect::kPostgres;
   switch (type) {
     case Type::kText:
       return "TEXT";
@@ -161,17 +160,17 @@ std::string_view TypeName(Type type, Dialect d) {
 }
 
 // CREATE TABLE and its CREATE INDEX statements in `d`'s words.
-std::string CreateTable(const Table& t, Dialect d) {
+std::string CreateTable(const Table& t, SqlDialect d) {
   std::string sql = "CREATE TABLE " + std::string(t.name) + "(\n";
   for (const Column& c : t.columns) {
     // "user" is a reserved word in PostgreSQL, a plain name in SQLite.
-    const bool quote = d == Dialect::kPostgres && c.name == "user";
+    const bool quote = d == SqlDialect::kPostgres && c.name == "user";
     sql += "  " + (quote ? "\"" + std::string(c.name) + "\"" : std::string(c.name)) + " " +
            std::string(TypeName(c.type, d)) + (c.rest.empty() ? "" : " ") + std::string(c.rest) +
            (&c != &t.columns.back() || !t.key.empty() ? ",\n" : "\n");
   }
   if (!t.key.empty()) sql += "  " + std::string(t.key) + "\n";
-  sql += d == Dialect::kSqlite && t.sqlite_without_rowid ? ") WITHOUT ROWID;\n" : ");\n";
+  sql += d == SqlDialect::kSqlite && t.sqlite_without_rowid ? ") WITHOUT ROWID;\n" : ");\n";
   for (std::string_view index : t.indexes) {
     const bool unique = index.starts_with("UNIQUE ");
     if (unique) index.remove_prefix(7);
@@ -183,12 +182,12 @@ std::string CreateTable(const Table& t, Dialect d) {
   return sql;
 }
 
-std::string Version1(Dialect d) {
+std::string Version1(SqlDialect d) {
   std::string sql;
   for (const Table& t : SharedTables()) {
     sql += CreateTable(t, d);
     if (t.name == "series") {  // the samples where they were in the written-out schema
-      sql += CreateTable(d == Dialect::kSqlite ? kSqliteSamples : kPostgresSampleChunks, d);
+      sql += CreateTable(d == SqlDialect::kSqlite ? kSqliteSamples : kPostgresSampleChunks, d);
     }
   }
   return sql;
@@ -226,13 +225,13 @@ CREATE TABLE buffer_ids(
 }  // namespace
 
 std::span<const std::string_view> SqliteMigrations() {
-  static const std::string v1 = Version1(Dialect::kSqlite);
+  static const std::string v1 = Version1(SqlDialect::kSqlite);
   static const std::array<std::string_view, kSchemaVersion> migrations = {v1};
   return migrations;
 }
 
 std::span<const std::string_view> PostgresMigrations() {
-  static const std::string v1 = Version1(Dialect::kPostgres);
+  static const std::string v1 = Version1(SqlDialect::kPostgres);
   static const std::array<std::string_view, kPostgresSchemaVersion> migrations = {v1, kPostgresV2};
   return migrations;
 }
