@@ -175,7 +175,9 @@ Result<int> Train(const PredictOptions& o, std::ostream& out) {
         {"families", families},
         {"threads", threads},
         {"measured_on", rows.empty() || rows[0].device.empty() ? "cpu" : rows[0].device}}},
-      {"machine", MachineOfRows(rows)},
+      // A GPU predictor names its GPU (device); a CPU one records its machine (machine.h).
+      {"machine",
+       rows.empty() || DeviceOf(rows[0].device) != "cpu" ? json::object() : MachineOfRows(rows)},
       {"latency",
        {{"predictor", latency.predictor->ToJson()},
         {"held_out_families", ErrorsJson(latency.errors)}}},
@@ -489,6 +491,19 @@ Status Answer(const PredictOptions& o, const ModelGraph& g, const MigGpu* gpu, j
   return PredictFromFile(file, Features(g), confidence, answer);
 }
 
+// The smallest MIG profile of `gpu` that holds the predicted memory with `margin`; null on a
+// CPU or where none does.
+json MigProfile(const MigGpu* gpu, const json& answer, double margin) {
+  if (gpu == nullptr) return nullptr;
+  const auto profile =
+      SmallestFittingProfile(*gpu, answer["peak_memory_bytes"]["value"].get<double>(), margin);
+  if (!profile) return nullptr;
+  return {{"name", profile->name},
+          {"compute_slices", profile->compute_slices},
+          {"memory_gib", gpu->profile_gib(*profile)},
+          {"margin", margin}};
+}
+
 Result<int> Predict(const PredictOptions& o, std::ostream& out) {
   const MigGpu* gpu = o.device == "cpu" ? nullptr : FindMigGpu(o.device);
   if (o.device != "cpu" && gpu == nullptr) {
@@ -521,17 +536,7 @@ Result<int> Predict(const PredictOptions& o, std::ostream& out) {
   for (const json& warning : answer["warnings"]) {
     std::cerr << "footprint predict: warning: " << warning.get<std::string>() << "\n";
   }
-  answer["mig_profile"] = nullptr;
-  if (gpu != nullptr) {
-    const auto profile =
-        SmallestFittingProfile(*gpu, answer["peak_memory_bytes"]["value"].get<double>(), o.margin);
-    if (profile) {
-      answer["mig_profile"] = {{"name", profile->name},
-                               {"compute_slices", profile->compute_slices},
-                               {"memory_gib", gpu->profile_gib(*profile)},
-                               {"margin", o.margin}};
-    }
-  }
+  answer["mig_profile"] = MigProfile(gpu, answer, o.margin);
   if (o.json) {
     out << answer.dump() << "\n";
     return 0;

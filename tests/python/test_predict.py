@@ -231,6 +231,7 @@ def test_a_predictor_trained_on_a_gpu_predicts_energy_there_and_only_there(tmp_p
     trained = json.loads(out.read_text())
     assert trained["device"] == "H100-80GB"
     assert trained["training_set"]["measured_on"] == "NVIDIA H100 80GB HBM3"
+    assert trained["machine"] == {}  # a GPU predictor names its GPU, not the host's CPU
     model = export(tmp_path, "resnet18", 128)
     f = predict("--features", model, "--batch", 4)
     p = predict(model, "--batch", 4, "--device", "H100-80GB", "--predictor", out)
