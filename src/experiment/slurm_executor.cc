@@ -538,7 +538,7 @@ Result<ExperimentOutcome> RunExperimentOnSlurm(const ExperimentPlan& plan,
   ExperimentOutcome outcome;
   FP_ASSIGN_OR_RETURN(auto jobs, SubmitWorkloads(plan, before, queued, options, slurm, outcome));
   // Asked once: without an accounting database, sacct never answers and is not asked again.
-  const bool sacct = experiment::AccountingAnswers();
+  const bool sacct = !jobs.empty() && experiment::AccountingAnswers();
   FP_RETURN_IF_ERROR(WaitForJobs(std::move(jobs), plan, before, options, slurm, sacct, outcome));
   outcome.complete = outcome.signal_received == 0;
   return outcome;

@@ -174,19 +174,34 @@ def run_json(db, name):
     return next(r for r in json.loads(fp("runs", "-o", db, "--json").stdout) if r["name"] == name)
 
 
+def counted_sacct(tmp_path):
+    """A PATH whose sacct counts its calls (a line each in the file returned) and runs the real
+    one."""
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    calls = tmp_path / "sacct.calls"
+    real = shutil.which("sacct")
+    (shim / "sacct").write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {real} "$@"\n')
+    (shim / "sacct").chmod(0o755)
+    return f"{shim}:{os.environ['PATH']}", calls
+
+
 def test_executor_slurm_a_job_per_workload_a_step_per_run_and_sstat_beside_it(slurm, tmp_path):
     """A collocated workload of two runs, then a workload of one: two jobs, the second after
     the first, each run a step whose footprint measures it. What sstat last saw of each step
     is reported and stored beside footprint's figures. The runs burn, then idle alive, so that
-    sstat (live processes only, whole seconds) has seen all of their CPU time."""
+    sstat (live processes only, whole seconds) has seen all of their CPU time. This Slurm keeps
+    no accounts: sacct is asked once, not per poll or per job."""
     plan = slurm_plan(tmp_path, [("together", "burn", "burn", "1 2.3 2.5"),
                                  ("together", "memory", "touch_memory", "200 4"),
                                  ("after", "burn1", "burn", "1 1.2 2.5")])
     db = tmp_path / "fp.db"
+    path, sacct_calls = counted_sacct(tmp_path)
     proc = fp("experiment", plan, "-o", db, "--executor", "slurm", "--poll", "300ms",
-              "--slurm-dir", tmp_path / "spool", env=clean_env(SLURM_CONF=slurm.conf),
+              "--slurm-dir", tmp_path / "spool", env=clean_env(SLURM_CONF=slurm.conf, PATH=path),
               timeout=300)
     assert proc.returncode == 0, describe(proc) + slurm.logs()
+    assert len(sacct_calls.read_text().splitlines()) == 1, sacct_calls.read_text()
     assert proc.stderr.count("submitted as job") == 2, proc.stderr
     runs = {name: run_json(db, name) for name in ("burn", "memory", "burn1")}
     summaries = {name: show(db, run["id"]) for name, run in runs.items()}
@@ -372,10 +387,12 @@ def test_executor_slurm_takes_sacct_where_a_step_stored_no_sstat_reading(slurm_a
     assert cpu["data"]["footprint"] == pytest.approx(footprint_cpu)
     # TotalCPU: the kernel's account of every process of the step that was waited for: the
     # burn, footprint, and the helper with the sstat runs it waited for, which footprint does
-    # not count; beyond those, /proc's clock ticks (10 ms) and the sstat the helper was
-    # running when killed (never waited for).
+    # not count. Beyond those, within 0.1 s: footprint's own work after its measurement
+    # ended (storing the run: 12 and 18 ms here) and /proc's clock ticks (10 ms). Not checked
+    # above in an ASan build, whose footprint ends with LeakSanitizer's scan of its heap.
     assert burn_report["cpu_s"] <= cpu["value"], cpu
-    assert footprint_cpu - 0.02 <= cpu["value"] <= footprint_cpu + helper_cpu + 0.1, cpu
+    assert footprint_cpu - 0.02 <= cpu["value"], cpu
+    assert asan_build() or cpu["value"] <= footprint_cpu + helper_cpu + 0.1, cpu
     # MaxRSS: the largest sum over the task's processes jobacct_gather read: at least the
     # burn's; at most footprint's figure (the burn's peak and its own) with the helper's peak
     # and an sstat's (Debian's: about 10 MiB). Not checked above in an ASan build, whose
