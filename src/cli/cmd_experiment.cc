@@ -122,7 +122,8 @@ Result<std::map<std::string, PlanRunStatus>> StoredStatus(const std::string& db,
   return LoadPlanStatus(*store, plan);
 }
 
-// Each run beside sstat's last reading of its step (docs/experiments.md, "On Slurm").
+// Each run beside sstat's last reading of its step, or sacct's account of it where the step
+// stored none (docs/experiments.md, "On Slurm"; docs/cluster.md, "The sacct fallback").
 void PrintSstatChecks(const std::vector<SstatCheck>& checks) {
   if (checks.empty()) return;
   std::cout << "sstat cross-check (footprint: the command's tree and footprint itself, the "
