@@ -77,6 +77,11 @@ struct MonitorOptions {
   std::map<MetricId, int64_t> metric_interval_ns;  // per-metric overrides
   int64_t flush_interval_ns = 500'000'000;         // at most 1 s
   bool use_cgroup = true;  // use a cgroup of the run where the machine allows it
+  // How the tree's `cpu` is sampled (--cpu-sampler): kAuto, by the kernel into a ring buffer
+  // where it allows perf events on the run's cgroup, else from cpu.stat at each deadline;
+  // kRing, the ring or the run fails saying why; kTimer, cpu.stat at each deadline.
+  enum class CpuSampler { kAuto, kRing, kTimer };
+  CpuSampler cpu_sampler = CpuSampler::kAuto;
   // Whether the command lives on when footprint dies (SIGKILL, a lost node): by default it
   // is stopped with everything it started (run/orphan_guard.h).
   bool keep_running = false;

@@ -102,6 +102,9 @@ Result<MonitorOptions> RunOptions(const RunArgs& args, const CLI::App& cmd,
   }
   o.output = args.output;
   o.use_cgroup = !args.no_cgroup;
+  o.cpu_sampler = args.cpu_sampler == "ring"    ? MonitorOptions::CpuSampler::kRing
+                  : args.cpu_sampler == "timer" ? MonitorOptions::CpuSampler::kTimer
+                                                : MonitorOptions::CpuSampler::kAuto;
   o.keep_running = args.keep_running;
   o.record_git = !args.no_git;
   FP_RETURN_IF_ERROR(ApplySamplingOptions(args, cmd, o));
@@ -528,6 +531,14 @@ void AddMeasureOptions(CLI::App* cmd, RunArgs* args) {
   cmd->add_flag("--no-cgroup", args->no_cgroup,
                 "do not put the command in a cgroup of its own (totals then come from wait4)");
   cmd->add_flag("--no-git", args->no_git, "do not record the git commit of the current folder");
+  cmd->add_option("--cpu-sampler", args->cpu_sampler,
+                  "how the tree's cpu is sampled: 'ring', by the kernel into a ring buffer "
+                  "that footprint drains 4 times a second (perf events on the run's cgroup: "
+                  "root or CAP_PERFMON); 'timer', cpu.stat read at each interval; 'auto' "
+                  "(default), the ring for intervals under 10ms where the kernel allows it. "
+                  "footprint doctor says which")
+      ->check(CLI::IsMember({"auto", "ring", "timer"}))
+      ->option_text("auto|ring|timer");
   cmd->add_flag("--keep-running", args->keep_running,
                 "if footprint itself is killed, leave the command running (default: it is "
                 "stopped with every process it started, the cgroup's; without a cgroup, the "

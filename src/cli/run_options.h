@@ -20,6 +20,7 @@ struct RunArgs {
   std::string name, description, metrics, gpus, output;
   std::vector<std::string> tags, params, intervals;
   bool no_cgroup = false, no_git = false, quiet = false, keep_running = false;
+  std::string cpu_sampler = "auto";  // --cpu-sampler: auto, ring or timer
   RepeatOptions repeat;
   std::string shell;  // --shell: the command too runs in it
   bool no_shell = false;

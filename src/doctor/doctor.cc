@@ -10,6 +10,7 @@
 #include "footprint/profiler.h"
 #include "footprint/store.h"
 #include "probe/cgroup.h"
+#include "probe/cpu_ring_probe.h"
 #include "probe/gpu_activity.h"
 #include "probe/gpu_devices.h"
 #include "probe/nvml.h"
@@ -17,6 +18,7 @@
 #include "probe/rapl_probe.h"
 #include "run/run_metadata.h"
 #include "store/libpq.h"
+#include "util/clock.h"
 #include "util/file.h"
 #include "util/proc_parse.h"
 #include "util/strings.h"
@@ -111,6 +113,19 @@ void AddProfilerChecks(std::vector<DoctorCheck>& checks) {
   }
 }
 
+// Which sampler `footprint run` uses for the tree's cpu (--cpu-sampler auto), opened as a
+// run opens it, on a cgroup like the run's.
+DoctorCheck CpuSamplerCheck(const RunCgroup* cgroup) {
+  DoctorCheck c{"cpu sampler", false, "", "cpu at 1 ms without 1,000 wake-ups a second"};
+  Result<std::unique_ptr<CpuRingProbe>> ring =
+      cgroup ? CpuRingProbe::Open(*cgroup, kNsPerMs) : Unsupported("the run has no cgroup");
+  c.ok = ring.ok();
+  c.detail = c.ok ? "ring for cpu intervals under 10 ms: the kernel samples the run's cgroup "
+                    "into a ring buffer (perf cpu-clock per CPU), drained 4 times a second"
+                  : "timer: cpu.stat read at each interval, because " + ring.status().message();
+  return c;
+}
+
 }  // namespace
 
 std::vector<DoctorCheck> RunDoctor() {
@@ -182,6 +197,7 @@ std::vector<DoctorCheck> RunDoctor() {
     if (!mem.ok) mem.detail += "; the peak falls back to sampled RSS and process high-water marks";
     checks.push_back(cpu);
     checks.push_back(mem);
+    checks.push_back(CpuSamplerCheck(cg.ok() ? cg->get() : nullptr));
   }
   {
     DoctorCheck c{"system", false, "", "sys.cpu, sys.memory"};

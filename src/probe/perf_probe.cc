@@ -38,12 +38,14 @@ const std::vector<PerfEvent>& KnownEvents() {
   return kEvents;
 }
 
-int TryOpen(perf_event_attr& attr, pid_t pid) {
-  return static_cast<int>(::syscall(SYS_perf_event_open, &attr, pid, /*cpu=*/-1, /*group_fd=*/-1,
-                                    PERF_FLAG_FD_CLOEXEC));
-}
+int TryOpen(perf_event_attr& attr, pid_t pid) { return PerfEventOpen(attr, pid, /*cpu=*/-1, 0); }
 
 }  // namespace
+
+int PerfEventOpen(perf_event_attr& attr, pid_t pid, int cpu, unsigned long flags) {
+  return static_cast<int>(::syscall(SYS_perf_event_open, &attr, pid, cpu, /*group_fd=*/-1,
+                                    flags | PERF_FLAG_FD_CLOEXEC));
+}
 
 std::string PerfTotalName(MetricId metric) {
   switch (metric) {

@@ -32,6 +32,8 @@
 #include "probe/counter_rate.h"
 #include "probe/probe.h"
 
+struct perf_event_attr;  // <linux/perf_event.h>
+
 namespace footprint {
 
 // A perf event: PERF_TYPE_* and its config, with the name `perf stat` uses.
@@ -57,6 +59,9 @@ struct PerfReading {
 // The count estimated for the whole enabled time (the reading itself when not multiplexed);
 // nullopt when the event never ran on the PMU (nothing is known).
 std::optional<double> ScaledCount(const PerfReading& r);
+
+// perf_event_open(2) with no group, close-on-exec added to `flags`: the fd, or -1 with errno.
+int PerfEventOpen(perf_event_attr& attr, pid_t pid, int cpu, unsigned long flags);
 
 // The result of trying to open an event.
 struct PerfOpen {

@@ -20,6 +20,10 @@
 
 namespace footprint {
 
+// How often the sampler drains a probe's kernel buffers (Probe::Buffered): a few times a
+// second, so that a 1 ms series costs 4 wake-ups a second instead of 1,000.
+inline constexpr int64_t kBufferDrainIntervalNs = 250'000'000;
+
 struct SeriesSpec {
   MetricId metric;
   std::string entity;  // 'tree', 'system', 'monitor', 'gpu:0', 'gpu:0/mig:1' ...
@@ -55,6 +59,9 @@ class UnavailableMetrics {
 class SampleOut {
  public:
   virtual void Add(int series, double value) = 0;
+  // A value the kernel sampled at monotonic time at_ns, before this pass (a buffered metric,
+  // Probe::Buffered). Outputs that keep no times (tests' recorders) take the value alone.
+  virtual void AddAt(int series, int64_t /*at_ns*/, double value) { Add(series, value); }
 
  protected:
   ~SampleOut() = default;
@@ -68,6 +75,11 @@ class Probe {
   virtual std::vector<SeriesSpec> Series(const MetricSet& wanted) = 0;
   // Samples the `due` metrics at monotonic time now_ns.
   virtual void Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) = 0;
+  // Metrics the kernel samples for this probe into a buffer at their own interval: the
+  // sampler makes them due only every kBufferDrainIntervalNs (or their interval, when longer),
+  // and the probe emits each of the kernel's samples with its own time (SampleOut::AddAt).
+  // Their interval is fixed when the buffer is opened (Sampler::SetInterval leaves them).
+  virtual MetricSet Buffered() const { return {}; }
   // Called once on the monitor's thread after Series(), when the command exists but waits at
   // the start gate and sampling has not started: for probes that follow the command's
   // processes themselves (hardware counters inherited by its children).

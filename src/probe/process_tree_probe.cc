@@ -64,7 +64,10 @@ ProcessTreeProbe::ProcessTreeProbe(Options options)
 std::vector<SeriesSpec> ProcessTreeProbe::Series(const MetricSet& wanted) {
   std::vector<SeriesSpec> specs;
   for (MetricId m : kTreeMetrics) {
-    if (!wanted.test(static_cast<size_t>(m))) continue;
+    if (!wanted.test(static_cast<size_t>(m)) ||
+        options_.served_elsewhere.test(static_cast<size_t>(m))) {
+      continue;
+    }
     if (m == MetricId::kPageCache && !memory_from_cgroup()) continue;  // nothing to read it from
     slot_[static_cast<size_t>(m)] = static_cast<int>(specs.size());
     specs.push_back({m, options_.entity});

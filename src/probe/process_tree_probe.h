@@ -83,6 +83,8 @@ class ProcessTreeProbe final : public Probe, public ProcessMembers {
     // Metrics given an interval of their own (--interval METRIC=...): read at each of their
     // deadlines, never spaced out.
     MetricSet exact_intervals;
+    // Metrics another probe emits for the tree (`cpu` from the kernel's ring buffer).
+    MetricSet served_elsewhere;
   };
 
   explicit ProcessTreeProbe(Options options);

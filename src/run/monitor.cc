@@ -20,6 +20,7 @@
 
 #include "probe/cgroup.h"
 #include "probe/container_probe.h"
+#include "probe/cpu_ring_probe.h"
 #include "probe/gpu_backends.h"
 #include "probe/perf_probe.h"
 #include "probe/process_tree_probe.h"
@@ -196,20 +197,46 @@ Result<PreparedRun> PrepareRun(const MonitorOptions& opt, const MetricIntervals&
   return p;
 }
 
-// The probes of a command's run; `tree` receives the process-tree probe, which the totals read.
+Result<std::unique_ptr<Probe>> OpenCpuRing(const MonitorOptions& opt, PreparedRun& p,
+                                           const MetricIntervals& intervals) {
+  using Choice = MonitorOptions::CpuSampler;
+  const int64_t interval = intervals[static_cast<size_t>(MetricId::kCpu)];
+  if (interval <= 0) return std::unique_ptr<Probe>();
+  std::string why;
+  if (opt.cpu_sampler == Choice::kTimer) {
+    why = "--cpu-sampler timer";
+  } else if (opt.cpu_sampler == Choice::kAuto && interval >= kCpuRingBelowIntervalNs) {
+    why = "cpu's interval is 10 ms or more: its wake-ups cost less than a ring per CPU";
+  } else if (!p.cgroup) {
+    why = "the run has no cgroup to count on";
+  } else if (auto ring = CpuRingProbe::Open(*p.cgroup, interval); ring.ok()) {
+    return std::unique_ptr<Probe>(std::move(ring).value());
+  } else {
+    why = ring.status().message();
+  }
+  if (opt.cpu_sampler == Choice::kRing) {
+    return Unsupported("--cpu-sampler ring: " + why +
+                       "; --cpu-sampler auto falls back to reading cpu.stat");
+  }
+  p.meta["cpu_sampler"] = {{"sampler", "timer"}, {"why", why}};
+  return std::unique_ptr<Probe>();
+}
+
 std::vector<std::unique_ptr<Probe>> MakeProbes(const MonitorOptions& opt, PreparedRun& p,
                                                PerfProbe::Options perf, const ReapedTotals& reaped,
                                                UnavailableMetrics& unavailable_gpu,
-                                               ProcessTreeProbe*& tree,
-                                               ContainerMembers* container) {
+                                               ProcessTreeProbe*& tree, ContainerMembers* container,
+                                               std::unique_ptr<Probe> cpu_ring) {
   Env& env = *opt.env;
   ProcessTreeProbe::Options tree_options{
       ::getpid(), p.cgroup && !p.cgroup->procs_path().empty() ? p.cgroup.get() : nullptr, &reaped,
       env.ProcRoot()};
   tree_options.exact_intervals = ExactIntervals(opt);
+  if (cpu_ring) tree_options.served_elsewhere.set(static_cast<size_t>(MetricId::kCpu));
   auto tree_owned = std::make_unique<ProcessTreeProbe>(std::move(tree_options));
   tree = tree_owned.get();
   std::vector<std::unique_ptr<Probe>> probes;
+  if (cpu_ring) probes.push_back(std::move(cpu_ring));
   probes.push_back(std::move(tree_owned));
   probes.push_back(std::make_unique<SystemProbe>("/proc", ExactIntervals(opt)));
   probes.push_back(std::make_unique<RaplProbe>(env.SysRoot()));
@@ -515,8 +542,10 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
                       ContainerWatch::ForCommand(opt.command, p.run.id));
   std::unique_ptr<ContainerMembers> container_members;  // the GPU's processes, theirs too
   if (container) container_members = std::make_unique<ContainerMembers>(&container->cgroup());
+  FP_ASSIGN_OR_RETURN(std::unique_ptr<Probe> cpu_ring, OpenCpuRing(opt, p, intervals));
   std::vector<std::unique_ptr<Probe>> probes =
-      MakeProbes(opt, p, std::move(perf), reaped, unavailable_gpu, tree, container_members.get());
+      MakeProbes(opt, p, std::move(perf), reaped, unavailable_gpu, tree, container_members.get(),
+                 std::move(cpu_ring));
   ContainerProbe* container_probe = nullptr;
   if (container) {
     auto owned = std::make_unique<ContainerProbe>(&container->cgroup());

@@ -40,14 +40,24 @@ struct PreparedRun {
 };
 Result<PreparedRun> PrepareRun(const MonitorOptions& opt, const MetricIntervals& intervals);
 
+// --cpu-sampler auto takes the ring for cpu intervals below this: from 10 ms on, the timer's
+// wake-ups cost less than opening and draining a ring per CPU.
+inline constexpr int64_t kCpuRingBelowIntervalNs = 10'000'000;
+// The kernel's ring buffer for the tree's `cpu` (probe/cpu_ring_probe.h) where
+// opt.cpu_sampler and the kernel allow it; null for the timer sampler (cpu.stat at each
+// deadline), with meta.cpu_sampler saying why. An error only for --cpu-sampler ring.
+Result<std::unique_ptr<Probe>> OpenCpuRing(const MonitorOptions& opt, PreparedRun& p,
+                                           const MetricIntervals& intervals);
+
 // The probes of a command's run; `tree` receives the process-tree probe, which the totals read.
 // With `container` (a container the command starts), the GPU's .tree metrics count the tree's
-// processes and the container's.
+// processes and the container's. With `cpu_ring` (OpenCpuRing), the tree's `cpu` is its.
 std::vector<std::unique_ptr<Probe>> MakeProbes(const MonitorOptions& opt, PreparedRun& p,
                                                PerfProbe::Options perf, const ReapedTotals& reaped,
                                                UnavailableMetrics& unavailable_gpu,
                                                ProcessTreeProbe*& tree,
-                                               ContainerMembers* container = nullptr);
+                                               ContainerMembers* container = nullptr,
+                                               std::unique_ptr<Probe> cpu_ring = nullptr);
 
 // The run's totals into `out`, with what the session's probes found, and where they came from
 // into its meta (sources, accounting, memory peaks).

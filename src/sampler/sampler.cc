@@ -17,7 +17,7 @@ void Sampler::SleepUntil(int64_t deadline_ns) {
 }
 
 void Sampler::SetInterval(MetricId metric, int64_t interval_ns) {
-  if (interval_ns <= 0) return;
+  if (interval_ns <= 0 || buffered_.test(static_cast<size_t>(metric))) return;
   {
     std::lock_guard<std::mutex> lock(wake_mu_);
     requested_[static_cast<size_t>(metric)].store(interval_ns, std::memory_order_relaxed);
@@ -29,14 +29,16 @@ void Sampler::SetInterval(MetricId metric, int64_t interval_ns) {
 class Sampler::Batch final : public SampleOut {
  public:
   Batch(std::vector<SamplePoint>& points, const std::vector<int64_t>& ids,
-        std::vector<Tally>& tallies, int first, int64_t t)
-      : points_(points), ids_(ids), tallies_(tallies), first_(first), t_(t) {}
-  void Add(int series, double value) override {
+        std::vector<Tally>& tallies, int first, int64_t t0, int64_t now)
+      : points_(points), ids_(ids), tallies_(tallies), first_(first), t0_(t0), now_(now) {}
+  void Add(int series, double value) override { AddAt(series, now_, value); }
+  void AddAt(int series, int64_t at_ns, double value) override {
     const auto index = static_cast<size_t>(first_ + series);
-    points_.push_back({ids_[index], t_, value});
+    const int64_t t = at_ns - t0_;
+    points_.push_back({ids_[index], t, value});
     Tally& tally = tallies_[index];
-    if (tally.samples++ == 0) tally.first_t = t_;
-    tally.last_t = t_;
+    if (tally.samples++ == 0) tally.first_t = t;
+    tally.last_t = t;
   }
 
  private:
@@ -44,7 +46,7 @@ class Sampler::Batch final : public SampleOut {
   const std::vector<int64_t>& ids_;
   std::vector<Tally>& tallies_;
   int first_;
-  int64_t t_;
+  int64_t t0_, now_;
 };
 
 Sampler::Sampler(Env& env, std::vector<std::unique_ptr<Probe>> probes,
@@ -59,6 +61,7 @@ Sampler::Sampler(Env& env, std::vector<std::unique_ptr<Probe>> probes,
       slot.metrics.set(static_cast<size_t>(s.metric));
       series_.push_back(s);
     }
+    buffered_ |= slot.probe->Buffered() & slot.metrics;
     probes_.push_back(std::move(slot));
   }
   if (wanted.test(static_cast<size_t>(MetricId::kSampleCost))) {
@@ -74,6 +77,7 @@ Sampler::Sampler(Env& env, std::vector<std::unique_ptr<Probe>> probes,
   for (const SeriesSpec& s : series_) produced.set(static_cast<size_t>(s.metric));
   for (size_t m = 0; m < kMetricCount; ++m) {
     if (!produced.test(m)) intervals_[m] = 0;
+    wake_[m] = buffered_.test(m) ? std::max(intervals_[m], kBufferDrainIntervalNs) : intervals_[m];
   }
   batch_.reserve(series_.size());
   tallies_.resize(series_.size());
@@ -103,7 +107,7 @@ void Sampler::Pass(int64_t deadline_ns, const MetricSet& due, bool measure_self)
   batch_.clear();
   for (ProbeSlot& slot : probes_) {
     if ((slot.metrics & due).none()) continue;
-    Batch out(batch_, series_ids_, tallies_, slot.first_series, t);
+    Batch out(batch_, series_ids_, tallies_, slot.first_series, t0_ns_, now);
     slot.probe->Sample(now, due, out);
   }
   if (measure_self) {
@@ -129,7 +133,7 @@ void Sampler::Loop() {
   std::array<int64_t, kMetricCount> next;
   next.fill(INT64_MAX);
   for (size_t m = 0; m < kMetricCount; ++m) {
-    if (intervals_[m] > 0) next[m] = t0_ns_;
+    if (wake_[m] > 0) next[m] = t0_ns_;
   }
   while (!stop_.load(std::memory_order_acquire)) {
     if (reschedule_.exchange(false, std::memory_order_acq_rel)) {
@@ -137,7 +141,7 @@ void Sampler::Loop() {
       for (size_t m = 0; m < kMetricCount; ++m) {
         int64_t want = requested_[m].exchange(0, std::memory_order_relaxed);
         if (want <= 0 || intervals_[m] <= 0) continue;  // not sampled: cannot be turned on
-        intervals_[m] = want;
+        intervals_[m] = wake_[m] = want;
         next[m] = std::min(next[m], now + want);
       }
     }
@@ -152,9 +156,9 @@ void Sampler::Loop() {
     for (size_t m = 0; m < kMetricCount; ++m) {
       if (next[m] > now) continue;
       due.set(m);
-      int64_t behind = (now - next[m]) / intervals_[m];
+      int64_t behind = (now - next[m]) / wake_[m];
       missed = std::max(missed, behind);
-      next[m] += (behind + 1) * intervals_[m];
+      next[m] += (behind + 1) * wake_[m];
     }
     stats_.missed_deadlines += static_cast<uint64_t>(missed);
     Pass(deadline, due, /*measure_self=*/true);
@@ -169,8 +173,8 @@ void Sampler::Loop() {
   const int64_t now = env_.MonotonicNs();
   int64_t missed = 0;
   for (size_t m = 0; m < kMetricCount; ++m) {
-    if (intervals_[m] > 0 && next[m] <= now) {
-      missed = std::max(missed, (now - next[m]) / intervals_[m] + 1);
+    if (wake_[m] > 0 && next[m] <= now) {
+      missed = std::max(missed, (now - next[m]) / wake_[m] + 1);
     }
   }
   stats_.missed_deadlines += static_cast<uint64_t>(missed);
@@ -188,8 +192,9 @@ void Sampler::Stop() {
   const int64_t now = env_.MonotonicNs();
   MetricSet last;
   for (size_t m = 0; m < kMetricCount; ++m) {
+    // A buffered metric's kernel samples since the last drain are all there is of it.
     const bool due = passes_of_[m] < 2 || now - last_pass_ns_[m] >= intervals_[m] / 2 ||
-                     MetricCatalogue()[m].exact_rate;
+                     MetricCatalogue()[m].exact_rate || buffered_.test(m);
     last.set(m, intervals_[m] > 0 && due);
   }
   if (last.none()) return;

@@ -1,5 +1,7 @@
 // Sampler: one thread that calls the probes on absolute deadlines (t0 + k * interval, never
-// sleep-after-work), each metric on its own interval, and hands the values to the queue.
+// sleep-after-work), each metric on its own interval, and hands the values to the queue. A
+// metric the kernel samples into a buffer (Probe::Buffered) is due only every
+// kBufferDrainIntervalNs, and its probe emits the kernel's samples with their own times.
 //
 // When a pass overruns the next deadline, the missed deadlines are skipped (counted, not
 // bunched up). It measures itself: the CPU time of each pass (monitor.sample_cost) and how
@@ -98,7 +100,9 @@ class Sampler {
   Env& env_;
   std::vector<ProbeSlot> probes_;
   std::vector<SeriesSpec> series_;
-  MetricIntervals intervals_;
+  MetricIntervals intervals_;  // as asked: the series' interval
+  MetricIntervals wake_;       // how often the thread wakes for each (Probe::Buffered)
+  MetricSet buffered_;         // metrics a probe drains from a kernel buffer
   SampleQueue& queue_;
   std::vector<int64_t> series_ids_;
   int cost_series_ = -1, delay_series_ = -1;

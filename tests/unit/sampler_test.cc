@@ -161,5 +161,53 @@ TEST(Sampler, SeriesRatesTellTheAchievedIntervalOfEachSeries) {
   EXPECT_EQ(rates[1].due_passes, 21u);
 }
 
+// A kernel buffer's stand-in: `cpu` sampled every ms, emitted with those times when drained.
+class BufferedProbe final : public Probe {
+ public:
+  std::string_view name() const override { return "buffered"; }
+  std::vector<SeriesSpec> Series(const MetricSet&) override { return {{MetricId::kCpu, "tree"}}; }
+  MetricSet Buffered() const override {
+    MetricSet m;
+    m.set(static_cast<size_t>(MetricId::kCpu));
+    return m;
+  }
+  void Sample(int64_t now_ns, const MetricSet&, SampleOut& out) override {
+    ++drains;
+    for (; next_ns_ <= now_ns; next_ns_ += kNsPerMs) out.AddAt(0, next_ns_, 1.0);
+  }
+  int drains = 0;
+
+ private:
+  int64_t next_ns_ = kNsPerMs;
+};
+
+// A buffered metric wakes the sampler at the drain interval, and its series has the kernel's
+// times: one sample per ms, the achieved interval the asked one.
+TEST(Sampler, BufferedMetricIsDrainedAFewTimesASecondWithItsOwnTimes) {
+  FakeEnv env;
+  env.SetHorizon(1000 * kNsPerMs);
+  MetricIntervals iv{};
+  iv[static_cast<size_t>(MetricId::kCpu)] = kNsPerMs;
+  std::vector<std::unique_ptr<Probe>> probes;
+  probes.push_back(std::make_unique<BufferedProbe>());
+  auto* probe = static_cast<BufferedProbe*>(probes.back().get());
+  SampleQueue queue(1 << 16);
+  Sampler sampler(env, std::move(probes), iv, queue);
+  sampler.Start(0, {100});
+  sampler.SetInterval(MetricId::kCpu, 5 * kNsPerMs);  // fixed by the kernel's buffer: ignored
+  env.AwaitParked();                                  // drains at 0, 250, 500, 750, 1000 ms
+  sampler.Stop();                                     // and the last one
+  EXPECT_EQ(sampler.stats().passes, 6u);
+  EXPECT_EQ(probe->drains, 6);
+  std::vector<SamplePoint> pts;
+  queue.Drain(pts);
+  ASSERT_EQ(pts.size(), 1000u);
+  for (size_t k = 0; k < pts.size(); ++k) EXPECT_EQ(pts[k].t_ns, int64_t(k + 1) * kNsPerMs);
+  std::vector<Sampler::SeriesRate> rates = sampler.SeriesRates();
+  ASSERT_EQ(rates.size(), 1u);
+  EXPECT_EQ(rates[0].asked_interval_ns, kNsPerMs);
+  EXPECT_EQ(rates[0].achieved_interval_ns, kNsPerMs);
+}
+
 }  // namespace
 }  // namespace footprint
