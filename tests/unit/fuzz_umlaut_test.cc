@@ -122,13 +122,13 @@ TEST(Fuzz, UmlautImport) {
 // The deepest nesting of arrays and objects in `text` as nlohmann's parser counts it (it does
 // not recurse); nullopt when `text` is not JSON.
 std::optional<int> Nesting(const std::string& text) {
-  using json = nlohmann::json;
+  using Json = nlohmann::json;  // not `json`: a unity build has file-level ones
   int deepest = 0;
-  const json j = json::parse(
+  const Json j = Json::parse(
       text,
-      [&](int depth, json::parse_event_t event, json&) {
-        if (event == json::parse_event_t::object_start ||
-            event == json::parse_event_t::array_start) {
+      [&](int depth, Json::parse_event_t event, Json&) {
+        if (event == Json::parse_event_t::object_start ||
+            event == Json::parse_event_t::array_start) {
           deepest = std::max(deepest, depth + 1);
         }
         return true;
