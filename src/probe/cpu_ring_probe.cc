@@ -217,6 +217,13 @@ void CpuRingProbe::Finish(ProbeFindings& findings) {
                                   {"emitted_ns", emitted_ns_},
                                   {"kernel_samples", kernel_samples_},
                                   {"lost_samples", lost_}};
+  if (lost_ > 0) {
+    // The counts are exact, so the totals hold; only where in time the CPU was is a guess.
+    findings.warnings.push_back(
+        "the kernel dropped " + std::to_string(lost_) +
+        " cpu ring samples (footprint drained too late): cpu is interpolated over those gaps; "
+        "its total is exact");
+  }
 }
 
 }  // namespace footprint
