@@ -32,6 +32,7 @@
 #include "util/file.h"
 #include "util/json_bounded.h"
 #include "util/json_text.h"
+#include "util/rusage.h"
 #include "util/sha256.h"
 #include "util/strings.h"
 
@@ -695,12 +696,11 @@ Status Benchmark::Impl::Finish(RunStatus status) {
   rusage self, children;
   getrusage(RUSAGE_SELF, &self);
   getrusage(RUSAGE_CHILDREN, &children);
-  auto secs = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
-  auto since = [&](const timeval& now, const timeval& then) { return secs(now) - secs(then); };
+  auto since = [](const timeval& now, const timeval& then) { return Seconds(now) - Seconds(then); };
   // footprint's threads: the session's (sampler, sample writer) and the scope writer. The
   // sampler reads kernel files, the writers mostly wait: counted as system time.
-  const double monitor_user = secs(writer_usage_.ru_utime);
-  const double monitor_sys = secs(writer_usage_.ru_stime) + session_->threads_cpu_s();
+  const double monitor_user = Seconds(writer_usage_.ru_utime);
+  const double monitor_sys = Seconds(writer_usage_.ru_stime) + session_->threads_cpu_s();
   std::map<std::string, double> totals;
   totals["duration_s"] = static_cast<double>(end - t0_) / 1e9;
   totals["cpu_user_s"] = std::max(0.0, since(self.ru_utime, self_at_open_.ru_utime) +
@@ -725,7 +725,7 @@ Status Benchmark::Impl::Finish(RunStatus status) {
   std::vector<std::string> warnings;
   ProbeFindings findings{totals, meta_, warnings};
   session_->Finish(findings);
-  totals["monitor_cpu_s"] += monitor_user + secs(writer_usage_.ru_stime);
+  totals["monitor_cpu_s"] += monitor_user + Seconds(writer_usage_.ru_stime);
   if (!warnings.empty()) meta_["warnings"] = warnings;
   meta_["sources"] = {
       {"cpu",

@@ -29,6 +29,7 @@
 #include "util/file.h"
 #include "util/json_bounded.h"
 #include "util/json_text.h"
+#include "util/rusage.h"
 #include "util/strings.h"
 
 namespace footprint {
@@ -54,6 +55,7 @@ struct Reading {
   StepUsage usage;
   int64_t at_ns = 0;
   int64_t sstat_rss_bytes = 0;  // the most sstat itself held: a process of the step it reads
+  double helper_cpu_s = 0;      // the CPU of the helper and its sstat calls, also of the step
 };
 using Readings = std::map<std::pair<int64_t, int64_t>, Reading>;  // by (job, step)
 
@@ -155,8 +157,8 @@ SstatCheck CrossCheck(const std::string& key, const RunRecord& run,
   c.run_id = run.id;
   c.source = source;
   c.step = std::to_string(step.first) + "." + std::to_string(step.second);
-  c.cpu_s =
-      Total(totals, "cpu_user_s") + Total(totals, "cpu_system_s") + Total(totals, "monitor_cpu_s");
+  c.cpu_s = Total(totals, "cpu_user_s") + Total(totals, "cpu_system_s") +
+            Total(totals, "monitor_cpu_s") + reading.helper_cpu_s;
   c.sstat_cpu_s = reading.usage.cpu_s;
   c.rss_bytes = Total(totals, "rss_sum_peak_bytes") + Total(totals, "monitor_peak_rss_bytes") +
                 static_cast<double>(reading.sstat_rss_bytes);
@@ -447,7 +449,7 @@ class StepWatch {
  private:
   // One reading as the helper sends it.
   struct Sent {
-    double cpu_s, max_rss_bytes;
+    double cpu_s, max_rss_bytes, helper_cpu_s;
     int64_t at_ns, sstat_rss_bytes;
   };
   // The helper: a reading every poll_ns until the parent shuts its end.
@@ -457,10 +459,11 @@ class StepWatch {
       int64_t sstat_rss = 0;
       for (const StepUsage& u : experiment::StepsUsage(job, &sstat_rss)) {
         if (u.step_id != step) continue;
-        rusage self{};  // the helper and its sstat are both in the step while it reads
+        rusage self{}, calls{};  // the helper and its sstat are both in the step while it reads
         ::getrusage(RUSAGE_SELF, &self);
-        const Sent sent{u.cpu_s, u.max_rss_bytes, Env::Default().RealtimeNs(),
-                        sstat_rss + int64_t{self.ru_maxrss} * 1024};
+        ::getrusage(RUSAGE_CHILDREN, &calls);
+        const Sent sent{u.cpu_s, u.max_rss_bytes, RusageCpuSeconds(self) + RusageCpuSeconds(calls),
+                        Env::Default().RealtimeNs(), sstat_rss + int64_t{self.ru_maxrss} * 1024};
         if (::send(fd, &sent, sizeof sent, MSG_NOSIGNAL) != sizeof sent) _exit(0);
       }
     } while (::poll(&parent, 1, static_cast<int>(poll_ns / 1'000'000)) == 0);
@@ -470,10 +473,11 @@ class StepWatch {
     Sent sent;
     while (::recv(fd_, &sent, sizeof sent, MSG_WAITALL) == sizeof sent) {
       const StepUsage u{job, step, sent.cpu_s, sent.max_rss_bytes};
-      auto [it, first] = readings_.try_emplace({job, step}, Reading{u, sent.at_ns, 0});
+      auto [it, first] = readings_.try_emplace({job, step}, Reading{u, sent.at_ns, 0, 0});
       Reading& r = it->second;
       const double max_rss = std::max(r.usage.max_rss_bytes, u.max_rss_bytes);
-      if (!first && u.cpu_s >= r.usage.cpu_s) r = {u, sent.at_ns, r.sstat_rss_bytes};
+      if (!first && u.cpu_s >= r.usage.cpu_s) r = {u, sent.at_ns, r.sstat_rss_bytes, 0};
+      r.helper_cpu_s = std::max(r.helper_cpu_s, sent.helper_cpu_s);
       r.usage.max_rss_bytes = max_rss;
       r.sstat_rss_bytes = std::max(r.sstat_rss_bytes, sent.sstat_rss_bytes);
     }

@@ -41,6 +41,7 @@
 #include "util/file.h"
 #include "util/json_text.h"
 #include "util/proc_parse.h"
+#include "util/rusage.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
 
@@ -49,7 +50,6 @@ namespace {
 
 using json = nlohmann::json;
 
-double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; }
 
 // Blocks the signals footprint waits for, for the lifetime of the object, and restores the
 // previous mask and subreaper flag afterwards. Signals still pending then are taken: SIGCHLD

@@ -9,6 +9,7 @@
 #include "footprint/monitor.h"
 #include "footprint/profiler.h"
 #include "util/clock.h"
+#include "util/rusage.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
 
@@ -34,8 +35,7 @@ Result<ProfileCost> RunBare(const std::vector<std::string>& command) {
   ProfileCost row{.tool = "none"};
   row.duration_s = static_cast<double>(MonotonicNs() - start) / 1e9;
   row.exit_status = ShellStatus(status);
-  row.cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-              static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  row.cpu_s = RusageCpuSeconds(ru);
   row.peak_memory_bytes = static_cast<double>(ru.ru_maxrss) * 1024;
   return row;
 }

@@ -7,15 +7,9 @@
 
 #include "util/file.h"
 #include "util/proc_parse.h"
+#include "util/rusage.h"
 
 namespace footprint {
-namespace {
-
-double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; }
-
-double RusageCpuSeconds(const rusage& ru) { return Seconds(ru.ru_utime) + Seconds(ru.ru_stime); }
-
-}  // namespace
 
 void WarnOnStderr(const std::string& line) {
   const std::string text = "footprint: warning: " + line + "\n";

@@ -226,9 +226,12 @@ def test_executor_slurm_a_job_per_workload_a_step_per_run_and_sstat_beside_it(sl
         assert 0 < sstat_own and (asan or sstat_own < 64 * 2**20), (name, sstat_own)
         sstat_cpu, sstat_rss = values["sstat.cpu_s"]["value"], values["sstat.max_rss_bytes"]["value"]
         checked[name] = (cpu, sstat_cpu, rss / 2**20, sstat_rss / 2**20)
-        # Whole seconds of the processes alive at its last gathering: never above footprint's,
-        # below it by less than a second.
-        assert cpu - 1.05 <= sstat_cpu <= cpu + 0.05, (name, checked[name], proc.stdout)
+        # Whole seconds of the processes alive at its last gathering: below the tree's and
+        # footprint's by less than a second, never above what footprint counts of the step (with
+        # its sstat helper and the sstat calls that helper made: processes of the step too).
+        step_cpu = values["sstat.cpu_s"]["data"]["footprint"]
+        assert cpu <= step_cpu < cpu + 0.5, (name, cpu, step_cpu)
+        assert cpu - 1.05 <= sstat_cpu <= step_cpu + 0.05, (name, checked[name], proc.stdout)
         # The task's largest RSS: at least the command's own peak (held to the end), at most
         # that plus footprint's own peak (a sanitizer build's footprint holds far more, and
         # its peak need not fall on one of sstat's readings). An ASan build once broke the
@@ -238,7 +241,6 @@ def test_executor_slurm_a_job_per_workload_a_step_per_run_and_sstat_beside_it(sl
         own = t["rss_sum_peak_bytes"]
         assert 0.95 * own - 4 * 2**20 <= sstat_rss, (name, checked[name])
         assert asan or sstat_rss <= 1.05 * rss + 4 * 2**20, (name, checked[name])
-        assert values["sstat.cpu_s"]["data"]["footprint"] == pytest.approx(cpu)
     print(f"start skew {skew * 1e3:.0f} ms; (footprint cpu, sstat cpu, footprint MiB, sstat MiB) "
           f"{checked}\n{proc.stdout}")
     assert checked["memory"][2] >= 200  # the 200 MiB touched, seen by both
@@ -277,7 +279,8 @@ def test_executor_slurm_resumes_from_the_queue_after_footprint_stopped(slurm, po
     assert sorted(r["name"] for r in runs) == ["a", "b"], runs  # each once
     assert all(r["status"] == "ok" for r in runs), runs
     # Each step stored its own sstat reading, whichever footprint waited for its job: none is
-    # lost to the stop. Never above footprint's CPU (whole seconds, of live processes).
+    # lost to the stop. Never above what footprint counts of the step (whole seconds, of live
+    # processes; footprint counts the tree, itself, its sstat helper and the helper's calls).
     for r in runs:
         summary = show(db, r["id"])
         values = {v["name"]: v for v in summary["values"]}
