@@ -50,7 +50,6 @@ namespace {
 
 using json = nlohmann::json;
 
-
 // Blocks the signals footprint waits for, for the lifetime of the object, and restores the
 // previous mask and subreaper flag afterwards. Signals still pending then are taken: SIGCHLD
 // dropped, a stop signal passed to the group's catcher (PassStopSignal), since one that comes

@@ -12,7 +12,9 @@ inline double Seconds(const timeval& tv) {
 }
 
 // User plus system time.
-inline double RusageCpuSeconds(const rusage& ru) { return Seconds(ru.ru_utime) + Seconds(ru.ru_stime); }
+inline double RusageCpuSeconds(const rusage& ru) {
+  return Seconds(ru.ru_utime) + Seconds(ru.ru_stime);
+}
 
 }  // namespace footprint
 
