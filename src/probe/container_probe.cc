@@ -14,6 +14,17 @@ constexpr MetricId kContainerMetrics[] = {MetricId::kCpu,       MetricId::kMemor
 // which `docker stats` users miss when a container is killed with low stats).
 int64_t HeldBytes(const RunCgroup::MemoryStat& m) { return m.anon + m.file_mapped + m.shmem; }
 
+// The same from the charge, when it is known: the charge less the page cache it does not hold
+// (neither mapped nor shmem). memory.stat's counters are flushed lazily, and one CI run read a
+// container's stat without the 32 MiB it had just written to /dev/shm while the charge held
+// them; the charge is exact at every read, and a stale split moves only the page cache.
+int64_t HeldBytes(const RunCgroup::MemoryStat& m, std::optional<int64_t> charge) {
+  const int64_t per_stat = HeldBytes(m);
+  if (!charge) return per_stat;
+  const int64_t unheld_cache = std::max<int64_t>(0, m.page_cache - m.shmem - m.file_mapped);
+  return std::max(per_stat, *charge - unheld_cache);
+}
+
 // meta.sources.KEY says both where the run's own figure came from and that the container's,
 // from `source` of its cgroup, is added to it. Alone (an attached container's run) it is the
 // container's.
@@ -59,7 +70,7 @@ void ContainerProbe::Keep(const Reading& r) {
     io_bytes_.second = std::max(io_bytes_.second, r.io_bytes->second - base.second);
   }
   if (r.memory) {
-    peak_memory_ = std::max(peak_memory_, HeldBytes(*r.memory));
+    peak_memory_ = std::max(peak_memory_, HeldBytes(*r.memory, r.current_bytes));
     peak_shm_ = std::max(peak_shm_, r.memory->shmem);
     peak_page_cache_ = std::max(peak_page_cache_, r.memory->page_cache);
     if (r.current_bytes) {
@@ -84,7 +95,7 @@ void ContainerProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& out
          cpu_rate_.Next(now_ns, static_cast<double>(cpu_ns_.first + cpu_ns_.second), 100.0));
   }
   if (r.memory) {
-    emit(MetricId::kMemory, static_cast<double>(HeldBytes(*r.memory)));
+    emit(MetricId::kMemory, static_cast<double>(HeldBytes(*r.memory, r.current_bytes)));
     emit(MetricId::kPageCache, static_cast<double>(r.memory->page_cache));
   }
   if (r.pids) emit(MetricId::kProcesses, static_cast<double>(*r.pids));
@@ -123,7 +134,9 @@ void ContainerProbe::Finish(ProbeFindings& findings) {
     t["container_shm_peak_bytes"] = static_cast<double>(peak_shm_);
     t["container_page_cache_peak_bytes"] = static_cast<double>(peak_page_cache_);
     t["peak_memory_bytes"] += static_cast<double>(peak_memory_);
-    JoinSource(findings.meta, "peak_memory", "memory.stat anon + mapped files + shmem (sampled)");
+    JoinSource(findings.meta, "peak_memory",
+               "memory.stat anon + mapped files + shmem, or the charge less its other page "
+               "cache where that is more (sampled)");
   }
   if (baseline_.io_bytes) {
     t["container_io_read_bytes"] = static_cast<double>(io_bytes_.first);
