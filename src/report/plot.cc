@@ -318,6 +318,148 @@ Status PlotsUnavailable() {
       "nodejs and npm installed (scripts/setup)");
 }
 
+// The runs' array of the page's data; returns each run's duration, where its bands end.
+std::vector<double> WritePlotRuns(const std::vector<RunData>& data, JsonOut& j) {
+  std::vector<double> ends;
+  j.Key("runs").Open('[');
+  for (const RunData& d : data) {
+    const RunRecord& r = d.run;
+    ends.push_back(RunDuration(r, d.totals));
+    j.Open('{').Key("id").Str(r.id).Key("name").Str(r.name).Key("label").Str(RunLabel(r));
+    j.Key("status").Str(RunStatusName(r.status)).Key("command").Str(ShellCommandLine(r.command));
+    j.Key("group_id").Str(r.group_id).Key("repetition").Int(r.repetition);
+    if (auto lost = IncompleteReason(r)) j.Key("incomplete").Str(*lost);
+    j.Key("started_ms").Int(r.started_at_ns / kNsPerMs).Key("duration_s").Num(ends.back());
+    if (std::string host = SpanHost(r); !host.empty()) {
+      j.Key("span").Str(SpanKey(r)).Key("host").Str(host);  // a part of a multi-host run
+    }
+    if (auto load = LoadPoint(r)) j.Key("load").Doc(*load);
+    j.Close('}');
+  }
+  j.Close(']');
+  return ends;
+}
+
+// Scope durations: total, count and mean per name and run (null where a run lacks it).
+void WritePlotScopes(const std::vector<RunData>& data, const PlotCatalog& catalog,
+                     const std::vector<std::string>& chosen, PlotStats& stats, JsonOut& j) {
+  std::vector<std::vector<ScopeSummary>> scope_sums;
+  for (const RunData& d : data) scope_sums.push_back(SummarizeScopes(d.scopes));
+  j.Key("scopes").Open('[');
+  for (const std::string& name : catalog.scopes) {
+    if (!Wanted(chosen, name)) continue;
+    j.Open('{').Key("name").Str(name).Key("runs").Open('[');
+    for (const auto& sums : scope_sums) {
+      auto it = std::find_if(sums.begin(), sums.end(), [&](auto& s) { return s.name == name; });
+      if (it == sums.end() || it->count == it->unfinished) {
+        j.Null();
+        continue;
+      }
+      j.Open('{').Key("count").Int(static_cast<int64_t>(it->count));
+      j.Key("unfinished").Int(static_cast<int64_t>(it->unfinished));
+      j.Key("total_s").Num(it->total_s).Key("mean_s").Num(it->mean_s).Close('}');
+    }
+    j.Close(']').Close('}');
+  }
+  j.Close(']');
+  if (!catalog.scopes.empty()) ++stats.charts;
+}
+
+// Run totals, in TotalNames() order; unknown stays null (never 0). A chart per unit.
+void WritePlotTotals(const std::vector<RunData>& data, PlotStats& stats, JsonOut& j) {
+  j.Key("totals").Open('[');
+  std::set<std::string> units;
+  for (std::string_view name : TotalNames()) {
+    const std::string key(name);
+    bool any = false;
+    for (const RunData& d : data) any |= d.totals.count(key) > 0;
+    if (!any) continue;
+    units.insert(std::string(TotalUnit(name)));
+    j.Open('{').Key("name").Str(key).Key("unit").Str(TotalUnit(name)).Key("runs").Open('[');
+    for (const RunData& d : data) {
+      auto it = d.totals.find(key);
+      j.Opt(it == d.totals.end() ? std::nullopt : std::optional<double>(it->second));
+    }
+    j.Close(']').Close('}');
+  }
+  j.Close(']');
+  stats.charts += units.size();
+}
+
+// The last confusion matrix of each chosen name and run.
+void WritePlotConfusion(const std::vector<RunData>& data, const PlotCatalog& catalog,
+                        const std::vector<std::string>& chosen, PlotStats& stats, JsonOut& j) {
+  j.Key("confusion").Open('[');
+  for (const auto& m : catalog.metrics) {
+    if (m.kind != "confusion matrix" || !Wanted(chosen, m.name)) continue;
+    for (size_t i = 0; i < data.size(); ++i) {
+      const ValueRecord* last = nullptr;
+      for (const ValueRecord& v : data[i].values) {
+        if (v.name == m.name && ValueKind(v) == m.kind) last = &v;
+      }
+      if (!last) continue;
+      ++stats.charts;
+      json doc = ParseStoredJson(last->data_json);
+      j.Open('{').Key("run").Int(static_cast<int64_t>(i)).Key("name").Str(m.name);
+      j.Key("step");
+      last->step ? j.Int(*last->step) : j.Null();
+      j.Key("labels").Doc(doc.value("labels", json::array()));
+      j.Key("matrix").Doc(doc.value("matrix", json::array())).Close('}');
+    }
+  }
+  j.Close(']');
+}
+
+// One hyperparameter chart: every set of that name across runs, on the union of their axes.
+void WritePlotHyperparameterSet(const std::vector<RunData>& data, const PlotCatalog::Metric& m,
+                                JsonOut& j) {
+  std::set<std::string> axes;
+  std::string target;
+  bool low_means_good = true;
+  std::vector<std::pair<size_t, json>> sets;
+  for (size_t i = 0; i < data.size(); ++i) {
+    for (const ValueRecord& v : data[i].values) {
+      if (v.name != m.name || ValueKind(v) != m.kind) continue;
+      json doc = ParseStoredJson(v.data_json);
+      json params = doc.value("params", json::object());
+      for (auto& [k, unused] : params.items()) axes.insert(k);
+      target = doc.value("target", target);
+      low_means_good = doc.value("low_means_good", low_means_good);
+      sets.emplace_back(
+          i, json{{"params", params}, {"value", v.value ? json(*v.value) : json(nullptr)}});
+    }
+  }
+  j.Open('{').Key("name").Str(m.name).Key("target").Str(target.empty() ? "target" : target);
+  j.Key("low_means_good").Bool(low_means_good).Key("axes").Doc(json(axes));
+  j.Key("sets").Open('[');
+  for (const auto& [run_index, set] : sets) {
+    j.Open('{').Key("run").Int(static_cast<int64_t>(run_index));
+    j.Key("params").Doc(set["params"]).Key("value").Doc(set["value"]).Close('}');
+  }
+  j.Close(']').Close('}');
+}
+
+// Valued metrics: curves of scalars, the last confusion matrix of each name and run, and
+// hyperparameter sets across runs.
+void WritePlotValues(const std::vector<RunData>& data, const PlotCatalog& catalog,
+                     const std::vector<std::string>& chosen, PlotStats& stats, JsonOut& j) {
+  j.Key("curves").Open('[');
+  for (const auto& m : catalog.metrics) {
+    if (m.kind != "values" || !Wanted(chosen, m.name)) continue;
+    ++stats.charts;
+    WriteCurves(data, m.name, j);
+  }
+  j.Close(']');
+  WritePlotConfusion(data, catalog, chosen, stats, j);
+  j.Key("hyperparameters").Open('[');
+  for (const auto& m : catalog.metrics) {
+    if (m.kind != "hyperparameters" || !Wanted(chosen, m.name)) continue;
+    ++stats.charts;
+    WritePlotHyperparameterSet(data, m, j);
+  }
+  j.Close(']');
+}
+
 }  // namespace
 
 bool PlotAvailable() { return EmbeddedPlotAssets() != nullptr; }
@@ -350,24 +492,7 @@ Result<std::string> PlotDataJson(Store& store, const std::vector<RunRecord>& run
   j.Key("max_points").Int(static_cast<int64_t>(options.max_points));
   j.Key("raw_limit").Int(static_cast<int64_t>(options.raw_limit));
   j.Key("db").Str(store.location());
-
-  std::vector<double> ends;
-  j.Key("runs").Open('[');
-  for (const RunData& d : data) {
-    const RunRecord& r = d.run;
-    ends.push_back(RunDuration(r, d.totals));
-    j.Open('{').Key("id").Str(r.id).Key("name").Str(r.name).Key("label").Str(RunLabel(r));
-    j.Key("status").Str(RunStatusName(r.status)).Key("command").Str(ShellCommandLine(r.command));
-    j.Key("group_id").Str(r.group_id).Key("repetition").Int(r.repetition);
-    if (auto lost = IncompleteReason(r)) j.Key("incomplete").Str(*lost);
-    j.Key("started_ms").Int(r.started_at_ns / kNsPerMs).Key("duration_s").Num(ends.back());
-    if (std::string host = SpanHost(r); !host.empty()) {
-      j.Key("span").Str(SpanKey(r)).Key("host").Str(host);  // a part of a multi-host run
-    }
-    if (auto load = LoadPoint(r)) j.Key("load").Doc(*load);
-    j.Close('}');
-  }
-  j.Close(']');
+  const std::vector<double> ends = WritePlotRuns(data, j);
 
   // Sampled metrics, each with its series from every run.
   size_t raw_left = options.raw_limit;
@@ -377,106 +502,9 @@ Result<std::string> PlotDataJson(Store& store, const std::vector<RunRecord>& run
   j.Key("bands").Open('[');
   for (size_t i = 0; i < data.size(); ++i) WriteBands(data[i], i, options.scopes, ends[i], j);
   j.Close(']');
-
-  // Scope durations: total, count and mean per name and run (null where a run lacks it).
-  std::vector<std::vector<ScopeSummary>> scope_sums;
-  for (const RunData& d : data) scope_sums.push_back(SummarizeScopes(d.scopes));
-  j.Key("scopes").Open('[');
-  for (const std::string& name : catalog.scopes) {
-    if (!Wanted(options.scopes, name)) continue;
-    j.Open('{').Key("name").Str(name).Key("runs").Open('[');
-    for (const auto& sums : scope_sums) {
-      auto it = std::find_if(sums.begin(), sums.end(), [&](auto& s) { return s.name == name; });
-      if (it == sums.end() || it->count == it->unfinished) {
-        j.Null();
-        continue;
-      }
-      j.Open('{').Key("count").Int(static_cast<int64_t>(it->count));
-      j.Key("unfinished").Int(static_cast<int64_t>(it->unfinished));
-      j.Key("total_s").Num(it->total_s).Key("mean_s").Num(it->mean_s).Close('}');
-    }
-    j.Close(']').Close('}');
-  }
-  j.Close(']');
-  if (!catalog.scopes.empty()) ++stats.charts;
-
-  // Run totals, in TotalNames() order; unknown stays null (never 0).
-  j.Key("totals").Open('[');
-  std::set<std::string> units;
-  for (std::string_view name : TotalNames()) {
-    const std::string key(name);
-    bool any = false;
-    for (const RunData& d : data) any |= d.totals.count(key) > 0;
-    if (!any) continue;
-    units.insert(std::string(TotalUnit(name)));
-    j.Open('{').Key("name").Str(key).Key("unit").Str(TotalUnit(name)).Key("runs").Open('[');
-    for (const RunData& d : data) {
-      auto it = d.totals.find(key);
-      j.Opt(it == d.totals.end() ? std::nullopt : std::optional<double>(it->second));
-    }
-    j.Close(']').Close('}');
-  }
-  j.Close(']');
-  stats.charts += units.size();
-
-  // Valued metrics: curves of scalars, the last confusion matrix of each name and run, and
-  // hyperparameter sets across runs.
-  j.Key("curves").Open('[');
-  for (const auto& m : catalog.metrics) {
-    if (m.kind != "values" || !Wanted(options.metrics, m.name)) continue;
-    ++stats.charts;
-    WriteCurves(data, m.name, j);
-  }
-  j.Close(']');
-  j.Key("confusion").Open('[');
-  for (const auto& m : catalog.metrics) {
-    if (m.kind != "confusion matrix" || !Wanted(options.metrics, m.name)) continue;
-    for (size_t i = 0; i < data.size(); ++i) {
-      const ValueRecord* last = nullptr;
-      for (const ValueRecord& v : data[i].values) {
-        if (v.name == m.name && ValueKind(v) == m.kind) last = &v;
-      }
-      if (!last) continue;
-      ++stats.charts;
-      json doc = ParseStoredJson(last->data_json);
-      j.Open('{').Key("run").Int(static_cast<int64_t>(i)).Key("name").Str(m.name);
-      j.Key("step");
-      last->step ? j.Int(*last->step) : j.Null();
-      j.Key("labels").Doc(doc.value("labels", json::array()));
-      j.Key("matrix").Doc(doc.value("matrix", json::array())).Close('}');
-    }
-  }
-  j.Close(']');
-  j.Key("hyperparameters").Open('[');
-  for (const auto& m : catalog.metrics) {
-    if (m.kind != "hyperparameters" || !Wanted(options.metrics, m.name)) continue;
-    ++stats.charts;
-    std::set<std::string> axes;
-    std::string target;
-    bool low_means_good = true;
-    std::vector<std::pair<size_t, json>> sets;
-    for (size_t i = 0; i < data.size(); ++i) {
-      for (const ValueRecord& v : data[i].values) {
-        if (v.name != m.name || ValueKind(v) != m.kind) continue;
-        json doc = ParseStoredJson(v.data_json);
-        json params = doc.value("params", json::object());
-        for (auto& [k, unused] : params.items()) axes.insert(k);
-        target = doc.value("target", target);
-        low_means_good = doc.value("low_means_good", low_means_good);
-        sets.emplace_back(
-            i, json{{"params", params}, {"value", v.value ? json(*v.value) : json(nullptr)}});
-      }
-    }
-    j.Open('{').Key("name").Str(m.name).Key("target").Str(target.empty() ? "target" : target);
-    j.Key("low_means_good").Bool(low_means_good).Key("axes").Doc(json(axes));
-    j.Key("sets").Open('[');
-    for (const auto& [run_index, set] : sets) {
-      j.Open('{').Key("run").Int(static_cast<int64_t>(run_index));
-      j.Key("params").Doc(set["params"]).Key("value").Doc(set["value"]).Close('}');
-    }
-    j.Close(']').Close('}');
-  }
-  j.Close(']');
+  WritePlotScopes(data, catalog, options.scopes, stats, j);
+  WritePlotTotals(data, stats, j);
+  WritePlotValues(data, catalog, options.metrics, stats, j);
   j.Key("complete_csv").Bool(stats.complete_csv);
   j.Close('}');
   if (stats_out) *stats_out = stats;
