@@ -26,6 +26,47 @@
 namespace footprint {
 namespace {
 
+// The line saying which GPUs CUDA_VISIBLE_DEVICES leaves to runs, or "" when it is not set.
+std::string VisibleDevicesLine(const std::vector<GpuEntity>& gpus) {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (visible == nullptr) return "";
+  GpuSelection sel = SelectGpus(gpus, std::optional<std::string>(visible));
+  std::string chosen;
+  for (size_t i : sel.entities) chosen += (chosen.empty() ? "" : " ") + gpus[i].entity;
+  return "CUDA_VISIBLE_DEVICES='" + std::string(visible) + "': runs measure " +
+         (chosen.empty() ? "no GPU" : chosen) +
+         (sel.ignored.empty() ? "" : " (" + sel.ignored + ")");
+}
+
+// One GPU or MIG device: what it is, and whether and how each GPU metric is read on it.
+DoctorCheck GpuEntityCheck(nvml::Library& nvml, GpuActivitySources& activity,
+                           const std::vector<GpuEntity>& gpus, const GpuEntity& g) {
+  DoctorCheck d{g.entity, false, g.name, "GPU metrics of " + g.entity};
+  if (g.handle == nullptr) return d;  // NVML could not open it; the name says why
+  if (!g.uuid.empty()) d.detail += ", " + g.uuid;
+  if (g.memory_total_bytes) {
+    d.detail += ", " + FormatBytes(static_cast<double>(*g.memory_total_bytes));
+  }
+  if (g.is_mig()) {
+    if (g.gpu_instance_id) d.detail += ", GPU instance " + std::to_string(*g.gpu_instance_id);
+    if (g.compute_instance_id) {
+      d.detail += ", compute instance " + std::to_string(*g.compute_instance_id);
+    }
+  } else {
+    d.detail += ", MIG " + g.mig_mode;
+  }
+  GpuCapabilities caps = ProbeGpuCapabilities(nvml, g, /*have_tree=*/true);
+  std::array<int, kGpuActivityCount> chosen;
+  ChooseActivitySources(activity, g, g.is_mig() ? &gpus[static_cast<size_t>(g.parent)] : nullptr,
+                        caps, chosen);
+  for (size_t k = 0; k < kGpuMetrics.size(); ++k) {
+    d.ok = d.ok || caps[k].ok;
+    d.lines.push_back(std::string(InfoOf(kGpuMetrics[k]).name) + ": " +
+                      (caps[k].ok ? "yes, " + caps[k].how : "no, " + caps[k].why));
+  }
+  return d;
+}
+
 // "nvml": whether NVML loads; then one check per GPU and MIG device with each GPU metric.
 void AddGpuChecks(std::vector<DoctorCheck>& checks) {
   std::string enables;
@@ -51,49 +92,12 @@ void AddGpuChecks(std::vector<DoctorCheck>& checks) {
   }
   c.ok = true;
   GpuActivitySources activity = OpenActivitySources(Env::Default(), *lib);
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  GpuSelection sel =
-      SelectGpus(*gpus, visible ? std::optional<std::string>(visible) : std::nullopt);
   size_t whole = 0;
   for (const GpuEntity& g : *gpus) whole += !g.is_mig();
   c.detail += ", " + std::to_string(whole) + " GPU(s)";
-  if (visible != nullptr) {
-    std::string chosen;
-    for (size_t i : sel.entities) chosen += (chosen.empty() ? "" : " ") + (*gpus)[i].entity;
-    c.lines.push_back("CUDA_VISIBLE_DEVICES='" + std::string(visible) + "': runs measure " +
-                      (chosen.empty() ? "no GPU" : chosen) +
-                      (sel.ignored.empty() ? "" : " (" + sel.ignored + ")"));
-  }
+  if (std::string line = VisibleDevicesLine(*gpus); !line.empty()) c.lines.push_back(line);
   checks.push_back(c);
-  for (const GpuEntity& g : *gpus) {
-    DoctorCheck d{g.entity, false, g.name, "GPU metrics of " + g.entity};
-    if (g.handle == nullptr) {  // NVML could not open it; the name says why
-      checks.push_back(d);
-      continue;
-    }
-    if (!g.uuid.empty()) d.detail += ", " + g.uuid;
-    if (g.memory_total_bytes) {
-      d.detail += ", " + FormatBytes(static_cast<double>(*g.memory_total_bytes));
-    }
-    if (g.is_mig()) {
-      if (g.gpu_instance_id) d.detail += ", GPU instance " + std::to_string(*g.gpu_instance_id);
-      if (g.compute_instance_id) {
-        d.detail += ", compute instance " + std::to_string(*g.compute_instance_id);
-      }
-    } else {
-      d.detail += ", MIG " + g.mig_mode;
-    }
-    GpuCapabilities caps = ProbeGpuCapabilities(nvml, g, /*have_tree=*/true);
-    std::array<int, kGpuActivityCount> chosen;
-    ChooseActivitySources(
-        activity, g, g.is_mig() ? &(*gpus)[static_cast<size_t>(g.parent)] : nullptr, caps, chosen);
-    for (size_t k = 0; k < kGpuMetrics.size(); ++k) {
-      d.ok = d.ok || caps[k].ok;
-      d.lines.push_back(std::string(InfoOf(kGpuMetrics[k]).name) + ": " +
-                        (caps[k].ok ? "yes, " + caps[k].how : "no, " + caps[k].why));
-    }
-    checks.push_back(d);
-  }
+  for (const GpuEntity& g : *gpus) checks.push_back(GpuEntityCheck(nvml, activity, *gpus, g));
 }
 
 // Nsight Systems and Nsight Compute, which radT's profiler listeners start (docs/profiling.md).
@@ -126,119 +130,120 @@ DoctorCheck CpuSamplerCheck(const RunCgroup* cgroup) {
   return c;
 }
 
-}  // namespace
+DoctorCheck ProcessTreeCheck(const std::string& self) {
+  DoctorCheck c{"process tree", false, "", "cpu, memory, threads, processes"};
+  auto stat = ReadWholeFile(self + "/stat");
+  if (!stat.ok()) {
+    c.detail = "/proc is not readable (" + stat.status().message() + "); mount procfs";
+  } else if (!ParseProcStat(*stat)) {
+    c.detail = "/proc/PID/stat has an unexpected format";
+  } else {
+    c.ok = true;
+    c.detail = "/proc/PID/stat readable";
+  }
+  return c;
+}
 
-std::vector<DoctorCheck> RunDoctor() {
-  std::vector<DoctorCheck> checks;
-  const std::string self = "/proc/" + std::to_string(::getpid());
+DoctorCheck TreeWalkCheck(const std::string& self) {
+  DoctorCheck c{"tree walk", false, "", "process tree membership without a cgroup"};
+  KernelFile children(self + "/task/" + std::to_string(::getpid()) + "/children");
+  c.ok = children.is_open();
+  c.detail = c.ok ? "/proc/PID/task/TID/children available"
+                  : "/proc/PID/task/TID/children missing (kernel built without "
+                    "CONFIG_PROC_CHILDREN); the tree is found by scanning all of /proc";
+  return c;
+}
 
-  {
-    DoctorCheck c{"process tree", false, "", "cpu, memory, threads, processes"};
-    auto stat = ReadWholeFile(self + "/stat");
-    if (!stat.ok()) {
-      c.detail = "/proc is not readable (" + stat.status().message() + "); mount procfs";
-    } else if (!ParseProcStat(*stat)) {
-      c.detail = "/proc/PID/stat has an unexpected format";
-    } else {
-      c.ok = true;
-      c.detail = "/proc/PID/stat readable";
+DoctorCheck SubreaperCheck() {
+  DoctorCheck c{"subreaper", false, "", "double-forked processes stay in the tree"};
+  int old = 0;
+  prctl(PR_GET_CHILD_SUBREAPER, &old);
+  c.ok = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+  prctl(PR_SET_CHILD_SUBREAPER, old);
+  c.detail = c.ok ? "prctl(PR_SET_CHILD_SUBREAPER) works"
+                  : "prctl(PR_SET_CHILD_SUBREAPER) refused (Linux 3.4 or later is needed)";
+  return c;
+}
+
+DoctorCheck IoAccountingCheck(const std::string& self) {
+  DoctorCheck c{"io accounting", false, "", "io.read, io.write, io_read_bytes, io_write_bytes"};
+  auto io = ReadWholeFile(self + "/io");
+  c.ok = io.ok() && ParseProcIo(*io).has_value();
+  c.detail = c.ok ? "/proc/PID/io readable"
+                  : "/proc/PID/io not readable (kernel without CONFIG_TASK_IO_ACCOUNTING, or "
+                    "processes of other users need CAP_SYS_PTRACE)";
+  return c;
+}
+
+// "cgroup cpu", "cgroup memory" and the cpu sampler, on a cgroup made as a run makes one.
+void AddCgroupChecks(std::vector<DoctorCheck>& checks) {
+  CgroupSupport support = DetectCgroups();
+  DoctorCheck cpu{"cgroup cpu", false, "", "exact cpu and cpu_user_s/cpu_system_s of the tree"};
+  DoctorCheck mem{"cgroup memory", false, "",
+                  "memory and peak_memory_bytes count shared pages once, page cache apart"};
+  auto cg = RunCgroup::Create(support, "footprint-doctor-" + std::to_string(::getpid()));
+  if (cg.ok()) {
+    cpu.ok = (*cg)->has_cpu() && (*cg)->CpuUsageNs().has_value();
+    mem.ok = (*cg)->has_memory() && (*cg)->ReadMemoryStat().has_value();
+    cpu.detail = cpu.ok ? (*cg)->cpu_source() + " in a cgroup per run" : support.why_no_cpu;
+    mem.detail = mem.ok ? (*cg)->memory_source() + " and memory.stat in a cgroup per run"
+                        : support.why_no_memory;
+  } else {
+    cpu.detail = support.why_no_cpu.empty() ? cg.status().message() : support.why_no_cpu;
+    mem.detail = support.why_no_memory.empty() ? cg.status().message() : support.why_no_memory;
+  }
+  if (!cpu.ok) {
+    cpu.detail +=
+        "; totals fall back to wait4 rusage (exact for every process that is waited "
+        "for)";
+  }
+  if (!mem.ok) mem.detail += "; the peak falls back to sampled RSS and process high-water marks";
+  checks.push_back(cpu);
+  checks.push_back(mem);
+  checks.push_back(CpuSamplerCheck(cg.ok() ? cg->get() : nullptr));
+}
+
+DoctorCheck SystemCheck() {
+  DoctorCheck c{"system", false, "", "sys.cpu, sys.memory"};
+  KernelFile stat("/proc/stat"), meminfo("/proc/meminfo");
+  c.ok = stat.is_open() && meminfo.is_open();
+  c.detail =
+      c.ok ? "/proc/stat and /proc/meminfo readable" : "/proc/stat or /proc/meminfo not readable";
+  return c;
+}
+
+// Opt-in: energy.cpu / energy.dram. Reads the counters as the probe will.
+DoctorCheck RaplCheck() {
+  DoctorCheck c{"rapl", false, "", "energy.cpu, energy.dram, cpu_energy_j, dram_energy_j"};
+  RaplDiscovery rapl = DiscoverRapl(Env::Default().SysRoot());
+  std::string readable, unreadable, other;
+  for (const RaplDomain& d : rapl.domains) {
+    if (!d.counted) {
+      other += (other.empty() ? "" : ", ") + d.name + " (" + d.zone + ")";
+    } else if (d.unreadable.empty()) {
+      readable += (readable.empty() ? "" : ", ") + d.name + " (" + d.zone + ")";
+    } else if (unreadable.empty()) {
+      unreadable = d.unreadable;
     }
-    checks.push_back(c);
   }
-  {
-    DoctorCheck c{"tree walk", false, "", "process tree membership without a cgroup"};
-    KernelFile children(self + "/task/" + std::to_string(::getpid()) + "/children");
-    c.ok = children.is_open();
-    c.detail = c.ok ? "/proc/PID/task/TID/children available"
-                    : "/proc/PID/task/TID/children missing (kernel built without "
-                      "CONFIG_PROC_CHILDREN); the tree is found by scanning all of /proc";
-    checks.push_back(c);
-  }
-  {
-    DoctorCheck c{"subreaper", false, "", "double-forked processes stay in the tree"};
-    int old = 0;
-    prctl(PR_GET_CHILD_SUBREAPER, &old);
-    c.ok = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
-    prctl(PR_SET_CHILD_SUBREAPER, old);
-    c.detail = c.ok ? "prctl(PR_SET_CHILD_SUBREAPER) works"
-                    : "prctl(PR_SET_CHILD_SUBREAPER) refused (Linux 3.4 or later is needed)";
-    checks.push_back(c);
-  }
-  {
-    DoctorCheck c{"io accounting", false, "", "io.read, io.write, io_read_bytes, io_write_bytes"};
-    auto io = ReadWholeFile(self + "/io");
-    c.ok = io.ok() && ParseProcIo(*io).has_value();
-    c.detail = c.ok ? "/proc/PID/io readable"
-                    : "/proc/PID/io not readable (kernel without CONFIG_TASK_IO_ACCOUNTING, or "
-                      "processes of other users need CAP_SYS_PTRACE)";
-    checks.push_back(c);
-  }
-  {
-    CgroupSupport support = DetectCgroups();
-    DoctorCheck cpu{"cgroup cpu", false, "", "exact cpu and cpu_user_s/cpu_system_s of the tree"};
-    DoctorCheck mem{"cgroup memory", false, "",
-                    "memory and peak_memory_bytes count shared pages once, page cache apart"};
-    auto cg = RunCgroup::Create(support, "footprint-doctor-" + std::to_string(::getpid()));
-    if (cg.ok()) {
-      cpu.ok = (*cg)->has_cpu() && (*cg)->CpuUsageNs().has_value();
-      mem.ok = (*cg)->has_memory() && (*cg)->ReadMemoryStat().has_value();
-      cpu.detail = cpu.ok ? (*cg)->cpu_source() + " in a cgroup per run" : support.why_no_cpu;
-      mem.detail = mem.ok ? (*cg)->memory_source() + " and memory.stat in a cgroup per run"
-                          : support.why_no_memory;
-    } else {
-      cpu.detail = support.why_no_cpu.empty() ? cg.status().message() : support.why_no_cpu;
-      mem.detail = support.why_no_memory.empty() ? cg.status().message() : support.why_no_memory;
-    }
-    if (!cpu.ok) {
-      cpu.detail +=
-          "; totals fall back to wait4 rusage (exact for every process that is waited "
-          "for)";
-    }
-    if (!mem.ok) mem.detail += "; the peak falls back to sampled RSS and process high-water marks";
-    checks.push_back(cpu);
-    checks.push_back(mem);
-    checks.push_back(CpuSamplerCheck(cg.ok() ? cg->get() : nullptr));
-  }
-  {
-    DoctorCheck c{"system", false, "", "sys.cpu, sys.memory"};
-    KernelFile stat("/proc/stat"), meminfo("/proc/meminfo");
-    c.ok = stat.is_open() && meminfo.is_open();
+  c.ok = !readable.empty();
+  if (!rapl.why_unavailable.empty()) {
+    c.detail = rapl.why_unavailable;
+  } else if (c.ok) {
+    c.detail = "domains counted: " + readable;
+    if (!other.empty()) c.detail += "; not added (parts, containers or duplicates): " + other;
+    if (!unreadable.empty()) c.detail += "; some are unreadable: " + unreadable;
+  } else {
     c.detail =
-        c.ok ? "/proc/stat and /proc/meminfo readable" : "/proc/stat or /proc/meminfo not readable";
-    checks.push_back(c);
+        unreadable.empty() ? "no package or DRAM domain under " + rapl.powercap_dir : unreadable;
   }
-  AddGpuChecks(checks);
-  AddContainerChecks(checks);
-  {
-    // Opt-in: energy.cpu / energy.dram. Reads the counters as the probe will.
-    DoctorCheck c{"rapl", false, "", "energy.cpu, energy.dram, cpu_energy_j, dram_energy_j"};
-    RaplDiscovery rapl = DiscoverRapl(Env::Default().SysRoot());
-    std::string readable, unreadable, other;
-    for (const RaplDomain& d : rapl.domains) {
-      if (!d.counted) {
-        other += (other.empty() ? "" : ", ") + d.name + " (" + d.zone + ")";
-      } else if (d.unreadable.empty()) {
-        readable += (readable.empty() ? "" : ", ") + d.name + " (" + d.zone + ")";
-      } else if (unreadable.empty()) {
-        unreadable = d.unreadable;
-      }
-    }
-    c.ok = !readable.empty();
-    if (!rapl.why_unavailable.empty()) {
-      c.detail = rapl.why_unavailable;
-    } else if (c.ok) {
-      c.detail = "domains counted: " + readable;
-      if (!other.empty()) c.detail += "; not added (parts, containers or duplicates): " + other;
-      if (!unreadable.empty()) c.detail += "; some are unreadable: " + unreadable;
-    } else {
-      c.detail =
-          unreadable.empty() ? "no package or DRAM domain under " + rapl.powercap_dir : unreadable;
-    }
-    checks.push_back(c);
-  }
+  return c;
+}
+
+// Opt-in: the hardware counters, opened on footprint itself as they are on a command.
+void AddPerfChecks(std::vector<DoctorCheck>& checks) {
   for (MetricId metric :
        {MetricId::kPerfInstructions, MetricId::kPerfCycles, MetricId::kPerfCacheMisses}) {
-    // Opt-in: the hardware counters, opened on footprint itself as they are on a command.
     const PerfEvent event = DefaultPerfEvent(metric);
     const std::string metric_name(InfoOf(metric).name);
     DoctorCheck c{"perf " + event.name, false, "", metric_name + ", " + PerfTotalName(metric)};
@@ -253,26 +258,47 @@ std::vector<DoctorCheck> RunDoctor() {
     }
     checks.push_back(c);
   }
-  {
-    DoctorCheck c{"database", true, "", "storage of runs"};
-    c.detail = "SQLite " + std::string(sqlite3_libversion()) + ", schema v" +
-               std::to_string(kSchemaVersion) + ", default " +
-               RedactedLocation(DefaultStoreLocation());
-    checks.push_back(c);
+}
+
+DoctorCheck DatabaseCheck() {
+  DoctorCheck c{"database", true, "", "storage of runs"};
+  c.detail = "SQLite " + std::string(sqlite3_libversion()) + ", schema v" +
+             std::to_string(kSchemaVersion) + ", default " +
+             RedactedLocation(DefaultStoreLocation());
+  return c;
+}
+
+DoctorCheck PostgresqlCheck() {
+  DoctorCheck c{"postgresql", false, "", "postgresql:// databases (docs/cluster.md)"};
+  auto lib = pq::Load(Env::Default());
+  c.ok = lib.ok();
+  if (c.ok) {
+    const int version = (*lib)->lib_version();
+    c.detail = "libpq " + std::to_string(version / 10000) + "." + std::to_string(version % 10000) +
+               " loads; it is used only for such a URI";
+  } else {
+    c.detail = lib.status().message();
   }
-  {
-    DoctorCheck c{"postgresql", false, "", "postgresql:// databases (docs/cluster.md)"};
-    auto lib = pq::Load(Env::Default());
-    c.ok = lib.ok();
-    if (c.ok) {
-      const int version = (*lib)->lib_version();
-      c.detail = "libpq " + std::to_string(version / 10000) + "." +
-                 std::to_string(version % 10000) + " loads; it is used only for such a URI";
-    } else {
-      c.detail = lib.status().message();
-    }
-    checks.push_back(c);
-  }
+  return c;
+}
+
+}  // namespace
+
+std::vector<DoctorCheck> RunDoctor() {
+  std::vector<DoctorCheck> checks;
+  const std::string self = "/proc/" + std::to_string(::getpid());
+  checks.push_back(ProcessTreeCheck(self));
+  checks.push_back(TreeWalkCheck(self));
+  checks.push_back(SubreaperCheck());
+  checks.push_back(IoAccountingCheck(self));
+  AddCgroupChecks(checks);
+  checks.push_back(SystemCheck());
+  AddGpuChecks(checks);
+  AddContainerChecks(checks);
+  checks.push_back(RaplCheck());
+  AddPerfChecks(checks);
+  checks.push_back(DatabaseCheck());
+  checks.push_back(PostgresqlCheck());
   AddProfilerChecks(checks);
   return checks;
 }
