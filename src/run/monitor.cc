@@ -551,9 +551,11 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
     container_probe = owned.get();
     probes.push_back(std::move(owned));
   }
-  MonitorSession session(
-      store, p.run.id, std::move(probes),
-      {.env = &env, .intervals = intervals, .flush_interval_ns = opt.flush_interval_ns});
+  MonitorSession session(store, p.run.id, std::move(probes),
+                         {.env = &env,
+                          .intervals = intervals,
+                          .exact_intervals = ExactIntervals(opt),
+                          .flush_interval_ns = opt.flush_interval_ns});
   // The command as it is started: inside a profiler when one is asked for and present.
   std::vector<std::string> command = opt.command;
   if (container) container->Rewrite(command);

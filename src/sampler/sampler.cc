@@ -50,7 +50,7 @@ class Sampler::Batch final : public SampleOut {
 };
 
 Sampler::Sampler(Env& env, std::vector<std::unique_ptr<Probe>> probes,
-                 const MetricIntervals& intervals, SampleQueue& queue)
+                 const MetricIntervals& intervals, SampleQueue& queue, MetricSet exact)
     : env_(env), intervals_(intervals), queue_(queue) {
   MetricSet wanted;
   for (size_t m = 0; m < kMetricCount; ++m) wanted.set(m, intervals[m] > 0);
@@ -77,7 +77,12 @@ Sampler::Sampler(Env& env, std::vector<std::unique_ptr<Probe>> probes,
   for (const SeriesSpec& s : series_) produced.set(static_cast<size_t>(s.metric));
   for (size_t m = 0; m < kMetricCount; ++m) {
     if (!produced.test(m)) intervals_[m] = 0;
-    wake_[m] = buffered_.test(m) ? std::max(intervals_[m], kBufferDrainIntervalNs) : intervals_[m];
+    wake_[m] = intervals_[m];
+    if (buffered_.test(m)) {
+      wake_[m] = std::max(wake_[m], kBufferDrainIntervalNs);
+    } else if (buffered_.any() && !exact.test(m) && wake_[m] > 0) {
+      wake_[m] = std::max(wake_[m], kBufferedCompanionIntervalNs);
+    }
   }
   batch_.reserve(series_.size());
   tallies_.resize(series_.size());
@@ -211,6 +216,7 @@ std::vector<Sampler::SeriesRate> Sampler::SeriesRates() const {
     const auto metric = static_cast<size_t>(series_[i].metric);
     SeriesRate r{.series = series_[i],
                  .asked_interval_ns = intervals_[metric],
+                 .woken_interval_ns = wake_[metric],
                  .samples = tally.samples,
                  .due_passes = passes_of_[metric]};
     if (tally.samples >= 2) {

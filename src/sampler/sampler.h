@@ -1,7 +1,10 @@
 // Sampler: one thread that calls the probes on absolute deadlines (t0 + k * interval, never
 // sleep-after-work), each metric on its own interval, and hands the values to the queue. A
 // metric the kernel samples into a buffer (Probe::Buffered) is due only every
-// kBufferDrainIntervalNs, and its probe emits the kernel's samples with their own times.
+// kBufferDrainIntervalNs, and its probe emits the kernel's samples with their own times. The
+// point of a buffer is fewer wake-ups: while one serves a metric, the others wake the thread no
+// more often than kBufferedCompanionIntervalNs, unless they were given an interval of their own
+// (`exact`); SeriesRate says so, and the run's meta says why such a series is below its rate.
 //
 // When a pass overruns the next deadline, the missed deadlines are skipped (counted, not
 // bunched up). It measures itself: the CPU time of each pass (monitor.sample_cost) and how
@@ -31,6 +34,11 @@ namespace footprint {
 // Interval per metric in ns; 0 means the metric is off.
 using MetricIntervals = std::array<int64_t, kMetricCount>;
 
+// The most often a metric wakes the sampler while a kernel buffer serves another (see above):
+// 100 wake-ups a second cost a tenth of what the 1,000 of a 1 ms interval do, and a kernel
+// buffer is used only for intervals below this (kCpuRingBelowIntervalNs).
+inline constexpr int64_t kBufferedCompanionIntervalNs = 10'000'000;
+
 class Sampler {
  public:
   struct Stats {
@@ -42,9 +50,10 @@ class Sampler {
 
   // `probes` are owned. Series ids come from the store, in the order the probes declared
   // their series (probe by probe), followed by the two monitor series when enabled. Time
-  // (deadlines, sleeping) comes from `env`, which must outlive the sampler.
+  // (deadlines, sleeping) comes from `env`, which must outlive the sampler. `exact`: metrics
+  // given an interval of their own, woken at it even beside a kernel buffer.
   Sampler(Env& env, std::vector<std::unique_ptr<Probe>> probes, const MetricIntervals& intervals,
-          SampleQueue& queue);
+          SampleQueue& queue, MetricSet exact = {});
   ~Sampler();
 
   // All series to register, in order: each probe's, then the sampler's own.
@@ -74,6 +83,7 @@ class Sampler {
   struct SeriesRate {
     SeriesSpec series;
     int64_t asked_interval_ns = 0;     // the metric's interval at the end
+    int64_t woken_interval_ns = 0;     // how often it woke the thread (longer beside a buffer)
     int64_t achieved_interval_ns = 0;  // mean gap between its samples; 0 with fewer than 2
     uint64_t samples = 0;
     uint64_t due_passes = 0;  // passes its metric was due in (the last pass included)

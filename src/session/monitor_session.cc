@@ -22,7 +22,7 @@ MonitorSession::MonitorSession(Store& store, std::string run_id,
       run_id_(std::move(run_id)),
       options_(options),
       queue_(options.queue_capacity),
-      sampler_(*options.env, std::move(probes), options.intervals, queue_),
+      sampler_(*options.env, std::move(probes), options.intervals, queue_, options.exact_intervals),
       writer_(*options.env, store, queue_, run_id_, options.flush_interval_ns) {
   writer_.set_notice(options.on_data_loss);
   // footprint's cost of this run is counted from here: the probes' discovery, the series, the
@@ -79,6 +79,27 @@ double MonitorSession::threads_cpu_s() const {
          RusageCpuSeconds(writer_.stats().usage);
 }
 
+namespace {
+
+// Why series `r` got fewer samples than asked: woken less often beside a kernel buffer, its
+// reads spaced out, or passes that missed their deadlines (`missed` of them in the run).
+std::string WhyBelowRate(const Sampler::SeriesRate& r, uint64_t missed) {
+  const std::string name(InfoOf(r.series.metric).name);
+  if (r.woken_interval_ns > r.asked_interval_ns) {
+    return "woken every " + std::to_string(r.woken_interval_ns / 1'000'000) +
+           " ms beside the kernel's ring buffer, which samples cpu at the asked rate without "
+           "waking footprint; --interval " +
+           name + "=INTERVAL wakes it at INTERVAL";
+  }
+  if (r.samples * 5 < r.due_passes * 4) {
+    return "spaced out, read at " + std::to_string(r.samples) + " of " +
+           std::to_string(r.due_passes) + " passes (a costly read kept to its share of a core)";
+  }
+  return std::to_string(missed) + " deadlines missed (a busy machine, or passes too long)";
+}
+
+}  // namespace
+
 void MonitorSession::NoteAchievedRates(nlohmann::json& meta) const {
   const uint64_t missed = sampler_.stats().missed_deadlines;
   nlohmann::json achieved = nlohmann::json::object();
@@ -89,12 +110,7 @@ void MonitorSession::NoteAchievedRates(nlohmann::json& meta) const {
     achieved[name] = r.achieved_interval_ns;
     // Below the asked rate: more than a quarter slower (a pass a few ms late is not).
     if (r.achieved_interval_ns * 4 <= r.asked_interval_ns * 5) continue;
-    meta["below_asked_rate"][name] =
-        r.samples * 5 < r.due_passes * 4
-            ? "spaced out, read at " + std::to_string(r.samples) + " of " +
-                  std::to_string(r.due_passes) +
-                  " passes (a costly read kept to its share of a core)"
-            : std::to_string(missed) + " deadlines missed (a busy machine, or passes too long)";
+    meta["below_asked_rate"][name] = WhyBelowRate(r, missed);
   }
   if (!achieved.empty()) meta["achieved_intervals_ns"] = std::move(achieved);
 }

@@ -39,6 +39,7 @@ class MonitorSession {
   struct Options {
     Env* env = &Env::Default();   // must outlive the session
     MetricIntervals intervals{};  // per metric; 0 = not sampled
+    MetricSet exact_intervals;    // metrics given an interval of their own (Sampler's `exact`)
     int64_t flush_interval_ns = 500'000'000;
     size_t queue_capacity = 1 << 16;
     // True when footprint's process does nothing but monitor (`footprint run`): its own CPU

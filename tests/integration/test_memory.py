@@ -43,12 +43,12 @@ def test_written_files_are_page_cache_not_memory(tmp_path, cgroup_memory):
     assert "rss sum peak" in text and ("page cache peak" in text) == cgroup_memory, text
 
 
-def spike_run(tmp_path, interval):
+def spike_run(tmp_path, interval, *options):
     """memory_spike: two children hold 100 MiB each together for 50 ms, 0.3 s into the run.
     Returns show's summary and each process's own report."""
     db, truth = tmp_path / f"spike{interval}.db", tmp_path / f"truth{interval}"
     truth.mkdir()
-    proc = fp("run", "-o", db, "-q", "-i", interval, "--no-git", "--",
+    proc = fp("run", "-o", db, "-q", "-i", interval, "--no-git", *options, "--",
               wl("memory_spike"), 2, 100, 0.3, 0.05, 0.3, env=clean_env(FP_WORKLOAD_REPORT=truth))
     assert proc.returncode == 0, describe(proc)
     reports = [json.loads(f.read_text()) for f in truth.iterdir()]
@@ -87,7 +87,7 @@ def test_memory_at_every_pass_while_memory_stat_is_spaced_out(tmp_path, cgroup_m
     the stored rates and `show` say so, and the spike is in the peak."""
     if not cgroup_memory:
         pytest.skip("no memory cgroup for runs on this machine (footprint doctor says why)")
-    s, reports = spike_run(tmp_path, "1ms")
+    s, reports = spike_run(tmp_path, "1ms", "--cpu-sampler", "timer")  # every metric at 1 kHz
     assert_spike_in_peak(s, reports)
     passes = s["meta"]["monitor"]["sampler"]["passes"]
     memory, page_cache = metric(s, "memory"), metric(s, "memory.page_cache")
@@ -101,6 +101,35 @@ def test_memory_at_every_pass_while_memory_stat_is_spaced_out(tmp_path, cgroup_m
     text = fp("show", "-o", tmp_path / "spike1ms.db").stdout
     line = next(l for l in text.splitlines() if "below rate memory.page_cache" in l)
     assert "asked 1.00 ms" in line and "spaced out" in line, line
+
+
+def test_beside_the_cpu_ring_memory_wakes_every_10ms_and_keeps_its_peak(tmp_path, cgroup_memory,
+                                                                       doctor):
+    """-i 1ms with the kernel's ring for cpu: cpu keeps 1 ms, the other metrics wake footprint
+    every 10 ms (show says so, and why), and the 50 ms spike is still whole in the peak. Given an
+    interval of its own, memory keeps it."""
+    if not cgroup_memory or not doctor["cpu sampler"]["ok"]:
+        pytest.skip("needs a memory cgroup and the kernel's ring (footprint doctor says why)")
+    s, reports = spike_run(tmp_path, "1ms")
+    assert s["meta"]["cpu_sampler"]["sampler"] == "ring", s["meta"]["cpu_sampler"]
+    assert_spike_in_peak(s, reports)
+    achieved, below = s["meta"]["achieved_intervals_ns"], s["meta"]["below_asked_rate"]
+    assert achieved["cpu"] == 1_000_000 and "cpu" not in below, (achieved, below)
+    assert achieved["memory"] >= 9_500_000, achieved  # the last pass, sooner, included
+    assert "woken every 10 ms beside the kernel's ring buffer" in below["memory"], below
+    passes = s["meta"]["monitor"]["sampler"]["passes"]
+    assert passes <= s["totals"]["duration_s"] * (100 + 4) + 3, passes  # not 1,000 a second
+    text = fp("show", "-o", tmp_path / "spike1ms.db").stdout
+    line = next(l for l in text.splitlines() if "below rate memory " in l)
+    assert "asked 1.00 ms" in line and "--interval memory=INTERVAL" in line, line
+
+    exact = tmp_path / "exact"
+    exact.mkdir()
+    s, reports = spike_run(exact, "1ms", "--interval", "memory=1ms")
+    assert_spike_in_peak(s, reports)
+    # (a busy machine may still miss deadlines, which slows every series alike)
+    assert "woken" not in s["meta"].get("below_asked_rate", {}).get("memory", ""), s["meta"]
+    assert s["meta"]["monitor"]["sampler"]["passes"] > 500 * s["totals"]["duration_s"], s["meta"]
 
 
 @pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "no-cgroup"])

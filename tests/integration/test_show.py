@@ -308,7 +308,7 @@ def test_show_names_a_series_sampled_below_the_asked_rate(tmp_path, cgroup_cpu):
     if not cgroup_cpu:
         pytest.skip("no cgroup here: every pass walks the tree")
     db = tmp_path / "rate.db"
-    run_ok(db, [wl("spawn_tree"), 1, 20, 0.6], "-i", "1ms", "--no-git")
+    run_ok(db, [wl("spawn_tree"), 1, 20, 0.6], "-i", "1ms", "--cpu-sampler", "timer", "--no-git")
     s = show(db)
     achieved = s["meta"]["achieved_intervals_ns"]
     assert achieved["processes"] > 1.25e6, achieved

@@ -266,7 +266,7 @@ def test_at_1khz_the_costly_reads_are_spaced_out_and_the_cheap_ones_are_not(tmp_
     meta says how far apart."""
     db = tmp_path / "fast.db"
     run_ok(db, ["sh", "-c", "for i in 1 2 3 4 5 6 7 8 9; do sleep 1 & done; wait"],
-           "-i", "1ms", "--no-git")
+           "-i", "1ms", "--cpu-sampler", "timer", "--no-git")  # every metric at 1 kHz
     s = show(db)
     if s["meta"]["tree_membership"] != "cgroup":
         pytest.skip("no cgroup for the run here: every pass walks the tree")

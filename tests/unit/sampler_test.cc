@@ -3,27 +3,39 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "fake_env.h"
 #include "util/clock.h"
 
 namespace footprint {
 namespace {
 
-// Emits the time it was called at for each due metric it owns.
+// Emits the time it was called at for each due metric it owns (cpu and memory, or `owned`).
 class RecordingProbe final : public Probe {
  public:
+  explicit RecordingProbe(std::vector<MetricId> owned = {MetricId::kCpu, MetricId::kMemory})
+      : owned_(std::move(owned)) {}
   std::string_view name() const override { return "recording"; }
   std::vector<SeriesSpec> Series(const MetricSet& wanted) override {
     std::vector<SeriesSpec> s;
-    for (MetricId m : {MetricId::kCpu, MetricId::kMemory}) {
+    for (MetricId m : owned_) {
       if (wanted.test(static_cast<size_t>(m))) s.push_back({m, "tree"});
     }
+    emitted_ = s;
     return s;
   }
   void Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) override {
-    if (due.test(static_cast<size_t>(MetricId::kCpu))) out.Add(0, static_cast<double>(now_ns));
-    if (due.test(static_cast<size_t>(MetricId::kMemory))) out.Add(1, static_cast<double>(now_ns));
+    for (size_t i = 0; i < emitted_.size(); ++i) {
+      if (due.test(static_cast<size_t>(emitted_[i].metric))) {
+        out.Add(static_cast<int>(i), static_cast<double>(now_ns));
+      }
+    }
   }
+
+ private:
+  std::vector<MetricId> owned_;
+  std::vector<SeriesSpec> emitted_;
 };
 
 // The schedule on a clock the test drives: exactly the passes the deadlines call for.
@@ -207,6 +219,40 @@ TEST(Sampler, BufferedMetricIsDrainedAFewTimesASecondWithItsOwnTimes) {
   ASSERT_EQ(rates.size(), 1u);
   EXPECT_EQ(rates[0].asked_interval_ns, kNsPerMs);
   EXPECT_EQ(rates[0].achieved_interval_ns, kNsPerMs);
+}
+
+// Beside a kernel buffer, the other metrics wake the thread every 10 ms at most, unless given
+// an interval of their own; SeriesRate says how often each woke.
+TEST(Sampler, BesideABufferOthersWakeEvery10msUnlessExact) {
+  for (const bool exact : {false, true}) {
+    FakeEnv env;
+    env.SetHorizon(1000 * kNsPerMs);
+    MetricIntervals iv{};
+    iv[static_cast<size_t>(MetricId::kCpu)] = kNsPerMs;
+    iv[static_cast<size_t>(MetricId::kMemory)] = kNsPerMs;
+    std::vector<std::unique_ptr<Probe>> probes;
+    probes.push_back(std::make_unique<BufferedProbe>());
+    probes.push_back(std::make_unique<RecordingProbe>(std::vector<MetricId>{MetricId::kMemory}));
+    SampleQueue queue(1 << 16);
+    MetricSet named;
+    named.set(static_cast<size_t>(MetricId::kMemory), exact);
+    Sampler sampler(env, std::move(probes), iv, queue, named);
+    sampler.Start(0, {100, 200});
+    env.AwaitParked();
+    sampler.Stop();
+    std::vector<SamplePoint> pts;
+    queue.Drain(pts);
+    const auto memory = std::count_if(pts.begin(), pts.end(),
+                                      [](const SamplePoint& p) { return p.series_id == 200; });
+    EXPECT_EQ(memory, exact ? 1001 : 101);  // every ms from 0 to 1000 ms, or every 10 ms
+    EXPECT_EQ(sampler.stats().passes, exact ? 1002u : 102u);  // and the last pass
+    std::vector<Sampler::SeriesRate> rates = sampler.SeriesRates();
+    ASSERT_EQ(rates.size(), 2u);
+    EXPECT_EQ(rates[0].achieved_interval_ns, kNsPerMs);  // the buffer's own times
+    EXPECT_EQ(rates[1].asked_interval_ns, kNsPerMs);
+    EXPECT_EQ(rates[1].woken_interval_ns, exact ? kNsPerMs : 10 * kNsPerMs);
+    EXPECT_EQ(rates[1].achieved_interval_ns, exact ? kNsPerMs : 10 * kNsPerMs);
+  }
 }
 
 }  // namespace
