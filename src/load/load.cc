@@ -145,6 +145,38 @@ double NearestRankPercentile(const std::vector<double>& sorted, double p) {
   return sorted[std::min(i, sorted.size() - 1)];
 }
 
+namespace {
+
+// The times of a load's queries, in seconds, and the window from the first scheduled to the
+// last answered, in ns on the run's timeline.
+struct LoadQueryTimes {
+  std::vector<double> latencies, ttft, tpot, lags;
+  int64_t first_ns = INT64_MAX, last_ns = 0;
+};
+
+// Collects the queries' times, and counts into `s` the failed ones, samples and tokens.
+LoadQueryTimes CollectQueryTimes(const std::vector<QueryRecord>& queries, LoadSummary& s) {
+  LoadQueryTimes times;
+  for (const QueryRecord& q : queries) {
+    times.first_ns = std::min(times.first_ns, q.scheduled_ns);
+    s.failed += q.failed ? 1 : 0;
+    times.lags.push_back(static_cast<double>(q.issued_ns - q.scheduled_ns) / 1e9);
+    if (!q.completed_ns) continue;
+    times.latencies.push_back(q.latency_s());
+    times.last_ns = std::max(times.last_ns, *q.completed_ns);
+    s.samples_completed += q.samples;
+    s.tokens += q.tokens;
+    if (q.first_byte_ns && q.tokens > 1) {
+      times.ttft.push_back(static_cast<double>(*q.first_byte_ns - q.scheduled_ns) / 1e9);
+      times.tpot.push_back(static_cast<double>(*q.completed_ns - *q.first_byte_ns) / 1e9 /
+                           (q.tokens - 1));
+    }
+  }
+  return times;
+}
+
+}  // namespace
+
 LoadSummary SummarizeLoad(const LoadOptions& options, const std::vector<QueryRecord>& queries,
                           LoadObservations seen) {
   LoadSummary s;
@@ -158,23 +190,7 @@ LoadSummary SummarizeLoad(const LoadOptions& options, const std::vector<QueryRec
   s.ready_timed_out = seen.ready_timed_out;
   s.cpu_s = seen.cpu_s;
   s.cpu_source = std::move(seen.cpu_source);
-  std::vector<double> latencies, ttft, tpot, lags;
-  int64_t first_ns = INT64_MAX, last_ns = 0;
-  for (const QueryRecord& q : queries) {
-    first_ns = std::min(first_ns, q.scheduled_ns);
-    s.failed += q.failed ? 1 : 0;
-    lags.push_back(static_cast<double>(q.issued_ns - q.scheduled_ns) / 1e9);
-    if (!q.completed_ns) continue;
-    latencies.push_back(q.latency_s());
-    last_ns = std::max(last_ns, *q.completed_ns);
-    s.samples_completed += q.samples;
-    s.tokens += q.tokens;
-    if (q.first_byte_ns && q.tokens > 1) {
-      ttft.push_back(static_cast<double>(*q.first_byte_ns - q.scheduled_ns) / 1e9);
-      tpot.push_back(static_cast<double>(*q.completed_ns - *q.first_byte_ns) / 1e9 /
-                     (q.tokens - 1));
-    }
-  }
+  auto [latencies, ttft, tpot, lags, first_ns, last_ns] = CollectQueryTimes(queries, s);
   s.completed = static_cast<int64_t>(latencies.size());
   std::sort(latencies.begin(), latencies.end());
   const double p = TargetPercentile(options);
@@ -371,6 +387,157 @@ void LoadDriver::EndCommand(SutTransport& sut, const AnswerSink& answer) {
   }
 }
 
+namespace {
+
+// The queries of one load as they are issued and answered, which LoadDriver::Drive's loop
+// steps through. A query's id is its index in `queries`. The unanswered ones: their count,
+// and the oldest (a cursor that only moves forward), so that no step scans them all.
+class LoadIssuer {
+ public:
+  LoadIssuer(const LoadOptions& o, SutTransport& sut, int64_t t0_ns,
+             std::vector<QueryRecord>& queries, LoadObservations& seen)
+      : o_(o),
+        sut_(sut),
+        t0_ns_(t0_ns),
+        queries_(queries),
+        seen_(seen),
+        per_query_(o.scenario == Scenario::kMultiStream ? o.samples_per_query : 1),
+        rng_(o.seed),
+        gap_s_(o.scenario == Scenario::kServer ? o.qps : 1.0),
+        draw_(o) {}
+
+  int64_t Now() const { return MonotonicNs() - t0_ns_; }
+  // The command said it was ready: the load starts now.
+  void Begin() {
+    start_ns_ = Now();
+    next_arrival_ns_ = start_ns_;
+  }
+  // Issues what the scenario schedules up to `t`; false once the load has issued enough.
+  bool IssueDue(int64_t t);
+  // Records an answer of the command (an unknown id or a second answer is counted apart).
+  void Answer(const SutAnswer& a);
+  size_t outstanding() const { return outstanding_; }
+  int64_t next_arrival_ns() const { return next_arrival_ns_; }
+  // Why the load ends at `t`, if its oldest unanswered query waited too long; "" if not.
+  std::string HungReason(int64_t t) const;
+  // " after answering N of M queries", to follow why a load ended early.
+  std::string Progress() const;
+
+ private:
+  void Issue(int64_t scheduled_ns);
+  bool Enough(int64_t at_ns) const;
+
+  const LoadOptions& o_;
+  SutTransport& sut_;
+  const int64_t t0_ns_;
+  std::vector<QueryRecord>& queries_;
+  LoadObservations& seen_;
+  const int per_query_;
+  std::mt19937_64 rng_;
+  std::exponential_distribution<double> gap_s_;
+  SampleDraw draw_;
+  std::string samples_;
+  int64_t start_ns_ = 0;  // when the command said it was ready
+  int64_t next_arrival_ns_ = 0;
+  size_t outstanding_ = 0, oldest_ = 0;
+};
+
+void LoadIssuer::Issue(int64_t scheduled_ns) {
+  QueryRecord q;
+  q.id = static_cast<int64_t>(queries_.size());
+  q.scheduled_ns = scheduled_ns;
+  q.issued_ns = Now();
+  samples_.clear();
+  for (int k = 0; k < per_query_ && !draw_.exhausted(); ++k) {
+    q.sample_indices.push_back(draw_.Next());
+    if (k) samples_ += ',';
+    samples_ += std::to_string(q.sample_indices.back());
+  }
+  q.samples = static_cast<int>(q.sample_indices.size());
+  sut_.Send(q.id, samples_);
+  ++outstanding_;
+  queries_.push_back(q);
+}
+
+bool LoadIssuer::Enough(int64_t at_ns) const {
+  const auto issued = static_cast<int64_t>(queries_.size());
+  if (o_.accuracy) return draw_.exhausted();  // every sample once, whatever the time
+  if (o_.scenario == Scenario::kOffline) return issued >= o_.min_queries;
+  return issued >= o_.min_queries && at_ns - start_ns_ >= o_.min_duration_ns;
+}
+
+bool LoadIssuer::IssueDue(int64_t t) {
+  switch (o_.scenario) {
+    case Scenario::kSingleStream:
+    case Scenario::kMultiStream:
+      if (Enough(t)) return false;
+      if (outstanding_ == 0) Issue(t);
+      return true;
+    case Scenario::kServer:
+      while (next_arrival_ns_ <= t && !Enough(next_arrival_ns_)) {
+        Issue(next_arrival_ns_);
+        next_arrival_ns_ += static_cast<int64_t>(std::llround(gap_s_(rng_) * 1e9));
+      }
+      return !Enough(next_arrival_ns_);
+    case Scenario::kOffline:
+      while (!Enough(t)) Issue(start_ns_);
+      return false;
+  }
+  return true;
+}
+
+void LoadIssuer::Answer(const SutAnswer& a) {
+  QueryRecord* q = a.id >= 0 && a.id < static_cast<int64_t>(queries_.size())
+                       ? &queries_[static_cast<size_t>(a.id)]
+                       : nullptr;
+  if (q == nullptr || q->completed_ns || q->failed) {
+    if (seen_.unknown_answers++ == 0) seen_.first_unknown = Inert(a.text.substr(0, 120));
+    return;
+  }
+  if (a.error.empty()) {
+    q->completed_ns = a.completed_ns - t0_ns_;
+    if (o_.accuracy) q->result = a.result;
+  } else {
+    q->failed = true;
+    if (seen_.first_failure.empty()) {
+      seen_.first_failure = "query " + std::to_string(a.id) + ": " + std::string(a.error);
+    }
+  }
+  if (a.first_byte_ns) q->first_byte_ns = *a.first_byte_ns - t0_ns_;
+  q->tokens = a.tokens;
+  --outstanding_;
+  while (oldest_ < queries_.size() && (queries_[oldest_].completed_ns || queries_[oldest_].failed))
+    ++oldest_;
+}
+
+std::string LoadIssuer::HungReason(int64_t t) const {
+  if (outstanding_ == 0 || t - queries_[oldest_].issued_ns <= o_.query_timeout_ns) return "";
+  return "query " + std::to_string(oldest_) + " got no answer within " +
+         FormatDuration(static_cast<double>(o_.query_timeout_ns) / 1e9) +
+         "; the command seems hung";
+}
+
+std::string LoadIssuer::Progress() const {
+  const auto answered = std::count_if(queries_.begin(), queries_.end(),
+                                      [](const QueryRecord& q) { return q.completed_ns; });
+  return " after answering " + std::to_string(answered) + " of " + std::to_string(queries_.size()) +
+         " queries";
+}
+
+// Room for the queries a load is expected to issue, and half again: growing the vector under
+// way copies every record, a pause of tens of milliseconds at 300k queries/s that the queries
+// scheduled meanwhile would be charged with.
+size_t ExpectedQueryRoom(const LoadOptions& o) {
+  const double expected = o.accuracy ? static_cast<double>(o.expected_answers.size())
+                          : o.scenario == Scenario::kServer
+                              ? o.qps * static_cast<double>(o.min_duration_ns) / 1e9
+                              : 0;
+  return static_cast<size_t>(
+      std::min(1.5 * std::max(expected, static_cast<double>(o.min_queries)), 5e7));
+}
+
+}  // namespace
+
 void LoadDriver::Drive(SutTransport& sut, int64_t t0_ns) {
   // A write to a command that closed its stdin fails with EPIPE instead of killing footprint:
   // SIGPIPE is directed at the writing thread, which blocks it (and drops it at the end).
@@ -380,124 +547,31 @@ void LoadDriver::Drive(SutTransport& sut, int64_t t0_ns) {
   pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
   // The issuer's waits end when asked, not up to 50 µs later (the default timer slack).
   ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-  auto now = [&] { return MonotonicNs() - t0_ns; };
   const LoadOptions& o = options_;
-  const int per_query = o.scenario == Scenario::kMultiStream ? o.samples_per_query : 1;
-  std::mt19937_64 rng(o.seed);
-  std::exponential_distribution<double> gap_s(o.scenario == Scenario::kServer ? o.qps : 1.0);
-  int64_t next_arrival_ns = 0;
-  // A query's id is its index in queries_. The unanswered ones: their count, and the oldest
-  // (a cursor that only moves forward), so that no step scans them all.
-  size_t outstanding = 0, oldest = 0;
-  SampleDraw draw(o);
-  std::string samples;
-  auto issue = [&](int64_t scheduled_ns) {
-    QueryRecord q;
-    q.id = static_cast<int64_t>(queries_.size());
-    q.scheduled_ns = scheduled_ns;
-    q.issued_ns = now();
-    samples.clear();
-    for (int k = 0; k < per_query && !draw.exhausted(); ++k) {
-      q.sample_indices.push_back(draw.Next());
-      if (k) samples += ',';
-      samples += std::to_string(q.sample_indices.back());
-    }
-    q.samples = static_cast<int>(q.sample_indices.size());
-    sut.Send(q.id, samples);
-    ++outstanding;
-    queries_.push_back(q);
-  };
-  int64_t start_ns = 0;  // when the command said it was ready
-  auto enough = [&](int64_t at_ns) {
-    const auto issued = static_cast<int64_t>(queries_.size());
-    if (o.accuracy) return draw.exhausted();  // every sample once, whatever the time
-    if (o.scenario == Scenario::kOffline) return issued >= o.min_queries;
-    return issued >= o.min_queries && at_ns - start_ns >= o.min_duration_ns;
-  };
-  const AnswerSink answer = [&](const SutAnswer& a) {
-    QueryRecord* q = a.id >= 0 && a.id < static_cast<int64_t>(queries_.size())
-                         ? &queries_[static_cast<size_t>(a.id)]
-                         : nullptr;
-    if (q == nullptr || q->completed_ns || q->failed) {
-      if (seen_.unknown_answers++ == 0) seen_.first_unknown = Inert(a.text.substr(0, 120));
-      return;
-    }
-    if (a.error.empty()) {
-      q->completed_ns = a.completed_ns - t0_ns;
-      if (o.accuracy) q->result = a.result;
-    } else {
-      q->failed = true;
-      if (seen_.first_failure.empty()) {
-        seen_.first_failure = "query " + std::to_string(a.id) + ": " + std::string(a.error);
-      }
-    }
-    if (a.first_byte_ns) q->first_byte_ns = *a.first_byte_ns - t0_ns;
-    q->tokens = a.tokens;
-    --outstanding;
-    while (oldest < queries_.size() && (queries_[oldest].completed_ns || queries_[oldest].failed))
-      ++oldest;
-  };
-  auto progress = [&] {
-    const auto answered = std::count_if(queries_.begin(), queries_.end(),
-                                        [](const QueryRecord& q) { return q.completed_ns; });
-    return " after answering " + std::to_string(answered) + " of " +
-           std::to_string(queries_.size()) + " queries";
-  };
+  LoadIssuer issuer(o, sut, t0_ns, queries_, seen_);
+  const AnswerSink answer = [&](const SutAnswer& a) { issuer.Answer(a); };
   // The SUT says it is ready once it can take queries (its model loaded): the load starts
   // then, and nothing before it is charged to a query.
   std::string& ended = seen_.ended_because;
-  // Room for the queries this load is expected to issue, and half again: growing the vector
-  // under way copies every record, a pause of tens of milliseconds at 300k queries/s that
-  // the queries scheduled meanwhile would be charged with.
-  const double expected = o.accuracy ? static_cast<double>(o.expected_answers.size())
-                          : o.scenario == Scenario::kServer
-                              ? o.qps * static_cast<double>(o.min_duration_ns) / 1e9
-                              : 0;
-  queries_.reserve(static_cast<size_t>(
-      std::min(1.5 * std::max(expected, static_cast<double>(o.min_queries)), 5e7)));
+  queries_.reserve(ExpectedQueryRoom(o));
   ended = AwaitReady(sut);
   const std::optional<double> cpu_at_start = ended.empty() ? cpu_->Read() : std::optional<double>();
-  start_ns = now();
-  next_arrival_ns = start_ns;
+  issuer.Begin();
   bool issuing = ended.empty();
   while (ended.empty()) {
-    int64_t t = now();
-    if (issuing) {
-      switch (o.scenario) {
-        case Scenario::kSingleStream:
-        case Scenario::kMultiStream:
-          if (enough(t)) {
-            issuing = false;
-          } else if (outstanding == 0) {
-            issue(t);
-          }
-          break;
-        case Scenario::kServer:
-          while (next_arrival_ns <= t && !enough(next_arrival_ns)) {
-            issue(next_arrival_ns);
-            next_arrival_ns += static_cast<int64_t>(std::llround(gap_s(rng) * 1e9));
-          }
-          if (enough(next_arrival_ns)) issuing = false;
-          break;
-        case Scenario::kOffline:
-          while (!enough(t)) issue(start_ns);
-          issuing = false;
-          break;
-      }
-    }
-    if (!issuing && outstanding == 0) {
+    int64_t t = issuer.Now();
+    if (issuing) issuing = issuer.IssueDue(t);
+    if (!issuing && issuer.outstanding() == 0) {
       ended = "done";
       break;
     }
-    if (outstanding > 0 && t - queries_[oldest].issued_ns > o.query_timeout_ns) {
-      ended = "query " + std::to_string(oldest) + " got no answer within " +
-              FormatDuration(static_cast<double>(o.query_timeout_ns) / 1e9) +
-              "; the command seems hung";
+    if (std::string hung = issuer.HungReason(t); !hung.empty()) {
+      ended = std::move(hung);
       break;
     }
-    const int64_t wake =
-        o.scenario == Scenario::kServer && issuing ? next_arrival_ns - t : o.query_timeout_ns;
-    if (std::string why = sut.Pump(wake, answer); !why.empty()) ended = why + progress();
+    const int64_t wake = o.scenario == Scenario::kServer && issuing ? issuer.next_arrival_ns() - t
+                                                                    : o.query_timeout_ns;
+    if (std::string why = sut.Pump(wake, answer); !why.empty()) ended = why + issuer.Progress();
   }
   // The command's CPU over the queries, read as the last answer came (the loop ends then).
   if (const std::optional<double> cpu_at_end = cpu_->Read(); cpu_at_start && cpu_at_end) {
@@ -517,6 +591,73 @@ void LoadDriver::AwaitEnd() {
   if (thread_.joinable()) thread_.join();
 }
 
+namespace {
+
+// The run's totals of a load: its throughput, CPU, accuracy and latency percentiles.
+void AddLoadTotals(const LoadSummary& s, std::map<std::string, double>& totals) {
+  totals["load_queries"] = static_cast<double>(s.completed);
+  totals["load_qps"] = s.qps;
+  totals["load_sample_rate"] = s.samples_per_s;
+  if (s.cpu_s) totals["load_cpu_s"] = *s.cpu_s;
+  if (s.accuracy) totals["load_accuracy"] = s.accuracy->fraction;
+  const std::pair<const char*, const std::map<std::string, double>*> distributions[] = {
+      {"latency", &s.latency_s}, {"ttft", &s.ttft_s}, {"tpot", &s.tpot_s}};
+  for (const auto& [name, values] : distributions) {
+    for (const char* p : {"p50", "p90", "p99"}) {
+      if (auto it = values->find(p); it != values->end()) {
+        totals[std::string("load_") + name + "_" + p + "_s"] = it->second;
+      }
+    }
+  }
+}
+
+// What went wrong during a load, a line each, in the order a person reads them.
+void AddLoadWarnings(const LoadSummary& s, const std::string& exit_note,
+                     const Status& mlperf_written, std::vector<std::string>& warnings) {
+  if (s.ready_timed_out) {
+    warnings.push_back("the load never started: " + s.ended_because + "; the command was stopped");
+  } else if (s.ended_because != "done") {
+    warnings.push_back("the load ended early: " + s.ended_because);
+  }
+  if (!exit_note.empty()) warnings.push_back(exit_note);
+  if (!mlperf_written.ok()) {
+    warnings.push_back("MLPerf's log files were not written: " + mlperf_written.message());
+  }
+  if (!s.issue_lag_warning.empty()) warnings.push_back(s.issue_lag_warning);
+  if (s.unknown_answers > 0) {
+    warnings.push_back(std::to_string(s.unknown_answers) +
+                       " line(s) of the command's output were not ID<TAB>RESULT of an "
+                       "outstanding query, e.g. '" +
+                       s.first_unknown + "'");
+  }
+  if (s.failed > 0) {
+    warnings.push_back(std::to_string(s.failed) + " quer" + (s.failed == 1 ? "y" : "ies") +
+                       " failed, e.g. " + s.first_failure);
+  }
+}
+
+// A query as a value on the run's timeline: its latency by query id, and its times.
+ValueRecord QueryValue(const QueryRecord& q, const std::string& run_id, bool accuracy) {
+  ValueRecord v;
+  v.run_id = run_id;
+  v.name = "load.latency";
+  v.step = q.id;
+  v.t_ns = q.completed_ns.value_or(q.issued_ns);
+  if (q.completed_ns) v.value = q.latency_s();
+  json data = {
+      {"scheduled_ns", q.scheduled_ns}, {"issued_ns", q.issued_ns}, {"samples", q.samples}};
+  data["completed_ns"] = q.completed_ns ? json(*q.completed_ns) : json(nullptr);
+  if (q.first_byte_ns) data["first_byte_ns"] = *q.first_byte_ns;
+  if (q.tokens > 0) data["tokens"] = q.tokens;
+  if (q.failed) data["failed"] = true;
+  data["sample_indices"] = q.sample_indices;
+  if (accuracy) data["result"] = q.result;
+  v.data_json = JsonText(data, -1);
+  return v;
+}
+
+}  // namespace
+
 Status LoadDriver::Finish(Store& store, const std::string& run_id, DriverResult& result) {
   AwaitEnd();
   summary_ = SummarizeLoad(options_, queries_, seen_);
@@ -524,63 +665,14 @@ Status LoadDriver::Finish(Store& store, const std::string& run_id, DriverResult&
   result.meta_key = "load";
   result.meta_json = LoadSummaryJson(s);
   result.stopped_command = stopped_command_;
-  result.totals["load_queries"] = static_cast<double>(s.completed);
-  result.totals["load_qps"] = s.qps;
-  result.totals["load_sample_rate"] = s.samples_per_s;
-  if (s.cpu_s) result.totals["load_cpu_s"] = *s.cpu_s;
-  if (s.accuracy) result.totals["load_accuracy"] = s.accuracy->fraction;
-  const std::pair<const char*, const std::map<std::string, double>*> distributions[] = {
-      {"latency", &s.latency_s}, {"ttft", &s.ttft_s}, {"tpot", &s.tpot_s}};
-  for (const auto& [name, values] : distributions) {
-    for (const char* p : {"p50", "p90", "p99"}) {
-      if (auto it = values->find(p); it != values->end()) {
-        result.totals[std::string("load_") + name + "_" + p + "_s"] = it->second;
-      }
-    }
-  }
-  if (s.ready_timed_out) {
-    result.warnings.push_back("the load never started: " + s.ended_because +
-                              "; the command was stopped");
-  } else if (s.ended_because != "done") {
-    result.warnings.push_back("the load ended early: " + s.ended_because);
-  }
-  if (!exit_note_.empty()) result.warnings.push_back(exit_note_);
-  if (Status written = options_.mlperf_log_dir.empty()
-                           ? Status::Ok()
-                           : WriteMlperfLogs(options_.mlperf_log_dir, s, queries_);
-      !written.ok()) {
-    result.warnings.push_back("MLPerf's log files were not written: " + written.message());
-  }
-  if (!s.issue_lag_warning.empty()) result.warnings.push_back(s.issue_lag_warning);
-  if (s.unknown_answers > 0) {
-    result.warnings.push_back(std::to_string(s.unknown_answers) +
-                              " line(s) of the command's output were not ID<TAB>RESULT of an "
-                              "outstanding query, e.g. '" +
-                              s.first_unknown + "'");
-  }
-  if (s.failed > 0) {
-    result.warnings.push_back(std::to_string(s.failed) + " quer" + (s.failed == 1 ? "y" : "ies") +
-                              " failed, e.g. " + s.first_failure);
-  }
-  // Each query as a value on the run's timeline: latency by query id, and its times.
+  AddLoadTotals(s, result.totals);
+  const Status mlperf_written = options_.mlperf_log_dir.empty()
+                                    ? Status::Ok()
+                                    : WriteMlperfLogs(options_.mlperf_log_dir, s, queries_);
+  AddLoadWarnings(s, exit_note_, mlperf_written, result.warnings);
   return store.InTransaction([&]() -> Status {
     for (const QueryRecord& q : queries_) {
-      ValueRecord v;
-      v.run_id = run_id;
-      v.name = "load.latency";
-      v.step = q.id;
-      v.t_ns = q.completed_ns.value_or(q.issued_ns);
-      if (q.completed_ns) v.value = q.latency_s();
-      json data = {
-          {"scheduled_ns", q.scheduled_ns}, {"issued_ns", q.issued_ns}, {"samples", q.samples}};
-      data["completed_ns"] = q.completed_ns ? json(*q.completed_ns) : json(nullptr);
-      if (q.first_byte_ns) data["first_byte_ns"] = *q.first_byte_ns;
-      if (q.tokens > 0) data["tokens"] = q.tokens;
-      if (q.failed) data["failed"] = true;
-      data["sample_indices"] = q.sample_indices;
-      if (options_.accuracy) data["result"] = q.result;
-      v.data_json = JsonText(data, -1);
-      FP_RETURN_IF_ERROR(store.InsertValue(v));
+      FP_RETURN_IF_ERROR(store.InsertValue(QueryValue(q, run_id, options_.accuracy)));
     }
     return Status::Ok();
   });
