@@ -76,10 +76,11 @@ class FakeEnv final : public Env {
     std::lock_guard<std::mutex> lock(mu_);
     now_ += ns;
   }
-  // Blocks until some thread waits for a deadline beyond the horizon: time stands still there.
-  void AwaitParked() {
+  // Blocks until `threads` threads wait for deadlines beyond the horizon: time stands still
+  // there.
+  void AwaitParked(int threads = 1) {
     std::unique_lock<std::mutex> lock(mu_);
-    parked_cv_.wait(lock, [&] { return parked_ > 0; });
+    parked_cv_.wait(lock, [&] { return parked_ >= threads; });
   }
 
   bool real_clock = false;  // the machine's clock instead of the driven one
