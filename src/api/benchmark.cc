@@ -417,7 +417,7 @@ ThreadScopes* Benchmark::Impl::ForThisThread() {
 
 void Benchmark::Impl::AddValue(ValueRecord r, uint64_t scope, bool release) {
   r.run_id = run_.id;
-  r.t_ns = MonotonicNs() - t0_;
+  r.t_ns = options_.env->MonotonicNs() - t0_;
   std::lock_guard<std::mutex> lock(values_mu_);
   values_.push_back({scope, std::move(r), release});
 }
@@ -427,7 +427,7 @@ ValueRecord Benchmark::Impl::GpuTimeValue(std::optional<double> seconds,
   ValueRecord r;
   r.name = std::string(kGpuTimeValue);
   r.run_id = run_.id;
-  r.t_ns = MonotonicNs() - t0_;
+  r.t_ns = options_.env->MonotonicNs() - t0_;
   r.value = seconds;
   if (!seconds) r.data_json = JsonText(json{{"unavailable", unavailable}});
   return r;
@@ -685,7 +685,7 @@ Status Benchmark::Impl::Finish(RunStatus status) {
     if (lost) return DatabaseError("scopes and values could not be stored: " + last_error_);
     return Status::Ok();
   }
-  const int64_t end = MonotonicNs();
+  const int64_t end = options_.env->MonotonicNs();
   // Workers still alive (a pool, persistent DataLoader workers) are in no rusage: their
   // counters, read before the session stops, less what every process alive at Open had used.
   const CpuSeconds descendants = CpuBetween(descendants_at_open_, DescendantCpu(*options_.env));
@@ -764,19 +764,20 @@ Benchmark* Benchmark::Current() { return g_current.load(std::memory_order_acquir
 
 Result<std::unique_ptr<Benchmark>> Benchmark::Open(const BenchmarkOptions& options) {
   FP_RETURN_IF_ERROR(CheckInterval(options.interval_ns, "the sampling interval"));
-  const char* env_run = std::getenv("FOOTPRINT_RUN_ID");
-  const bool join = options.join && env_run != nullptr && *env_run != '\0';
+  Env& env = *options.env;
+  const std::optional<std::string> env_run = env.Var("FOOTPRINT_RUN_ID");
+  const bool join = options.join && env_run && !env_run->empty();
   if (join) {
-    const char* env_db = std::getenv("FOOTPRINT_DB");
-    const char* env_t0 = std::getenv("FOOTPRINT_T0_NS");
-    std::optional<int64_t> t0 = env_t0 ? ParseInt(env_t0) : std::nullopt;
-    if (env_db == nullptr || !t0) {
+    const std::optional<std::string> env_db = env.Var("FOOTPRINT_DB");
+    const std::optional<std::string> env_t0 = env.Var("FOOTPRINT_T0_NS");
+    std::optional<int64_t> t0 = env_t0 ? ParseInt(*env_t0) : std::nullopt;
+    if (!env_db || !t0) {
       return InvalidArgument(
           "FOOTPRINT_RUN_ID is set but FOOTPRINT_DB or FOOTPRINT_T0_NS is not; start the "
           "program with footprint run, or unset FOOTPRINT_RUN_ID");
     }
-    FP_ASSIGN_OR_RETURN(auto store, OpenStore(env_db));
-    FP_ASSIGN_OR_RETURN(auto run, (store)->GetRun(env_run));
+    FP_ASSIGN_OR_RETURN(auto store, OpenStore(*env_db));
+    FP_ASSIGN_OR_RETURN(auto run, (store)->GetRun(*env_run));
     auto impl =
         std::make_unique<Impl>(std::move(store), nullptr, std::move(run), true, *t0, options);
     FP_RETURN_IF_ERROR(impl->Start(json::object()));
@@ -790,11 +791,11 @@ Result<std::unique_ptr<Benchmark>> Benchmark::Open(const BenchmarkOptions& optio
   auto sample_store = OpenStore(db);  // the sample writer's own connection
   if (!sample_store.ok()) return sample_store.status();
   json meta;
-  RunRecord run = NewRunRecord(ReadNulSeparatedWords("/proc/self/cmdline"), options.name,
-                               options.description, options.tags, options.params,
+  RunRecord run = NewRunRecord(ReadNulSeparatedWords(env.ProcRoot() + "/self/cmdline"),
+                               options.name, options.description, options.tags, options.params,
                                /*record_git=*/true, meta);
-  const int64_t t0 = MonotonicNs();
-  run.started_at_ns = RealtimeNs();
+  const int64_t t0 = env.MonotonicNs();
+  run.started_at_ns = env.RealtimeNs();
   run.meta_json = JsonText(meta);
   FP_RETURN_IF_ERROR((store)->CreateRun(run));
   auto impl = std::make_unique<Impl>(std::move(store), std::move(sample_store).value(),
@@ -817,7 +818,7 @@ Status Benchmark::Flush() { return impl_->FlushNow(); }
 const std::string& Benchmark::run_id() const { return impl_->run_.id; }
 const std::string& Benchmark::location() const { return impl_->location_; }
 bool Benchmark::joined() const { return impl_->joined_; }
-int64_t Benchmark::NowNs() const { return MonotonicNs() - impl_->t0_; }
+int64_t Benchmark::NowNs() const { return impl_->options_.env->MonotonicNs() - impl_->t0_; }
 
 uint64_t Benchmark::RequestInterval(MetricId metric, int64_t interval_ns) {
   return impl_->RequestInterval(metric, interval_ns);

@@ -6,12 +6,14 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
+#include "fake_env.h"
 #include "footprint/report.h"
 #include "run/run_metadata.h"
 #include "store/reconcile.h"
@@ -492,6 +494,56 @@ TEST(Benchmark, TotalsStartAtOpenAndJsonCarriesAValue) {
   ASSERT_EQ(values->size(), 1u);
   EXPECT_EQ((*values)[0].value, std::optional<double>(0.25));
   EXPECT_EQ(nlohmann::json::parse((*values)[0].data_json)["optimizer"], "adam");
+}
+
+// The own sampling and the run's clock come from the options' Env: on a driven clock the
+// series lands on its exact deadlines and the run lasts exactly what the clock says. (Scope
+// edges read the CPU's counter or the monotonic clock themselves: the hot path.)
+TEST(Benchmark, OwnSamplingAndTheRunsClockComeFromItsEnv) {
+  FakeEnv env;
+  testing::TempDir dir;
+  BenchmarkOptions o = OwnRun(dir);
+  o.env = &env;
+  o.metrics = MetricSet().set(static_cast<size_t>(MetricId::kMemoryRssSum));
+  o.interval_ns = 100 * kNsPerMs;
+  o.flush_interval_ns = 3600 * kNsPerSec;  // flushed at the end: never moves the driven clock
+  auto bm = Benchmark::Open(o);
+  ASSERT_TRUE(bm.ok()) << bm.status().message();
+  env.SetHorizon(1000 * kNsPerMs);
+  env.AwaitParked(2);  // the sampler past the horizon, the sample writer at its first flush
+  EXPECT_EQ((*bm)->NowNs(), 1000 * kNsPerMs);
+  ASSERT_TRUE((*bm)->LogJson("at", "{}", 1, 1.0).ok());
+  ASSERT_TRUE((*bm)->Close().ok());
+  auto store = Reopen(o.db);
+  auto run = store->GetRun((*bm)->run_id());
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(*run->ended_at_ns - run->started_at_ns, 1000 * kNsPerMs);
+  EXPECT_EQ(store->LoadTotals((*bm)->run_id())->at("duration_s"), 1.0);
+  auto series = store->ListSeries((*bm)->run_id());
+  ASSERT_TRUE(series.ok());
+  auto rss = std::find_if(series->begin(), series->end(),
+                          [](const SeriesRecord& r) { return r.metric == "memory.rss_sum"; });
+  ASSERT_NE(rss, series->end());
+  std::vector<int64_t> times;
+  ASSERT_TRUE(store->LoadValues(rss->id, &times).ok());
+  std::vector<int64_t> expected;
+  for (int64_t ms = 0; ms <= 1000; ms += 100) expected.push_back(ms * kNsPerMs);
+  EXPECT_EQ(times, expected);
+  EXPECT_EQ((*store->ListValues((*bm)->run_id()))[0].t_ns, 1000 * kNsPerMs);
+}
+
+// Joining the run of `footprint run` is asked through the Env's variables, and a half-set
+// environment is refused with what to do.
+TEST(Benchmark, JoiningReadsTheEnvsVariables) {
+  FakeEnv env;
+  env.vars["FOOTPRINT_RUN_ID"] = "r-1";
+  BenchmarkOptions o;
+  o.env = &env;
+  auto bm = Benchmark::Open(o);
+  ASSERT_FALSE(bm.ok());
+  EXPECT_EQ(bm.status().message(),
+            "FOOTPRINT_RUN_ID is set but FOOTPRINT_DB or FOOTPRINT_T0_NS is not; start the "
+            "program with footprint run, or unset FOOTPRINT_RUN_ID");
 }
 
 }  // namespace
