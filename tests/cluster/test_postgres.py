@@ -257,13 +257,15 @@ def test_a_server_that_stops_answering_holds_nothing_up(postgres, pg_uri, tmp_pa
     db = database_of(pg_uri)
     folder = tmp_path / "buffers"
     env = clean_env(FOOTPRINT_BUFFER_DIR=folder)
-    # At least 6 samples a pass at 1 kHz: cpu and the monitor's two, and the three that an
+    # At least 6 samples a pass at 1 kHz (the timer sampler: a pass each ms, not 100 a second
+    # beside the cpu ring): cpu and the monitor's two, and the three that an
     # interval of their own keeps from being spaced out (memory and memory.page_cache from
     # memory.stat, sys.memory); the other costly reads are spaced out by their cost, which a
     # sanitizer build raises (4 samples a pass left 52,642 in 20 s there). 20 s gives more than
     # the queue holds.
     started = time.monotonic()
     run = subprocess.Popen([FOOTPRINT, "run", "-o", pg_uri, "-n", "hung", "-i", "1ms",
+                            "--cpu-sampler", "timer",  # every metric's deadline at 1 kHz
                             "--interval", "memory=1ms", "--interval", "sys.memory=1ms", "--",
                             "sleep", "20"], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
