@@ -362,6 +362,158 @@ void PrintEvaluation(const std::vector<EvaluationRun>& runs,
   }
 }
 
+// The scenario and its schedule: how many queries, at what rate, how long, which samples.
+void AddLoadScheduleOptions(CLI::App* cmd, LoadArgs& args) {
+  cmd->add_option("--scenario", args.scenario,
+                  "single (one query at a time; p90), multi (N samples per query, one at a "
+                  "time; p99), server (Poisson arrivals at --qps; p99) or offline (all queries "
+                  "at once; samples/s)")
+      ->option_text("NAME");
+  cmd->add_option("--qps", args.qps,
+                  "server: the target rate, queries per second; several, comma-separated, "
+                  "make a sweep: one run each (with --param qps=R) and a throughput-latency "
+                  "table at the end")
+      ->option_text("R[,R...]");
+  cmd->add_option("--samples-per-query", args.load.samples_per_query,
+                  "multi: samples in each query (default 8)")
+      ->option_text("N");
+  cmd->add_option("--duration", args.duration,
+                  "issue queries at least this long (default 10s; MLPerf's rules: 600s)")
+      ->option_text("D");
+  cmd->add_option("--min-queries", args.load.min_queries,
+                  "and at least this many (default 100; offline: exactly this many)")
+      ->option_text("K");
+  cmd->add_option("--latency-bound", args.latency_bound,
+                  "the latency the scenario's percentile must stay within (e.g. 50ms)")
+      ->option_text("L");
+  cmd->add_option("--percentile", args.percentile,
+                  "the latency percentile judged against --latency-bound and by early "
+                  "stopping, in percent (default: 90 for single, 99 otherwise)")
+      ->option_text("P");
+  cmd->add_option("--seed", args.load.seed, "seed of the server's arrivals (default 1)")
+      ->option_text("S");
+  cmd->add_option("--sample-seed", args.load.sample_seed,
+                  "seed of the sample indices the queries carry, apart from --seed's schedule "
+                  "(default 1)")
+      ->option_text("S");
+  cmd->add_option("--performance-sample-count", args.load.performance_sample_count,
+                  "sample indices are drawn uniformly from 0 to N-1 (default: the --answers "
+                  "count, else 1024)")
+      ->option_text("N");
+}
+
+// What the queries are scored against, when the load ends, how often it runs, and how
+// queries reach the command (--http).
+void AddLoadModeOptions(CLI::App* cmd, LoadArgs& args) {
+  cmd->add_option("--mode", args.mode,
+                  "performance (default), or accuracy: every sample of --answers issued once "
+                  "and each RESULT scored against its expected answer (LoadGen's AccuracyOnly)")
+      ->option_text("MODE");
+  cmd->add_option("--answers", args.answers,
+                  "the expected answers, one per line, line k for sample index k (accuracy "
+                  "mode; also sets the performance sample count)")
+      ->option_text("FILE");
+  cmd->add_option("--mlperf-log", args.load.mlperf_log_dir,
+                  "write MLPerf's log files into this existing folder (accuracy mode: "
+                  "mlperf_log_accuracy.json)")
+      ->option_text("DIR");
+  cmd->add_option("--query-timeout", args.timeout,
+                  "a query unanswered this long ends the load (default 60s)")
+      ->option_text("T");
+  cmd->add_option("--ready-timeout", args.ready_timeout,
+                  "how long COMMAND may take to say 'ready' (with --http: to take a "
+                  "connection) before footprint gives up, stops it and exits 125 (default "
+                  "10min)")
+      ->option_text("T");
+  cmd->add_option("-r,--runs", args.repetitions,
+                  "run the load N times, stored as one group (footprint show group:ID); one "
+                  "rate only, not with --find-peak")
+      ->option_text("N");
+  cmd->add_flag("--find-peak", args.find_peak,
+                "server: search the largest rate that stays valid against --latency-bound, "
+                "starting from --qps (default 10): doubling, then bisecting to within 5 %, at "
+                "most 16 trial runs, stored as one group");
+  cmd->add_option("--http", args.load.http_url,
+                  "COMMAND runs an HTTP server: each query is a POST to URL (on this machine), "
+                  "instead of a line on COMMAND's stdin; streamed answers give the time to "
+                  "first token and per output token")
+      ->option_text("URL");
+  cmd->add_option("--body", args.load.http_body,
+                  "with --http: each POST's body, {id} and {samples} replaced by the query's "
+                  "(default '{\"id\": {id}, \"samples\": [{samples}]}')")
+      ->option_text("TEMPLATE");
+}
+
+// footprint load once its options are parsed: one run, a sweep of rates, repetitions or a
+// search for the peak rate.
+Result<int> RunLoadCommand(LoadArgs& args, CLI::App& cmd, const std::vector<std::string>& command) {
+  FP_ASSIGN_OR_RETURN(LoadOptions load, LoadOptionsOf(args));
+  FP_ASSIGN_OR_RETURN(auto rates, RatesOf(args));
+  load.qps = rates.front().second;
+  FP_RETURN_IF_ERROR(ValidateLoadOptions(load));
+  FP_ASSIGN_OR_RETURN(MonitorOptions o, CommandOptions(args.run, cmd, command));
+  FP_ASSIGN_OR_RETURN(auto store, OpenStore(args.run.db));
+  if (args.find_peak) return FindPeak(*store, o, load, args.run.quiet);
+  if (args.repetitions > 1) {
+    return RunRepetitions(*store, o, load, args.repetitions, args.run.quiet);
+  }
+  return RunRates(*store, o, load, rates, args.run.quiet);
+}
+
+struct EvaluateArgs {
+  RunArgs run;
+  std::string manifest, python = "python3";
+  bool dry_run = false, agent_per_run = false;
+};
+
+// The options of the footprint load run that is run `r` of manifest `m`.
+MonitorOptions EvaluationRunOptions(const EvaluationManifest& m, const std::string& framework,
+                                    const EvaluationRun& r, const RunArgs& run) {
+  MonitorOptions o;
+  o.command = r.command;
+  o.name = r.name;
+  o.params = r.params;
+  o.tags = {{"evaluation", m.name}};
+  o.use_cgroup = !run.no_cgroup;
+  o.record_git = !run.no_git;
+  // Without the system level, the series are sampled once a second: the totals and
+  // peaks stay exact (they come from the kernel's accounts).
+  if (m.trace.count("system") == 0) o.interval_ns = 1'000'000'000;
+  o.extra_meta_json = EvaluationMeta(m, framework, r);
+  return o;
+}
+
+// footprint evaluate once its options are parsed: the manifest checked, then its runs in turn.
+Result<int> RunEvaluateCommand(const EvaluateArgs& args) {
+  FP_ASSIGN_OR_RETURN(EvaluationManifest m, LoadManifest(args.manifest));
+  FP_RETURN_IF_ERROR(CheckModelFile(m));
+  const std::string python = m.python.empty() ? args.python : m.python;
+  const std::vector<EvaluationRun> runs = PlanEvaluation(m, python);
+  if (args.dry_run) {
+    for (const EvaluationRun& r : runs) {
+      std::cout << r.name << ": " << ShellCommandLine(r.command) << "\n";
+    }
+    return kExitOk;
+  }
+  FP_ASSIGN_OR_RETURN(std::string framework, DescribeFramework(m, python));
+  FP_ASSIGN_OR_RETURN(auto store, OpenStore(args.run.db));
+  std::vector<LoadSummary> summaries;
+  int status = kExitOk;
+  EvaluationAgent agent(runs);
+  for (const EvaluationRun& r : runs) {
+    const MonitorOptions o = EvaluationRunOptions(m, framework, r, args.run);
+    // An agent in a container runs per run: measured as the container (docs/containers.md).
+    const bool per_run = args.agent_per_run || !m.container.image.empty();
+    FP_ASSIGN_OR_RETURN(auto done, per_run ? RunLoad(*store, o, r.load, args.run.quiet)
+                                           : agent.Run(*store, o, r, args.run.quiet));
+    if (done.first != 0) status = kExitError;
+    summaries.push_back(std::move(done.second));
+    if (agent.interrupted()) break;
+  }
+  PrintEvaluation(runs, summaries, std::cerr);
+  return status;
+}
+
 }  // namespace
 
 Action AddLoad(CLI::App& app, const std::vector<std::string>& command) {
@@ -372,79 +524,8 @@ Action AddLoad(CLI::App& app, const std::vector<std::string>& command) {
       "stdin and stdout, and measure it: each query's latency from its scheduled time, the "
       "percentiles, and everything footprint run measures.");
   AddMeasureOptions(cmd, &args->run);
-  cmd->add_option("--scenario", args->scenario,
-                  "single (one query at a time; p90), multi (N samples per query, one at a "
-                  "time; p99), server (Poisson arrivals at --qps; p99) or offline (all queries "
-                  "at once; samples/s)")
-      ->option_text("NAME");
-  cmd->add_option("--qps", args->qps,
-                  "server: the target rate, queries per second; several, comma-separated, "
-                  "make a sweep: one run each (with --param qps=R) and a throughput-latency "
-                  "table at the end")
-      ->option_text("R[,R...]");
-  cmd->add_option("--samples-per-query", args->load.samples_per_query,
-                  "multi: samples in each query (default 8)")
-      ->option_text("N");
-  cmd->add_option("--duration", args->duration,
-                  "issue queries at least this long (default 10s; MLPerf's rules: 600s)")
-      ->option_text("D");
-  cmd->add_option("--min-queries", args->load.min_queries,
-                  "and at least this many (default 100; offline: exactly this many)")
-      ->option_text("K");
-  cmd->add_option("--latency-bound", args->latency_bound,
-                  "the latency the scenario's percentile must stay within (e.g. 50ms)")
-      ->option_text("L");
-  cmd->add_option("--percentile", args->percentile,
-                  "the latency percentile judged against --latency-bound and by early "
-                  "stopping, in percent (default: 90 for single, 99 otherwise)")
-      ->option_text("P");
-  cmd->add_option("--seed", args->load.seed, "seed of the server's arrivals (default 1)")
-      ->option_text("S");
-  cmd->add_option("--sample-seed", args->load.sample_seed,
-                  "seed of the sample indices the queries carry, apart from --seed's schedule "
-                  "(default 1)")
-      ->option_text("S");
-  cmd->add_option("--performance-sample-count", args->load.performance_sample_count,
-                  "sample indices are drawn uniformly from 0 to N-1 (default: the --answers "
-                  "count, else 1024)")
-      ->option_text("N");
-  cmd->add_option("--mode", args->mode,
-                  "performance (default), or accuracy: every sample of --answers issued once "
-                  "and each RESULT scored against its expected answer (LoadGen's AccuracyOnly)")
-      ->option_text("MODE");
-  cmd->add_option("--answers", args->answers,
-                  "the expected answers, one per line, line k for sample index k (accuracy "
-                  "mode; also sets the performance sample count)")
-      ->option_text("FILE");
-  cmd->add_option("--mlperf-log", args->load.mlperf_log_dir,
-                  "write MLPerf's log files into this existing folder (accuracy mode: "
-                  "mlperf_log_accuracy.json)")
-      ->option_text("DIR");
-  cmd->add_option("--query-timeout", args->timeout,
-                  "a query unanswered this long ends the load (default 60s)")
-      ->option_text("T");
-  cmd->add_option("--ready-timeout", args->ready_timeout,
-                  "how long COMMAND may take to say 'ready' (with --http: to take a "
-                  "connection) before footprint gives up, stops it and exits 125 (default "
-                  "10min)")
-      ->option_text("T");
-  cmd->add_option("-r,--runs", args->repetitions,
-                  "run the load N times, stored as one group (footprint show group:ID); one "
-                  "rate only, not with --find-peak")
-      ->option_text("N");
-  cmd->add_flag("--find-peak", args->find_peak,
-                "server: search the largest rate that stays valid against --latency-bound, "
-                "starting from --qps (default 10): doubling, then bisecting to within 5 %, at "
-                "most 16 trial runs, stored as one group");
-  cmd->add_option("--http", args->load.http_url,
-                  "COMMAND runs an HTTP server: each query is a POST to URL (on this machine), "
-                  "instead of a line on COMMAND's stdin; streamed answers give the time to "
-                  "first token and per output token")
-      ->option_text("URL");
-  cmd->add_option("--body", args->load.http_body,
-                  "with --http: each POST's body, {id} and {samples} replaced by the query's "
-                  "(default '{\"id\": {id}, \"samples\": [{samples}]}')")
-      ->option_text("TEMPLATE");
+  AddLoadScheduleOptions(cmd, *args);
+  AddLoadModeOptions(cmd, *args);
   cmd->prefix_command();
   cmd->footer(
       "COMMAND is everything after --. It first writes a line 'ready' on its stdout once it "
@@ -467,19 +548,7 @@ Action AddLoad(CLI::App& app, const std::vector<std::string>& command) {
       "  footprint load --scenario server --qps 5 --http http://127.0.0.1:8000/generate \\\n"
       "      --body '{\"prompt\": \"query {id}\", \"stream\": true}' -- ./llm-server --port 8000");
   return [args, cmd, &command]() -> int {
-    Result<int> status = [&]() -> Result<int> {
-      FP_ASSIGN_OR_RETURN(LoadOptions load, LoadOptionsOf(*args));
-      FP_ASSIGN_OR_RETURN(auto rates, RatesOf(*args));
-      load.qps = rates.front().second;
-      FP_RETURN_IF_ERROR(ValidateLoadOptions(load));
-      FP_ASSIGN_OR_RETURN(MonitorOptions o, CommandOptions(args->run, *cmd, command));
-      FP_ASSIGN_OR_RETURN(auto store, OpenStore(args->run.db));
-      if (args->find_peak) return FindPeak(*store, o, load, args->run.quiet);
-      if (args->repetitions > 1) {
-        return RunRepetitions(*store, o, load, args->repetitions, args->run.quiet);
-      }
-      return RunRates(*store, o, load, rates, args->run.quiet);
-    }();
+    Result<int> status = RunLoadCommand(*args, *cmd, command);
     if (status.ok()) return *status;
     if (status.status().code() == StatusCode::kInvalidArgument) {
       Fail(status.status());
@@ -491,11 +560,6 @@ Action AddLoad(CLI::App& app, const std::vector<std::string>& command) {
 }
 
 Action AddEvaluate(CLI::App& app) {
-  struct EvaluateArgs {
-    RunArgs run;
-    std::string manifest, python = "python3";
-    bool dry_run = false, agent_per_run = false;
-  };
   auto args = std::make_shared<EvaluateArgs>();
   CLI::App* cmd = app.add_subcommand(
       "evaluate",
@@ -530,45 +594,7 @@ Action AddEvaluate(CLI::App& app) {
       "  footprint evaluate --dry-run manifest.yaml\n"
       "  footprint evaluate -o runs.db --python /usr/bin/python3 manifest.yaml");
   return [args]() -> int {
-    Result<int> outcome = [&]() -> Result<int> {
-      FP_ASSIGN_OR_RETURN(EvaluationManifest m, LoadManifest(args->manifest));
-      FP_RETURN_IF_ERROR(CheckModelFile(m));
-      const std::string python = m.python.empty() ? args->python : m.python;
-      const std::vector<EvaluationRun> runs = PlanEvaluation(m, python);
-      if (args->dry_run) {
-        for (const EvaluationRun& r : runs) {
-          std::cout << r.name << ": " << ShellCommandLine(r.command) << "\n";
-        }
-        return kExitOk;
-      }
-      FP_ASSIGN_OR_RETURN(std::string framework, DescribeFramework(m, python));
-      FP_ASSIGN_OR_RETURN(auto store, OpenStore(args->run.db));
-      std::vector<LoadSummary> summaries;
-      int status = kExitOk;
-      EvaluationAgent agent(runs);
-      for (const EvaluationRun& r : runs) {
-        MonitorOptions o;
-        o.command = r.command;
-        o.name = r.name;
-        o.params = r.params;
-        o.tags = {{"evaluation", m.name}};
-        o.use_cgroup = !args->run.no_cgroup;
-        o.record_git = !args->run.no_git;
-        // Without the system level, the series are sampled once a second: the totals and
-        // peaks stay exact (they come from the kernel's accounts).
-        if (m.trace.count("system") == 0) o.interval_ns = 1'000'000'000;
-        o.extra_meta_json = EvaluationMeta(m, framework, r);
-        // An agent in a container runs per run: measured as the container (docs/containers.md).
-        const bool per_run = args->agent_per_run || !m.container.image.empty();
-        FP_ASSIGN_OR_RETURN(auto done, per_run ? RunLoad(*store, o, r.load, args->run.quiet)
-                                               : agent.Run(*store, o, r, args->run.quiet));
-        if (done.first != 0) status = kExitError;
-        summaries.push_back(std::move(done.second));
-        if (agent.interrupted()) break;
-      }
-      PrintEvaluation(runs, summaries, std::cerr);
-      return status;
-    }();
+    Result<int> outcome = RunEvaluateCommand(*args);
     return outcome.ok() ? *outcome : FailOnInputs(outcome.status(), kExitRunFailed);
   };
 }
