@@ -10,12 +10,12 @@ namespace footprint {
 
 using json = nlohmann::json;
 
-Status ReconcileInterrupted(Store& store, std::vector<RunRecord>& runs) {
+Status ReconcileInterrupted(Store& store, std::vector<RunRecord>& runs, Env& env) {
   // Without a heartbeat for this long, a run monitored on another machine counts as lost.
   constexpr int64_t kStaleNs = 120 * kNsPerSec;
   const std::string host = HostName();
   const std::string boot = BootId();
-  const int64_t now = RealtimeNs();
+  const int64_t now = env.RealtimeNs();
   for (RunRecord& r : runs) {
     if (r.status != RunStatus::kRunning) continue;
     json meta = ParseStoredJson(r.meta_json);

@@ -7,13 +7,14 @@
 
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/store.h"
 
 namespace footprint {
 
 // Marks such runs interrupted in `runs` and, when the store is writable, in the store. Their
-// end is their last heartbeat.
-Status ReconcileInterrupted(Store& store, std::vector<RunRecord>& runs);
+// end is their last heartbeat; "now" is `env`'s wall clock.
+Status ReconcileInterrupted(Store& store, std::vector<RunRecord>& runs, Env& env = Env::Default());
 
 // Every run of the store, oldest first, reconciled as above: what the readers list.
 Result<std::vector<RunRecord>> ListReconciledRuns(Store& store);

@@ -546,5 +546,33 @@ TEST(Benchmark, JoiningReadsTheEnvsVariables) {
             "program with footprint run, or unset FOOTPRINT_RUN_ID");
 }
 
+// A run monitored on another machine is lost after two minutes without a heartbeat, by the
+// Env's wall clock: 119 s is still running, 121 s is interrupted at its last heartbeat.
+TEST(ReconcileInterrupted, AnotherMachinesRunIsLostAfterTwoMinutesOfSilence) {
+  FakeEnv env;
+  testing::TempDir dir;
+  auto store = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(store.ok());
+  const int64_t now = env.RealtimeNs();
+  std::vector<RunRecord> runs;
+  for (int64_t silent_s : {119, 121}) {
+    RunRecord r;
+    r.id = "silent-" + std::to_string(silent_s);
+    r.name = r.id;
+    r.status = RunStatus::kRunning;
+    r.started_at_ns = now - 600 * kNsPerSec;
+    r.heartbeat_ns = now - silent_s * kNsPerSec;
+    r.meta_json = R"({"monitor": {"host": "another-machine", "boot_id": "b", "pid": 1}})";
+    ASSERT_TRUE((*store)->CreateRun(r).ok());
+    runs.push_back(r);
+  }
+  ASSERT_TRUE(ReconcileInterrupted(**store, runs, env).ok());
+  EXPECT_EQ(runs[0].status, RunStatus::kRunning);
+  EXPECT_EQ(runs[1].status, RunStatus::kInterrupted);
+  EXPECT_EQ(runs[1].ended_at_ns, now - 121 * kNsPerSec);
+  EXPECT_EQ((*store)->GetRun("silent-121")->status, RunStatus::kInterrupted);
+  EXPECT_EQ((*store)->GetRun("silent-119")->status, RunStatus::kRunning);
+}
+
 }  // namespace
 }  // namespace footprint
