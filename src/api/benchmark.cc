@@ -264,6 +264,22 @@ class Benchmark::Impl {
   }
   // `final`: the last flush at Close, which also waits for outstanding GPU timings.
   Status Flush(bool final = false);
+  // Flush's steps. Scope handles -> database ids, of this batch's scopes or their ends.
+  using HandleIds = std::unordered_map<uint64_t, int64_t>;
+  void CollectGpuTimes(bool final);  // completed GPU timings become pending values
+  void DrainScopes();                // every thread's ring into events_, times in ns
+  // Moves queued values and artifacts to the pending ones; returns the held scopes.
+  std::unordered_set<uint64_t> TakeQueued();
+  // The database id of a scope's handle, if it has one yet (`opened`: this batch's).
+  std::optional<int64_t> IdOf(uint64_t handle, const HandleIds& opened) const;
+  // Inserts the pending events, values and artifacts in one transaction.
+  Status WriteBatch(const HandleIds& ends, HandleIds& opened);
+  // After WriteBatch committed: keeps the ids still needed, lets go of the rest.
+  void Committed(const HandleIds& ends, const HandleIds& opened,
+                 const std::unordered_set<uint64_t>& held);
+  // Finish's steps: the run's totals from the process's accounts, and its meta.
+  std::map<std::string, double> OwnRunTotals(int64_t end, const CpuSeconds& descendants);
+  void AddOwnRunMeta(uint64_t scopes_dropped);
 
   std::mutex threads_mu_;
   std::vector<std::shared_ptr<ThreadScopes>> threads_;
@@ -442,14 +458,16 @@ void Benchmark::Impl::GpuUnavailable(uint64_t scope, const Status& why) {
   }
 }
 
-Status Benchmark::Impl::Flush(bool final) {
+void Benchmark::Impl::CollectGpuTimes(bool final) {
   // GPU times whose events completed (all of them at the end: Close waits for the GPU).
   std::vector<CudaTimer::Result> gpu_times;
   gpu_.Collect(final, gpu_times);
   for (const CudaTimer::Result& g : gpu_times) {
     pending_values_.push_back({g.scope, GpuTimeValue(g.seconds, g.error), /*release=*/true});
   }
+}
 
+void Benchmark::Impl::DrainScopes() {
   std::vector<std::shared_ptr<ThreadScopes>> threads;
   {
     std::lock_guard<std::mutex> lock(threads_mu_);
@@ -466,54 +484,44 @@ Status Benchmark::Impl::Flush(bool final) {
   }
   const ScopeTimeline::Mapping to_ns = timeline_.Advance();
   for (size_t i = drained_from; i < events_.size(); ++i) events_[i].t_ns = to_ns(events_[i].t_ns);
-  if (any_retired) {
-    std::lock_guard<std::mutex> lock(threads_mu_);
-    for (auto& t : threads_) {
-      if (t->retired.load(std::memory_order_acquire) &&
-          t->tail.load(std::memory_order_relaxed) == t->head.load(std::memory_order_acquire)) {
-        dropped_by_retired_ += t->dropped.load(std::memory_order_relaxed);
-        t.reset();
-      }
+  if (!any_retired) return;
+  std::lock_guard<std::mutex> lock(threads_mu_);
+  for (auto& t : threads_) {
+    if (t->retired.load(std::memory_order_acquire) &&
+        t->tail.load(std::memory_order_relaxed) == t->head.load(std::memory_order_acquire)) {
+      dropped_by_retired_ += t->dropped.load(std::memory_order_relaxed);
+      t.reset();
     }
-    std::erase(threads_, nullptr);
   }
-  // Read after the rings were drained: a scope is held before its end is pushed, so every
-  // held scope whose end was drained above is in this copy.
-  std::unordered_set<uint64_t> held;
-  {
-    std::lock_guard<std::mutex> lock(values_mu_);
-    pending_values_.insert(pending_values_.end(), std::make_move_iterator(values_.begin()),
-                           std::make_move_iterator(values_.end()));
-    values_.clear();
-    pending_artifacts_.insert(pending_artifacts_.end(), artifacts_.begin(), artifacts_.end());
-    artifacts_.clear();
-    held = held_;
-  }
-  if (events_.empty() && pending_values_.empty() && pending_artifacts_.empty()) {
-    return Status::Ok();
-  }
+  std::erase(threads_, nullptr);
+}
 
-  // A scope that starts and ends within this batch is inserted once, complete.
-  std::unordered_map<uint64_t, int64_t> ends;
-  for (const ScopeEvent& e : events_) {
-    if (!e.enter()) ends[e.handle] = e.t_ns;
-  }
-  // Ids assigned in this transaction become visible only if it commits.
-  std::unordered_map<uint64_t, int64_t> opened;  // scopes started in this batch
-  auto id_of = [&](uint64_t handle) -> std::optional<int64_t> {
-    if (handle == 0) return std::nullopt;
-    if (auto it = opened.find(handle); it != opened.end()) return it->second;
-    if (auto it = open_ids_.find(handle); it != open_ids_.end()) return it->second;
-    if (auto it = held_ids_.find(handle); it != held_ids_.end()) return it->second;
-    return std::nullopt;
-  };
+std::unordered_set<uint64_t> Benchmark::Impl::TakeQueued() {
+  std::lock_guard<std::mutex> lock(values_mu_);
+  pending_values_.insert(pending_values_.end(), std::make_move_iterator(values_.begin()),
+                         std::make_move_iterator(values_.end()));
+  values_.clear();
+  pending_artifacts_.insert(pending_artifacts_.end(), artifacts_.begin(), artifacts_.end());
+  artifacts_.clear();
+  return held_;
+}
+
+std::optional<int64_t> Benchmark::Impl::IdOf(uint64_t handle, const HandleIds& opened) const {
+  if (handle == 0) return std::nullopt;
+  if (auto it = opened.find(handle); it != opened.end()) return it->second;
+  if (auto it = open_ids_.find(handle); it != open_ids_.end()) return it->second;
+  if (auto it = held_ids_.find(handle); it != held_ids_.end()) return it->second;
+  return std::nullopt;
+}
+
+Status Benchmark::Impl::WriteBatch(const HandleIds& ends, HandleIds& opened) {
   auto& names = NameRegistry::Get();
-  Status st = store_->InTransaction([&]() -> Status {
+  return store_->InTransaction([&]() -> Status {
     for (const ScopeEvent& e : events_) {
       if (e.enter()) {
         ScopeRecord r;
         r.run_id = run_.id;
-        r.parent_id = id_of(e.parent);
+        r.parent_id = IdOf(e.parent, opened);
         r.name = names.Name(e.name_id);
         r.thread = e.tid;
         r.start_ns = e.t_ns - t0_;
@@ -528,24 +536,23 @@ Status Benchmark::Impl::Flush(bool final) {
       }
     }
     for (PendingValue& v : pending_values_) {
-      v.record.scope_id = id_of(v.scope);
+      v.record.scope_id = IdOf(v.scope, opened);
       FP_RETURN_IF_ERROR(store_->InsertValue(v.record));
     }
     for (const ArtifactRecord& a : pending_artifacts_) FP_RETURN_IF_ERROR(store_->PutArtifact(a));
     return Status::Ok();
   });
-  if (!st.ok()) {
-    ++failed_flushes_;
-    last_error_ = st.message();
-    return st;  // everything stays pending for the next flush
-  }
+}
+
+void Benchmark::Impl::Committed(const HandleIds& ends, const HandleIds& opened,
+                                const std::unordered_set<uint64_t>& held) {
   // Keep the ids of scopes still open, for their end and for values logged inside them.
   for (const auto& [handle, id] : opened) {
     if (!ends.count(handle)) open_ids_[handle] = id;
   }
   for (const auto& [handle, t] : ends) {
     if (held.count(handle)) {
-      if (std::optional<int64_t> id = id_of(handle)) held_ids_[handle] = *id;
+      if (std::optional<int64_t> id = IdOf(handle, opened)) held_ids_[handle] = *id;
     }
     open_ids_.erase(handle);
   }
@@ -562,6 +569,30 @@ Status Benchmark::Impl::Flush(bool final) {
   events_.clear();
   pending_values_.clear();
   pending_artifacts_.clear();
+}
+
+Status Benchmark::Impl::Flush(bool final) {
+  CollectGpuTimes(final);
+  DrainScopes();
+  // Read after the rings were drained: a scope is held before its end is pushed, so every
+  // held scope whose end was drained above is in this copy.
+  const std::unordered_set<uint64_t> held = TakeQueued();
+  if (events_.empty() && pending_values_.empty() && pending_artifacts_.empty()) {
+    return Status::Ok();
+  }
+  // A scope that starts and ends within this batch is inserted once, complete.
+  HandleIds ends;
+  for (const ScopeEvent& e : events_) {
+    if (!e.enter()) ends[e.handle] = e.t_ns;
+  }
+  // Ids assigned in this transaction become visible only if it commits.
+  HandleIds opened;  // scopes started in this batch
+  if (Status st = WriteBatch(ends, opened); !st.ok()) {
+    ++failed_flushes_;
+    last_error_ = st.message();
+    return st;  // everything stays pending for the next flush
+  }
+  Committed(ends, opened, held);
   return Status::Ok();
 }
 
@@ -669,28 +700,8 @@ Status Benchmark::Impl::FlushNow() {
   return last_flush_;
 }
 
-Status Benchmark::Impl::Finish(RunStatus status) {
-  closed_ = true;
-  {
-    std::lock_guard<std::mutex> lock(wake_mu_);
-    stop_ = true;
-  }
-  wake_cv_.notify_one();
-  flushed_cv_.notify_all();
-  if (writer_.joinable()) writer_.join();
-  const uint64_t dropped = ScopesDropped();
-  const bool lost = failed_flushes_ > 0 &&
-                    (!events_.empty() || !pending_values_.empty() || !pending_artifacts_.empty());
-  if (joined_) {
-    if (lost) return DatabaseError("scopes and values could not be stored: " + last_error_);
-    return Status::Ok();
-  }
-  const int64_t end = options_.env->MonotonicNs();
-  // Workers still alive (a pool, persistent DataLoader workers) are in no rusage: their
-  // counters, read before the session stops, less what every process alive at Open had used.
-  const CpuSeconds descendants = CpuBetween(descendants_at_open_, DescendantCpu(*options_.env));
-  session_->Stop();
-
+std::map<std::string, double> Benchmark::Impl::OwnRunTotals(int64_t end,
+                                                            const CpuSeconds& descendants) {
   // The process's own figures, less footprint's threads (stored beside them instead).
   // Since Open(): the process's time before it (imports, start-up) is not the run's.
   rusage self, children;
@@ -722,11 +733,10 @@ Status Benchmark::Impl::Finish(RunStatus status) {
       static_cast<double>(self.ru_oublock + children.ru_oublock - self_at_open_.ru_oublock -
                           children_at_open_.ru_oublock) *
       512;
-  std::vector<std::string> warnings;
-  ProbeFindings findings{totals, meta_, warnings};
-  session_->Finish(findings);
-  totals["monitor_cpu_s"] += monitor_user + Seconds(writer_usage_.ru_stime);
-  if (!warnings.empty()) meta_["warnings"] = warnings;
+  return totals;
+}
+
+void Benchmark::Impl::AddOwnRunMeta(uint64_t scopes_dropped) {
   meta_["sources"] = {
       {"cpu",
        "getrusage of the process and its waited-for children since Open(), and what live "
@@ -735,17 +745,46 @@ Status Benchmark::Impl::Finish(RunStatus status) {
        "approximate: process high-water mark (ru_maxrss), raised to the sampled sum of RSS (no "
        "memory cgroup, so pages shared between processes count once per process)"},
       {"monitor_memory", "footprint runs inside the process: its memory is part of the RSS"}};
-  meta_["monitor"]["scopes_dropped"] = dropped;
+  meta_["monitor"]["scopes_dropped"] = scopes_dropped;
   meta_["monitor"]["in_process"] = true;
-  {
-    std::lock_guard<std::mutex> lock(values_mu_);
-    if (gpu_timed_scopes_ > 0 || !gpu_reasons_.empty()) {
-      json reasons(std::vector<std::string>(gpu_reasons_.begin(), gpu_reasons_.end()));
-      meta_["gpu_time"] = {{"timed_scopes", gpu_timed_scopes_},
-                           {"source", "CUDA events (driver API), resolved by the writer thread"},
-                           {"unavailable", reasons}};
-    }
+  std::lock_guard<std::mutex> lock(values_mu_);
+  if (gpu_timed_scopes_ > 0 || !gpu_reasons_.empty()) {
+    json reasons(std::vector<std::string>(gpu_reasons_.begin(), gpu_reasons_.end()));
+    meta_["gpu_time"] = {{"timed_scopes", gpu_timed_scopes_},
+                         {"source", "CUDA events (driver API), resolved by the writer thread"},
+                         {"unavailable", reasons}};
   }
+}
+
+Status Benchmark::Impl::Finish(RunStatus status) {
+  closed_ = true;
+  {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    stop_ = true;
+  }
+  wake_cv_.notify_one();
+  flushed_cv_.notify_all();
+  if (writer_.joinable()) writer_.join();
+  const uint64_t dropped = ScopesDropped();
+  const bool lost = failed_flushes_ > 0 &&
+                    (!events_.empty() || !pending_values_.empty() || !pending_artifacts_.empty());
+  if (joined_) {
+    if (lost) return DatabaseError("scopes and values could not be stored: " + last_error_);
+    return Status::Ok();
+  }
+  const int64_t end = options_.env->MonotonicNs();
+  // Workers still alive (a pool, persistent DataLoader workers) are in no rusage: their
+  // counters, read before the session stops, less what every process alive at Open had used.
+  const CpuSeconds descendants = CpuBetween(descendants_at_open_, DescendantCpu(*options_.env));
+  session_->Stop();
+  std::map<std::string, double> totals = OwnRunTotals(end, descendants);
+  std::vector<std::string> warnings;
+  ProbeFindings findings{totals, meta_, warnings};
+  session_->Finish(findings);
+  // footprint's own CPU: the session's figure, and its scope writer's.
+  totals["monitor_cpu_s"] += Seconds(writer_usage_.ru_utime) + Seconds(writer_usage_.ru_stime);
+  if (!warnings.empty()) meta_["warnings"] = warnings;
+  AddOwnRunMeta(dropped);
   run_.status = status;
   run_.ended_at_ns = run_.started_at_ns + (end - t0_);
   run_.meta_json = JsonText(meta_);
