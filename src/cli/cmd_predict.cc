@@ -60,7 +60,8 @@ Action AddPredict(CLI::App& app) {
                   "project's measurements; FOOTPRINT_PREDICTOR names another); one trained on "
                   "another device is refused; a CPU predictor fitted on another machine (CPU, "
                   "ISA, BLAS kernel, threads) or an unrecorded one is used with a warning on "
-                  "every call and its latency band widened to a factor 5.3")
+                  "every call and its latency band widened to a factor 5.3, unless this machine is "
+                  "calibrated (--calibrate)")
       ->option_text("FILE");
   cmd->add_option("--train", o->train,
                   "fit the predictors on a dataset (scripts/predict-dataset) or on a footprint "
@@ -73,6 +74,24 @@ Action AddPredict(CLI::App& app) {
                   "every predictor on a dataset or database: leave-one-family-out, a random "
                   "split, the held-out families")
       ->option_text("DATA.csv|DB");
+  cmd->add_flag("--calibrate", o->calibrate,
+                "measure this machine's rates (GEMMs and convolutions over their rows, weight "
+                "streaming, attention, softmax, layer norm, depthwise and element-wise "
+                "bandwidth, the cost of an operator call) and time three reference models "
+                "through PyTorch (/usr/bin/python3, python3-torch), in about 2 minutes on 2 "
+                "cores; stored as a run named predict-calibration in --db. A CPU prediction then "
+                "uses the newest calibration of this machine (CPU, ISA, BLAS kernel), whatever "
+                "the predictor was fitted on, with the references' worst error as its band "
+                "(\"calibrated\": the run). Ctrl-C stores nothing");
+  cmd->add_flag("--quick", o->quick,
+                "with --calibrate: shorter repetitions and small references (seconds; for "
+                "tests, its band is wider)");
+  cmd->add_option("--threads", o->threads,
+                  "with --calibrate: the framework's threads (OpenBLAS pinned to them), "
+                  "default 1, as the shipped predictor was measured")
+      ->check(CLI::Range(1, predict::kMaxCalibrationThreads))
+      ->option_text("N");
+  AddDbOption(*cmd, o->db);
   cmd->add_option("--margin", *margin,
                   "on predicted memory for the MIG profile, 0 to 10 (default 0.1: 10 %)")
       ->option_text("SHARE");
@@ -83,13 +102,15 @@ Action AddPredict(CLI::App& app) {
       "file or over 2 GiB, an attribute or a dimension ONNX's shape inference cannot take, a "
       "dynamic batch without --batch, a graph none of whose operators has a cost formula), a "
       "predictor of another device or version, or bad options; 125 "
-      "when the predict module cannot be loaded.\n\n"
+      "when the predict module cannot be loaded; 130 for a calibration interrupted (nothing "
+      "stored).\n\n"
       "Examples:\n"
       "  footprint predict resnet50.onnx --batch 8\n"
       "  footprint predict model.onnx --batch 1 --device H200-141GB --json\n"
       "  footprint predict --train data.csv --out my-predictor.json\n"
       "  footprint predict --train footprint.db --out my-predictor.json\n"
-      "  footprint predict model.onnx --batch 4 --predictor my-predictor.json");
+      "  footprint predict model.onnx --batch 4 --predictor my-predictor.json\n"
+      "  footprint predict --calibrate && footprint predict model.onnx --batch 4");
   return [o, batch, margin, cmd]() -> int {
     if (cmd->count("--batch")) {
       Result<int64_t> parsed = ParseBatch(*batch);
@@ -101,10 +122,10 @@ Action AddPredict(CLI::App& app) {
       if (!parsed.ok()) return Fail(parsed.status());
       o->margin = *parsed;
     }
-    if (o->model.empty() && o->train.empty() && o->evaluate.empty()) {
-      Fail(
-          InvalidArgument("predict needs MODEL.onnx (or --train/--evaluate DATA.csv|DB); see "
-                          "footprint predict --help"));
+    if (o->model.empty() && o->train.empty() && o->evaluate.empty() && !o->calibrate) {
+      Fail(InvalidArgument(
+          "predict needs MODEL.onnx (or --calibrate, or --train/--evaluate DATA.csv|DB); see "
+          "footprint predict --help"));
       return kExitUsage;
     }
     auto loaded = LoadModuleEntry(predict::kModuleFile, predict::kEntrySymbol,

@@ -3,7 +3,9 @@
 #include "predict/module.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,13 +16,16 @@
 #include "footprint/mig.h"
 #include "footprint/model_graph.h"
 #include "footprint/store.h"
+#include "predict/calibration.h"
 #include "predict/json_members.h"
 #include "predict/machine.h"
 #include "predict/predictors.h"
 #include "predict/training_data.h"
 #include "util/file.h"
 #include "util/json_bounded.h"
+#include "util/rusage.h"
 #include "util/strings.h"
+#include "util/subprocess.h"
 
 namespace footprint::predict {
 namespace {
@@ -39,6 +44,10 @@ constexpr int kOldestPredictorVersion = 2;
 // AVX-512 against a predictor fitted on an AMD EPYC, 6 models at batches 1 and 8), 80 % of the
 // measured latencies were within 5.3x of the predictions.
 constexpr double kOtherMachineFactor = 5.3;
+
+// The interpreter --calibrate runs calibrate.py with: Debian's, which the agent runs and
+// footprint's Python module is built for.
+constexpr char kCalibrationPython[] = "/usr/bin/python3";
 
 json GraphJson(const ModelGraph& g) {
   json unknown = json::object();
@@ -254,12 +263,121 @@ Result<int> Evaluate(const PredictOptions& o, std::ostream& out) {
   return 0;
 }
 
+// The signal that reached footprint while calibrate.py ran (a terminal's Ctrl-C reaches both):
+// footprint outlives it to say that nothing was stored.
+volatile sig_atomic_t calibration_signal = 0;
+void NoteCalibrationSignal(int signal) { calibration_signal = signal; }
+
+// Runs calibrate.py in a folder of its own, with SIGINT and SIGTERM noted rather than fatal;
+// its exit status (130: interrupted).
+int RunCalibrationScript(const std::vector<std::string>& argv) {
+  struct sigaction note {
+  }, old_int{}, old_term{};
+  note.sa_handler = NoteCalibrationSignal;
+  sigemptyset(&note.sa_mask);
+  calibration_signal = 0;
+  ::sigaction(SIGINT, &note, &old_int);
+  ::sigaction(SIGTERM, &note, &old_term);
+  const int status = RunAndWait(argv);  // a handler, unlike SIG_IGN, is reset by exec
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  return calibration_signal != 0 ? 128 + calibration_signal : status;
+}
+
+// What a calibration found: its cost, where it is stored, the reference models' errors.
+Result<int> ReportCalibration(const json& record, const std::string& run,
+                              const std::string& location, bool as_json, std::ostream& out) {
+  const double band = Number(record, "band", 0);
+  if (as_json) {
+    out << json{{"calibrated", run},
+                {"db", location},
+                {"band", band},
+                {"errors", record["errors"]},
+                {"rates", record["rates"]},
+                {"overhead_s", record["overhead_s"]},
+                {"wall_s", record["wall_s"]},
+                {"cpu_s", record["cpu_s"]}}
+               .dump()
+        << "\n";
+    return 0;
+  }
+  char line[160];
+  std::snprintf(line, sizeof line, "in %.1f s (%.1f s of CPU)", Number(record, "wall_s", 0),
+                Number(record, "cpu_s", 0));
+  out << "footprint predict: this machine calibrated " << line << ", stored as run " << run
+      << " in " << Inert(location) << "\n";
+  std::string errors;
+  for (const json& e : record["errors"]) {
+    std::snprintf(line, sizeof line, "%s at batch %d: %s measured, %s predicted (%+.0f %%)",
+                  Text(e, "model", "").c_str(), static_cast<int>(Number(e, "batch", 1)),
+                  FormatDuration(Number(e, "measured_s", 0)).c_str(),
+                  FormatDuration(Number(e, "predicted_s", 0)).c_str(),
+                  100 * Number(e, "relative_error", 0));
+    errors += (errors.empty() ? "" : "; ") + std::string(line);
+  }
+  out << "footprint predict: reference models (each with the overhead per call fitted on the "
+         "others): "
+      << Inert(errors) << "\n";
+  out << "footprint predict: latency predictions on this machine now come with a band of "
+      << std::lround(band * 100) << " % (the worst reference, at least "
+      << std::lround(kLeastCalibratedBand * 100) << " %: models other than the references "
+      << "were off by as much)\n";
+  return 0;
+}
+
+// Measures this machine's rates (python/footprint/calibrate.py), fits the overhead per call on
+// its reference models and stores the calibration as a run; an interrupted or failed one
+// stores nothing.
+Result<int> Calibrate(const PredictOptions& o, std::ostream& out) {
+  std::string folder = (std::filesystem::temp_directory_path() / "footprint-calibrate-XXXXXX");
+  if (::mkdtemp(folder.data()) == nullptr) return IoError("cannot make a temporary folder");
+  struct Removed {
+    std::string path;
+    ~Removed() { std::filesystem::remove_all(path); }
+  } removed{folder};
+  const std::string result = folder + "/calibration.json";
+  std::vector<std::string> argv = {kCalibrationPython,    "-m",
+                                   "footprint.calibrate", result,
+                                   "--threads",           std::to_string(o.threads)};
+  if (o.quick) argv.push_back("--quick");
+  rusage before{}, after{};
+  ::getrusage(RUSAGE_CHILDREN, &before);
+  const auto started = std::chrono::steady_clock::now();
+  const int status = RunCalibrationScript(argv);
+  const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - started;
+  ::getrusage(RUSAGE_CHILDREN, &after);
+  if (status == 130 || status == 128 + SIGTERM) {
+    std::cerr << "footprint predict: the calibration was interrupted: nothing was stored "
+                 "(footprint predict --calibrate measures again)\n";
+    return status;
+  }
+  Result<json> record = ReadJson(result, "the calibration");
+  if (!record.ok()) {
+    return InternalError(kCalibrationPython + std::string(" -m footprint.calibrate exited ") +
+                         std::to_string(status) + " without a result: nothing was stored");
+  }
+  if (const std::string error = Text(*record, "error", ""); !error.empty()) {
+    return InvalidArgument(error + "; nothing was stored");
+  }
+  FP_RETURN_IF_ERROR(FitCalibration(*record));
+  const double user_s = Seconds(after.ru_utime) - Seconds(before.ru_utime);
+  const double system_s = Seconds(after.ru_stime) - Seconds(before.ru_stime);
+  (*record)["cpu_s"] = user_s + system_s;  // the interpreter's start and imports included
+  (*record)["wall_s"] = wall.count();
+  FP_ASSIGN_OR_RETURN(auto store, OpenStore(o.db));
+  argv[3] = "OUT.json";  // the folder is gone once stored
+  FP_ASSIGN_OR_RETURN(const std::string run,
+                      StoreCalibration(*store, *record, argv, user_s, system_s));
+  return ReportCalibration(*record, run, store->location(), o.json, out);
+}
+
 // How sure a prediction is: on the predictor's machine, within its 80th-percentile relative
 // error on held-out families; elsewhere, within kOtherMachineFactor; with operators that have
 // no cost formula, a lower bound without a band.
 struct Confidence {
   bool other_machine = false;
   int without_formula = 0;  // operators
+  std::string calibration;  // the run of this machine's calibration the latency comes from
 };
 
 json Interval(double value, double p80, const Confidence& c) {
@@ -270,8 +388,12 @@ json Interval(double value, double p80, const Confidence& c) {
                                 " operator(s) without a cost formula"}};
   }
   const double factor = c.other_machine ? std::max(1 + p80, kOtherMachineFactor) : 1 + p80;
-  char within[96];
-  if (c.other_machine) {
+  char within[160];
+  if (!c.calibration.empty()) {
+    std::snprintf(within, sizeof within,
+                  "calibrated on this machine (run %.8s): within %ld %%, the calibration's band",
+                  c.calibration.c_str(), std::lround(p80 * 100));
+  } else if (c.other_machine) {
     std::snprintf(within, sizeof within,
                   "fitted on another or an unrecorded machine: widened to a factor %.1f", factor);
   } else {
@@ -451,8 +573,8 @@ std::string CheckMachine(const json& file, json& answer) {
   return std::string("the predictor was fitted on ") +
          (verdict.recorded ? "another machine (" + Inert(what) + ")" : "an unrecorded machine") +
          ": its latency band is widened to a factor " + factor +
-         " either side; footprint predict --calibrate is not there yet: measure this machine "
-         "(scripts/predict-dataset) and fit one here with footprint predict --train";
+         " either side; measure this machine's rates with footprint predict --calibrate (a few "
+         "minutes)";
 }
 
 // The answer from a predictor, or for a GPU footprint ships none, from the graph alone; the
@@ -480,15 +602,27 @@ Status Answer(const PredictOptions& o, const ModelGraph& g, const MigGpu* gpu, j
     return Status::Ok();
   }
   FP_ASSIGN_OR_RETURN(const json file, ReadPredictor(path, device));
+  std::optional<Calibration> calibration;
   if (gpu == nullptr) {
     const std::string warning = CheckMachine(file, answer);
-    confidence.other_machine = !warning.empty();
-    if (!warning.empty()) answer["warnings"].push_back(warning);
+    FP_ASSIGN_OR_RETURN(calibration, NewestCalibration(o.db, answer["machine"]["here"]));
+    confidence.other_machine = !warning.empty() && !calibration;
+    if (confidence.other_machine) answer["warnings"].push_back(warning);
   }
   answer["predictor"] = {{"version", static_cast<int>(Number(file, "version", 0))},
                          {"file", path},
                          {"training_set", Object(file, "training_set")}};
-  return PredictFromFile(file, Features(g), confidence, answer);
+  FP_RETURN_IF_ERROR(PredictFromFile(file, Features(g), confidence, answer));
+  answer["calibrated"] = nullptr;
+  if (calibration) {
+    // This machine's rates replace the predictor's fitted ones: the band is the calibration's.
+    confidence.calibration = calibration->run_id;
+    answer["calibrated"] = calibration->run_id;
+    answer["latency_s"] = Interval(CalibratedLatency(g, calibration->record),
+                                   Number(calibration->record, "band", 0), confidence);
+    answer["predictor"]["latency"] = "calibrated roofline";
+  }
+  return Status::Ok();
 }
 
 // The smallest MIG profile of `gpu` that holds the predicted memory with `margin`; null on a
@@ -554,6 +688,7 @@ extern "C" __attribute__((visibility("default"))) footprint::Result<int> footpri
   // A predictor or dataset edited by hand (a string where a number belongs, NaN written as null)
   // is one line, not a crash.
   try {
+    if (options.calibrate) return Calibrate(options, out);
     if (!options.train.empty()) return Train(options, out);
     if (!options.evaluate.empty()) return Evaluate(options, out);
     return Predict(options, out);

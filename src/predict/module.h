@@ -33,7 +33,16 @@ struct PredictOptions {
   std::string out;        // ... written here
   std::string evaluate;   // a dataset to evaluate every predictor on
   double margin = 0.1;    // on predicted memory, for the MIG profile: 0 to kMaxMargin
+  // --calibrate: measure this machine's rates (predict/calibration.h) with `threads` threads
+  // (--quick: in seconds, for tests) and store them as a run in `db`, where a prediction on a
+  // CPU looks for the newest calibration of this machine.
+  bool calibrate = false;
+  bool quick = false;
+  int threads = 1;  // 1 to kMaxCalibrationThreads
+  std::string db;
 };
+
+inline constexpr int kMaxCalibrationThreads = 1024;
 
 // Runs `footprint predict`: its exit status, or the error that Fail turns into one line.
 using Entry = Result<int> (*)(const PredictOptions& options, std::ostream& out);

@@ -368,7 +368,7 @@ def test_a_predictor_of_another_machine_warns_on_every_call(tmp_path):
             [line] = machine_warnings(proc)
             assert line.startswith("footprint predict: warning: the predictor was fitted on "
                                    "another machine (CPU 'Intel Xeon 9999' there, '"), line
-            assert "BLAS kernel Prescott there" in line and "--calibrate is not there yet" in line
+            assert "BLAS kernel Prescott there" in line and "footprint predict --calibrate" in line
     p = json.loads(proc.stdout)
     assert p["machine"]["matches"] is False and len(p["machine"]["differences"]) == 2
     assert p["latency_s"]["high"] == pytest.approx(p["latency_s"]["value"] * 5.3)
@@ -430,9 +430,8 @@ def test_training_records_the_machine_its_rows_share(tmp_path):
                          "1", "--predictor", str(shipped))
     assert machine_warnings(proc) == [
         "footprint predict: warning: the predictor was fitted on an unrecorded machine: its "
-        "latency band is widened to a factor 5.3 either side; footprint predict --calibrate is "
-        "not there yet: measure this machine (scripts/predict-dataset) and fit one here with "
-        "footprint predict --train"]
+        "latency band is widened to a factor 5.3 either side; measure this machine's rates "
+        "with footprint predict --calibrate (a few minutes)"]
 
 
 def test_a_database_of_evaluations_trains_what_its_csv_trains(tmp_path):

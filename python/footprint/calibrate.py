@@ -1,0 +1,246 @@
+"""``python3 -m footprint.calibrate OUT.json``: this machine's rates for ``footprint predict
+--calibrate`` (docs/prediction.md), measured through PyTorch as footprint's agent runs it (the
+threads of ``--threads``, OpenBLAS pinned to them, ``inference_mode``):
+
+- the rate of dense convolutions and of matrix products as a curve over M, the rows of the
+  GEMM each becomes (a convolution's output pixels times the batch, a product's rows): small
+  M cannot fill the kernels; small convolutions of one image apart (PyTorch runs them through
+  im2col and the BLAS, the others through oneDNN);
+- how fast weights stream from memory: a matrix-vector product's (64 MiB of weights) and a
+  convolution's at one output pixel (9 MiB, reordered for the kernel at every call);
+- attention's batched products, softmax, layer normalisation (their FLOP rates), depthwise
+  convolutions and element-wise work (their bytes per second);
+- the cost of one operator call (a tiny ``add``), which dominates small models;
+- reference models (ResNet-18, MobileNetV3-small, a small ViT), timed and exported to ONNX
+  beside OUT.json, so that footprint can state how far its prediction from these rates is off.
+
+Each figure is the fastest of repetitions of about ``--repeat-ms`` (on shared cores, the
+least disturbed). ``--quick`` (tests) takes
+fewer, shorter repetitions and smaller references. What goes wrong is one line in OUT.json's
+``error`` and exit status 2 (no torch: install python3-torch); an interrupt (Ctrl-C) exits 130
+and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+import warnings
+from typing import Any, Callable
+
+PREFIX = "footprint predict: calibrating:"
+
+
+def _say(text: str) -> None:
+    print(f"{PREFIX} {text}", file=sys.stderr, flush=True)
+
+
+def _fastest_seconds(fn: Callable[[], Any], repeat_s: float, repeats: int) -> float:
+    """The time of one call of `fn` in the fastest of `repeats` repetitions of about
+    `repeat_s` each (the calls in a repetition are timed together: a call may take
+    microseconds). The fastest, not the median: on shared cores another process only ever
+    slows a repetition down, and a rate measured while the cores were busy would be set against
+    references timed while they were not."""
+    fn()
+    start = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - start, 1e-7)
+    calls = max(1, int(repeat_s / once))
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        times.append((time.perf_counter() - start) / calls)
+    return min(times)
+
+
+class Bench:
+    def __init__(self, torch: Any, repeat_s: float, repeats: int):
+        self.torch, self.repeat_s, self.repeats = torch, repeat_s, repeats
+
+    def time(self, fn: Callable[[], Any]) -> float:
+        with self.torch.inference_mode():
+            return _fastest_seconds(fn, self.repeat_s, self.repeats)
+
+
+def _dense_rates(b: Bench, quick: bool) -> dict:
+    """FLOP/s of 3x3 convolutions (ResNet's stages) and of matrix products (a transformer's
+    projections, a classifier) at several M, the GEMM's rows."""
+    torch, F = b.torch, b.torch.nn.functional
+    conv, small, gemm = [], [], []
+    stages = [(64, 56), (128, 28), (256, 14), (512, 7)]
+    if quick:  # the same channels, smaller images
+        stages = [(64, 28), (128, 14), (256, 7), (512, 4)]
+    # PyTorch (1.13) runs a convolution of one image whose input holds at most 20480 values
+    # through im2col and the BLAS, the others through oneDNN: a curve each.
+    shapes = [(1, c, s, conv) for c, s in stages] + [(8, c, s, conv) for c, s in stages]
+    shapes += [(1, c, s, small) for c, s in ((64, 16), (128, 8), (256, 4), (512, 2))]
+    for batch, channels, size, curve in shapes:
+        x = torch.randn(batch, channels, size, size)
+        w = torch.randn(channels, channels, 3, 3)
+        t = b.time(lambda: F.conv2d(x, w, padding=1))
+        m = batch * size * size
+        curve.append({"m": m, "flops_per_s": 2 * m * channels * channels * 9 / t})
+    for m in (1, 8, 64, 256, 1024):
+        x, w = torch.randn(m, 768), torch.randn(768, 768)
+        t = b.time(lambda: F.linear(x, w))
+        gemm.append({"m": m, "flops_per_s": 2 * m * 768 * 768 / t})
+    return {"conv": _curve(conv), "conv_small": _curve(small), "gemm": _curve(gemm)}
+
+
+def _curve(points: list) -> list:
+    """The points by M, the median rate where several shapes share an M."""
+    by_m: dict = {}
+    for p in points:
+        by_m.setdefault(p["m"], []).append(p["flops_per_s"])
+    return [{"m": m, "flops_per_s": statistics.median(r)} for m, r in sorted(by_m.items())]
+
+
+def _memory_rates(b: Bench, quick: bool) -> dict:
+    """Bytes per second: weights streamed by a matrix-vector product, depthwise convolutions
+    and element-wise work (as footprint counts bytes: inputs, weights and outputs)."""
+    torch, F = b.torch, b.torch.nn.functional
+    rows = 2048 if quick else 4096
+    w, v = torch.randn(rows, 4096), torch.randn(1, 4096)
+    stream = rows * 4096 * 4 / b.time(lambda: F.linear(v, w))
+    # A convolution's weights are reordered for its kernel at every call: they stream slower.
+    x, k = torch.randn(1, 512, 1, 1), torch.randn(512, 512, 3, 3)
+    conv_stream = k.numel() * 4 / b.time(lambda: F.conv2d(x, k, padding=1))
+    dw = []
+    for channels, size in ((96, 56), (576, 7)) if not quick else ((96, 16),):
+        x, k = torch.randn(1, channels, size, size), torch.randn(channels, 1, 3, 3)
+        t = b.time(lambda: F.conv2d(x, k, padding=1, groups=channels))
+        dw.append((2 * x.numel() + k.numel()) * 4 / t)
+    elementwise = []
+    for n in ((1 << 16, 1 << 20) if not quick else (1 << 16,)):
+        x, y = torch.randn(n), torch.randn(n)
+        elementwise.append(3 * n * 4 / b.time(lambda: torch.add(x, y)))
+    return {"weight_stream_bytes_per_s": stream, "conv_weight_stream_bytes_per_s": conv_stream,
+            "dwconv_bytes_per_s": statistics.median(dw),
+            "elementwise_bytes_per_s": statistics.median(elementwise)}
+
+
+def _transformer_rates(b: Bench, quick: bool) -> dict:
+    """FLOP/s of attention's batched products (heads x tokens x tokens), of softmax (5 FLOPs
+    per element, as footprint counts it) and of layer normalisation (7 per element)."""
+    torch, F = b.torch, b.torch.nn.functional
+    heads, tokens, dim = (4, 65, 64) if quick else (12, 197, 64)
+    q, k = torch.randn(heads, tokens, dim), torch.randn(heads, dim, tokens)
+    attention = 2 * heads * tokens * tokens * dim / b.time(lambda: torch.matmul(q, k))
+    s = torch.randn(heads, tokens, tokens)
+    softmax = 5 * s.numel() / b.time(lambda: torch.softmax(s, -1))
+    x = torch.randn(tokens, 768)
+    layernorm = 7 * x.numel() / b.time(lambda: F.layer_norm(x, (768,)))
+    return {"attention_flops_per_s": attention, "softmax_flops_per_s": softmax,
+            "layernorm_flops_per_s": layernorm}
+
+
+def _overhead(b: Bench) -> float:
+    """Seconds of one operator call on a tensor too small to cost anything but the call."""
+    x, y = b.torch.randn(1), b.torch.randn(1)
+    return b.time(lambda: b.torch.add(x, y))
+
+
+def _small_vit(torchvision: Any, resolution: int) -> Any:
+    from torchvision.models.vision_transformer import VisionTransformer
+    return VisionTransformer(image_size=resolution, patch_size=16, num_layers=4, num_heads=4,
+                             hidden_dim=256, mlp_dim=1024)
+
+
+def _references(b: Bench, torchvision: Any, folder: str, quick: bool) -> list:
+    """The reference models, each timed at its batches and exported to ONNX (batch dynamic)."""
+    torch = b.torch
+    resolution = 64 if quick else 128
+    builders = {"resnet18": lambda: torchvision.models.resnet18(weights=None),
+                "mobilenet_v3_small": lambda: torchvision.models.mobilenet_v3_small(weights=None),
+                "vit_small": lambda: _small_vit(torchvision, resolution)}
+    found = []
+    for name, build in builders.items():
+        model = build().eval()
+        path = os.path.join(folder, f"{name}-{resolution}.onnx")
+        with warnings.catch_warnings():  # the tracer's about ViT's shape checks
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model, torch.randn(1, 3, resolution, resolution), path,
+                              input_names=["input"], output_names=["output"],
+                              dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
+                              opset_version=13)
+        for batch in ((1,) if quick else (1, 8)):
+            x = torch.randn(batch, 3, resolution, resolution)
+            latency = b.time(lambda: model(x))
+            found.append({"model": name, "onnx": path, "batch": batch, "resolution": resolution,
+                          "latency_s": latency})
+            _say(f"{name} at batch {batch}, {resolution}x{resolution}: {latency * 1e3:.2f} ms")
+    return found
+
+
+def _pin_threads(torch: Any, threads: int) -> None:
+    torch.set_num_threads(threads)
+    # torch.set_num_threads leaves Debian's OpenBLAS on one thread per core: pinned as the
+    # agent pins it, so that the rates are those of the threads the agent measures with.
+    from footprint.agent import _openblas
+    for blas in _openblas():
+        blas.openblas_set_num_threads(torch.get_num_threads())
+
+
+def calibrate(args: argparse.Namespace) -> dict:
+    try:
+        import torch
+        import torchvision
+    except ImportError as e:
+        raise CalibrationError(f"--calibrate: PyTorch does not load in {sys.executable} ({e}): install "
+                               f"python3-torch and python3-torchvision (apt-get install "
+                               f"python3-torch python3-torchvision)") from e
+    started, cpu_started = time.monotonic(), time.process_time()
+    _pin_threads(torch, args.threads)
+    torch.manual_seed(0)
+    b = Bench(torch, args.repeat_ms / 1e3, 7 if args.quick else 9)
+    from footprint.agent import describe
+    record = {"version": 1, "quick": args.quick, "machine": describe(torch.device("cpu"))}
+    _say("matrix products and convolutions")
+    record["rates"] = _dense_rates(b, args.quick)
+    _say("memory: weights, depthwise convolutions, element-wise")
+    record["rates"].update(_memory_rates(b, args.quick))
+    _say("attention, softmax, layer normalisation")
+    record["rates"].update(_transformer_rates(b, args.quick))
+    record["rates"]["operator_overhead_s"] = _overhead(b)
+    _say("reference models")
+    record["references"] = _references(b, torchvision, os.path.dirname(args.out) or ".",
+                                       args.quick)
+    record["wall_s"] = time.monotonic() - started
+    record["cpu_s"] = time.process_time() - cpu_started
+    return record
+
+
+class CalibrationError(Exception):
+    pass
+
+
+def main(argv: list) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m footprint.calibrate")
+    parser.add_argument("out", help="the JSON file to write (the ONNX references beside it)")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer, shorter repetitions, references at 64x64 (tests)")
+    parser.add_argument("--repeat-ms", type=float, default=None)
+    args = parser.parse_args(argv)
+    if args.repeat_ms is None:
+        args.repeat_ms = 10 if args.quick else 60
+    try:
+        record = calibrate(args)
+    except KeyboardInterrupt:
+        return 130
+    except CalibrationError as e:
+        record = {"error": str(e)}
+    with open(args.out + ".part", "w") as f:
+        json.dump(record, f)
+    os.replace(args.out + ".part", args.out)
+    return 2 if "error" in record else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,268 @@
+#include "predict/calibration.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "core/identity.h"
+#include "predict/json_members.h"
+#include "predict/machine.h"
+#include "predict/predictors.h"
+#include "util/host.h"
+#include "util/json_bounded.h"
+
+namespace footprint::predict {
+namespace {
+
+using json = nlohmann::json;
+
+// The rates of a record, read once per graph.
+struct Rates {
+  // (M, FLOP/s), by M; conv_small: convolutions of one image over at most kSmallConvInput
+  // values, which PyTorch runs through im2col and the BLAS (the others through oneDNN).
+  std::vector<std::pair<double, double>> conv, conv_small, gemm;
+  double stream = 0, conv_stream = 0, dwconv = 0, elementwise = 0;  // bytes/s
+  double attention = 0, softmax = 0, layernorm = 0;                 // FLOP/s
+};
+
+std::vector<std::pair<double, double>> CurveOf(const json& points) {
+  std::vector<std::pair<double, double>> curve;
+  for (const json& p : points.is_array() ? points : json::array()) {
+    const double m = Number(p, "m", 0), rate = Number(p, "flops_per_s", 0);
+    if (m > 0 && rate > 0) curve.emplace_back(m, rate);
+  }
+  std::sort(curve.begin(), curve.end());
+  return curve;
+}
+
+Rates RatesOf(const json& record) {
+  const json r = Object(record, "rates");
+  return {CurveOf(Member(r, "conv")),
+          CurveOf(Member(r, "conv_small")),
+          CurveOf(Member(r, "gemm")),
+          Number(r, "weight_stream_bytes_per_s", 0),
+          Number(r, "conv_weight_stream_bytes_per_s", 0),
+          Number(r, "dwconv_bytes_per_s", 0),
+          Number(r, "elementwise_bytes_per_s", 0),
+          Number(r, "attention_flops_per_s", 0),
+          Number(r, "softmax_flops_per_s", 0),
+          Number(r, "layernorm_flops_per_s", 0)};
+}
+
+// The rate at `m`, linear in log M between the measured points, the nearest one beyond them.
+double RateAt(const std::vector<std::pair<double, double>>& curve, double m) {
+  if (m <= curve.front().first) return curve.front().second;
+  if (m >= curve.back().first) return curve.back().second;
+  const auto hi = std::upper_bound(curve.begin(), curve.end(), std::make_pair(m, 0.0));
+  const auto lo = hi - 1;
+  const double x = std::log(m / lo->first) / std::log(hi->first / lo->first);
+  return lo->second + x * (hi->second - lo->second);
+}
+
+constexpr double kSmallConvInput = 20480;  // values: PyTorch 1.13's use_mkldnn
+
+// The curve of a dense operator's kind, of a graph at `batch`.
+const std::vector<std::pair<double, double>>& CurveFor(const OperatorCost& op, int64_t batch,
+                                                       const Rates& r) {
+  if (KindOf(op.type) != "conv") return r.gemm;
+  const double input_values = (op.bytes_read - op.param_bytes) / 4;  // float32
+  return batch == 1 && input_values <= kSmallConvInput && !r.conv_small.empty() ? r.conv_small
+                                                                                : r.conv;
+}
+
+// The seconds an operator of a graph at `batch` computes or moves at `r`, its call's overhead
+// apart.
+double OperatorSeconds(const OperatorCost& op, int64_t batch, const Rates& r) {
+  const double bytes = op.bytes_read + op.bytes_written;
+  if (op.depthwise) return bytes / r.dwconv;
+  const std::string_view kind = KindOf(op.type);
+  if (kind == "conv" || kind == "gemm") {
+    if (op.param_bytes <= 0 || op.macs <= 0) return op.flops / r.attention;
+    const double m = std::max(1.0, op.macs / (op.param_bytes / 4));  // float32 weights
+    const double rate = RateAt(CurveFor(op, batch, r), m);
+    return std::max(op.flops / rate, op.param_bytes / (kind == "conv" ? r.conv_stream : r.stream));
+  }
+  if (op.type == "Softmax" || op.type == "LogSoftmax") return op.flops / r.softmax;
+  if (kind == "norm") return op.flops / r.layernorm;
+  return bytes / r.elementwise;
+}
+
+// Whether eager PyTorch runs the operator at all: a view (Reshape, Flatten, ...) and the
+// arithmetic on shapes that an export writes into the graph (a few bytes) cost no call there.
+bool IsCall(const OperatorCost& op) {
+  static const std::set<std::string_view> kViews = {
+      "Reshape", "Flatten", "Squeeze",         "Unsqueeze", "Identity", "Shape",
+      "Size",    "Dropout", "ConstantOfShape", "Constant",  "Range"};
+  constexpr double kShapeBytes = 256;  // a shape: a few int64
+  return !kViews.count(op.type) && op.bytes_read + op.bytes_written > kShapeBytes;
+}
+
+// Seconds of compute and calls of `g`, before the overhead per call.
+std::pair<double, double> Terms(const ModelGraph& g, const Rates& r) {
+  double seconds = 0, calls = 0;
+  for (const OperatorCost& op : g.ops) {
+    seconds += OperatorSeconds(op, g.batch, r);
+    calls += IsCall(op) ? 1 : 0;
+  }
+  return {seconds, calls};
+}
+
+Status CheckRates(const Rates& r) {
+  for (double rate :
+       {r.stream, r.conv_stream, r.dwconv, r.elementwise, r.attention, r.softmax, r.layernorm}) {
+    if (!(rate > 0)) return InvalidArgument("the calibration lacks a rate or holds one <= 0");
+  }
+  if (r.conv.empty() || r.gemm.empty()) {
+    return InvalidArgument("the calibration lacks the convolutions' or products' rates");
+  }
+  return Status::Ok();
+}
+
+// A reference model measured during the calibration, with its graph's terms.
+struct Reference {
+  std::string model;
+  double measured_s = 0, compute_s = 0, calls = 0;
+};
+
+// The overhead per call that minimises the squared relative error over `refs` (all but
+// `skip`), at least `floor` (a bare call's cost, measured).
+double FitOverhead(const std::vector<Reference>& refs, const std::string& skip, double floor) {
+  double num = 0, den = 0;
+  for (const Reference& r : refs) {
+    if (r.model == skip) continue;
+    const double a = r.calls / r.measured_s;
+    num += a * (1 - r.compute_s / r.measured_s);
+    den += a * a;
+  }
+  return den > 0 ? std::max(floor, num / den) : floor;
+}
+
+}  // namespace
+
+double CalibratedLatency(const ModelGraph& g, const json& record) {
+  const auto [seconds, calls] = Terms(g, RatesOf(record));
+  return seconds + calls * Number(record, "overhead_s", 0);
+}
+
+Status FitCalibration(json& record) {
+  const Rates rates = RatesOf(record);
+  FP_RETURN_IF_ERROR(CheckRates(rates));
+  std::vector<Reference> refs;
+  for (const json& ref : Member(record, "references")) {
+    const std::string onnx = Text(ref, "onnx", "");
+    FP_ASSIGN_OR_RETURN(const ModelGraph g,
+                        AnalyzeOnnx(onnx, static_cast<int64_t>(Number(ref, "batch", 1))));
+    const auto [seconds, calls] = Terms(g, rates);
+    refs.push_back({Text(ref, "model", onnx), Number(ref, "latency_s", 0), seconds, calls});
+    if (!(refs.back().measured_s > 0)) {
+      return InvalidArgument("the calibration's reference " + onnx + " has no latency");
+    }
+  }
+  if (refs.size() < 2) return InvalidArgument("the calibration holds fewer than 2 references");
+  const double floor = Number(Object(record, "rates"), "operator_overhead_s", 0);
+  json errors = json::array();
+  double band = 0;
+  for (size_t i = 0; i < refs.size(); ++i) {
+    const Reference& r = refs[i];
+    const double predicted = r.compute_s + r.calls * FitOverhead(refs, r.model, floor);
+    const double error = (predicted - r.measured_s) / r.measured_s;
+    band = std::max(band, std::abs(error));
+    errors.push_back({{"model", r.model},
+                      {"batch", Number(Member(record, "references")[i], "batch", 1)},
+                      {"measured_s", r.measured_s},
+                      {"predicted_s", predicted},
+                      {"relative_error", error}});
+  }
+  record["overhead_s"] = FitOverhead(refs, "", floor);
+  record["errors"] = errors;
+  record["worst_reference_error"] = band;
+  record["band"] = std::max(band, kLeastCalibratedBand);
+  return Status::Ok();
+}
+
+json CalibrationMachine(const json& record) {
+  const json m = Object(record, "machine");
+  json blas = json::object();
+  if (const std::string library = Text(m, "blas_library", ""); !library.empty()) {
+    blas["library"] = library;
+  }
+  if (const std::string kernel = Text(m, "blas_kernel", ""); !kernel.empty()) {
+    blas["kernel"] = kernel;
+  }
+  if (const double threads = Number(m, "blas_threads", 0); threads > 0) blas["threads"] = threads;
+  json out = {{"cpu_model", Text(m, "device_name", "")},
+              {"isa", Member(m, "isa").is_array() ? Member(m, "isa") : json::array()},
+              {"cores", Number(m, "cores", 0)},
+              {"threads", Number(m, "threads", 0)}};
+  if (!blas.empty()) out["blas"] = blas;
+  return out;
+}
+
+Result<std::string> StoreCalibration(Store& store, const json& record,
+                                     const std::vector<std::string>& command, double cpu_user_s,
+                                     double cpu_system_s) {
+  const auto now = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  RunRecord run;
+  run.id = NewRunId();
+  run.name = kCalibrationRun;
+  run.description = "footprint predict --calibrate: this machine's rates for predict";
+  run.command = command;
+  run.cwd = CurrentDir();
+  run.host = HostName();
+  run.user = UserName();
+  const double wall_s = Number(record, "wall_s", 0);
+  run.ended_at_ns = now();
+  run.started_at_ns = *run.ended_at_ns - static_cast<int64_t>(wall_s * 1e9);
+  run.meta_json = json{{"calibration", {{"band", record["band"]}}}}.dump();
+  FP_RETURN_IF_ERROR(store.CreateRun(run));
+  ValueRecord value;
+  value.run_id = run.id;
+  value.name = "calibration";
+  value.t_ns = *run.ended_at_ns;
+  value.data_json = record.dump();
+  FP_RETURN_IF_ERROR(store.InsertValue(value));
+  run.status = RunStatus::kOk;
+  run.exit_code = 0;
+  FP_RETURN_IF_ERROR(store.FinishRun(
+      run, {{"duration_s", wall_s}, {"cpu_user_s", cpu_user_s}, {"cpu_system_s", cpu_system_s}}));
+  return run.id;
+}
+
+Result<std::optional<Calibration>> NewestCalibration(const std::string& location,
+                                                     const json& here) {
+  if (!IsServerLocation(location) && !std::filesystem::exists(location)) {
+    return std::optional<Calibration>();
+  }
+  StoreOptions options;
+  options.read_only = true;
+  FP_ASSIGN_OR_RETURN(auto store, OpenStore(location, options));
+  RunQuery query;
+  query.status = RunStatus::kOk;
+  query.text = kCalibrationRun;
+  FP_ASSIGN_OR_RETURN(const RunPage page, store->ListRunsPage(query));
+  for (const RunRecord& run : page.runs) {  // newest first
+    if (run.name != kCalibrationRun) continue;
+    FP_ASSIGN_OR_RETURN(const auto values, store->ListValues(run.id));
+    for (const ValueRecord& v : values) {
+      if (v.name != "calibration") continue;
+      Result<json> record = ParseBoundedJson(v.data_json);
+      // A record without every rate (edited, or of an older calibrate.py) is not used.
+      if (!record.ok() || !record->is_object() || !CheckRates(RatesOf(*record)).ok()) continue;
+      json machine = CalibrationMachine(*record);
+      if (CompareMachines(machine, here).matches()) {
+        return std::optional<Calibration>(Calibration{*record, run.id});
+      }
+    }
+  }
+  return std::optional<Calibration>();
+}
+
+}  // namespace footprint::predict

@@ -1,0 +1,152 @@
+"""footprint predict --calibrate: a predictor fitted on another machine (here: OpenBLAS on its
+slow SSE3 kernels, OPENBLAS_CORETYPE=Prescott) predicts within the calibration's stated band
+once this machine's rates are measured, and warns before; a calibration interrupted stores
+nothing; without PyTorch, one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from fp_python import REPO, child_env, footprint_command
+
+torch = pytest.importorskip("torch")
+torchvision = pytest.importorskip("torchvision")
+pytest.importorskip("onnx")
+
+PRESCOTT = {"OPENBLAS_CORETYPE": "Prescott"}
+
+# The ground truth: the model timed by PyTorch on one thread with OpenBLAS pinned to it, as the
+# agent runs it, the fastest of 7 repetitions (as the calibration times its references: on
+# shared cores another process only slows a repetition).
+TIME_MODEL = """
+import sys, time, torch, torchvision
+from footprint.agent import _openblas
+torch.set_num_threads(1)
+for blas in _openblas():
+    blas.openblas_set_num_threads(1)
+name, resolution, batch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+model = getattr(torchvision.models, name)(weights=None).eval()
+x = torch.randn(batch, 3, resolution, resolution)
+with torch.inference_mode():
+    model(x)
+    times = []
+    for _ in range(7):
+        start = time.perf_counter()
+        for _ in range(3):
+            model(x)
+        times.append((time.perf_counter() - start) / 3)
+print(min(times))
+"""
+
+
+def footprint(*args, env=None, **kw):
+    return subprocess.run(footprint_command() + list(map(str, args)), env=env or child_env(),
+                          capture_output=True, text=True, timeout=300, **kw)
+
+
+def export(tmp_path, name, resolution):
+    path = tmp_path / f"{name}-{resolution}.onnx"
+    model = getattr(torchvision.models, name)(weights=None).eval()
+    torch.onnx.export(model, torch.randn(1, 3, resolution, resolution), str(path),
+                      input_names=["input"], output_names=["logits"],
+                      dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}},
+                      opset_version=13)
+    return path
+
+
+def this_machine_predictor(tmp_path, model):
+    """The shipped CPU predictor recording this machine as it is without OPENBLAS_CORETYPE."""
+    here = json.loads(footprint("predict", "--json", model, "--batch", 1,
+                                "-o", tmp_path / "none.db").stdout)["machine"]["here"]
+    trained = json.loads((REPO / "data" / "predict" / "cpu-predictor.json").read_text())
+    trained.update(version=3, machine={**here, "threads": 1})
+    path = tmp_path / "here.json"
+    path.write_text(json.dumps(trained))
+    return path
+
+
+def calibration_runs(db):
+    if not db.exists():
+        return []
+    with sqlite3.connect(db) as c:
+        return c.execute("SELECT id FROM runs WHERE name = 'predict-calibration'").fetchall()
+
+
+def test_after_calibrating_another_blas_kernel_predicts_within_the_stated_band(tmp_path):
+    model = export(tmp_path, "resnet34", 64)  # not one of the references
+    predictor = this_machine_predictor(tmp_path, model)
+    db = tmp_path / "fp.db"
+    env = child_env(**PRESCOTT)
+    ask = ["predict", "--json", model, "--batch", 1, "--predictor", predictor, "-o", db]
+    before = footprint(*ask, env=env)
+    assert before.returncode == 0, before.stderr
+    if "fitted on another machine" not in before.stderr:
+        pytest.skip("OpenBLAS runs the same kernel whatever OPENBLAS_CORETYPE says")
+    assert "footprint predict --calibrate" in before.stderr
+    assert json.loads(before.stdout)["calibrated"] is None
+
+    cal = footprint("predict", "--calibrate", "--quick", "--json", "-o", db, env=env)
+    assert cal.returncode == 0, cal.stderr
+    calibration = json.loads(cal.stdout)
+    assert [(calibration["calibrated"],)] == calibration_runs(db)
+    band = calibration["band"]
+    assert len(calibration["errors"]) == 3 and 0.35 <= band < 1
+
+    after = footprint(*ask, env=env)
+    assert after.returncode == 0, after.stderr
+    assert "fitted on another machine" not in after.stderr  # this machine is calibrated
+    p = json.loads(after.stdout)
+    assert p["calibrated"] == calibration["calibrated"]
+    latency = p["latency_s"]
+    assert latency["high"] == pytest.approx(latency["value"] * (1 + band))
+    measured = float(subprocess.run(
+        ["/usr/bin/python3", "-c", TIME_MODEL, "resnet34", "64", "1"], env=env, check=True,
+        capture_output=True, text=True, timeout=300).stdout)
+    # Within the band the calibration states.
+    assert latency["low"] <= measured <= latency["high"], (measured, latency)
+    # The uncalibrated prediction was on the wrong side of it by far: Prescott's kernels.
+    assert json.loads(before.stdout)["latency_s"]["value"] < latency["low"]
+
+    # Without the kernel that was calibrated, the calibration is not this machine's.
+    plain = footprint(*ask)
+    assert json.loads(plain.stdout)["calibrated"] is None
+
+
+def test_an_interrupted_calibration_stores_nothing_and_says_so_in_one_line(tmp_path):
+    db = tmp_path / "fp.db"
+    proc = subprocess.Popen(footprint_command() + ["predict", "--calibrate", "-o", str(db)],
+                            env=child_env(), stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    first = proc.stderr.readline()  # calibrate.py has started measuring
+    assert first.startswith("footprint predict: calibrating:"), first
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: the whole group
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    said = [line for line in err.splitlines() if not line.startswith("footprint predict: "
+                                                                      "calibrating:")]
+    assert said == ["footprint predict: the calibration was interrupted: nothing was stored "
+                    "(footprint predict --calibrate measures again)"], err
+    assert out == "" and calibration_runs(db) == []
+
+
+def test_without_torch_calibrating_is_one_line_saying_what_to_install(tmp_path):
+    fake = tmp_path / "no-torch" / "torch"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('No module named torch')\n")
+    env = child_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(fake.parent), env["PYTHONPATH"]])
+    db = tmp_path / "fp.db"
+    proc = footprint("predict", "--calibrate", "-o", db, env=env)
+    assert proc.returncode == 2, proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("footprint: --calibrate: PyTorch does not load in /usr/bin/python3")
+    assert "install python3-torch" in line and line.endswith("nothing was stored")
+    assert calibration_runs(db) == []
