@@ -44,19 +44,91 @@ int Cancelled() {
   return kExitError;
 }
 
+struct PlotArgs {
+  std::string db;
+  std::vector<std::string> runs, metrics, scopes;
+  std::string out = "footprint-plot.html";
+  size_t points = 4000;
+  size_t raw_limit = 200'000;
+  bool no_menu = false;
+  bool no_metrics = false;
+};
+
+// The runs to plot, from -u or asked in a menu (`ask`); false when the user cancelled.
+Result<bool> ChoosePlotRuns(const PlotArgs& args, const std::vector<RunRecord>& all, bool ask,
+                            std::vector<RunRecord>& runs) {
+  if (args.runs.empty() && ask && !all.empty()) {
+    std::vector<RunRecord> newest(all.rbegin(), all.rend());
+    FP_ASSIGN_OR_RETURN(auto chosen, Ask("Runs to plot (newest first)", RunItems(newest)));
+    if (!chosen) return false;
+    for (size_t i : *chosen) runs.push_back(newest[i]);
+    return true;
+  }
+  for (const std::string& spec : args.runs.empty() ? std::vector<std::string>{"last"} : args.runs) {
+    // A name whose latest run is a repetition means its group's measured runs.
+    FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSetNoted(all, spec));
+    for (RunRecord& run : set.runs) {
+      bool seen = false;
+      for (const RunRecord& r : runs) seen |= r.id == run.id;
+      if (!seen) runs.push_back(std::move(run));
+    }
+  }
+  return true;
+}
+
+// Asks in menus for the metrics and scopes -t and -d did not give; false when cancelled.
+Result<bool> AskPlotContents(Store& store, const PlotArgs& args, const std::vector<RunRecord>& runs,
+                             PlotOptions& options) {
+  FP_ASSIGN_OR_RETURN(auto catalog, CatalogRuns(store, runs));
+  if (args.metrics.empty() && !catalog.metrics.empty()) {
+    std::vector<std::string> items;
+    for (const auto& m : catalog.metrics) {
+      items.push_back(m.name + "  (" + (m.unit.empty() ? m.kind : m.unit) + ")");
+    }
+    FP_ASSIGN_OR_RETURN(auto chosen, Ask("Metrics to plot", items));
+    if (!chosen) return false;
+    for (size_t i : *chosen) options.metrics.push_back(catalog.metrics[i].name);
+  }
+  if (args.scopes.empty() && !catalog.scopes.empty()) {
+    FP_ASSIGN_OR_RETURN(auto chosen, Ask("Scopes to show", catalog.scopes));
+    if (!chosen) return false;
+    for (size_t i : *chosen) options.scopes.push_back(catalog.scopes[i]);
+  }
+  return true;
+}
+
+// Writes the page to `out` and says what it holds.
+Result<int> WritePlotFile(Store& store, const std::string& out, const std::vector<RunRecord>& runs,
+                          const PlotOptions& options) {
+  // Written beside the target and renamed over it: a failure leaves no half-written page.
+  const std::string partial = out + ".partial";
+  std::ofstream file(partial, std::ios::binary | std::ios::trunc);
+  if (!file) return IoError("cannot write " + partial + "; choose a writable place with --out");
+  auto stats = WritePlot(store, runs, options, file);
+  file.close();
+  if (stats.ok() && !file) stats = IoError("cannot write " + partial + " (disk full?)");
+  if (stats.ok() && std::rename(partial.c_str(), out.c_str()) != 0) {
+    stats = IoError("cannot rename " + partial + " to " + out);
+  }
+  if (!stats.ok()) {
+    std::remove(partial.c_str());
+    return stats.status();
+  }
+  std::ifstream written(out, std::ios::binary | std::ios::ate);
+  std::cout << "wrote " << out << ": " << stats->charts << " charts of " << runs.size()
+            << (runs.size() == 1 ? " run" : " runs") << ", "
+            << FormatBytes(static_cast<double>(written.tellg())) << "; open it in a browser\n";
+  if (!stats->complete_csv) {
+    std::cout << "  (more samples than --raw-limit: the page's CSV holds the drawn points; "
+                 "footprint export writes them all)\n";
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 Action AddPlot(CLI::App& app) {
-  struct Args {
-    std::string db;
-    std::vector<std::string> runs, metrics, scopes;
-    std::string out = "footprint-plot.html";
-    size_t points = 4000;
-    size_t raw_limit = 200'000;
-    bool no_menu = false;
-    bool no_metrics = false;
-  };
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<PlotArgs>();
   CLI::App* cmd = app.add_subcommand(
       "plot",
       "Write one self-contained HTML file of interactive charts (opens offline in a browser).");
@@ -94,74 +166,19 @@ Action AddPlot(CLI::App& app) {
   return ReadingAction(
       args->db, [args](Store& store, const std::vector<RunRecord>& all) -> Result<int> {
         const bool ask = !args->no_menu && tui::InteractiveTerminal();
-
         std::vector<RunRecord> runs;
-        if (args->runs.empty() && ask && !all.empty()) {
-          std::vector<RunRecord> newest(all.rbegin(), all.rend());
-          FP_ASSIGN_OR_RETURN(auto chosen, Ask("Runs to plot (newest first)", RunItems(newest)));
-          if (!chosen) return Cancelled();
-          for (size_t i : *chosen) runs.push_back(newest[i]);
-        } else {
-          for (const std::string& spec :
-               args->runs.empty() ? std::vector<std::string>{"last"} : args->runs) {
-            // A name whose latest run is a repetition means its group's measured runs.
-            FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSetNoted(all, spec));
-            for (RunRecord& run : set.runs) {
-              bool seen = false;
-              for (const RunRecord& r : runs) seen |= r.id == run.id;
-              if (!seen) runs.push_back(std::move(run));
-            }
-          }
-        }
-
+        FP_ASSIGN_OR_RETURN(bool chosen, ChoosePlotRuns(*args, all, ask, runs));
+        if (!chosen) return Cancelled();
         PlotOptions options{.metrics = args->metrics,
                             .scopes = args->scopes,
                             .max_points = args->points,
                             .raw_limit = args->raw_limit,
                             .no_metrics = args->no_metrics};
         if (ask && (args->metrics.empty() || args->scopes.empty())) {
-          FP_ASSIGN_OR_RETURN(auto catalog, CatalogRuns(store, runs));
-          if (args->metrics.empty() && !catalog.metrics.empty()) {
-            std::vector<std::string> items;
-            for (const auto& m : catalog.metrics) {
-              items.push_back(m.name + "  (" + (m.unit.empty() ? m.kind : m.unit) + ")");
-            }
-            FP_ASSIGN_OR_RETURN(auto chosen, Ask("Metrics to plot", items));
-            if (!chosen) return Cancelled();
-            for (size_t i : *chosen) options.metrics.push_back(catalog.metrics[i].name);
-          }
-          if (args->scopes.empty() && !catalog.scopes.empty()) {
-            FP_ASSIGN_OR_RETURN(auto chosen, Ask("Scopes to show", catalog.scopes));
-            if (!chosen) return Cancelled();
-            for (size_t i : *chosen) options.scopes.push_back(catalog.scopes[i]);
-          }
+          FP_ASSIGN_OR_RETURN(chosen, AskPlotContents(store, *args, runs, options));
+          if (!chosen) return Cancelled();
         }
-
-        // Written beside the target and renamed over it: a failure leaves no half-written page.
-        const std::string partial = args->out + ".partial";
-        std::ofstream file(partial, std::ios::binary | std::ios::trunc);
-        if (!file)
-          return IoError("cannot write " + partial + "; choose a writable place with --out");
-        auto stats = WritePlot(store, runs, options, file);
-        file.close();
-        if (stats.ok() && !file) stats = IoError("cannot write " + partial + " (disk full?)");
-        if (stats.ok() && std::rename(partial.c_str(), args->out.c_str()) != 0) {
-          stats = IoError("cannot rename " + partial + " to " + args->out);
-        }
-        if (!stats.ok()) {
-          std::remove(partial.c_str());
-          return stats.status();
-        }
-        std::ifstream written(args->out, std::ios::binary | std::ios::ate);
-        std::cout << "wrote " << args->out << ": " << stats->charts << " charts of " << runs.size()
-                  << (runs.size() == 1 ? " run" : " runs") << ", "
-                  << FormatBytes(static_cast<double>(written.tellg()))
-                  << "; open it in a browser\n";
-        if (!stats->complete_csv) {
-          std::cout << "  (more samples than --raw-limit: the page's CSV holds the drawn points; "
-                       "footprint export writes them all)\n";
-        }
-        return kExitOk;
+        return WritePlotFile(store, args->out, runs, options);
       });
 }
 
