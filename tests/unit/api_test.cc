@@ -507,9 +507,9 @@ TEST(Benchmark, OwnSamplingAndTheRunsClockComeFromItsEnv) {
   o.metrics = MetricSet().set(static_cast<size_t>(MetricId::kMemoryRssSum));
   o.interval_ns = 100 * kNsPerMs;
   o.flush_interval_ns = 3600 * kNsPerSec;  // flushed at the end: never moves the driven clock
+  env.SetHorizon(1000 * kNsPerMs);
   auto bm = Benchmark::Open(o);
   ASSERT_TRUE(bm.ok()) << bm.status().message();
-  env.SetHorizon(1000 * kNsPerMs);
   env.AwaitParked(2);  // the sampler past the horizon, the sample writer at its first flush
   EXPECT_EQ((*bm)->NowNs(), 1000 * kNsPerMs);
   ASSERT_TRUE((*bm)->LogJson("at", "{}", 1, 1.0).ok());

@@ -77,7 +77,8 @@ class FakeEnv final : public Env {
     now_ += ns;
   }
   // Blocks until `threads` threads wait for deadlines beyond the horizon: time stands still
-  // there.
+  // there. A thread parked before the horizon last moved still counts until it wakes (within
+  // a millisecond): move the horizon before starting the threads that are awaited.
   void AwaitParked(int threads = 1) {
     std::unique_lock<std::mutex> lock(mu_);
     parked_cv_.wait(lock, [&] { return parked_ >= threads; });

@@ -3,13 +3,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "fake_env.h"
 #include "faulty_store.h"
 #include "footprint/report.h"
 #include "test_util.h"
+#include "util/clock.h"
 #include "util/file.h"
 
 namespace footprint {
@@ -121,6 +124,47 @@ INSTANTIATE_TEST_SUITE_P(
                       DatabaseFault{"LockedForAWhile", 2, 3, 0, false, false},
                       DatabaseFault{"SlowDisk", 0, 0, 150, false, false}),
     [](const auto& p) { return std::string(p.param.name); });
+
+// On a driven clock (FakeEnv) the run's schedule is exact whatever the machine's load: the
+// sampler meets every deadline up to the horizon while the real command runs, each series has
+// a sample at each, and the run lasts what the clock says.
+TEST(RunMonitored, OnTheDrivenClockEveryDeadlineIsASample) {
+  FakeEnv env;
+  env.SetHorizon(900 * kNsPerMs);  // the writer's first flush (1 s) is beyond it: it waits
+  TempDir dir;
+  auto store = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(store.ok());
+  MonitorOptions o;
+  o.env = &env;
+  o.command = {"/bin/sleep", "0.2"};
+  o.record_git = false;
+  o.metrics = MetricSet()
+                  .set(static_cast<size_t>(MetricId::kCpu))
+                  .set(static_cast<size_t>(MetricId::kMemory));
+  o.interval_ns = 100 * kNsPerMs;
+  o.flush_interval_ns = kNsPerSec;
+  auto out = RunMonitored(**store, o);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(out->exit_status, 0);
+  EXPECT_EQ(out->totals.at("duration_s"), 0.9);
+  const auto meta = nlohmann::json::parse(out->run.meta_json);
+  EXPECT_EQ(meta["monitor"]["sampler"]["missed_deadlines"], 0);
+  auto series = (*store)->ListSeries(out->run.id);
+  ASSERT_TRUE(series.ok());
+  std::vector<int64_t> expected;
+  for (int64_t ms = 0; ms <= 900; ms += 100) expected.push_back(ms * kNsPerMs);
+  for (const SeriesRecord& s : *series) {
+    std::vector<int64_t> times;
+    ASSERT_TRUE((*store)->LoadValues(s.id, &times).ok());
+    if (s.metric == "memory") {
+      EXPECT_EQ(times, expected);
+    } else {  // a rate: from the second reading of the command's counters on, on the deadlines
+      ASSERT_GE(times.size(), 7u) << s.metric;
+      EXPECT_TRUE(std::equal(times.begin(), times.end(), expected.end() - times.size()))
+          << s.metric;
+    }
+  }
+}
 
 TEST(RunMonitored, BusyChildWithTotalsAndSeries) {
   TempDir dir;
