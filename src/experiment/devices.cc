@@ -101,6 +101,101 @@ Status CheckPlanDevices(const ExperimentPlan& plan) {
   return Status::Ok();
 }
 
+namespace {
+
+using RunEnvs = std::vector<std::map<std::string, std::string>>;
+using UndoSteps = std::vector<std::function<void()>>;
+
+// MPS: one daemon for the workload's runs that ask for it (`devices`: each run's), its pipes
+// in a private folder, and their variables in `envs`.
+Status StartMps(const std::vector<const PlannedRun*>& runs,
+                const std::vector<std::vector<const GpuEntity*>>& devices, RunEnvs& envs,
+                UndoSteps& undo) {
+  std::set<std::string> mps_uuids;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i]->collocation.mode != Collocation::Mode::kMps) continue;
+    for (const GpuEntity* g : devices[i]) mps_uuids.insert(g->uuid);
+  }
+  if (mps_uuids.empty()) return Status::Ok();
+  char tmpl[] = "/tmp/footprint-mps-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) return IoError("cannot create a folder for the MPS pipes");
+  const std::string dir = tmpl;
+  std::map<std::string, std::string> env = {
+      {"CUDA_VISIBLE_DEVICES", Joined({mps_uuids.begin(), mps_uuids.end()}, ",")},
+      {"CUDA_MPS_PIPE_DIRECTORY", dir + "/pipe"},
+      {"CUDA_MPS_LOG_DIRECTORY", dir + "/log"}};
+  for (const char* sub : {"/pipe", "/log"}) ::mkdir((dir + sub).c_str(), 0700);
+  undo.push_back([dir] {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  });
+  if (!Capture({kMpsControl, "-d"}, env)) {
+    return Unsupported(std::string("could not start the MPS control daemon (") + kMpsControl +
+                       " -d failed); check that this user may use MPS on " +
+                       env["CUDA_VISIBLE_DEVICES"]);
+  }
+  undo.push_back([env] {
+    if (!Capture({kMpsControl}, env, "quit\n")) {
+      std::cerr << "footprint: warning: could not stop the MPS control daemon; stop it with "
+                   "CUDA_MPS_PIPE_DIRECTORY="
+                << env.at("CUDA_MPS_PIPE_DIRECTORY") << " " << kMpsControl << " <<< quit\n";
+    }
+  });
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i]->collocation.mode != Collocation::Mode::kMps) continue;
+    envs[i]["CUDA_MPS_PIPE_DIRECTORY"] = env["CUDA_MPS_PIPE_DIRECTORY"];
+    envs[i]["CUDA_MPS_LOG_DIRECTORY"] = env["CUDA_MPS_LOG_DIRECTORY"];
+    if (runs[i]->mps_thread_percentage) {
+      envs[i]["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] =
+          std::to_string(*runs[i]->mps_thread_percentage);
+    }
+  }
+  return Status::Ok();
+}
+
+// MIG: an instance of run `r`'s profile on `gpu`, destroyed by `undo`; returns its UUID.
+Result<std::string> CreateMigInstance(const PlannedRun& r, const GpuEntity& gpu, UndoSteps& undo) {
+  if (gpu.is_mig()) {
+    return InvalidArgument("run " + r.key + " asks for a MIG instance on " + gpu.uuid +
+                           ", which is itself a MIG device; name the whole GPU");
+  }
+  const std::string index = std::to_string(gpu.index);
+  const std::string& profile = r.collocation.mig_profile;
+  auto out = Capture({kNvidiaSmi, "mig", "-i", index, "-cgi", profile, "-C"});
+  auto gi = out ? IdAfter(*out, "GPU instance ID") : std::nullopt;
+  auto ci = out ? IdAfter(*out, "compute instance ID") : std::nullopt;
+  if (!gi || !ci) {
+    return Unsupported("could not create a MIG instance " + profile + " on GPU " + index +
+                       " (nvidia-smi mig -i " + index + " -cgi " + profile +
+                       " -C failed); is MIG mode enabled and is there room for it?");
+  }
+  const std::string g = std::to_string(*gi), c = std::to_string(*ci);
+  undo.push_back([index, g, c] {
+    bool ok = Capture({kNvidiaSmi, "mig", "-i", index, "-gi", g, "-ci", c, "-dci"}).has_value();
+    ok = Capture({kNvidiaSmi, "mig", "-i", index, "-gi", g, "-dgi"}).has_value() && ok;
+    if (!ok) {
+      std::cerr << "footprint: warning: could not destroy MIG instance " << g << " on GPU " << index
+                << "; run: nvidia-smi mig -i " << index << " -gi " << g
+                << " -dci && nvidia-smi mig -i " << index << " -gi " << g << " -dgi\n";
+    }
+  });
+  FP_ASSIGN_OR_RETURN(auto now, Inventory());
+  std::string uuid;
+  for (const GpuEntity& m : now) {
+    if (m.is_mig() && m.index == gpu.index && m.gpu_instance_id == *gi &&
+        m.compute_instance_id == *ci) {
+      uuid = m.uuid;
+    }
+  }
+  if (uuid.empty()) {
+    return InternalError("created MIG instance " + g + " on GPU " + index +
+                         " but NVML does not list it");
+  }
+  return uuid;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<DeviceSession>> DeviceSession::Start(
     const std::vector<const PlannedRun*>& runs) {
   std::unique_ptr<DeviceSession> s(new DeviceSession());
@@ -120,89 +215,11 @@ Result<std::unique_ptr<DeviceSession>> DeviceSession::Start(
     for (const GpuEntity* g : devices[i]) uuids.push_back(g->uuid);
     if (!uuids.empty()) s->env_[i]["CUDA_VISIBLE_DEVICES"] = Joined(uuids, ",");
   }
-
-  // MPS: one daemon for the workload, its pipes in a private folder.
-  std::set<std::string> mps_uuids;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    if (runs[i]->collocation.mode != Collocation::Mode::kMps) continue;
-    for (const GpuEntity* g : devices[i]) mps_uuids.insert(g->uuid);
-  }
-  if (!mps_uuids.empty()) {
-    char tmpl[] = "/tmp/footprint-mps-XXXXXX";
-    if (::mkdtemp(tmpl) == nullptr) return IoError("cannot create a folder for the MPS pipes");
-    const std::string dir = tmpl;
-    std::map<std::string, std::string> env = {
-        {"CUDA_VISIBLE_DEVICES", Joined({mps_uuids.begin(), mps_uuids.end()}, ",")},
-        {"CUDA_MPS_PIPE_DIRECTORY", dir + "/pipe"},
-        {"CUDA_MPS_LOG_DIRECTORY", dir + "/log"}};
-    for (const char* sub : {"/pipe", "/log"}) ::mkdir((dir + sub).c_str(), 0700);
-    s->undo_.push_back([dir] {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir, ignored);
-    });
-    if (!Capture({kMpsControl, "-d"}, env)) {
-      return Unsupported(std::string("could not start the MPS control daemon (") + kMpsControl +
-                         " -d failed); check that this user may use MPS on " +
-                         env["CUDA_VISIBLE_DEVICES"]);
-    }
-    s->undo_.push_back([env] {
-      if (!Capture({kMpsControl}, env, "quit\n")) {
-        std::cerr << "footprint: warning: could not stop the MPS control daemon; stop it with "
-                     "CUDA_MPS_PIPE_DIRECTORY="
-                  << env.at("CUDA_MPS_PIPE_DIRECTORY") << " " << kMpsControl << " <<< quit\n";
-      }
-    });
-    for (size_t i = 0; i < runs.size(); ++i) {
-      if (runs[i]->collocation.mode != Collocation::Mode::kMps) continue;
-      s->env_[i]["CUDA_MPS_PIPE_DIRECTORY"] = env["CUDA_MPS_PIPE_DIRECTORY"];
-      s->env_[i]["CUDA_MPS_LOG_DIRECTORY"] = env["CUDA_MPS_LOG_DIRECTORY"];
-      if (runs[i]->mps_thread_percentage) {
-        s->env_[i]["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] =
-            std::to_string(*runs[i]->mps_thread_percentage);
-      }
-    }
-  }
-
+  FP_RETURN_IF_ERROR(StartMps(runs, devices, s->env_, s->undo_));
   // MIG: an instance per run, on its first device.
   for (size_t i = 0; i < runs.size(); ++i) {
     if (runs[i]->collocation.mode != Collocation::Mode::kMig) continue;
-    const GpuEntity* gpu = devices[i][0];
-    if (gpu->is_mig()) {
-      return InvalidArgument("run " + runs[i]->key + " asks for a MIG instance on " + gpu->uuid +
-                             ", which is itself a MIG device; name the whole GPU");
-    }
-    const std::string index = std::to_string(gpu->index);
-    const std::string& profile = runs[i]->collocation.mig_profile;
-    auto out = Capture({kNvidiaSmi, "mig", "-i", index, "-cgi", profile, "-C"});
-    auto gi = out ? IdAfter(*out, "GPU instance ID") : std::nullopt;
-    auto ci = out ? IdAfter(*out, "compute instance ID") : std::nullopt;
-    if (!gi || !ci) {
-      return Unsupported("could not create a MIG instance " + profile + " on GPU " + index +
-                         " (nvidia-smi mig -i " + index + " -cgi " + profile +
-                         " -C failed); is MIG mode enabled and is there room for it?");
-    }
-    const std::string g = std::to_string(*gi), c = std::to_string(*ci);
-    s->undo_.push_back([index, g, c] {
-      bool ok = Capture({kNvidiaSmi, "mig", "-i", index, "-gi", g, "-ci", c, "-dci"}).has_value();
-      ok = Capture({kNvidiaSmi, "mig", "-i", index, "-gi", g, "-dgi"}).has_value() && ok;
-      if (!ok) {
-        std::cerr << "footprint: warning: could not destroy MIG instance " << g << " on GPU "
-                  << index << "; run: nvidia-smi mig -i " << index << " -gi " << g
-                  << " -dci && nvidia-smi mig -i " << index << " -gi " << g << " -dgi\n";
-      }
-    });
-    FP_ASSIGN_OR_RETURN(auto now, Inventory());
-    std::string uuid;
-    for (const GpuEntity& m : now) {
-      if (m.is_mig() && m.index == gpu->index && m.gpu_instance_id == *gi &&
-          m.compute_instance_id == *ci) {
-        uuid = m.uuid;
-      }
-    }
-    if (uuid.empty()) {
-      return InternalError("created MIG instance " + g + " on GPU " + index +
-                           " but NVML does not list it");
-    }
+    FP_ASSIGN_OR_RETURN(std::string uuid, CreateMigInstance(*runs[i], *devices[i][0], s->undo_));
     s->env_[i]["CUDA_VISIBLE_DEVICES"] = uuid;
   }
   return s;
