@@ -263,6 +263,49 @@ Result<std::vector<HostPart>> HostParts(Store& store, const RunRecord& run, int*
   return parts;
 }
 
+namespace {
+
+// A scope name's time windows, [start, end) in ns, sorted by start.
+using ScopeWindows = std::map<std::string, std::vector<std::pair<int64_t, int64_t>>>;
+
+// The scopes with the most time, at most kMaxScopeNamesWithMetrics: their metrics are summed
+// up inside them.
+std::vector<ScopeSummary> BusiestScopes(std::vector<ScopeSummary> busiest) {
+  std::sort(busiest.begin(), busiest.end(),
+            [](const auto& a, const auto& b) { return a.total_s > b.total_s; });
+  if (busiest.size() > kMaxScopeNamesWithMetrics) busiest.resize(kMaxScopeNamesWithMetrics);
+  return busiest;
+}
+
+// The finished instances of each of `busiest` (`scopes` sorted by start).
+ScopeWindows BusiestWindows(const std::vector<ScopeSummary>& busiest,
+                            const std::vector<ScopeRecord>& scopes) {
+  ScopeWindows windows;
+  for (const ScopeSummary& b : busiest) windows[b.name];
+  for (const ScopeRecord& sc : scopes) {
+    auto it = windows.find(sc.name);
+    if (it != windows.end() && sc.end_ns) it->second.emplace_back(sc.start_ns, *sc.end_ns);
+  }
+  return windows;
+}
+
+// The run's series, or with `hosts` every host's, each saying its host.
+Result<std::vector<SeriesRecord>> SeriesOfRun(Store& store, const RunRecord& run,
+                                              const std::vector<HostPart>& hosts) {
+  if (hosts.empty()) return store.ListSeries(run.id);
+  std::vector<SeriesRecord> series;
+  for (const HostPart& part : hosts) {
+    FP_ASSIGN_OR_RETURN(auto theirs, store.ListSeries(part.run.id));
+    for (SeriesRecord& sr : theirs) {  // the tree's are the host's; "system@n01", ...
+      if (sr.entity != part.host) sr.entity += "@" + part.host;
+      series.push_back(std::move(sr));
+    }
+  }
+  return series;
+}
+
+}  // namespace
+
 Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend_points) {
   RunSummary out;
   out.run = run;
@@ -274,28 +317,9 @@ Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend
   FP_ASSIGN_OR_RETURN(auto scopes, store.ListScopes(run.id));
   out.scopes = SummarizeScopes(scopes);
   for (const ScopeRecord& sc : scopes) out.scope_names[sc.id] = sc.name;
-  std::vector<ScopeSummary> busiest = out.scopes;
-  std::sort(busiest.begin(), busiest.end(),
-            [](const auto& a, const auto& b) { return a.total_s > b.total_s; });
-  if (busiest.size() > kMaxScopeNamesWithMetrics) busiest.resize(kMaxScopeNamesWithMetrics);
-  std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> windows;
-  for (const ScopeSummary& b : busiest) windows[b.name];
-  for (const ScopeRecord& sc : scopes) {  // sorted by start
-    auto it = windows.find(sc.name);
-    if (it != windows.end() && sc.end_ns) it->second.emplace_back(sc.start_ns, *sc.end_ns);
-  }
-
-  std::vector<SeriesRecord> series;
-  if (out.hosts.empty()) {
-    FP_ASSIGN_OR_RETURN(series, store.ListSeries(run.id));
-  }
-  for (const HostPart& part : out.hosts) {  // every host's series, each saying its host
-    FP_ASSIGN_OR_RETURN(auto theirs, store.ListSeries(part.run.id));
-    for (SeriesRecord& sr : theirs) {  // the tree's are the host's; "system@n01", ...
-      if (sr.entity != part.host) sr.entity += "@" + part.host;
-      series.push_back(std::move(sr));
-    }
-  }
+  const std::vector<ScopeSummary> busiest = BusiestScopes(out.scopes);
+  ScopeWindows windows = BusiestWindows(busiest, scopes);
+  FP_ASSIGN_OR_RETURN(std::vector<SeriesRecord> series, SeriesOfRun(store, run, out.hosts));
   std::vector<MetricSummary> per_scope;
   for (const SeriesRecord& sr : series) {
     std::vector<int64_t> times;
@@ -358,41 +382,52 @@ std::optional<std::string> CpuDisagreement(const RunSummary& s) {
   return std::string(buf);
 }
 
-std::string SummaryJson(const RunSummary& s, int indent) {
-  json meta = RunMeta(s.run);
-  json run = RunJson(s.run);
-  run["duration_s"] = s.duration_s;
-  run["tags"] = meta.value("tags", json::object());
-  run["params"] = meta.value("params", json::object());
+namespace {
+
+// Every total of kTotals (null when unknown), then the others the run has (load_*, ...).
+json SummaryTotalsJson(const RunSummary& s) {
   json totals = json::object();
   for (std::string_view name : kTotals) totals[std::string(name)] = Nullable(s.totals, name);
   if (!s.totals.count("duration_s")) totals["duration_s"] = s.duration_s;
-  for (const auto& [name, value] : s.totals) {  // the others the run has (load_*, ...)
+  for (const auto& [name, value] : s.totals) {
     if (!totals.contains(name)) totals[name] = value;
   }
-  json metrics = json::array();
-  for (const MetricSummary& m : s.metrics) {
-    metrics.push_back({{"metric", m.metric},
-                       {"unit", m.unit},
-                       {"entity", m.entity},
-                       {"scope", m.scope.empty() ? json(nullptr) : json(m.scope)},
-                       {"count", m.count},
-                       {"min", m.count ? json(m.min) : json(nullptr)},
-                       {"mean", m.count ? json(m.mean) : json(nullptr)},
-                       {"p50", m.count ? json(m.p50) : json(nullptr)},
-                       {"p95", m.count ? json(m.p95) : json(nullptr)},
-                       {"max", m.count ? json(m.max) : json(nullptr)}});
+  return totals;
+}
+
+json SummaryMetricsJson(const std::vector<MetricSummary>& metrics) {
+  json out = json::array();
+  for (const MetricSummary& m : metrics) {
+    out.push_back({{"metric", m.metric},
+                   {"unit", m.unit},
+                   {"entity", m.entity},
+                   {"scope", m.scope.empty() ? json(nullptr) : json(m.scope)},
+                   {"count", m.count},
+                   {"min", m.count ? json(m.min) : json(nullptr)},
+                   {"mean", m.count ? json(m.mean) : json(nullptr)},
+                   {"p50", m.count ? json(m.p50) : json(nullptr)},
+                   {"p95", m.count ? json(m.p95) : json(nullptr)},
+                   {"max", m.count ? json(m.max) : json(nullptr)}});
   }
-  json scopes = json::array();
-  for (const ScopeSummary& sc : s.scopes) {
-    scopes.push_back({{"name", sc.name},
-                      {"count", sc.count},
-                      {"unfinished", sc.unfinished},
-                      {"total_s", sc.total_s},
-                      {"mean_s", sc.mean_s},
-                      {"min_s", sc.min_s},
-                      {"max_s", sc.max_s}});
+  return out;
+}
+
+json SummaryScopesJson(const std::vector<ScopeSummary>& scopes) {
+  json out = json::array();
+  for (const ScopeSummary& sc : scopes) {
+    out.push_back({{"name", sc.name},
+                   {"count", sc.count},
+                   {"unfinished", sc.unfinished},
+                   {"total_s", sc.total_s},
+                   {"mean_s", sc.mean_s},
+                   {"min_s", sc.min_s},
+                   {"max_s", sc.max_s}});
   }
+  return out;
+}
+
+// Valued metrics, each with its document and the name of the scope it was logged in.
+json SummaryValuesJson(const RunSummary& s) {
   json values = json::array();
   for (const ValueRecord& v : s.values) {
     json data = v.data_json.empty() ? json(nullptr) : ParseStoredJson(v.data_json);
@@ -405,13 +440,13 @@ std::string SummaryJson(const RunSummary& s, int indent) {
                                     ? json(s.scope_names.at(*v.scope_id))
                                     : json(nullptr)}});
   }
-  json artifacts = json::array();
-  for (const ArtifactRecord& a : s.artifacts) {
-    artifacts.push_back(
-        {{"name", a.name}, {"path", a.path}, {"sha256", a.sha256}, {"size", a.size}});
-  }
-  json waiting = json::array();
-  for (const WaitingBuffer& w : s.waiting) {
+  return values;
+}
+
+// Server buffers whose changes have not all arrived, and what is left of them here.
+json SummaryWaitingJson(const std::vector<WaitingBuffer>& waiting) {
+  json out = json::array();
+  for (const WaitingBuffer& w : waiting) {
     json b = {{"host", w.where.host},
               {"path", w.where.path},
               {"last_arrived_ns", w.where.shipped_at_ns},
@@ -420,10 +455,15 @@ std::string SummaryJson(const RunSummary& s, int indent) {
       b["changes"] = w.here->entries;
       b["samples"] = w.here->samples;
     }
-    waiting.push_back(b);
+    out.push_back(b);
   }
+  return out;
+}
+
+// The parts of a multi-host run, one per host.
+json SummaryHostsJson(const std::vector<HostPart>& parts) {
   json hosts = json::array();
-  for (const HostPart& part : s.hosts) {
+  for (const HostPart& part : parts) {
     json h = {{"host", part.host},
               {"run", part.run.id},
               {"status", RunStatusName(part.run.status)},
@@ -432,35 +472,55 @@ std::string SummaryJson(const RunSummary& s, int indent) {
     if (part.partial) h["samples"] = part.samples;
     hosts.push_back(std::move(h));
   }
+  return hosts;
+}
+
+// A load's energy per query, each total over the load's window where it could be.
+json LoadEnergyJson(const std::vector<LoadEnergy>& load_energy, double queries) {
+  json energy = json::object();
+  for (const LoadEnergy& e : load_energy) {
+    if (!std::isfinite(e.joules)) {  // no counter: nothing to divide, only why
+      energy[e.total] = {{"per_query_j", nullptr}, {"why", e.why_not}};
+      continue;
+    }
+    energy[e.total] = {{"per_query_j", queries > 0 ? json(e.joules / queries) : json(nullptr)},
+                       {"joules", e.joules},
+                       {"over", e.over_window ? "load window" : "run total"},
+                       {"window_s", e.window_s}};
+    if (!e.over_window) energy[e.total]["why"] = e.why_not;
+  }
+  return energy;
+}
+
+}  // namespace
+
+std::string SummaryJson(const RunSummary& s, int indent) {
+  json meta = RunMeta(s.run);
+  json run = RunJson(s.run);
+  run["duration_s"] = s.duration_s;
+  run["tags"] = meta.value("tags", json::object());
+  run["params"] = meta.value("params", json::object());
+  json artifacts = json::array();
+  for (const ArtifactRecord& a : s.artifacts) {
+    artifacts.push_back(
+        {{"name", a.name}, {"path", a.path}, {"sha256", a.sha256}, {"size", a.size}});
+  }
   json out = {{"run", run},
-              {"totals", totals},
-              {"hosts", hosts},
+              {"totals", SummaryTotalsJson(s)},
+              {"hosts", SummaryHostsJson(s.hosts)},
               {"hosts_expected", s.hosts_expected},
-              {"waiting", waiting},
-              {"metrics", metrics},
-              {"scopes", scopes},
+              {"waiting", SummaryWaitingJson(s.waiting)},
+              {"metrics", SummaryMetricsJson(s.metrics)},
+              {"scopes", SummaryScopesJson(s.scopes)},
               {"scopes_dropped", s.scopes_dropped},
               {"cpu_disagreement", CpuDisagreement(s).value_or("")},
-              {"values", values},
+              {"values", SummaryValuesJson(s)},
               {"artifacts", artifacts},
               {"meta", meta}};
   // A load's summary (footprint load, include/footprint/load.h), where the run had one.
   if (meta.is_object() && meta.contains("load")) {
     out["load"] = meta["load"];
-    const double queries = meta["load"].value("queries", 0.0);
-    json energy = json::object();
-    for (const LoadEnergy& e : s.load_energy) {
-      if (!std::isfinite(e.joules)) {  // no counter: nothing to divide, only why
-        energy[e.total] = {{"per_query_j", nullptr}, {"why", e.why_not}};
-        continue;
-      }
-      energy[e.total] = {{"per_query_j", queries > 0 ? json(e.joules / queries) : json(nullptr)},
-                         {"joules", e.joules},
-                         {"over", e.over_window ? "load window" : "run total"},
-                         {"window_s", e.window_s}};
-      if (!e.over_window) energy[e.total]["why"] = e.why_not;
-    }
-    out["load"]["energy"] = energy;
+    out["load"]["energy"] = LoadEnergyJson(s.load_energy, meta["load"].value("queries", 0.0));
   }
   return JsonText(out, indent);
 }
