@@ -43,15 +43,78 @@ Result<std::vector<BufferState>> ListBuffersOnceLetGo(const std::string& dir, do
   }
 }
 
+struct PushArgs {
+  std::string db, dir;
+  bool list = false, json = false, all = false;
+  double wait_s = 30;
+};
+
+// --list: what waits in `buffers` (of `dir`), as text or JSON.
+void PrintWaitingBuffers(const std::vector<BufferState>& buffers, const std::string& dir,
+                         bool as_json) {
+  if (as_json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const BufferState& b : buffers) out.push_back(BufferJson(b));
+    std::cout << JsonText(out, 2) << "\n";
+    return;
+  }
+  for (const BufferState& b : buffers) std::cout << Inert(Describe(b)) << "\n";
+  if (buffers.empty()) std::cerr << "footprint: nothing waits in " << dir << "\n";
+}
+
+// Sends each buffer not held by a live footprint (of -o's server only, if given); the exit
+// status: kExitDatabase when one was kept.
+int PushWaitingBuffers(const PushArgs& args, const std::vector<BufferState>& buffers,
+                       const std::string& dir) {
+  const std::string only = args.db.empty() ? "" : RedactedLocation(args.db);
+  int failed = 0, pushed = 0;
+  for (const BufferState& b : buffers) {
+    if (b.live && args.all) {
+      ++failed;
+      std::cerr << "footprint: " << Inert(b.path) << " is still open in a live footprint after "
+                << args.wait_s << " s; kept for later\n";
+    }
+    if (b.live || (!only.empty() && b.location != only)) continue;
+    Result<PushOutcome> out = PushBuffer(b.path, only.empty() ? "" : args.db);
+    if (!out.ok()) {
+      ++failed;
+      std::cerr << "footprint: " << Inert(out.status().message()) << "; kept for later\n";
+      continue;
+    }
+    ++pushed;
+    std::cout << Inert(Describe(b)) << ": sent " << out->sent << " changes"
+              << (out->already_there > 0
+                      ? ", " + std::to_string(out->already_there) + " already there"
+                      : "")
+              << "\n";
+  }
+  std::cerr << "footprint: " << pushed << " buffer(s) sent from " << dir
+            << (failed > 0 ? ", " + std::to_string(failed) + " kept" : "") << "\n";
+  return failed > 0 ? kExitDatabase : kExitOk;
+}
+
+// footprint push once its options are parsed.
+Result<int> RunPushCommand(const PushArgs& args) {
+  if (args.json && !args.list) return InvalidArgument("--json goes with --list");
+  if (!args.db.empty() && !IsServerLocation(args.db)) {
+    return InvalidArgument(
+        "push sends to database servers: -o takes a postgresql:// URI, "
+        "not " +
+        args.db);
+  }
+  if (args.all && args.list) return InvalidArgument("--all sends: drop --list");
+  const std::string dir = args.dir.empty() ? BufferDirectory() : args.dir;
+  FP_ASSIGN_OR_RETURN(std::vector<BufferState> buffers,
+                      args.all ? ListBuffersOnceLetGo(dir, args.wait_s) : ListBuffers(dir));
+  if (!args.list) return PushWaitingBuffers(args, buffers, dir);
+  PrintWaitingBuffers(buffers, dir, args.json);
+  return kExitOk;
+}
+
 }  // namespace
 
 Action AddPush(CLI::App& app) {
-  struct Args {
-    std::string db, dir;
-    bool list = false, json = false, all = false;
-    double wait_s = 30;
-  };
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<PushArgs>();
   CLI::App* cmd = app.add_subcommand(
       "push",
       "Send what waits in the local buffers to the database servers they belong to. Runs "
@@ -83,57 +146,7 @@ Action AddPush(CLI::App& app) {
       "  footprint push\n"
       "  footprint push --all --dir /shared/fp-buffers    (a Slurm Epilog line)\n"
       "  footprint push -o postgresql://alice@db.lab/footprint");
-  return [args]() -> int {
-    return ExitCodeOf([&]() -> Result<int> {
-      if (args->json && !args->list) return InvalidArgument("--json goes with --list");
-      if (!args->db.empty() && !IsServerLocation(args->db)) {
-        return InvalidArgument(
-            "push sends to database servers: -o takes a postgresql:// URI, "
-            "not " +
-            args->db);
-      }
-      if (args->all && args->list) return InvalidArgument("--all sends: drop --list");
-      const std::string dir = args->dir.empty() ? BufferDirectory() : args->dir;
-      FP_ASSIGN_OR_RETURN(std::vector<BufferState> buffers,
-                          args->all ? ListBuffersOnceLetGo(dir, args->wait_s) : ListBuffers(dir));
-      if (args->list) {
-        if (args->json) {
-          nlohmann::json out = nlohmann::json::array();
-          for (const BufferState& b : buffers) out.push_back(BufferJson(b));
-          std::cout << JsonText(out, 2) << "\n";
-        } else {
-          for (const BufferState& b : buffers) std::cout << Inert(Describe(b)) << "\n";
-          if (buffers.empty()) std::cerr << "footprint: nothing waits in " << dir << "\n";
-        }
-        return kExitOk;
-      }
-      const std::string only = args->db.empty() ? "" : RedactedLocation(args->db);
-      int failed = 0, pushed = 0;
-      for (const BufferState& b : buffers) {
-        if (b.live && args->all) {
-          ++failed;
-          std::cerr << "footprint: " << Inert(b.path) << " is still open in a live footprint after "
-                    << args->wait_s << " s; kept for later\n";
-        }
-        if (b.live || (!only.empty() && b.location != only)) continue;
-        Result<PushOutcome> out = PushBuffer(b.path, only.empty() ? "" : args->db);
-        if (!out.ok()) {
-          ++failed;
-          std::cerr << "footprint: " << Inert(out.status().message()) << "; kept for later\n";
-          continue;
-        }
-        ++pushed;
-        std::cout << Inert(Describe(b)) << ": sent " << out->sent << " changes"
-                  << (out->already_there > 0
-                          ? ", " + std::to_string(out->already_there) + " already there"
-                          : "")
-                  << "\n";
-      }
-      std::cerr << "footprint: " << pushed << " buffer(s) sent from " << dir
-                << (failed > 0 ? ", " + std::to_string(failed) + " kept" : "") << "\n";
-      return failed > 0 ? kExitDatabase : kExitOk;
-    });
-  };
+  return [args]() -> int { return ExitCodeOf([&] { return RunPushCommand(*args); }); };
 }
 
 }  // namespace footprint::cli
