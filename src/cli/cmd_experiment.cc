@@ -275,6 +275,117 @@ void AddExperimentOptions(CLI::App& cmd, ExperimentArgs& args) {
       ->option_text("DURATION");
 }
 
+// What the plan says as it goes: a line per workload started and per run ended. It keeps
+// each run's status (written to --write-status after each) and the ids of the runs made.
+class ExperimentProgress {
+ public:
+  ExperimentProgress(const ExperimentPlan& plan, const ExperimentArgs& args,
+                     std::map<std::string, PlanRunStatus>& status, int to_run)
+      : plan_(plan),
+        args_(args),
+        status_(status),
+        to_run_(to_run),
+        progress_(to_run, /*live=*/false) {}  // the commands' output shares the terminal
+
+  void OnWorkload(const PlannedWorkload& w, const std::vector<const PlannedRun*>& runs) {
+    std::string line = "footprint: " + WorkloadText(w) + ": starting " +
+                       std::to_string(runs.size()) + " run(s) together";
+    if (std::string eta = progress_.Eta(); !eta.empty()) {
+      line += " (" + std::to_string(progress_.done()) + " of " + std::to_string(to_run_) +
+              " runs done, " + eta + ")";
+    }
+    PrintLine(std::cerr, line);
+  }
+
+  void OnRun(const PlannedRun& r, const PlanRunStatus& st, int exit_status) {
+    progress_.Done();
+    std::string line = "footprint: " + r.key + " " + std::string(PlanRunStateName(st.state));
+    if (exit_status != 0) line += " (exit " + std::to_string(exit_status) + ")";
+    if (!st.run_id.empty()) line += ", run " + st.run_id.substr(0, 8);
+    PrintLine(std::cerr, line);
+    status_[r.key] = st;
+    if (!st.run_id.empty()) ran_.push_back(st.run_id);
+    if (!args_.write_status.empty() && write_error_.ok()) {
+      write_error_ = WriteCsvStatus(plan_, status_, args_.write_status);
+    }
+  }
+
+  // The runs of this invocation, for where they are.
+  const std::vector<std::string>& ran() const { return ran_; }
+  const Status& write_error() const { return write_error_; }
+
+ private:
+  const ExperimentPlan& plan_;
+  const ExperimentArgs& args_;
+  std::map<std::string, PlanRunStatus>& status_;
+  const int to_run_;
+  Progress progress_;
+  std::vector<std::string> ran_;
+  Status write_error_;
+};
+
+// The options of the run of the plan, from the command line.
+ExperimentOptions ExperimentOptionsFrom(const ExperimentArgs& args) {
+  ExperimentOptions o;
+  // The steps of --executor slurm start in the job's folder: a database file is named by
+  // its absolute path.
+  o.db = args.executor == "slurm" && !IsServerLocation(args.db) ? experiment::Absolute(args.db)
+                                                                : args.db;
+  o.only_key = args.run_key;
+  o.resume = args.resume;
+  o.record_git = !args.no_git;
+  o.require_profiler = args.require_profiler;
+  return o;
+}
+
+// Runs the plan by its executor: Slurm jobs, the one run of --run-key, or here.
+Result<ExperimentOutcome> RunPlanBy(const ExperimentPlan& plan, const ExperimentArgs& args,
+                                    const ExperimentOptions& o) {
+  if (args.executor == "slurm") {
+    FP_ASSIGN_OR_RETURN(SlurmExecutorOptions slurm, SlurmOptionsFrom(args));
+    return RunExperimentOnSlurm(plan, o, slurm);
+  }
+  if (!args.run_key.empty()) {
+    FP_ASSIGN_OR_RETURN(int64_t poll_ns, ParseDurationNs(args.poll));
+    return RunStepWithSstat(plan, o, poll_ns);
+  }
+  return RunExperiment(plan, o);
+}
+
+// footprint experiment once its options are parsed; its exit status.
+int RunExperimentCommand(const ExperimentArgs& args) {
+  auto plan = PreparePlan(args);
+  if (!plan.ok()) return Fail(plan.status());
+  auto stored = StoredStatus(args.db, *plan);
+  if (!stored.ok()) return Fail(stored.status());
+  std::map<std::string, PlanRunStatus> status = std::move(stored).value();
+  if (args.dry_run) {
+    PrintPlan(*plan, status);
+    return kExitOk;
+  }
+  if (!args.run_key.empty() && args.executor == "slurm") {
+    return Fail(
+        InvalidArgument("--run-key runs one run here; it cannot go with --executor "
+                        "slurm (whose steps use it)"));
+  }
+  ExperimentOptions o = ExperimentOptionsFrom(args);
+  ExperimentProgress progress(*plan, args, status, RunsToStart(*plan, args, status));
+  o.on_workload = [&](const PlannedWorkload& w, const std::vector<const PlannedRun*>& runs) {
+    progress.OnWorkload(w, runs);
+  };
+  o.on_run = [&](const PlannedRun& r, const PlanRunStatus& st, int exit_status) {
+    progress.OnRun(r, st, exit_status);
+  };
+  Result<ExperimentOutcome> outcome = RunPlanBy(*plan, args, o);
+  if (!outcome.ok()) return Fail(outcome.status());
+  const Status& write_error = progress.write_error();
+  if (!write_error.ok()) Fail(write_error);
+  PrintSstatChecks(outcome->sstat);
+  PrintSummary(*outcome, args, progress.ran());
+  if (outcome->signal_received != 0) return 128 + outcome->signal_received;
+  return outcome->runs_failed > 0 || !write_error.ok() ? kExitError : kExitOk;
+}
+
 }  // namespace
 
 Action AddExperiment(CLI::App& app) {
@@ -297,74 +408,7 @@ Action AddExperiment(CLI::App& app) {
       "  footprint experiment plan.csv --devices cpu\n"
       "  footprint experiment plan.csv --executor slurm -o postgresql://db/lab "
       "--sbatch='-p gpu'");
-  return [args]() -> int {
-    auto plan = PreparePlan(*args);
-    if (!plan.ok()) return Fail(plan.status());
-    auto stored = StoredStatus(args->db, *plan);
-    if (!stored.ok()) return Fail(stored.status());
-    std::map<std::string, PlanRunStatus> status = std::move(stored).value();
-    if (args->dry_run) {
-      PrintPlan(*plan, status);
-      return kExitOk;
-    }
-    if (!args->run_key.empty() && args->executor == "slurm") {
-      return Fail(
-          InvalidArgument("--run-key runs one run here; it cannot go with --executor "
-                          "slurm (whose steps use it)"));
-    }
-    ExperimentOptions o;
-    // The steps of --executor slurm start in the job's folder: a database file is named by
-    // its absolute path.
-    o.db = args->executor == "slurm" && !IsServerLocation(args->db) ? experiment::Absolute(args->db)
-                                                                    : args->db;
-    o.only_key = args->run_key;
-    o.resume = args->resume;
-    o.record_git = !args->no_git;
-    o.require_profiler = args->require_profiler;
-    Status write_error;
-    std::vector<std::string> ran;  // the runs of this invocation, for where they are
-    const int to_run = RunsToStart(*plan, *args, status);
-    Progress progress(to_run, /*live=*/false);  // the commands' output shares the terminal
-    o.on_workload = [&](const PlannedWorkload& w, const std::vector<const PlannedRun*>& runs) {
-      std::string line = "footprint: " + WorkloadText(w) + ": starting " +
-                         std::to_string(runs.size()) + " run(s) together";
-      if (std::string eta = progress.Eta(); !eta.empty()) {
-        line += " (" + std::to_string(progress.done()) + " of " + std::to_string(to_run) +
-                " runs done, " + eta + ")";
-      }
-      PrintLine(std::cerr, line);
-    };
-    o.on_run = [&](const PlannedRun& r, const PlanRunStatus& st, int exit_status) {
-      progress.Done();
-      std::string line = "footprint: " + r.key + " " + std::string(PlanRunStateName(st.state));
-      if (exit_status != 0) line += " (exit " + std::to_string(exit_status) + ")";
-      if (!st.run_id.empty()) line += ", run " + st.run_id.substr(0, 8);
-      PrintLine(std::cerr, line);
-      status[r.key] = st;
-      if (!st.run_id.empty()) ran.push_back(st.run_id);
-      if (!args->write_status.empty() && write_error.ok()) {
-        write_error = WriteCsvStatus(*plan, status, args->write_status);
-      }
-    };
-    Result<ExperimentOutcome> outcome = ExperimentOutcome{};
-    if (args->executor == "slurm") {
-      auto slurm = SlurmOptionsFrom(*args);
-      if (!slurm.ok()) return Fail(slurm.status());
-      outcome = RunExperimentOnSlurm(*plan, o, *slurm);
-    } else if (!args->run_key.empty()) {
-      auto poll_ns = ParseDurationNs(args->poll);
-      if (!poll_ns.ok()) return Fail(poll_ns.status());
-      outcome = RunStepWithSstat(*plan, o, *poll_ns);
-    } else {
-      outcome = RunExperiment(*plan, o);
-    }
-    if (!outcome.ok()) return Fail(outcome.status());
-    if (!write_error.ok()) Fail(write_error);
-    PrintSstatChecks(outcome->sstat);
-    PrintSummary(*outcome, *args, ran);
-    if (outcome->signal_received != 0) return 128 + outcome->signal_received;
-    return outcome->runs_failed > 0 || !write_error.ok() ? kExitError : kExitOk;
-  };
+  return [args]() -> int { return RunExperimentCommand(*args); };
 }
 
 }  // namespace footprint::cli
