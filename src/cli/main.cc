@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -41,11 +42,12 @@ void AddDbOption(CLI::App& cmd, std::string& db) {
                  "./footprint.db)");
 }
 
-int Main(int argc, char** argv) {
-  CLI::App app{
-      "footprint: measure the time, CPU, memory and I/O of a command and every process it "
-      "starts, into a database you can query, compare and plot.",
-      "footprint"};
+namespace {
+
+using SubcommandAdder = std::function<Action()>;
+
+// The top level's --version and the examples of its --help.
+void DescribeFootprintApp(CLI::App& app) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(footprint::FootprintVersion()));
   app.footer(
@@ -61,23 +63,57 @@ int Main(int argc, char** argv) {
       "  footprint import umlaut.db        # UMLAUT's runs into footprint.db\n"
       "  footprint doctor\n\n"
       "Run 'footprint SUBCOMMAND --help' for the options of each subcommand.");
-  // Everything after the first "--" is the command of `run`, untouched by option parsing.
-  std::vector<std::string> command;
+}
+
+// Everything after the first "--" is the command of `run`, untouched by option parsing: it
+// goes into `command`; returns the count of arguments before it.
+int SplitOffCommand(int argc, char** argv, std::vector<std::string>& command) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--") == 0) {
       command.assign(argv + i + 1, argv + argc);
-      argc = i;
-      break;
+      return i;
     }
   }
+  return argc;
+}
+
+// Says what is wrong with a command line CLI11 refused; returns the exit status.
+int ParseFailure(const CLI::ParseError& e, int argc, char** argv,
+                 std::span<const std::pair<std::string, SubcommandAdder>> adders) {
+  bool in_run = argc > 1 && std::strcmp(argv[1], "run") == 0;
+  bool known = false;  // point to the subcommand's own help only if it exists
+  std::string names;
+  for (const auto& [name, add] : adders) {
+    known |= argc > 1 && name == argv[1];
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  if (!known && argc > 1 && argv[1][0] != '-') {
+    std::cerr << "footprint: unknown subcommand '" << argv[1] << "' (" << names
+              << "); see footprint --help\n";
+  } else {
+    std::cerr << "footprint: " << e.what() << "; see footprint "
+              << (known ? std::string(argv[1]) + " " : "") << "--help\n";
+  }
+  return in_run ? kExitRunFailed : kExitUsage;
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  CLI::App app{
+      "footprint: measure the time, CPU, memory and I/O of a command and every process it "
+      "starts, into a database you can query, compare and plot.",
+      "footprint"};
+  DescribeFootprintApp(app);
+  std::vector<std::string> command;
+  argc = SplitOffCommand(argc, argv, command);
   // Subcommands in the order --help lists them. Only the one named is built when it is known
   // (building all sixteen cost 0.23 ms of every start); all are built for --help, --version
   // and a mistyped name, which list them.
-  using Adder = std::function<Action()>;
-  auto of_app = [&app](Action (*add)(CLI::App&)) -> Adder {
+  auto of_app = [&app](Action (*add)(CLI::App&)) -> SubcommandAdder {
     return [&app, add] { return add(app); };
   };
-  const std::pair<std::string, Adder> adders[] = {
+  const std::pair<std::string, SubcommandAdder> adders[] = {
       {"run", [&] { return AddRun(app, command); }},
       {"load", [&] { return AddLoad(app, command); }},
       {"profile-cost", [&] { return AddProfileCost(app, command); }},
@@ -106,21 +142,7 @@ int Main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    bool in_run = argc > 1 && std::strcmp(argv[1], "run") == 0;
-    bool known = false;  // point to the subcommand's own help only if it exists
-    std::string names;
-    for (const auto& [name, add] : adders) {
-      known |= argc > 1 && name == argv[1];
-      names += (names.empty() ? "" : ", ") + name;
-    }
-    if (!known && argc > 1 && argv[1][0] != '-') {
-      std::cerr << "footprint: unknown subcommand '" << argv[1] << "' (" << names
-                << "); see footprint --help\n";
-    } else {
-      std::cerr << "footprint: " << e.what() << "; see footprint "
-                << (known ? std::string(argv[1]) + " " : "") << "--help\n";
-    }
-    return in_run ? kExitRunFailed : kExitUsage;
+    return ParseFailure(e, argc, argv, adders);
   }
   for (const auto& [name, action] : actions) {
     if (app.got_subcommand(name)) return action();
