@@ -22,7 +22,7 @@ if(TARGET footprint_predict)
   install(FILES ${predictors}
           DESTINATION share/footprint/predict)
 endif()
-install(TARGETS footprint_core ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS footprint_archive ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/footprint
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 

@@ -3,7 +3,7 @@
 # then EmbedPlotAssets.cmake writes the charting library, web/charts.js (the chart building both
 # pages share), web/plot.{js,css} and the web UI of footprint serve (web/serve.{html,js,css})
 # into a generated plot_assets.cc, with serve's files compressed (gzip and Brotli, by node's
-# zlib) for src/serve/served_assets.h. Sets FOOTPRINT_PLOT_ASSETS_SOURCE and FOOTPRINT_WEB_DIR
+# zlib) for src/report/served_assets.h. Sets FOOTPRINT_PLOT_ASSETS_SOURCE and FOOTPRINT_WEB_DIR
 # (its node_modules also hold playwright-core for the browser test).
 find_program(FOOTPRINT_NPM npm)
 find_program(FOOTPRINT_NODE node)

@@ -3,8 +3,8 @@
 // report/plot_assets.h), and a strong ETag. The page names each file it loads with ?v=ETAG, so
 // that a browser may keep the file for good (server.cc: immutable) and still never runs an old
 // one after footprint changed.
-#ifndef FOOTPRINT_SERVE_SERVED_ASSETS_H_
-#define FOOTPRINT_SERVE_SERVED_ASSETS_H_
+#ifndef FOOTPRINT_REPORT_SERVED_ASSETS_H_
+#define FOOTPRINT_REPORT_SERVED_ASSETS_H_
 
 #include <span>
 #include <string_view>
@@ -24,4 +24,4 @@ std::span<const ServedAsset> ServedAssets();
 
 }  // namespace footprint::serve
 
-#endif  // FOOTPRINT_SERVE_SERVED_ASSETS_H_
+#endif  // FOOTPRINT_REPORT_SERVED_ASSETS_H_

@@ -1,7 +1,7 @@
 // FOOTPRINT_BUILD_PLOT=OFF: no front end is embedded, and footprint plot says so; footprint
 // serve has no page to send, only its API.
 #include "report/plot_assets.h"
-#include "serve/served_assets.h"
+#include "report/served_assets.h"
 
 namespace footprint {
 

@@ -25,12 +25,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "report/served_assets.h"
 #include "serve/api.h"
 #include "serve/job_queue.h"
 #include "serve/job_runner.h"
 #include "serve/job_spec.h"
 #include "serve/queue_api.h"
-#include "serve/served_assets.h"
 #include "util/clock.h"
 #include "util/strings.h"
 

@@ -1,8 +1,11 @@
 """scripts/check-layers, which every build runs: the tree's includes go only downward, and an
 upward include (or a folder without a floor) fails it with the line that made it."""
+import importlib.machinery
 import pathlib
+import re
 import shutil
 import subprocess
+import types
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CHECK = ROOT / "scripts" / "check-layers"
@@ -54,3 +57,36 @@ def test_a_folder_without_a_floor_is_named(tmp_path):
     (root / "src" / "attic" / "old.cc").write_text('#include "util/strings.h"\n')
     proc = check(root)
     assert proc.returncode == 1 and "its folder 'attic' has no floor" in proc.stdout, proc.stdout
+
+
+def floors_of_the_script():
+    loader = importlib.machinery.SourceFileLoader("check_layers", str(CHECK))
+    module = types.ModuleType(loader.name)
+    loader.exec_module(module)
+    return module.FLOORS
+
+
+def test_the_libraries_of_the_build_are_the_same_floors():
+    """CMakeLists.txt builds a library per folder below the CLI, linking only (folders of) the
+    floor below (so a call upward does not link), and each holds its own folder's files only."""
+    text = (ROOT / "CMakeLists.txt").read_text()
+    declared = {}
+    for m in re.finditer(r"^footprint_floor\((\w+)((?: BELOW(?: \w+)+)?)(?: DEPS [^\n]*)?\n"
+                         r"  SOURCES\n((?:  \S+\n)+)\)", text, re.M):
+        below = m.group(2).split()[1:]
+        sources = m.group(3).split()
+        declared[m.group(1)] = (sorted(below), sources)
+    floors = floors_of_the_script()
+    below_cli = floors[:-1]
+    # predict is built apart (only where ONNX and xgboost are), on its floor all the same
+    declared["predict"] = (["report"], [])
+    assert "footprint_predict_core PUBLIC footprint_layer_report " in text
+    assert sorted(declared) == sorted(f for floor in below_cli for f in floor), declared.keys()
+    for n, floor in enumerate(below_cli):
+        for folder in floor:
+            below, sources = declared[folder]
+            # the floor just below, or what of it the folder uses (the rest comes through it)
+            assert set(below) <= set(floors[n - 1] if n else []) and bool(below) == bool(n), \
+                (folder, below)
+            strays = [s for s in sources if not s.startswith(f"src/{folder}/") and "$" not in s]
+            assert strays == [], (folder, strays)
