@@ -1,8 +1,58 @@
 #include "tui/menu.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace footprint::tui {
+
+namespace {
+
+// The key a byte outside an escape sequence stands for, if any.
+std::optional<Key> PlainKey(char c) {
+  switch (c) {
+    case ' ':
+      return Key::kToggle;
+    case '\r':
+    case '\n':
+      return Key::kEnter;
+    case 'q':
+    case 'Q':
+    case '\x03':  // Ctrl-C: raw mode turns it into a byte rather than SIGINT
+      return Key::kCancel;
+    case 'k':
+      return Key::kUp;
+    case 'j':
+      return Key::kDown;
+    case 'a':
+      return Key::kToggleAll;
+    default:
+      return std::nullopt;
+  }
+}
+
+// The key of an escape sequence ending in `last`, with `params` before it, if any.
+std::optional<Key> SequenceKey(char last, std::string_view params) {
+  switch (last) {
+    case 'A':
+      return Key::kUp;
+    case 'B':
+      return Key::kDown;
+    case 'H':
+      return Key::kHome;
+    case 'F':
+      return Key::kEnd;
+    case '~':
+      if (params == "5") return Key::kPageUp;
+      if (params == "6") return Key::kPageDown;
+      if (params == "1" || params == "7") return Key::kHome;
+      if (params == "4" || params == "8") return Key::kEnd;
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
 
 std::vector<Key> DecodeKeys(std::string_view bytes, bool final, size_t* consumed) {
   std::vector<Key> keys;
@@ -10,31 +60,7 @@ std::vector<Key> DecodeKeys(std::string_view bytes, bool final, size_t* consumed
   while (i < bytes.size()) {
     const char c = bytes[i];
     if (c != '\x1b') {
-      switch (c) {
-        case ' ':
-          keys.push_back(Key::kToggle);
-          break;
-        case '\r':
-        case '\n':
-          keys.push_back(Key::kEnter);
-          break;
-        case 'q':
-        case 'Q':
-        case '\x03':  // Ctrl-C: raw mode turns it into a byte rather than SIGINT
-          keys.push_back(Key::kCancel);
-          break;
-        case 'k':
-          keys.push_back(Key::kUp);
-          break;
-        case 'j':
-          keys.push_back(Key::kDown);
-          break;
-        case 'a':
-          keys.push_back(Key::kToggleAll);
-          break;
-        default:
-          break;
-      }
+      if (std::optional<Key> key = PlainKey(c)) keys.push_back(*key);
       ++i;
       continue;
     }
@@ -59,28 +85,7 @@ std::vector<Key> DecodeKeys(std::string_view bytes, bool final, size_t* consumed
       continue;
     }
     std::string_view params = bytes.substr(i + 2, end - i - 2);
-    switch (bytes[end]) {
-      case 'A':
-        keys.push_back(Key::kUp);
-        break;
-      case 'B':
-        keys.push_back(Key::kDown);
-        break;
-      case 'H':
-        keys.push_back(Key::kHome);
-        break;
-      case 'F':
-        keys.push_back(Key::kEnd);
-        break;
-      case '~':
-        if (params == "5") keys.push_back(Key::kPageUp);
-        if (params == "6") keys.push_back(Key::kPageDown);
-        if (params == "1" || params == "7") keys.push_back(Key::kHome);
-        if (params == "4" || params == "8") keys.push_back(Key::kEnd);
-        break;
-      default:
-        break;
-    }
+    if (std::optional<Key> key = SequenceKey(bytes[end], params)) keys.push_back(*key);
     i = end + 1;
   }
   if (consumed) *consumed = i;

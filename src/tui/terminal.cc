@@ -117,6 +117,36 @@ size_t TerminalRows(size_t* columns) {
   return 24;
 }
 
+// Draws the menu over its last frame (`drawn` lines); returns the lines drawn now.
+size_t DrawMenu(Menu& menu, size_t drawn) {
+  size_t columns = 80;
+  size_t rows = TerminalRows(&columns);
+  menu.SetHeight(rows > 4 ? std::min<size_t>(rows - 3, 20) : 1);
+  std::string frame = drawn ? "\x1b[" + std::to_string(drawn) + "F" : "\r";
+  frame += "\x1b[J";
+  std::vector<std::string> lines = menu.Render(columns > 1 ? columns - 1 : columns);
+  for (const std::string& line : lines) frame += line + "\r\n";
+  WriteAll(frame);
+  return lines.size();
+}
+
+// The keys of the bytes read so far, taken out of `pending`. Part of an escape sequence (or
+// the Esc key) waits briefly for the rest, then counts as it is.
+std::vector<Key> DecodePendingKeys(std::string& pending) {
+  size_t used = 0;
+  std::vector<Key> keys = DecodeKeys(pending, false, &used);
+  if (used < pending.size()) {
+    pollfd p{kIn, POLLIN, 0};
+    if (poll(&p, 1, 50) <= 0) {
+      std::vector<Key> rest = DecodeKeys(std::string_view(pending).substr(used), true, nullptr);
+      keys.insert(keys.end(), rest.begin(), rest.end());
+      used = pending.size();
+    }
+  }
+  pending.erase(0, used);
+  return keys;
+}
+
 }  // namespace
 
 bool InteractiveTerminal() { return isatty(kIn) && isatty(kOut); }
@@ -127,15 +157,7 @@ Result<std::optional<std::vector<size_t>>> RunMenu(Menu& menu) {
   size_t drawn = 0;  // lines drawn last time, to move back over them
   std::string pending;
   for (;;) {
-    size_t columns = 80;
-    size_t rows = TerminalRows(&columns);
-    menu.SetHeight(rows > 4 ? std::min<size_t>(rows - 3, 20) : 1);
-    std::string frame = drawn ? "\x1b[" + std::to_string(drawn) + "F" : "\r";
-    frame += "\x1b[J";
-    std::vector<std::string> lines = menu.Render(columns > 1 ? columns - 1 : columns);
-    for (const std::string& line : lines) frame += line + "\r\n";
-    drawn = lines.size();
-    WriteAll(frame);
+    drawn = DrawMenu(menu, drawn);
 
     // Wait for a key or a signal (its handler writes to the wake pipe).
     pollfd fds[2] = {{kIn, POLLIN, 0}, {raw.wake_fd(), POLLIN, 0}};
@@ -153,19 +175,7 @@ Result<std::optional<std::vector<size_t>>> RunMenu(Menu& menu) {
                             : std::string("cannot read the terminal: ") + std::strerror(errno));
     }
     pending.append(buf, static_cast<size_t>(n));
-    size_t used = 0;
-    std::vector<Key> keys = DecodeKeys(pending, false, &used);
-    if (used < pending.size()) {
-      // Part of an escape sequence, or the Esc key: wait briefly for the rest.
-      pollfd p{kIn, POLLIN, 0};
-      if (poll(&p, 1, 50) <= 0) {
-        std::vector<Key> rest = DecodeKeys(std::string_view(pending).substr(used), true, nullptr);
-        keys.insert(keys.end(), rest.begin(), rest.end());
-        used = pending.size();
-      }
-    }
-    pending.erase(0, used);
-    for (Key key : keys) {
+    for (Key key : DecodePendingKeys(pending)) {
       Menu::Outcome outcome = menu.Handle(key);
       if (outcome == Menu::Outcome::kContinue) continue;
       // Leave the menu's title and a one-line account of the choice on the screen.
