@@ -28,6 +28,7 @@
 #include "run/run_metadata.h"
 #include "session/descendants.h"
 #include "session/monitor_session.h"
+#include "session/totals.h"
 #include "util/clock.h"
 #include "util/file.h"
 #include "util/json_bounded.h"
@@ -278,8 +279,9 @@ class Benchmark::Impl {
   void Committed(const HandleIds& ends, const HandleIds& opened,
                  const std::unordered_set<uint64_t>& held);
   // Finish's steps: the run's totals from the process's accounts, and its meta.
-  std::map<std::string, double> OwnRunTotals(int64_t end, const CpuSeconds& descendants);
-  void AddOwnRunMeta(uint64_t scopes_dropped);
+  // The run's totals (session/totals) from the process's own accounts since Open().
+  RunTotals OwnRunTotals(int64_t end, const CpuSeconds& descendants);
+  void AddOwnRunMeta(const RunTotals& totals, uint64_t scopes_dropped);
 
   std::mutex threads_mu_;
   std::vector<std::shared_ptr<ThreadScopes>> threads_;
@@ -700,10 +702,10 @@ Status Benchmark::Impl::FlushNow() {
   return last_flush_;
 }
 
-std::map<std::string, double> Benchmark::Impl::OwnRunTotals(int64_t end,
-                                                            const CpuSeconds& descendants) {
-  // The process's own figures, less footprint's threads (stored beside them instead).
-  // Since Open(): the process's time before it (imports, start-up) is not the run's.
+RunTotals Benchmark::Impl::OwnRunTotals(int64_t end, const CpuSeconds& descendants) {
+  // The process's own figures, less footprint's threads (stored beside them instead), as the
+  // kernel accounted them since Open(): the process's time before it (imports, start-up) is
+  // not the run's. Its waited-for children and live descendants are what a run reaps.
   rusage self, children;
   getrusage(RUSAGE_SELF, &self);
   getrusage(RUSAGE_CHILDREN, &children);
@@ -712,39 +714,41 @@ std::map<std::string, double> Benchmark::Impl::OwnRunTotals(int64_t end,
   // sampler reads kernel files, the writers mostly wait: counted as system time.
   const double monitor_user = Seconds(writer_usage_.ru_utime);
   const double monitor_sys = Seconds(writer_usage_.ru_stime) + session_->threads_cpu_s();
-  std::map<std::string, double> totals;
-  totals["duration_s"] = static_cast<double>(end - t0_) / 1e9;
-  totals["cpu_user_s"] = std::max(0.0, since(self.ru_utime, self_at_open_.ru_utime) +
-                                           since(children.ru_utime, children_at_open_.ru_utime) +
-                                           descendants.user_s - monitor_user);
-  totals["cpu_system_s"] = std::max(0.0, since(self.ru_stime, self_at_open_.ru_stime) +
-                                             since(children.ru_stime, children_at_open_.ru_stime) +
-                                             descendants.system_s - monitor_sys);
-  double max_process = std::max<double>(self.ru_maxrss, children.ru_maxrss) * 1024;
-  totals["max_process_peak_bytes"] = max_process;
-  totals["peak_memory_bytes"] =
-      std::max(max_process, static_cast<double>(tree_->peak_memory_bytes()));
-  totals["rss_sum_peak_bytes"] = static_cast<double>(tree_->peak_rss_sum_bytes());
-  totals["io_read_bytes"] =
-      static_cast<double>(self.ru_inblock + children.ru_inblock - self_at_open_.ru_inblock -
+  TotalsInputs in;
+  in.duration_ns = end - t0_;
+  in.reaped.user_s = std::max(0.0, since(self.ru_utime, self_at_open_.ru_utime) +
+                                       since(children.ru_utime, children_at_open_.ru_utime) +
+                                       descendants.user_s - monitor_user);
+  in.reaped.system_s = std::max(0.0, since(self.ru_stime, self_at_open_.ru_stime) +
+                                         since(children.ru_stime, children_at_open_.ru_stime) +
+                                         descendants.system_s - monitor_sys);
+  in.reaped.max_rss_bytes = std::max<int64_t>(self.ru_maxrss, children.ru_maxrss) * 1024;
+  in.reaped.read_bytes = (self.ru_inblock + children.ru_inblock - self_at_open_.ru_inblock -
                           children_at_open_.ru_inblock) *
-      512;
-  totals["io_write_bytes"] =
-      static_cast<double>(self.ru_oublock + children.ru_oublock - self_at_open_.ru_oublock -
-                          children_at_open_.ru_oublock) *
-      512;
-  return totals;
+                         512;
+  in.reaped.write_bytes = (self.ru_oublock + children.ru_oublock - self_at_open_.ru_oublock -
+                           children_at_open_.ru_oublock) *
+                          512;
+  in.sampled_memory_peak_bytes = tree_->peak_memory_bytes();
+  in.sampled_rss_sum_peak_bytes = tree_->peak_rss_sum_bytes();
+  RunTotals out = ComputeRunTotals(in);
+  // Where the figures came from, in the API's words: the process itself, not reaped commands.
+  out.sources["cpu"] =
+      "getrusage of the process and its waited-for children since Open(), and what live "
+      "descendants used meanwhile (/proc), less footprint's threads";
+  out.sources["peak_memory"] =
+      "approximate: process high-water mark (ru_maxrss), raised to the sampled sum of RSS (no "
+      "memory cgroup, so pages shared between processes count once per process)";
+  out.sources["io"] = "getrusage block I/O of the process and its waited-for children since Open()";
+  out.sources["monitor_memory"] =
+      "footprint runs inside the process: its memory is part of the RSS";
+  return out;
 }
 
-void Benchmark::Impl::AddOwnRunMeta(uint64_t scopes_dropped) {
-  meta_["sources"] = {
-      {"cpu",
-       "getrusage of the process and its waited-for children since Open(), and what live "
-       "descendants used meanwhile (/proc), less footprint's threads"},
-      {"peak_memory",
-       "approximate: process high-water mark (ru_maxrss), raised to the sampled sum of RSS (no "
-       "memory cgroup, so pages shared between processes count once per process)"},
-      {"monitor_memory", "footprint runs inside the process: its memory is part of the RSS"}};
+void Benchmark::Impl::AddOwnRunMeta(const RunTotals& totals, uint64_t scopes_dropped) {
+  meta_["sources"] = totals.sources;
+  meta_["accounting"] = totals.accounting;
+  meta_["memory_peaks"] = totals.memory_peaks;
   meta_["monitor"]["scopes_dropped"] = scopes_dropped;
   meta_["monitor"]["in_process"] = true;
   std::lock_guard<std::mutex> lock(values_mu_);
@@ -777,14 +781,15 @@ Status Benchmark::Impl::Finish(RunStatus status) {
   // counters, read before the session stops, less what every process alive at Open had used.
   const CpuSeconds descendants = CpuBetween(descendants_at_open_, DescendantCpu(*options_.env));
   session_->Stop();
-  std::map<std::string, double> totals = OwnRunTotals(end, descendants);
+  RunTotals own = OwnRunTotals(end, descendants);
+  std::map<std::string, double>& totals = own.totals;
   std::vector<std::string> warnings;
   ProbeFindings findings{totals, meta_, warnings};
   session_->Finish(findings);
   // footprint's own CPU: the session's figure, and its scope writer's.
   totals["monitor_cpu_s"] += Seconds(writer_usage_.ru_utime) + Seconds(writer_usage_.ru_stime);
   if (!warnings.empty()) meta_["warnings"] = warnings;
-  AddOwnRunMeta(dropped);
+  AddOwnRunMeta(own, dropped);
   run_.status = status;
   run_.ended_at_ns = run_.started_at_ns + (end - t0_);
   run_.meta_json = JsonText(meta_);
