@@ -680,14 +680,66 @@ Action AddRuns(CLI::App& app) {
       });
 }
 
-Action AddShow(CLI::App& app) {
-  struct Args {
-    std::string db;
-    std::vector<std::string> runs;
-    bool json = false, group = false, no_sparklines = false;
-    ColorMode color = ColorMode::kAuto;
+namespace {
+
+struct ShowArgs {
+  std::string db;
+  std::vector<std::string> runs;
+  bool json = false, group = false, no_sparklines = false;
+  ColorMode color = ColorMode::kAuto;
+};
+
+// A run's summary, or a group's.
+using ShownSummary = std::variant<RunSummary, SetSummary>;
+
+// The summaries of `specs`, in their order (`group`: each run's group instead of the run).
+Result<std::vector<ShownSummary>> SummarizeShown(Store& store, const std::vector<RunRecord>& runs,
+                                                 const std::vector<std::string>& specs, bool group,
+                                                 size_t trend_points) {
+  std::vector<ShownSummary> shown;
+  for (const std::string& spec : specs) {
+    FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSetNoted(runs, spec, group));
+    if (set.is_group()) {
+      FP_ASSIGN_OR_RETURN(SetSummary summary, SummarizeSet(store, std::move(set)));
+      shown.emplace_back(std::move(summary));
+    } else {
+      FP_ASSIGN_OR_RETURN(RunSummary summary, SummarizeRun(store, set.runs.front(), trend_points));
+      shown.emplace_back(std::move(summary));
+    }
+  }
+  return shown;
+}
+
+// --json: one object, or a list of them when several were asked for.
+void PrintShownJson(const std::vector<ShownSummary>& shown) {
+  auto to_json = [](const ShownSummary& item, int indent) {
+    if (const auto* run = std::get_if<RunSummary>(&item)) return SummaryJson(*run, indent);
+    return SetSummaryJson(std::get<SetSummary>(item), indent);
   };
-  auto args = std::make_shared<Args>();
+  if (shown.size() == 1) {
+    std::cout << to_json(shown[0], 2) << "\n";
+    return;
+  }
+  json list = json::array();
+  for (const auto& item : shown) list.push_back(json::parse(to_json(item, -1)));
+  std::cout << JsonText(list, 2) << "\n";
+}
+
+void PrintShown(const std::vector<ShownSummary>& shown, const Decoration& deco) {
+  for (size_t i = 0; i < shown.size(); ++i) {
+    if (i) std::cout << "\n";
+    if (const auto* run = std::get_if<RunSummary>(&shown[i])) {
+      PrintRun(*run, deco, std::cout);
+    } else {
+      PrintSetSummary(std::get<SetSummary>(shown[i]), deco, std::cout);
+    }
+  }
+}
+
+}  // namespace
+
+Action AddShow(CLI::App& app) {
+  auto args = std::make_shared<ShowArgs>();
   CLI::App* cmd = app.add_subcommand(
       "show",
       "Show runs (totals, and count/min/mean/p50/p95/max of every sampled metric) or groups "
@@ -716,40 +768,13 @@ Action AddShow(CLI::App& app) {
             args->json ? Decoration{}
                        : DecorationFor(STDOUT_FILENO, args->color, !args->no_sparklines);
         // Every spec is resolved before anything is printed: a bad one prints only its error.
-        std::vector<std::variant<RunSummary, SetSummary>> shown;
-        for (const std::string& spec : specs) {
-          FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSetNoted(runs, spec, args->group));
-          if (set.is_group()) {
-            FP_ASSIGN_OR_RETURN(SetSummary summary, SummarizeSet(store, std::move(set)));
-            shown.emplace_back(std::move(summary));
-          } else {
-            FP_ASSIGN_OR_RETURN(
-                RunSummary summary,
-                SummarizeRun(store, set.runs.front(), deco.sparklines ? kTrendPoints : 0));
-            shown.emplace_back(std::move(summary));
-          }
-        }
-        auto to_json = [](const auto& item, int indent) {
-          if (const auto* run = std::get_if<RunSummary>(&item)) return SummaryJson(*run, indent);
-          return SetSummaryJson(std::get<SetSummary>(item), indent);
-        };
+        FP_ASSIGN_OR_RETURN(
+            std::vector<ShownSummary> shown,
+            SummarizeShown(store, runs, specs, args->group, deco.sparklines ? kTrendPoints : 0));
         if (args->json) {
-          if (shown.size() == 1) {
-            std::cout << to_json(shown[0], 2) << "\n";
-          } else {
-            json list = json::array();
-            for (const auto& item : shown) list.push_back(json::parse(to_json(item, -1)));
-            std::cout << JsonText(list, 2) << "\n";
-          }
-          return kExitOk;
-        }
-        for (size_t i = 0; i < shown.size(); ++i) {
-          if (i) std::cout << "\n";
-          if (const auto* run = std::get_if<RunSummary>(&shown[i])) {
-            PrintRun(*run, deco, std::cout);
-          } else {
-            PrintSetSummary(std::get<SetSummary>(shown[i]), deco, std::cout);
-          }
+          PrintShownJson(shown);
+        } else {
+          PrintShown(shown, deco);
         }
         return kExitOk;
       });
