@@ -11,6 +11,35 @@
 #include "run/run_metadata.h"
 
 namespace footprint::cli {
+namespace {
+
+// The summary of each run or group compared (`group`: the groups the runs belong to).
+Result<std::vector<SetSummary>> SummarizeCompared(Store& store, const std::vector<RunRecord>& runs,
+                                                  const std::vector<std::string>& specs,
+                                                  bool group) {
+  std::vector<SetSummary> sets;
+  for (const std::string& spec : specs) {
+    FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSetNoted(runs, spec, group));
+    FP_ASSIGN_OR_RETURN(SetSummary summary, SummarizeSet(store, std::move(set)));
+    sets.push_back(std::move(summary));
+  }
+  return sets;
+}
+
+// Runs that differ in how they were made (experiments' meta.repro) are compared with a
+// warning per difference, so that a change is not taken for the code's alone.
+void WarnReproDifferences(const std::vector<SetSummary>& sets) {
+  for (size_t i = 1; i < sets.size(); ++i) {
+    if (sets[0].set.runs.empty() || sets[i].set.runs.empty()) continue;
+    for (const std::string& d : experiment::ReproDifferences(sets[0].set.runs[0].meta_json,
+                                                             sets[i].set.runs[0].meta_json)) {
+      PrintLine(std::cerr, "footprint: warning: " + sets[i].set.Label() + " differs from " +
+                               sets[0].set.Label() + ": " + d);
+    }
+  }
+}
+
+}  // namespace
 
 Action AddCompare(CLI::App& app) {
   struct Args {
@@ -58,22 +87,9 @@ Action AddCompare(CLI::App& app) {
               "compare needs at least two runs or groups (the first is the baseline); see "
               "footprint compare --help");
         }
-        std::vector<SetSummary> sets;
-        for (const std::string& spec : args->specs) {
-          FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSetNoted(runs, spec, args->group));
-          FP_ASSIGN_OR_RETURN(SetSummary summary, SummarizeSet(store, std::move(set)));
-          sets.push_back(std::move(summary));
-        }
-        // Runs that differ in how they were made (experiments' meta.repro) are compared with a
-        // warning per difference, so that a change is not taken for the code's alone.
-        for (size_t i = 1; i < sets.size(); ++i) {
-          if (sets[0].set.runs.empty() || sets[i].set.runs.empty()) continue;
-          for (const std::string& d : experiment::ReproDifferences(sets[0].set.runs[0].meta_json,
-                                                                   sets[i].set.runs[0].meta_json)) {
-            PrintLine(std::cerr, "footprint: warning: " + sets[i].set.Label() + " differs from " +
-                                     sets[0].set.Label() + ": " + d);
-          }
-        }
+        FP_ASSIGN_OR_RETURN(std::vector<SetSummary> sets,
+                            SummarizeCompared(store, runs, args->specs, args->group));
+        WarnReproDifferences(sets);
         FP_ASSIGN_OR_RETURN(Comparison comparison,
                             Compare(std::move(sets), {.test = test, .alpha = args->alpha}));
         if (args->json) {

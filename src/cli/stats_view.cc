@@ -92,10 +92,15 @@ void PrintSetSummary(const SetSummary& s, const Decoration& deco, std::ostream& 
   t.Print(out, "  ");
 }
 
-void PrintComparison(const Comparison& c, const Decoration& deco, std::ostream& out) {
-  auto letter = [](size_t i) {
-    return i < 26 ? std::string(1, static_cast<char>('A' + i)) : "#" + std::to_string(i + 1);
-  };
+namespace {
+
+// The column of set i: A, B, ... Z, then #27, #28, ...
+std::string SetLetter(size_t i) {
+  return i < 26 ? std::string(1, static_cast<char>('A' + i)) : "#" + std::to_string(i + 1);
+}
+
+// What the sets compared are, a line each, the baseline first.
+void PrintComparedSets(const Comparison& c, std::ostream& out) {
   Table sets({"", ""});
   for (size_t i = 0; i < c.sets.size(); ++i) {
     const SetSummary& s = c.sets[i];
@@ -103,68 +108,90 @@ void PrintComparison(const Comparison& c, const Decoration& deco, std::ostream& 
     if (s.set.is_group() && s.counted.size() < s.set.runs.size()) {
       what += " counted of " + std::to_string(s.set.runs.size());
     }
-    sets.Add({letter(i), what + (i == 0 ? "  (baseline)" : "")});
+    sets.Add({SetLetter(i), what + (i == 0 ? "  (baseline)" : "")});
   }
   sets.PrintBody(out, "  ");
   out << "\n";
+}
 
-  std::vector<std::string> header = {"figure", letter(0)};
-  std::vector<size_t> right = {1};
-  for (size_t i = 1; i < c.sets.size(); ++i) {
-    header.push_back(letter(i));
-    header.push_back("vs " + letter(0));
-    header.push_back("");
-    right.push_back(header.size() - 3);
-    right.push_back(header.size() - 2);
-  }
-  Table t(header, right);
+// What the comparison table holds, for the notes under it.
+struct ComparisonMarks {
   bool any_ratio = false, any_test = false, outliers = false;
-  for (const FigureComparison& f : c.figures) {
-    std::vector<Cell> row = {Paint(FigureLabel(f.name), "1", deco.color && f.headline),
-                             f.sets[0] ? MeanSd(*f.sets[0]) : "-"};
-    outliers |= f.sets[0] && !f.sets[0]->stats.outliers.empty();
-    for (size_t i = 1; i < c.sets.size(); ++i) {
-      row.push_back(f.sets[i] ? MeanSd(*f.sets[i]) : "-");
-      outliers |= f.sets[i] && !f.sets[i]->stats.outliers.empty();
-      const std::optional<FigureChange>& ch = f.changes[i];
-      if (!ch) {
-        row.insert(row.end(), {"-", ""});
-        continue;
-      }
-      std::string change = ch->relative ? FormatPercentChange(*ch->relative) : "-";
-      std::string verdict;
-      if (!ch->test) {
-        any_ratio = true;
-        verdict = "ratio, single run";
-      } else {
-        any_test = true;
-        verdict = FormatPValue(ch->test->p_value) + (*ch->significant ? " significant" : "");
-      }
-      // Every figure here costs something: lower is better.
-      const bool worse = ch->relative && *ch->relative > 0;
-      const char* sgr = !ch->significant.value_or(false) ? "2" : worse ? "31" : "32";
-      row.push_back(Paint(change, sgr, deco.color));
-      row.push_back(Paint(verdict, sgr, deco.color));
-    }
-    t.Add(std::move(row));
+};
+
+// A change against the baseline: its percentage and its test (or "ratio"), coloured when
+// significant.
+void AddChangeCells(const FigureChange& ch, const Decoration& deco, std::vector<Cell>& row,
+                    ComparisonMarks& marks) {
+  std::string change = ch.relative ? FormatPercentChange(*ch.relative) : "-";
+  std::string verdict;
+  if (!ch.test) {
+    marks.any_ratio = true;
+    verdict = "ratio, single run";
+  } else {
+    marks.any_test = true;
+    verdict = FormatPValue(ch.test->p_value) + (*ch.significant ? " significant" : "");
   }
-  t.Print(out, "  ");
-  PrintVerdicts(c, deco, out);
-  out << "\nchange: mean against " << letter(0) << "'s";
-  if (any_test) {
+  // Every figure here costs something: lower is better.
+  const bool worse = ch.relative && *ch.relative > 0;
+  const char* sgr = !ch.significant.value_or(false) ? "2" : worse ? "31" : "32";
+  row.push_back(Paint(change, sgr, deco.color));
+  row.push_back(Paint(verdict, sgr, deco.color));
+}
+
+// What "change", "ratio" and the outliers in the table mean, as far as it has them.
+void PrintComparisonNotes(const Comparison& c, const ComparisonMarks& marks, std::ostream& out) {
+  out << "\nchange: mean against " << SetLetter(0) << "'s";
+  if (marks.any_test) {
     out << "; significant: p < " << c.options.alpha << " in a two-sided "
         << (c.options.test == CompareTest::kWelch ? "Welch's t-test" : "Mann-Whitney U test")
         << " over the repetitions";
   }
   out << "\n";
-  if (any_ratio) {
+  if (marks.any_ratio) {
     out << "ratio: a side with a single run has no spread to test; repeat it with "
            "footprint run -r N\n";
   }
-  if (outliers && any_test && c.options.test == CompareTest::kWelch) {  // no test: no advice
+  // No test: no advice.
+  if (marks.outliers && marks.any_test && c.options.test == CompareTest::kWelch) {
     out << "outliers: some repetitions lie beyond 1.5 IQR; --test mann-whitney does not assume "
            "normal data\n";
   }
+}
+
+}  // namespace
+
+void PrintComparison(const Comparison& c, const Decoration& deco, std::ostream& out) {
+  PrintComparedSets(c, out);
+  std::vector<std::string> header = {"figure", SetLetter(0)};
+  std::vector<size_t> right = {1};
+  for (size_t i = 1; i < c.sets.size(); ++i) {
+    header.push_back(SetLetter(i));
+    header.push_back("vs " + SetLetter(0));
+    header.push_back("");
+    right.push_back(header.size() - 3);
+    right.push_back(header.size() - 2);
+  }
+  Table t(header, right);
+  ComparisonMarks marks;
+  for (const FigureComparison& f : c.figures) {
+    std::vector<Cell> row = {Paint(FigureLabel(f.name), "1", deco.color && f.headline),
+                             f.sets[0] ? MeanSd(*f.sets[0]) : "-"};
+    marks.outliers |= f.sets[0] && !f.sets[0]->stats.outliers.empty();
+    for (size_t i = 1; i < c.sets.size(); ++i) {
+      row.push_back(f.sets[i] ? MeanSd(*f.sets[i]) : "-");
+      marks.outliers |= f.sets[i] && !f.sets[i]->stats.outliers.empty();
+      if (const std::optional<FigureChange>& ch = f.changes[i]) {
+        AddChangeCells(*ch, deco, row, marks);
+      } else {
+        row.insert(row.end(), {"-", ""});
+      }
+    }
+    t.Add(std::move(row));
+  }
+  t.Print(out, "  ");
+  PrintVerdicts(c, deco, out);
+  PrintComparisonNotes(c, marks, out);
 }
 
 }  // namespace footprint::cli
