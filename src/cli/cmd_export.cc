@@ -13,14 +13,59 @@
 
 namespace footprint::cli {
 
+namespace {
+
+struct ExportArgs {
+  std::string db;
+  std::vector<std::string> runs;
+  std::string format;
+  std::string out;
+};
+
+// footprint export once its options are parsed, over the database's runs `all`.
+Result<int> RunExportCommand(Store& store, const std::vector<RunRecord>& all,
+                             const ExportArgs& args) {
+  FP_ASSIGN_OR_RETURN(ExportFormat format, ParseExportFormat(args.format));
+  std::vector<RunSet> sets;
+  std::vector<RunRecord> runs;
+  for (const std::string& spec : args.runs.empty() ? std::vector<std::string>{"last"} : args.runs) {
+    FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSetNoted(all, spec));
+    runs.insert(runs.end(), set.warmups.begin(), set.warmups.end());
+    runs.insert(runs.end(), set.runs.begin(), set.runs.end());
+    sets.push_back(std::move(set));
+  }
+  std::ofstream file;
+  std::ostream* out = &std::cout;
+  if (args.out != "-") {
+    file.open(args.out, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      return IoError("cannot write " + args.out + "; check that its folder exists and is writable");
+    }
+    out = &file;
+  }
+  const bool by_set = ExportsSets(format);
+  // A bar on a terminal, unless the data goes to that terminal too.
+  const bool live = ::isatty(STDERR_FILENO) == 1 && (out == &file || !::isatty(STDOUT_FILENO));
+  std::unique_ptr<Progress> bar;
+  FP_RETURN_IF_ERROR(by_set
+                         ? ExportSets(store, sets, format, *out)
+                         : ExportRuns(store, runs, format, *out, FollowWith(bar, "series", live)));
+  bar.reset();
+  if (out == &file) {  // on standard output, the data says it all
+    file.flush();
+    std::cout << "wrote " << args.out << ": "
+              << (by_set ? std::to_string(sets.size()) + " group(s) or run(s)"
+                         : std::to_string(runs.size()) + " run(s)")
+              << " as " << args.format << ", "
+              << FormatValue("bytes", static_cast<double>(file.tellp())) << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 Action AddExport(CLI::App& app) {
-  struct Args {
-    std::string db;
-    std::vector<std::string> runs;
-    std::string format;
-    std::string out;
-  };
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<ExportArgs>();
   CLI::App* cmd = app.add_subcommand(
       "export",
       "Write runs' samples, scopes, values and totals as CSV or JSON, or as a Chrome Trace "
@@ -43,47 +88,10 @@ Action AddExport(CLI::App& app) {
       "  footprint export -u train --format trace --out train.trace.json\n"
       "  footprint export -u old -u new --format markdown --out -\n"
       "  footprint export -u group:last --format hyperfine --out results.json");
-  return ReadingAction(
-      args->db, [args](Store& store, const std::vector<RunRecord>& all) -> Result<int> {
-        FP_ASSIGN_OR_RETURN(ExportFormat format, ParseExportFormat(args->format));
-        std::vector<RunSet> sets;
-        std::vector<RunRecord> runs;
-        for (const std::string& spec :
-             args->runs.empty() ? std::vector<std::string>{"last"} : args->runs) {
-          FP_ASSIGN_OR_RETURN(RunSet set, ResolveRunSetNoted(all, spec));
-          runs.insert(runs.end(), set.warmups.begin(), set.warmups.end());
-          runs.insert(runs.end(), set.runs.begin(), set.runs.end());
-          sets.push_back(std::move(set));
-        }
-        std::ofstream file;
-        std::ostream* out = &std::cout;
-        if (args->out != "-") {
-          file.open(args->out, std::ios::binary | std::ios::trunc);
-          if (!file) {
-            return IoError("cannot write " + args->out +
-                           "; check that its folder exists and is writable");
-          }
-          out = &file;
-        }
-        const bool by_set = ExportsSets(format);
-        // A bar on a terminal, unless the data goes to that terminal too.
-        const bool live =
-            ::isatty(STDERR_FILENO) == 1 && (out == &file || !::isatty(STDOUT_FILENO));
-        std::unique_ptr<Progress> bar;
-        FP_RETURN_IF_ERROR(
-            by_set ? ExportSets(store, sets, format, *out)
-                   : ExportRuns(store, runs, format, *out, FollowWith(bar, "series", live)));
-        bar.reset();
-        if (out == &file) {  // on standard output, the data says it all
-          file.flush();
-          std::cout << "wrote " << args->out << ": "
-                    << (by_set ? std::to_string(sets.size()) + " group(s) or run(s)"
-                               : std::to_string(runs.size()) + " run(s)")
-                    << " as " << args->format << ", "
-                    << FormatValue("bytes", static_cast<double>(file.tellp())) << "\n";
-        }
-        return kExitOk;
-      });
+  return ReadingAction(args->db,
+                       [args](Store& store, const std::vector<RunRecord>& all) -> Result<int> {
+                         return RunExportCommand(store, all, *args);
+                       });
 }
 
 }  // namespace footprint::cli
