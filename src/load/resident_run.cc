@@ -88,10 +88,7 @@ Result<MonitorOutcome> RunResidentLoad(Store& store, const MonitorOptions& optio
   p.meta["tree_membership"] = "proc walk (footprint's children: the resident command)";
   p.run.started_at_ns = env.RealtimeNs();
   p.run.meta_json = JsonText(p.meta);
-  FP_RETURN_IF_ERROR(store.InTransaction([&]() -> Status {
-    FP_RETURN_IF_ERROR(store.CreateRun(p.run));
-    return session.RegisterSeries();
-  }));
+  FP_RETURN_IF_ERROR(session.CreateRun(p.run));
   const KernelFile stat("/proc/" + std::to_string(command.pid()) + "/stat");
   const auto cpu_before = ProcessCpuNs(stat);
   const int64_t t0 = env.MonotonicNs();

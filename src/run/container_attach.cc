@@ -170,10 +170,7 @@ Result<MonitorOutcome> RunAttachedContainer(Store& store, const MonitorOptions& 
       store, run.id, std::move(probes),
       {.env = &env, .intervals = intervals, .flush_interval_ns = opt.flush_interval_ns});
   run.meta_json = JsonText(meta);
-  FP_RETURN_IF_ERROR(store.InTransaction([&]() -> Status {
-    FP_RETURN_IF_ERROR(store.CreateRun(run));
-    return session.RegisterSeries();
-  }));
+  FP_RETURN_IF_ERROR(session.CreateRun(run));
   const int64_t t0 = env.MonotonicNs();
   run.started_at_ns = env.RealtimeNs();
   FP_RETURN_IF_ERROR(session.Start(t0));

@@ -568,10 +568,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   }
   p.run.started_at_ns = env.RealtimeNs();
   p.run.meta_json = JsonText(p.meta);
-  FP_RETURN_IF_ERROR(store.InTransaction([&]() -> Status {  // one commit for run and series
-    FP_RETURN_IF_ERROR(store.CreateRun(p.run));
-    return session.RegisterSeries();
-  }));
+  FP_RETURN_IF_ERROR(session.CreateRun(p.run));  // one commit for run and series
   // From here on the run exists: if footprint fails before the command starts, the run is
   // stored as failed with the reason (never left 'running', to be taken for interrupted).
   auto abandon = [&](Status st) -> Status {

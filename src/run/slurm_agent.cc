@@ -291,10 +291,7 @@ Result<MonitorOutcome> MonitorSlurmStep(Store& store, const StepAgentOptions& op
       store, run.id, std::move(probes),
       {.env = &env, .intervals = intervals, .flush_interval_ns = mo.flush_interval_ns});
   run.meta_json = JsonText(meta);
-  FP_RETURN_IF_ERROR(store.InTransaction([&]() -> Status {
-    FP_RETURN_IF_ERROR(store.CreateRun(run));
-    return session.RegisterSeries();
-  }));
+  FP_RETURN_IF_ERROR(session.CreateRun(run));
 
   // --- Measure until the step's daemon exits here, or the agent is stopped. -----------------
   const KernelFile daemon_stat(proc + "/" + std::to_string(started.daemon.pid) + "/stat");

@@ -36,6 +36,13 @@ MonitorSession::MonitorSession(Store& store, std::string run_id,
 
 MonitorSession::~MonitorSession() { Stop(); }
 
+Status MonitorSession::CreateRun(const RunRecord& run) {
+  return store_.InTransaction([&]() -> Status {
+    FP_RETURN_IF_ERROR(store_.CreateRun(run));
+    return RegisterSeries();
+  });
+}
+
 Status MonitorSession::RegisterSeries() {
   FP_ASSIGN_OR_RETURN(series_ids_, footprint::RegisterSeries(store_, run_id_, sampler_.series()));
   return Status::Ok();

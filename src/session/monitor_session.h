@@ -4,8 +4,8 @@
 // it ran. `footprint run` and `experiment` (through RunMonitored) and the in-process API
 // (Benchmark) all measure through it.
 //
-// Life cycle: construct (the probes declare their series) -> RegisterSeries (inside the
-// transaction that creates the run) -> AttachToCommand -> Start(t0) -> Stop() -> Finish().
+// Life cycle: construct (the probes declare their series) -> CreateRun (the run and its series
+// in one commit) -> AttachToCommand -> Start(t0) -> Stop() -> Finish().
 //
 // Thread-safety: one controlling thread calls everything but SetInterval, which any thread may
 // call between Start and Stop. The store is used by the writer thread between Start and Stop
@@ -59,8 +59,10 @@ class MonitorSession {
   MonitorSession(const MonitorSession&) = delete;
   MonitorSession& operator=(const MonitorSession&) = delete;
 
-  // Creates the run's series in the store (call inside the transaction that creates the run,
-  // so that both commit at once). Once, before Start.
+  // Creates `run` (whose id is the session's) and its series in one commit. Once, before Start.
+  Status CreateRun(const RunRecord& run);
+  // Creates the run's series only, for a run created before (call inside a transaction of the
+  // store). Once, before Start, instead of CreateRun.
   Status RegisterSeries();
   // Probes that follow the command's processes themselves (hardware counters) attach to it
   // while it waits at its start gate.

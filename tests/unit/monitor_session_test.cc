@@ -67,12 +67,7 @@ class MonitorSessionTest : public ::testing::Test {
     RunRecord run;
     run.id = "run-1";
     run.name = "session";
-    ASSERT_TRUE(store_
-                    ->InTransaction([&] {
-                      FP_RETURN_IF_ERROR(store_->CreateRun(run));
-                      return session.RegisterSeries();
-                    })
-                    .ok());
+    ASSERT_TRUE(session.CreateRun(run).ok());
     env_.SetHorizon(horizon_ns);
     ASSERT_TRUE(session.Start(0).ok());
     env_.AwaitParked(2);  // the sampler past the horizon, the writer at its first flush
