@@ -213,45 +213,61 @@ Status JsonRun(Store& store, const RunRecord& run, const RunParts& p, Sink& out)
   return Status::Ok();
 }
 
-// Chrome Trace Event format:
-// https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU Perfetto names a
-// counter track "<event name> <arg name>", one track per argument. `first` is true until the first
-// event is written (events are separated by ",\n").
-Status TraceRun(Store& store, const RunRecord& run, const RunParts& p, int pid, bool& first,
-                Sink& out) {
-  auto next = [&]() -> std::string_view { return std::exchange(first, false) ? "\n" : ",\n"; };
-  auto event = [&](json e) {
-    e["pid"] = pid;
-    out << next();
-    out.Json(e);
-  };
+// The trace events of one run, its process `pid`, separated by ",\n" (`first`: true until the
+// first event of the file is written).
+class TraceEvents {
+ public:
+  TraceEvents(Sink& out, int pid, bool& first) : out_(out), pid_(pid), first_(first) {}
+  // The sink, after the separator of a new event.
+  Sink& Next() { return out_ << (std::exchange(first_, false) ? "\n" : ",\n"); }
+  void Event(json e) {
+    e["pid"] = pid_;
+    Next().Json(e);
+  }
+  int pid() const { return pid_; }
+
+ private:
+  Sink& out_;
+  const int pid_;
+  bool& first_;
+};
+
+// The run as a process: its name, labels and place, and a name for each thread with scopes.
+void TraceProcess(const RunRecord& run, const RunParts& p, TraceEvents& ev) {
   std::string status(RunStatusName(run.status));
   if (run.exit_code) status += ", exit " + std::to_string(*run.exit_code);
-  event({{"ph", "M"},
-         {"name", "process_name"},
-         {"tid", 0},
-         {"args", {{"name", run.name + " " + run.id.substr(0, 8)}}}});
-  event({{"ph", "M"},
-         {"name", "process_labels"},
-         {"tid", 0},
-         {"args", {{"labels", "run " + run.id + ", " + status}}}});
-  event({{"ph", "M"}, {"name", "process_sort_index"}, {"tid", 0}, {"args", {{"sort_index", pid}}}});
+  ev.Event({{"ph", "M"},
+            {"name", "process_name"},
+            {"tid", 0},
+            {"args", {{"name", run.name + " " + run.id.substr(0, 8)}}}});
+  ev.Event({{"ph", "M"},
+            {"name", "process_labels"},
+            {"tid", 0},
+            {"args", {{"labels", "run " + run.id + ", " + status}}}});
+  ev.Event({{"ph", "M"},
+            {"name", "process_sort_index"},
+            {"tid", 0},
+            {"args", {{"sort_index", ev.pid()}}}});
   std::set<int64_t> threads;
   for (const ScopeRecord& s : p.scopes) threads.insert(s.thread);
   for (int64_t t : threads) {
-    event({{"ph", "M"},
-           {"name", "thread_name"},
-           {"tid", t},
-           {"args", {{"name", "thread " + std::to_string(t)}}}});
+    ev.Event({{"ph", "M"},
+              {"name", "thread_name"},
+              {"tid", t},
+              {"args", {{"name", "thread " + std::to_string(t)}}}});
   }
+}
+
+// Scopes as complete events on their thread.
+void TraceScopes(const RunRecord& run, const RunParts& p, TraceEvents& ev) {
   const std::optional<int64_t> run_end =
       run.ended_at_ns ? std::optional<int64_t>(*run.ended_at_ns - run.started_at_ns) : std::nullopt;
   for (const ScopeRecord& s : p.scopes) {
     // A scope whose process died inside it lasts until the run's end, marked unfinished.
     const int64_t end = s.end_ns.value_or(std::max(run_end.value_or(s.start_ns), s.start_ns));
-    out << next() << "{\"ph\":\"X\",\"cat\":\"scope\",\"name\":";
+    Sink& out = ev.Next() << "{\"ph\":\"X\",\"cat\":\"scope\",\"name\":";
     out.Json(s.name) << ",\"pid\":";
-    out.Int(pid) << ",\"tid\":";
+    out.Int(ev.pid()) << ",\"tid\":";
     out.Int(s.thread) << ",\"ts\":";
     out.Micros(s.start_ns) << ",\"dur\":";
     out.Micros(end - s.start_ns) << ",\"args\":";
@@ -259,33 +275,94 @@ Status TraceRun(Store& store, const RunRecord& run, const RunParts& p, int pid, 
     if (!s.end_ns) args["unfinished"] = true;
     out.Json(args) << '}';
   }
+}
+
+// Valued metrics with a finite value, as counters.
+void TraceValues(const RunParts& p, TraceEvents& ev) {
   for (const ValueRecord& v : p.values) {
     if (!v.value || !std::isfinite(*v.value)) continue;
-    out << next() << "{\"ph\":\"C\",\"cat\":\"value\",\"name\":";
+    Sink& out = ev.Next() << "{\"ph\":\"C\",\"cat\":\"value\",\"name\":";
     out.Json(v.name) << ",\"pid\":";
-    out.Int(pid) << ",\"ts\":";
+    out.Int(ev.pid()) << ",\"ts\":";
     out.Micros(v.t_ns) << ",\"args\":{\"value\":";
     out.Real(*v.value, "null") << "}}";
   }
-  // The profiler's operators and kernels, on the run's clock (docs/profiling.md).
-  std::vector<std::string> notes;
-  FP_ASSIGN_OR_RETURN(std::vector<json> profiled, ProfilerTraceEvents(store, run, p.values, notes));
-  for (json& e : profiled) event(std::move(e));
-  for (const std::string& note : notes) std::cerr << "footprint: " << note << "\n";
+}
+
+// Each series as a counter track named "<metric> [<unit>] <entity>", streamed from the store.
+Status TraceSeries(Store& store, const RunParts& p, Sink& out, TraceEvents& ev) {
   for (const SeriesRecord& sr : p.series) {
     const std::string name = sr.metric + " [" + sr.unit + "]";
     const std::string head = "{\"ph\":\"C\",\"cat\":\"metric\",\"name\":" + JsonText(json(name)) +
-                             ",\"pid\":" + std::to_string(pid) + ",\"ts\":";
+                             ",\"pid\":" + std::to_string(ev.pid()) + ",\"ts\":";
     const std::string arg = ",\"args\":{" + JsonText(json(sr.entity)) + ":";
     FP_RETURN_IF_ERROR(store.ScanSamples(sr.id, [&](int64_t t, double value) {
       if (!std::isfinite(value)) return;
-      out << next() << head;
+      ev.Next() << head;
       out.Micros(t) << arg;
       out.Real(value, "null") << "}}";
     }));
     out.SeriesDone();
   }
   return Status::Ok();
+}
+
+// Chrome Trace Event format:
+// https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU Perfetto names a
+// counter track "<event name> <arg name>", one track per argument. `first` is true until the first
+// event is written (events are separated by ",\n").
+Status TraceRun(Store& store, const RunRecord& run, const RunParts& p, int pid, bool& first,
+                Sink& out) {
+  TraceEvents ev(out, pid, first);
+  TraceProcess(run, p, ev);
+  TraceScopes(run, p, ev);
+  TraceValues(p, ev);
+  // The profiler's operators and kernels, on the run's clock (docs/profiling.md).
+  std::vector<std::string> notes;
+  FP_ASSIGN_OR_RETURN(std::vector<json> profiled, ProfilerTraceEvents(store, run, p.values, notes));
+  for (json& e : profiled) ev.Event(std::move(e));
+  for (const std::string& note : notes) std::cerr << "footprint: " << note << "\n";
+  return TraceSeries(store, p, out, ev);
+}
+
+// What comes before the first run of an export in `format`.
+void WriteExportHead(ExportFormat format, std::span<const RunRecord> runs, Sink& out) {
+  switch (format) {
+    case ExportFormat::kCsv:
+      out << kCsvHeader;
+      break;
+    case ExportFormat::kJson:
+      out << "{\"format\":\"footprint-export\",\"version\":1,\"runs\":[";
+      break;
+    case ExportFormat::kTrace: {
+      json pids = json::array();
+      for (size_t i = 0; i < runs.size(); ++i) {
+        pids.push_back({{"pid", i + 1},
+                        {"run_id", runs[i].id},
+                        {"name", runs[i].name},
+                        {"started_at_ns", runs[i].started_at_ns}});
+      }
+      out << "{\"displayTimeUnit\":\"ms\",\"otherData\":";
+      out.Json({{"exporter", "footprint export --format trace"},
+                {"time", "microseconds since each run's start"},
+                {"runs", pids}});
+      out << ",\"traceEvents\":[";
+      break;
+    }
+    case ExportFormat::kMarkdown:
+    case ExportFormat::kHyperfine:
+      break;  // written by ExportSets
+  }
+}
+
+// How many series `runs` have, for the progress of an export.
+Result<size_t> CountSeries(Store& store, std::span<const RunRecord> runs) {
+  size_t series = 0;
+  for (const RunRecord& run : runs) {
+    FP_ASSIGN_OR_RETURN(auto list, store.ListSeries(run.id));
+    series += list.size();
+  }
+  return series;
 }
 
 }  // namespace
@@ -313,40 +390,11 @@ Status ExportRuns(Store& store, std::span<const RunRecord> runs, ExportFormat fo
   }
   Sink out(stream);
   if (progress) {
-    size_t series = 0;
-    for (const RunRecord& run : runs) {
-      FP_ASSIGN_OR_RETURN(auto list, store.ListSeries(run.id));
-      series += list.size();
-    }
+    FP_ASSIGN_OR_RETURN(size_t series, CountSeries(store, runs));
     out.Follow(std::move(progress), series);
   }
   bool first_event = true;
-  switch (format) {
-    case ExportFormat::kCsv:
-      out << kCsvHeader;
-      break;
-    case ExportFormat::kJson:
-      out << "{\"format\":\"footprint-export\",\"version\":1,\"runs\":[";
-      break;
-    case ExportFormat::kTrace: {
-      json pids = json::array();
-      for (size_t i = 0; i < runs.size(); ++i) {
-        pids.push_back({{"pid", i + 1},
-                        {"run_id", runs[i].id},
-                        {"name", runs[i].name},
-                        {"started_at_ns", runs[i].started_at_ns}});
-      }
-      out << "{\"displayTimeUnit\":\"ms\",\"otherData\":";
-      out.Json({{"exporter", "footprint export --format trace"},
-                {"time", "microseconds since each run's start"},
-                {"runs", pids}});
-      out << ",\"traceEvents\":[";
-      break;
-    }
-    case ExportFormat::kMarkdown:
-    case ExportFormat::kHyperfine:
-      break;  // written by ExportSets, above
-  }
+  WriteExportHead(format, runs, out);
   for (size_t i = 0; i < runs.size(); ++i) {
     FP_ASSIGN_OR_RETURN(auto parts, LoadParts(store, runs[i]));
     switch (format) {
