@@ -64,6 +64,23 @@ void AwaitLoad(LoadDriver& driver, pid_t command, const StopSignalCatcher& stop)
   driver.AwaitEnd();
 }
 
+// The run's status and exit status from how its load ended (or a signal), and its end stored.
+void StoreResidentEnd(Store& store, const LoadDriver& driver, PreparedRun& p, MonitorOutcome& out) {
+  const bool done = driver.summary().ended_because == "done";
+  p.run.status = out.signal_received ? RunStatus::kInterrupted
+                 : done              ? RunStatus::kOk
+                                     : RunStatus::kFailed;
+  p.run.exit_code = out.exit_status = out.signal_received ? 128 + out.signal_received
+                                      : done              ? 0
+                                                          : 1;
+  p.run.meta_json = JsonText(p.meta);
+  if (Status st = store.FinishRun(p.run, out.totals); !st.ok()) {
+    out.end_stored = false;
+    out.warnings.push_back("the end of the run could not be stored (" + st.message() +
+                           "); it will show as interrupted");
+  }
+}
+
 }  // namespace
 
 Result<MonitorOutcome> RunResidentLoad(Store& store, const MonitorOptions& options,
@@ -111,20 +128,8 @@ Result<MonitorOutcome> RunResidentLoad(Store& store, const MonitorOptions& optio
   p.run.ended_at_ns = p.run.started_at_ns + (t_end - t0);
   RecordTotals(ResidentTotals(t_end - t0, cpu_before, ProcessCpuNs(stat), *tree), session, p, out);
   AddDriverResult(driver, store, p, out);
-  const bool done = driver.summary().ended_because == "done";
-  p.run.status = out.signal_received ? RunStatus::kInterrupted
-                 : done              ? RunStatus::kOk
-                                     : RunStatus::kFailed;
-  p.run.exit_code = out.exit_status = out.signal_received ? 128 + out.signal_received
-                                      : done              ? 0
-                                                          : 1;
-  p.run.meta_json = JsonText(p.meta);
   unavailable_gpu.Warn(out.warnings);
-  if (Status st = store.FinishRun(p.run, out.totals); !st.ok()) {
-    out.end_stored = false;
-    out.warnings.push_back("the end of the run could not be stored (" + st.message() +
-                           "); it will show as interrupted");
-  }
+  StoreResidentEnd(store, driver, p, out);
   out.run = std::move(p.run);
   return out;
 }
