@@ -88,6 +88,24 @@ CLI::App* AddVerb(CLI::App& queue, const char* name, const char* help, QueueArgs
   return verb;
 }
 
+// queue cancel: each job cancelled, and audited as the shell's user.
+Result<int> CancelJobs(const QueueArgs& args, serve::JobQueue& queue) {
+  FP_RETURN_IF_ERROR(queue.Cancel(args.ids, ShellUser(), true));
+  for (int64_t id : args.ids) FP_RETURN_IF_ERROR(queue.Audit(ShellUser(), "cancel", id, ""));
+  return kExitOk;
+}
+
+// queue requeue: each job queued again as a new one, whose id is printed.
+Result<int> RequeueJobs(const QueueArgs& args, serve::JobQueue& queue) {
+  FP_ASSIGN_OR_RETURN(std::vector<int64_t> ids, queue.Requeue(args.ids, ShellUser(), true));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    FP_RETURN_IF_ERROR(
+        queue.Audit(ShellUser(), "requeue", ids[i], "of job " + std::to_string(args.ids[i])));
+    std::cout << ids[i] << "\n";
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 Action AddQueue(CLI::App& app) {
@@ -134,21 +152,8 @@ Action AddQueue(CLI::App& app) {
       FP_ASSIGN_OR_RETURN(std::unique_ptr<serve::JobQueue> queue, serve::JobQueue::Open(args->db));
       if (add->parsed()) return Add(*args, *queue);
       if (list->parsed()) return List(*args, *queue);
-      if (cancel->parsed()) {
-        FP_RETURN_IF_ERROR(queue->Cancel(args->ids, ShellUser(), true));
-        for (int64_t id : args->ids)
-          FP_RETURN_IF_ERROR(queue->Audit(ShellUser(), "cancel", id, ""));
-        return kExitOk;
-      }
-      if (requeue->parsed()) {
-        FP_ASSIGN_OR_RETURN(std::vector<int64_t> ids, queue->Requeue(args->ids, ShellUser(), true));
-        for (size_t i = 0; i < ids.size(); ++i) {
-          FP_RETURN_IF_ERROR(queue->Audit(ShellUser(), "requeue", ids[i],
-                                          "of job " + std::to_string(args->ids[i])));
-          std::cout << ids[i] << "\n";
-        }
-        return kExitOk;
-      }
+      if (cancel->parsed()) return CancelJobs(*args, *queue);
+      if (requeue->parsed()) return RequeueJobs(*args, *queue);
       return Log(*args, *queue);
     });
   };
