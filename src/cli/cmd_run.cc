@@ -554,6 +554,29 @@ Result<MonitorOptions> CommandOptions(RunArgs& args, CLI::App& cmd,
   return RunOptions(args, cmd, std::move(words));
 }
 
+namespace {
+
+// footprint run once its options are parsed (not --container or --duration): the command,
+// or its repetitions and combinations, measured into the database.
+Result<int> MeasureCommandLine(RunArgs& args, CLI::App& cmd,
+                               const std::vector<std::string>& command) {
+  FP_ASSIGN_OR_RETURN(MonitorOptions o, CommandOptions(args, cmd, command));
+  if (!args.profiler.empty()) {
+    o.profiler = ProfilerRequest{.listener = args.profiler, .required = args.require_profiler};
+    FP_RETURN_IF_ERROR(ValidateMonitorOptions(o));
+  }
+  std::unique_ptr<HookFolder> hook;
+  if (!args.profile.empty()) {
+    FP_ASSIGN_OR_RETURN(hook, HookFolder::Make());
+    FP_RETURN_IF_ERROR(AddTorchWindow(args.profile, hook->path(), *o.env, o.environment));
+  }
+  FP_ASSIGN_OR_RETURN(auto scan, Scan(args, cmd, o));
+  FP_ASSIGN_OR_RETURN(auto store, OpenStore(args.db));
+  return RunScan(*store, args, o, scan);
+}
+
+}  // namespace
+
 Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
   auto args = std::make_shared<RunArgs>();
   auto attach = std::make_shared<AttachArgs>();
@@ -597,22 +620,7 @@ Action AddRun(CLI::App& app, const std::vector<std::string>& command) {
     if (cmd->count("--container") + cmd->count("--duration") > 0) {
       return RunAttach(*attach, *args, *cmd, command);
     }
-    Result<int> status = [&]() -> Result<int> {
-      FP_ASSIGN_OR_RETURN(MonitorOptions o, CommandOptions(*args, *cmd, command));
-      if (!args->profiler.empty()) {
-        o.profiler =
-            ProfilerRequest{.listener = args->profiler, .required = args->require_profiler};
-        FP_RETURN_IF_ERROR(ValidateMonitorOptions(o));
-      }
-      std::unique_ptr<HookFolder> hook;
-      if (!args->profile.empty()) {
-        FP_ASSIGN_OR_RETURN(hook, HookFolder::Make());
-        FP_RETURN_IF_ERROR(AddTorchWindow(args->profile, hook->path(), *o.env, o.environment));
-      }
-      FP_ASSIGN_OR_RETURN(auto scan, Scan(*args, *cmd, o));
-      FP_ASSIGN_OR_RETURN(auto store, OpenStore(args->db));
-      return RunScan(*store, *args, o, scan);
-    }();
+    Result<int> status = MeasureCommandLine(*args, *cmd, command);
     if (status.ok()) return *status;
     Fail(status.status());  // footprint's own failure: 125, whatever its kind (see --help)
     return kExitRunFailed;
