@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from fp_helpers import FOOTPRINT, clean_env, describe, fp, metric, run_ok, show, wl
+from fp_helpers import (FOOTPRINT, clean_env, describe, fp, metric, raw_samples, run_ok, show,
+                        wl)
 
 MiB = 1 << 20
 
@@ -233,8 +234,9 @@ def memory_stat(pid):
 
 
 def test_dataloader_workers_peak_matches_proportional_set_size(tmp_path, cgroup_memory):
-    """A real PyTorch DataLoader with 2 workers: the peak is within 10 % of the tree's Σ PSS
-    (each shared page split between the processes mapping it) sampled here meanwhile."""
+    """A real PyTorch DataLoader with 2 workers: at the plateau (every worker alive, the dataset
+    shared) `memory` is within 10 % of the tree's Σ PSS (each shared page split between the
+    processes mapping it) sampled here meanwhile, and the peak is at least that."""
     if not cgroup_memory:
         pytest.skip("no memory cgroup for runs on this machine (footprint doctor says why)")
     script = tmp_path / "loader.py"
@@ -245,7 +247,7 @@ def test_dataloader_workers_peak_matches_proportional_set_size(tmp_path, cgroup_
         [FOOTPRINT, "run", "-o", db, "-q", "-i", "20ms", "--no-git", "--",
          "/usr/bin/python3", script, plateau],
         env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    pss_peak = cgroup_plateau = workers_seen = 0
+    pss_peak = pss_plateau = cgroup_plateau = workers_seen = 0
     while proc.poll() is None:
         # Only the workload's processes: under ASan, LeakSanitizer's tracer is footprint's
         # child at its exit, in the test's own cgroup (547 MiB once, counted as the run's).
@@ -255,15 +257,27 @@ def test_dataloader_workers_peak_matches_proportional_set_size(tmp_path, cgroup_
         # The cgroup's charge during the 0.5 s plateau, which footprint samples 25 times too.
         if tree and plateau.exists():
             cgroup_plateau = max(cgroup_plateau, memory_stat(tree[0]) or 0)
+            pss_plateau = max(pss_plateau, sum(smaps_total(p, "Pss") for p in tree))
         time.sleep(0.02)
     out, err = proc.communicate()
     assert proc.returncode == 0, f"{out}\n{err}"
     assert workers_seen == 2, workers_seen
-    t = show(db)["totals"]
+    s = show(db)
+    t = s["totals"]
     peak = t["peak_memory_bytes"]
     # Σ RSS counts the dataset and the libraries once per worker: well above what is held.
     assert t["rss_sum_peak_bytes"] > 1.3 * pss_peak, (t, pss_peak)
-    assert abs(peak - pss_peak) <= 0.1 * pss_peak, (peak / MiB, pss_peak / MiB, t)
+    # The plateau: the last 0.5 s before the exit (what footprint sampled after the plateau
+    # began, taken as the largest of its last 0.6 s). Not the peak against Σ PSS: the peak is the
+    # kernel's high-water mark, which also holds moments no sampling sees (one CI run: 319 MiB
+    # against a sampled 260 MiB on a loaded machine).
+    samples = raw_samples(db, s["run"]["id"], "memory")
+    end_ns = t["duration_s"] * 1e9
+    at_plateau = max(v for t_ns, v in samples if t_ns >= end_ns - 0.6e9)
+    assert pss_plateau > 0, "the test saw the plateau"
+    assert abs(at_plateau - pss_plateau) <= 0.1 * pss_plateau, \
+        (at_plateau / MiB, pss_plateau / MiB, t)
+    assert at_plateau <= peak < t["rss_sum_peak_bytes"], (peak / MiB, t)
     # Never below what the kernel charged the cgroup as anonymous and mapped pages.
     assert cgroup_plateau > 0, "the test saw the plateau"
     assert peak >= 0.95 * cgroup_plateau, (peak / MiB, cgroup_plateau / MiB)
