@@ -136,22 +136,41 @@ CONFIGURATIONS = {
         ({"OPENBLAS_CORETYPE": "Prescott"}, 1),
 }
 MODELS = {"resnet34": "ResNet", "mobilenet_v2": "MobileNet", "efficientnet_b0": "EfficientNet",
-          "squeezenet1_1": "SqueezeNet",
-          "regnet_y_400mf": "RegNet", "densenet121": "DenseNet", "swin_t": "Swin"}
+          "squeezenet1_1": "SqueezeNet", "regnet_y_400mf": "RegNet", "densenet121": "DenseNet",
+          "swin_t": "Swin", "vit_b_16": "ViT", "lstm": "LSTM"}
 RESOLUTION, BATCHES = 128, (1, 8)
+# The models, weights=None (nothing is downloaded): torchvision's at RESOLUTION (ViT-B/16 given
+# that image size), and a 2-layer LSTM (256 features in, 512 hidden) over 64 steps, then a
+# classifier on the last step: the recurrent family.
+BUILD = """
+import sys, torch, torchvision
+class LSTM(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(256, 512, num_layers=2, batch_first=True)
+        self.head = torch.nn.Linear(512, 10)
+    def forward(self, x):
+        return self.head(self.lstm(x)[0][:, -1])
+def build(name, resolution):
+    if name == "lstm":
+        return LSTM().eval(), (64, 256)
+    size = {"image_size": resolution} if name.startswith("vit") else {}
+    model = getattr(torchvision.models, name)(weights=None, **size).eval()
+    return model, (3, resolution, resolution)
+"""
 # The model timed by PyTorch as the agent runs it (threads, OpenBLAS pinned to them,
 # inference_mode): the fastest of 5 repetitions of at least 0.2 s (on shared cores another
 # process only slows a repetition; the calibration times its references the same way).
-TIME_MODEL = """
-import sys, time, torch, torchvision
+TIME_MODEL = BUILD + """
+import time
 from footprint.agent import _openblas
 threads = int(sys.argv[4])
 torch.set_num_threads(threads)
 for blas in _openblas():
     blas.openblas_set_num_threads(threads)
 name, resolution, batch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-model = getattr(torchvision.models, name)(weights=None).eval()
-x = torch.randn(batch, 3, resolution, resolution)
+model, shape = build(name, resolution)
+x = torch.randn(batch, *shape)
 with torch.inference_mode():
     start = time.perf_counter()
     model(x)
@@ -164,11 +183,11 @@ with torch.inference_mode():
         times.append((time.perf_counter() - start) / calls)
 print(min(times))
 """
-EXPORT = """
-import sys, torch, torchvision
-model = getattr(torchvision.models, sys.argv[1])(weights=None).eval()
-r = int(sys.argv[2])
-torch.onnx.export(model, torch.randn(1, 3, r, r), sys.argv[3], input_names=["input"],
+EXPORT = BUILD + """
+import warnings
+warnings.simplefilter("ignore")  # the tracer's, about ViT's shape checks and the LSTM's batch
+model, shape = build(sys.argv[1], int(sys.argv[2]))
+torch.onnx.export(model, torch.randn(1, *shape), sys.argv[3], input_names=["input"],
                   output_names=["output"], dynamic_axes={"input": {0: "b"}, "output": {0: "b"}},
                   opset_version=13)
 """

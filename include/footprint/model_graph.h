@@ -29,6 +29,17 @@ struct OperatorCost {
   // A Conv with one input channel per group: few MACs per byte moved, so memory-bound where a
   // dense Conv is compute-bound; the predictors give it a kind of its own.
   bool depthwise = false;
+  // A Conv's shape, by which PyTorch picks its kernel (oneDNN, or im2col and the BLAS image by
+  // image: predict/calibration.cc): the kernel's sides, groups, whether strided or dilated.
+  std::vector<int64_t> kernel;
+  int64_t groups = 1;
+  bool strided = false;
+  // A Conv whose weights PyTorch's export made (named "onnx::..."): a batch normalisation was
+  // folded into it, which eager PyTorch runs as a pass of its own over the output.
+  bool folded_norm = false;
+  // A recurrent operator (LSTM, GRU, RNN): the steps it takes one after the other (sequence x
+  // directions), and the recurrent weights each of them reads (one direction's).
+  double sequential_steps = 0, step_param_bytes = 0;
 };
 
 struct ModelGraph {

@@ -4,12 +4,14 @@ threads of ``--threads``, OpenBLAS pinned to them, ``inference_mode``):
 
 - the rate of dense convolutions and of matrix products as a curve over M, the rows of the
   GEMM each becomes (a convolution's output pixels times the batch, a product's rows): small
-  M cannot fill the kernels; small convolutions of one image apart (PyTorch runs them through
-  im2col and the BLAS, the others through oneDNN);
+  M cannot fill the kernels; apart, the convolutions PyTorch runs image by image through
+  im2col and the BLAS rather than oneDNN: small 3x3 ones of one image, and on one thread the
+  1x1 ones (their M: one image's pixels);
 - how fast weights stream from memory: a matrix-vector product's (64 MiB of weights) and a
   convolution's at one output pixel (9 MiB, reordered for the kernel at every call);
 - attention's batched products, softmax, layer normalisation (their FLOP rates), depthwise
-  convolutions and element-wise work (their bytes per second);
+  convolutions (their bytes per second), element-wise work and batch normalisation (bytes per
+  second as a curve over the tensor's size, 256 KiB to 64 MiB);
 - the cost of one operator call (a tiny ``add``), which dominates small models;
 - reference models (ResNet-18, MobileNetV3-small, a small ViT), timed and exported to ONNX
   beside OUT.json, so that footprint can state how far its prediction from these rates is off.
@@ -72,7 +74,7 @@ def _dense_rates(b: Bench, quick: bool) -> dict:
     """FLOP/s of 3x3 convolutions (ResNet's stages) and of matrix products (a transformer's
     projections, a classifier) at several M, the GEMM's rows."""
     torch, F = b.torch, b.torch.nn.functional
-    conv, small, gemm = [], [], []
+    conv, small, pointwise, gemm = [], [], [], []
     stages = [(64, 56), (128, 28), (256, 14), (512, 7)]
     if quick:  # the same channels, smaller images
         stages = [(64, 28), (128, 14), (256, 7), (512, 4)]
@@ -86,11 +88,18 @@ def _dense_rates(b: Bench, quick: bool) -> dict:
         t = b.time(lambda: F.conv2d(x, w, padding=1))
         m = batch * size * size
         curve.append({"m": m, "flops_per_s": 2 * m * channels * channels * 9 / t})
+    # On one thread PyTorch runs every 1x1 convolution without stride of fewer than 16 images
+    # the same way, image by image: a GEMM of M = the pixels of one image.
+    for channels, size in ((32, 64), (64, 32), (128, 16), (256, 8), (512, 4)):
+        x, w = torch.randn(1, channels, size, size), torch.randn(channels, channels, 1, 1)
+        t = b.time(lambda: F.conv2d(x, w))
+        pointwise.append({"m": size * size, "flops_per_s": 2 * size * size * channels ** 2 / t})
     for m in (1, 8, 64, 256, 1024):
         x, w = torch.randn(m, 768), torch.randn(768, 768)
         t = b.time(lambda: F.linear(x, w))
         gemm.append({"m": m, "flops_per_s": 2 * m * 768 * 768 / t})
-    return {"conv": _curve(conv), "conv_small": _curve(small), "gemm": _curve(gemm)}
+    return {"conv": _curve(conv), "conv_small": _curve(small), "conv_1x1": _curve(pointwise),
+            "gemm": _curve(gemm)}
 
 
 def _curve(points: list) -> list:
@@ -116,13 +125,22 @@ def _memory_rates(b: Bench, quick: bool) -> dict:
         x, k = torch.randn(1, channels, size, size), torch.randn(channels, 1, 3, 3)
         t = b.time(lambda: F.conv2d(x, k, padding=1, groups=channels))
         dw.append((2 * x.numel() + k.numel()) * 4 / t)
-    elementwise = []
-    for n in ((1 << 16, 1 << 20) if not quick else (1 << 16,)):
+    # Element-wise work and batch normalisation as a curve over the output's size: from the
+    # caches to memory, and past glibc's largest heap block (32 MiB) a tensor is mapped afresh
+    # at every call and its pages faulted in (here an add of 64 MiB ran at 5 GB/s, of 4 MiB at
+    # 74). Batch normalisation: the pass PyTorch makes after most convolutions (folded into
+    # them in ONNX).
+    elementwise, batchnorm = [], []
+    for n in ((1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24) if not quick else (1 << 16, 1 << 22)):
         x, y = torch.randn(n), torch.randn(n)
-        elementwise.append(3 * n * 4 / b.time(lambda: torch.add(x, y)))
+        elementwise.append({"bytes": 4 * n, "bytes_per_s": 3 * n * 4 / b.time(
+            lambda: torch.add(x, y))})
+        x, scale = x.view(8, 64, -1), torch.ones(64)
+        batchnorm.append({"bytes": 4 * n, "bytes_per_s": 2 * n * 4 / b.time(
+            lambda: F.batch_norm(x, scale, scale, scale, scale, False))})
     return {"weight_stream_bytes_per_s": stream, "conv_weight_stream_bytes_per_s": conv_stream,
-            "dwconv_bytes_per_s": statistics.median(dw),
-            "elementwise_bytes_per_s": statistics.median(elementwise)}
+            "dwconv_bytes_per_s": statistics.median(dw), "elementwise": elementwise,
+            "batchnorm": batchnorm}
 
 
 def _transformer_rates(b: Bench, quick: bool) -> dict:
@@ -200,7 +218,8 @@ def calibrate(args: argparse.Namespace) -> dict:
     torch.manual_seed(0)
     b = Bench(torch, args.repeat_ms / 1e3, 7 if args.quick else 9)
     from footprint.agent import describe
-    record = {"version": 1, "quick": args.quick, "machine": describe(torch.device("cpu"))}
+    record = {"version": 2, "quick": args.quick, "threads": torch.get_num_threads(),
+              "machine": describe(torch.device("cpu"))}
     _say("matrix products and convolutions")
     record["rates"] = _dense_rates(b, args.quick)
     _say("memory: weights, depthwise convolutions, element-wise")

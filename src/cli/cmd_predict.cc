@@ -76,13 +76,14 @@ Action AddPredict(CLI::App& app) {
       ->option_text("DATA.csv|DB");
   cmd->add_flag("--calibrate", o->calibrate,
                 "measure this machine's rates (GEMMs and convolutions over their rows, weight "
-                "streaming, attention, softmax, layer norm, depthwise and element-wise "
-                "bandwidth, the cost of an operator call) and time three reference models "
-                "through PyTorch (/usr/bin/python3, python3-torch), in about 2 minutes on 2 "
-                "cores; stored as a run named predict-calibration in --db. A CPU prediction then "
-                "uses the newest calibration of this machine (CPU, ISA, BLAS kernel), whatever "
-                "the predictor was fitted on, with the references' worst error as its band "
-                "(\"calibrated\": the run). Ctrl-C stores nothing");
+                "streaming, attention, softmax, layer norm, depthwise bandwidth, element-wise and "
+                "batch-norm bandwidth over the tensor's size, the cost of an operator call) and "
+                "time three reference models through PyTorch (/usr/bin/python3, python3-torch), "
+                "in under a minute on 2 cores; stored as a run named predict-calibration in --db. "
+                "A CPU prediction then uses the newest calibration of this machine (CPU, ISA, "
+                "BLAS kernel), whatever the predictor was fitted on, with the references' worst "
+                "error as its band (\"calibrated\": the run). Ctrl-C, or SIGINT or SIGTERM to "
+                "footprint alone, stops it and stores nothing");
   cmd->add_flag("--quick", o->quick,
                 "with --calibrate: shorter repetitions and small references (seconds; for "
                 "tests, its band is wider)");
@@ -102,8 +103,8 @@ Action AddPredict(CLI::App& app) {
       "file or over 2 GiB, an attribute or a dimension ONNX's shape inference cannot take, a "
       "dynamic batch without --batch, a graph none of whose operators has a cost formula), a "
       "predictor of another device or version, or bad options; 125 "
-      "when the predict module cannot be loaded; 130 for a calibration interrupted (nothing "
-      "stored).\n\n"
+      "when the predict module cannot be loaded; 128+N for a calibration stopped by signal N "
+      "(130: Ctrl-C; nothing stored).\n\n"
       "Examples:\n"
       "  footprint predict resnet50.onnx --batch 8\n"
       "  footprint predict model.onnx --batch 1 --device H200-141GB --json\n"

@@ -20,20 +20,28 @@ namespace {
 
 using json = nlohmann::json;
 
+// A rate as a curve over a size (the rows of a GEMM, a tensor's bytes), by size.
+using Curve = std::vector<std::pair<double, double>>;
+
 // The rates of a record, read once per graph.
 struct Rates {
-  // (M, FLOP/s), by M; conv_small: convolutions of one image over at most kSmallConvInput
-  // values, which PyTorch runs through im2col and the BLAS (the others through oneDNN).
-  std::vector<std::pair<double, double>> conv, conv_small, gemm;
-  double stream = 0, conv_stream = 0, dwconv = 0, elementwise = 0;  // bytes/s
-  double attention = 0, softmax = 0, layernorm = 0;                 // FLOP/s
+  // FLOP/s over M. conv: convolutions PyTorch runs through oneDNN, over the GEMM's rows (pixels
+  // times images); conv_small (3x3) and conv_1x1: those it runs image by image through im2col
+  // and the BLAS, over one image's pixels (UsesOneDnn); gemm: products with weights.
+  Curve conv, conv_small, conv_1x1, gemm;
+  // Bytes/s over the output's bytes: element-wise work, batch normalisation.
+  Curve elementwise, batchnorm;
+  double stream = 0, conv_stream = 0, dwconv = 0;    // bytes/s
+  double attention = 0, softmax = 0, layernorm = 0;  // FLOP/s
+  double call = 0;                                   // s: one bare operator call
+  int threads = 1;                                   // PyTorch's, as calibrated
 };
 
-std::vector<std::pair<double, double>> CurveOf(const json& points) {
-  std::vector<std::pair<double, double>> curve;
+Curve CurveOf(const json& points, const char* x, const char* rate) {
+  Curve curve;
   for (const json& p : points.is_array() ? points : json::array()) {
-    const double m = Number(p, "m", 0), rate = Number(p, "flops_per_s", 0);
-    if (m > 0 && rate > 0) curve.emplace_back(m, rate);
+    const double at = Number(p, x, 0), r = Number(p, rate, 0);
+    if (at > 0 && r > 0) curve.emplace_back(at, r);
   }
   std::sort(curve.begin(), curve.end());
   return curve;
@@ -41,54 +49,104 @@ std::vector<std::pair<double, double>> CurveOf(const json& points) {
 
 Rates RatesOf(const json& record) {
   const json r = Object(record, "rates");
-  return {CurveOf(Member(r, "conv")),
-          CurveOf(Member(r, "conv_small")),
-          CurveOf(Member(r, "gemm")),
+  return {CurveOf(Member(r, "conv"), "m", "flops_per_s"),
+          CurveOf(Member(r, "conv_small"), "m", "flops_per_s"),
+          CurveOf(Member(r, "conv_1x1"), "m", "flops_per_s"),
+          CurveOf(Member(r, "gemm"), "m", "flops_per_s"),
+          CurveOf(Member(r, "elementwise"), "bytes", "bytes_per_s"),
+          CurveOf(Member(r, "batchnorm"), "bytes", "bytes_per_s"),
           Number(r, "weight_stream_bytes_per_s", 0),
           Number(r, "conv_weight_stream_bytes_per_s", 0),
           Number(r, "dwconv_bytes_per_s", 0),
-          Number(r, "elementwise_bytes_per_s", 0),
           Number(r, "attention_flops_per_s", 0),
           Number(r, "softmax_flops_per_s", 0),
-          Number(r, "layernorm_flops_per_s", 0)};
+          Number(r, "layernorm_flops_per_s", 0),
+          Number(r, "operator_overhead_s", 0),
+          static_cast<int>(Number(record, "threads", 1))};
 }
 
-// The rate at `m`, linear in log M between the measured points, the nearest one beyond them.
-double RateAt(const std::vector<std::pair<double, double>>& curve, double m) {
-  if (m <= curve.front().first) return curve.front().second;
-  if (m >= curve.back().first) return curve.back().second;
-  const auto hi = std::upper_bound(curve.begin(), curve.end(), std::make_pair(m, 0.0));
+// The rate at `x`, linear in log x between the measured points, the nearest one beyond them.
+double RateAt(const Curve& curve, double x) {
+  if (x <= curve.front().first) return curve.front().second;
+  if (x >= curve.back().first) return curve.back().second;
+  const auto hi = std::upper_bound(curve.begin(), curve.end(), std::make_pair(x, 0.0));
   const auto lo = hi - 1;
-  const double x = std::log(m / lo->first) / std::log(hi->first / lo->first);
-  return lo->second + x * (hi->second - lo->second);
+  const double share = std::log(x / lo->first) / std::log(hi->first / lo->first);
+  return lo->second + share * (hi->second - lo->second);
 }
 
-constexpr double kSmallConvInput = 20480;  // values: PyTorch 1.13's use_mkldnn
+// Whether a convolution's kernel is 1x1.
+bool Pointwise(const OperatorCost& op) {
+  return std::all_of(op.kernel.begin(), op.kernel.end(), [](int64_t side) { return side == 1; });
+}
 
-// The curve of a dense operator's kind, of a graph at `batch`.
-const std::vector<std::pair<double, double>>& CurveFor(const OperatorCost& op, int64_t batch,
-                                                       const Rates& r) {
-  if (KindOf(op.type) != "conv") return r.gemm;
+// Whether PyTorch (1.13, ConvParams::use_mkldnn) runs a float convolution of `batch` images on
+// `threads` threads through oneDNN rather than image by image through im2col and the BLAS:
+// a 1x1 convolution without stride of fewer than 16 images on one thread goes to the BLAS,
+// and so does a convolution of one image with at most 20480 input values, one group and a
+// kernel no side of which exceeds 3.
+bool UsesOneDnn(const OperatorCost& op, int64_t batch, int threads) {
+  constexpr double kSmallConvInput = 20480;  // values
+  const bool large_kernel =
+      std::all_of(op.kernel.begin(), op.kernel.end(), [](int64_t side) { return side > 3; });
   const double input_values = (op.bytes_read - op.param_bytes) / 4;  // float32
-  return batch == 1 && input_values <= kSmallConvInput && !r.conv_small.empty() ? r.conv_small
-                                                                                : r.conv;
+  return (op.strided || batch >= 16 || !Pointwise(op) || threads > 1) &&
+         (op.groups > 1 || large_kernel || batch > 1 || input_values > kSmallConvInput);
+}
+
+// The seconds a dense convolution or product with weights computes at `r` (FLOPs at its
+// kind's rate at its M, or its weights streamed, whichever is longer).
+double DenseSeconds(const OperatorCost& op, int64_t batch, const Rates& r) {
+  const double m = std::max(1.0, op.macs / (op.param_bytes / 4));  // float32 weights
+  if (KindOf(op.type) != "conv") {
+    return std::max(op.flops / RateAt(r.gemm, m), op.param_bytes / r.stream);
+  }
+  const double rate =
+      UsesOneDnn(op, batch, r.threads)
+          ? RateAt(r.conv, m)
+          : RateAt(Pointwise(op) ? r.conv_1x1 : r.conv_small, std::max(1.0, m / batch));
+  return std::max(op.flops / rate, op.param_bytes / r.conv_stream);
+}
+
+// A recurrent operator as PyTorch runs it on a CPU: the input's projections of every step in
+// one product (M: sequence x batch), then step after step the recurrent product (M: the batch)
+// and the cell's element-wise operations, each a call of its own from C++ at a bare call's
+// cost (an LSTM cell makes 11: the product, the sum, 3 sigmoids, 2 tanh, 3 products and a
+// sum; a GRU's, counted alike, 12; a plain RNN's 3). Costed as one product, a 2-layer LSTM over 64
+// steps was predicted at 12 ms here and took 51 (batch 1, Prescott's kernels).
+double RecurrentSeconds(const OperatorCost& op, int64_t batch, const Rates& r) {
+  const double cell_calls = op.type == "LSTM" ? 11 : op.type == "GRU" ? 12 : 3;
+  const double step_macs = static_cast<double>(batch) * op.step_param_bytes / 4;  // float32
+  const double input_macs = std::max(0.0, op.macs - op.sequential_steps * step_macs);
+  // Not streamed from memory: read at every step, the recurrent weights stay in the caches
+  // (a 512-wide LSTM's 4 MiB at 64 MiB's streaming rate made the model twice its time).
+  const double step_s = 2 * step_macs / RateAt(r.gemm, static_cast<double>(batch));
+  return 2 * input_macs / RateAt(r.gemm, op.sequential_steps * batch) +
+         op.sequential_steps * (step_s + cell_calls * r.call);
+}
+
+// The pass eager PyTorch makes over a convolution's output for the batch normalisation that
+// the export folded into it; 0 for another operator.
+double NormSeconds(const OperatorCost& op, const Rates& r) {
+  return op.folded_norm ? 2 * op.bytes_written / RateAt(r.batchnorm, op.bytes_written) : 0;
 }
 
 // The seconds an operator of a graph at `batch` computes or moves at `r`, its call's overhead
-// apart.
+// apart. A convolution with batch normalisation folded into it adds the pass PyTorch makes
+// over its output (measured here: 11 % of MobileNetV2's time at batch 8, 128x128).
 double OperatorSeconds(const OperatorCost& op, int64_t batch, const Rates& r) {
   const double bytes = op.bytes_read + op.bytes_written;
-  if (op.depthwise) return bytes / r.dwconv;
+  if (op.depthwise) return bytes / r.dwconv + NormSeconds(op, r);
   const std::string_view kind = KindOf(op.type);
   if (kind == "conv" || kind == "gemm") {
     if (op.param_bytes <= 0 || op.macs <= 0) return op.flops / r.attention;
-    const double m = std::max(1.0, op.macs / (op.param_bytes / 4));  // float32 weights
-    const double rate = RateAt(CurveFor(op, batch, r), m);
-    return std::max(op.flops / rate, op.param_bytes / (kind == "conv" ? r.conv_stream : r.stream));
+    if (op.sequential_steps > 0) return RecurrentSeconds(op, batch, r);
+    return DenseSeconds(op, batch, r) + NormSeconds(op, r);
   }
   if (op.type == "Softmax" || op.type == "LogSoftmax") return op.flops / r.softmax;
+  if (op.type == "BatchNormalization") return bytes / RateAt(r.batchnorm, op.bytes_written);
   if (kind == "norm") return op.flops / r.layernorm;
-  return bytes / r.elementwise;
+  return bytes / RateAt(r.elementwise, op.bytes_written);
 }
 
 // Whether eager PyTorch runs the operator at all: a view (Reshape, Flatten, ...) and the
@@ -106,18 +164,18 @@ std::pair<double, double> Terms(const ModelGraph& g, const Rates& r) {
   double seconds = 0, calls = 0;
   for (const OperatorCost& op : g.ops) {
     seconds += OperatorSeconds(op, g.batch, r);
-    calls += IsCall(op) ? 1 : 0;
+    calls += (IsCall(op) ? 1 : 0) + (op.folded_norm ? 1 : 0);
   }
   return {seconds, calls};
 }
 
 Status CheckRates(const Rates& r) {
-  for (double rate :
-       {r.stream, r.conv_stream, r.dwconv, r.elementwise, r.attention, r.softmax, r.layernorm}) {
+  for (double rate : {r.stream, r.conv_stream, r.dwconv, r.attention, r.softmax, r.layernorm}) {
     if (!(rate > 0)) return InvalidArgument("the calibration lacks a rate or holds one <= 0");
   }
-  if (r.conv.empty() || r.gemm.empty()) {
-    return InvalidArgument("the calibration lacks the convolutions' or products' rates");
+  for (const Curve* curve :
+       {&r.conv, &r.conv_small, &r.conv_1x1, &r.gemm, &r.elementwise, &r.batchnorm}) {
+    if (curve->empty()) return InvalidArgument("the calibration lacks a curve of rates");
   }
   return Status::Ok();
 }

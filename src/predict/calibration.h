@@ -7,14 +7,19 @@
 //   t = sum over operators of max(FLOPs / rate(kind, M), weight bytes / stream rate)
 //       + an overhead per operator call,
 // where dense convolutions and matrix products with weights take the rate of their kind at
-// their M (the rows of the GEMM they become: multiply-accumulates / weights), matrix products
-// of two activations (attention) the batched product's rate, softmax and normalisation their
-// FLOP rates, depthwise convolutions and the rest (element-wise, pooling, copies) their bytes
-// at the measured bandwidths. The overhead per call is the one figure no microbenchmark gives
-// (a module's call from Python, batch normalisation that ONNX folds into the convolution): it
-// is fitted on the reference models timed during the calibration, and each reference's error is
-// that of an overhead fitted on the other models: the band is their worst error, at least
-// kLeastCalibratedBand.
+// their M (the rows of the GEMM they become: multiply-accumulates / weights), a convolution
+// the curve of the kernel PyTorch picks for it (oneDNN, or image by image through im2col and
+// the BLAS: 1x1 ones on one thread, small ones of one image), matrix products of two
+// activations (attention) the batched product's rate, softmax and layer normalisation their
+// FLOP rates, depthwise convolutions their bytes at their bandwidth, and the rest (element-wise,
+// batch normalisation, pooling, copies) their bytes at a bandwidth measured as a curve over
+// the tensor's size (caches to memory). A convolution with batch normalisation folded into it
+// by the export adds the pass and the call PyTorch makes for it; a recurrent operator is its
+// input's projections in one product, then step by step a product of M = the batch and the
+// cell's calls. The overhead per call is the one figure no microbenchmark gives (a module's
+// call from Python): it is fitted on the reference models timed during the calibration, and
+// each reference's error is that of an overhead fitted on the other models: the band is their
+// worst error, at least kLeastCalibratedBand.
 //
 // Thread-safety: the functions read files and a store; nothing shared.
 #ifndef FOOTPRINT_PREDICT_CALIBRATION_H_

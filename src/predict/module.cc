@@ -2,7 +2,12 @@
 // prediction with the shipped (or a given) predictor, training and evaluation on a dataset.
 #include "predict/module.h"
 
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -263,13 +268,19 @@ Result<int> Evaluate(const PredictOptions& o, std::ostream& out) {
   return 0;
 }
 
-// The signal that reached footprint while calibrate.py ran (a terminal's Ctrl-C reaches both):
-// footprint outlives it to say that nothing was stored.
+// The signal that reached footprint while calibrate.py ran, and calibrate.py's process: a
+// terminal's Ctrl-C reaches both, a SIGTERM or SIGINT sent to footprint alone is passed on (as
+// SIGTERM: the script dies without writing its result). footprint outlives it to say that
+// nothing was stored.
 volatile sig_atomic_t calibration_signal = 0;
-void NoteCalibrationSignal(int signal) { calibration_signal = signal; }
+volatile pid_t calibration_child = 0;
+void NoteCalibrationSignal(int signal) {
+  calibration_signal = signal;
+  if (calibration_child > 0) ::kill(calibration_child, SIGTERM);
+}
 
-// Runs calibrate.py in a folder of its own, with SIGINT and SIGTERM noted rather than fatal;
-// its exit status (130: interrupted).
+// Runs calibrate.py with footprint's environment and streams, with SIGINT and SIGTERM noted
+// and passed on rather than fatal; its exit status (128+N: footprint got signal N).
 int RunCalibrationScript(const std::vector<std::string>& argv) {
   struct sigaction note {
   }, old_int{}, old_term{};
@@ -278,7 +289,20 @@ int RunCalibrationScript(const std::vector<std::string>& argv) {
   calibration_signal = 0;
   ::sigaction(SIGINT, &note, &old_int);
   ::sigaction(SIGTERM, &note, &old_term);
-  const int status = RunAndWait(argv);  // a handler, unlike SIG_IGN, is reset by exec
+  std::vector<char*> args;
+  for (const std::string& word : argv) args.push_back(const_cast<char*>(word.c_str()));
+  args.push_back(nullptr);
+  pid_t child = 0;
+  int status = 127;  // a handler, unlike SIG_IGN, is reset by exec
+  if (::posix_spawn(&child, args[0], nullptr, nullptr, args.data(), environ) == 0) {
+    calibration_child = child;
+    if (calibration_signal != 0) ::kill(child, SIGTERM);  // came before the pid was known
+    int wait_status = 0;
+    while (::waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
+    }
+    calibration_child = 0;
+    status = ShellStatus(wait_status);
+  }
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);
   return calibration_signal != 0 ? 128 + calibration_signal : status;
@@ -346,7 +370,7 @@ Result<int> Calibrate(const PredictOptions& o, std::ostream& out) {
   const int status = RunCalibrationScript(argv);
   const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - started;
   ::getrusage(RUSAGE_CHILDREN, &after);
-  if (status == 130 || status == 128 + SIGTERM) {
+  if (status == 128 + SIGINT || status == 128 + SIGTERM) {
     std::cerr << "footprint predict: the calibration was interrupted: nothing was stored "
                  "(footprint predict --calibrate measures again)\n";
     return status;

@@ -62,6 +62,10 @@ bool RecurrentCost(const onnx::NodeProto& node, const std::vector<const Tensor*>
   // RNN: its activation.
   const double cell = type == "LSTM" ? 4 + 9 : type == "GRU" ? 3 + 8 : 1 + 1;
   c.macs = directions * steps * gates * hidden * (input + hidden);
+  const size_t sequence_axis = IntAttribute(node, "layout", 0) == 0 ? 0 : 1;
+  c.sequential_steps = directions * static_cast<double>(x->dims[sequence_axis]);
+  const Tensor* r = in.size() > 2 ? in[2] : nullptr;
+  c.step_param_bytes = r && r->known ? r->bytes() / std::max(directions, 1.0) : 0;
   c.flops = 2 * c.macs + directions * steps * hidden * (cell + (biased ? 2.0 * gates : 0));
   return true;
 }
@@ -128,7 +132,13 @@ bool DenseCost(const onnx::NodeProto& node, const std::vector<const Tensor*>& in
     c.macs =
         type == "Conv" ? out_elems * per_output : (x ? x->elements() : 0) * Product(w->dims, 1);
     c.flops = 2 * c.macs + (in_at(2) ? out_elems : 0);
-    c.depthwise = type == "Conv" && w->dims[1] == 1 && IntAttribute(node, "group", 1) > 1;
+    c.groups = IntAttribute(node, "group", 1);
+    c.depthwise = type == "Conv" && w->dims[1] == 1 && c.groups > 1;
+    c.kernel.assign(w->dims.begin() + 2, w->dims.end());
+    for (const char* attribute : {"strides", "dilations"}) {
+      for (int64_t step : IntsAttribute(node, attribute)) c.strided = c.strided || step > 1;
+    }
+    c.folded_norm = node.input(1).starts_with("onnx::");
     return true;
   }
   const Tensor* a = in_at(0);

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import signal
 import sqlite3
 import subprocess
@@ -22,22 +23,42 @@ pytest.importorskip("onnx")
 
 PRESCOTT = {"OPENBLAS_CORETYPE": "Prescott"}
 
+# The models: torchvision's (weights=None) and a 2-layer LSTM (256 features in, 512 hidden)
+# over 64 steps with a classifier on the last: the recurrent family, whose steps run one after
+# the other. build() gives the model and its input's shape after the batch.
+BUILD = """
+import sys, torch, torchvision
+class LSTM(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(256, 512, num_layers=2, batch_first=True)
+        self.head = torch.nn.Linear(512, 10)
+    def forward(self, x):
+        return self.head(self.lstm(x)[0][:, -1])
+def build(name, resolution):
+    if name == "lstm":
+        return LSTM().eval(), (64, 256)
+    return getattr(torchvision.models, name)(weights=None).eval(), (3, resolution, resolution)
+"""
+MODELS: dict = {}
+exec(BUILD, MODELS)
+
 # The ground truth: the model timed by PyTorch on one thread with OpenBLAS pinned to it, as the
-# agent runs it, the fastest of 7 repetitions (as the calibration times its references: on
-# shared cores another process only slows a repetition).
-TIME_MODEL = """
-import sys, time, torch, torchvision
+# agent runs it, the fastest of 15 repetitions (as the calibration times its references: on
+# shared cores another process only slows a repetition; a few 50-ms LSTMs were all slowed by
+# a build beside them).
+TIME_MODEL = BUILD + """
+import time
 from footprint.agent import _openblas
 torch.set_num_threads(1)
 for blas in _openblas():
     blas.openblas_set_num_threads(1)
-name, resolution, batch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-model = getattr(torchvision.models, name)(weights=None).eval()
-x = torch.randn(batch, 3, resolution, resolution)
+model, shape = build(sys.argv[1], int(sys.argv[2]))
+x = torch.randn(int(sys.argv[3]), *shape)
 with torch.inference_mode():
     model(x)
     times = []
-    for _ in range(7):
+    for _ in range(15):
         start = time.perf_counter()
         for _ in range(3):
             model(x)
@@ -53,12 +74,19 @@ def footprint(*args, env=None, **kw):
 
 def export(tmp_path, name, resolution):
     path = tmp_path / f"{name}-{resolution}.onnx"
-    model = getattr(torchvision.models, name)(weights=None).eval()
-    torch.onnx.export(model, torch.randn(1, 3, resolution, resolution), str(path),
+    model, shape = MODELS["build"](name, resolution)
+    torch.onnx.export(model, torch.randn(1, *shape), str(path),
                       input_names=["input"], output_names=["logits"],
                       dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}},
                       opset_version=13)
     return path
+
+
+def timed(name, resolution, batch, env):
+    """The model's latency measured by PyTorch (TIME_MODEL)."""
+    return float(subprocess.run(
+        ["/usr/bin/python3", "-c", TIME_MODEL, name, str(resolution), str(batch)], env=env,
+        check=True, capture_output=True, text=True, timeout=300).stdout)
 
 
 def this_machine_predictor(tmp_path, model):
@@ -106,13 +134,20 @@ def test_after_calibrating_another_blas_kernel_predicts_within_the_stated_band(t
     assert p["calibrated"] == calibration["calibrated"]
     latency = p["latency_s"]
     assert latency["high"] == pytest.approx(latency["value"] * (1 + band))
-    measured = float(subprocess.run(
-        ["/usr/bin/python3", "-c", TIME_MODEL, "resnet34", "64", "1"], env=env, check=True,
-        capture_output=True, text=True, timeout=300).stdout)
+    measured = timed("resnet34", 64, 1, env)
     # Within the band the calibration states.
     assert latency["low"] <= measured <= latency["high"], (measured, latency)
     # The uncalibrated prediction was on the wrong side of it by far: Prescott's kernels.
     assert json.loads(before.stdout)["latency_s"]["value"] < latency["low"]
+
+    # A recurrent net, none of the references' kind, whose steps run one after the other: at
+    # batch 1 and 8 alike (costed as one product, it was predicted at a quarter of its time).
+    lstm = export(tmp_path, "lstm", 64)
+    for batch in (1, 8):
+        p = json.loads(footprint("predict", "--json", lstm, "--batch", batch,
+                                 "--predictor", predictor, "-o", db, env=env).stdout)
+        measured = timed("lstm", 64, batch, env)
+        assert p["latency_s"]["low"] <= measured <= p["latency_s"]["high"], (batch, measured, p)
 
     # Without the kernel that was calibrated, the calibration is not this machine's.
     plain = footprint(*ask)
@@ -130,6 +165,34 @@ def test_an_interrupted_calibration_stores_nothing_and_says_so_in_one_line(tmp_p
     os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: the whole group
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
+    said = [line for line in err.splitlines() if not line.startswith("footprint predict: "
+                                                                      "calibrating:")]
+    assert said == ["footprint predict: the calibration was interrupted: nothing was stored "
+                    "(footprint predict --calibrate measures again)"], err
+    assert out == "" and calibration_runs(db) == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_to_footprint_alone_stops_the_measuring_child_and_stores_nothing(tmp_path,
+                                                                                  signum):
+    """kill PID (a service manager, a timeout) reaches footprint and not calibrate.py: footprint
+    passes it on, so the measurements stop there and then instead of running to the end."""
+    db = tmp_path / "fp.db"
+    proc = subprocess.Popen(footprint_command() + ["predict", "--calibrate", "-o", str(db)],
+                            env=child_env(), stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    first = proc.stderr.readline()  # calibrate.py has started measuring
+    assert first.startswith("footprint predict: calibrating:"), first
+    children = (pathlib.Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+                .read_text().split())
+    assert len(children) == 1  # calibrate.py
+    os.kill(proc.pid, signum)  # footprint alone
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signum, err
+    # The child stopped: it measured nothing after the signal (uninterrupted, it goes on to
+    # time its reference models), and footprint waited for it before exiting.
+    assert "reference models" not in err, err
+    assert not pathlib.Path(f"/proc/{children[0]}").exists()
     said = [line for line in err.splitlines() if not line.startswith("footprint predict: "
                                                                       "calibrating:")]
     assert said == ["footprint predict: the calibration was interrupted: nothing was stored "
