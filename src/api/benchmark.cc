@@ -23,11 +23,10 @@
 #include "footprint/monitor.h"
 #include "footprint/report.h"
 #include "probe/process_tree_probe.h"
-#include "probe/rapl_probe.h"
-#include "probe/system_probe.h"
 #include "run/run_metadata.h"
 #include "session/descendants.h"
 #include "session/monitor_session.h"
+#include "session/probe_set.h"
 #include "session/totals.h"
 #include "util/clock.h"
 #include "util/file.h"
@@ -635,20 +634,15 @@ Status Benchmark::Impl::Start(json meta) {
       if (options_.metrics.test(m)) intervals[m] = options_.interval_ns;
     }
     Env& env = *options_.env;
-    ProcessTreeProbe::Options po;
-    po.monitor_pid = ::getpid();
-    po.include_monitor = true;
-    po.proc_root = env.ProcRoot();
-    auto tree = std::make_unique<ProcessTreeProbe>(po);
-    tree_ = tree.get();
-    std::vector<std::unique_ptr<Probe>> probes;
-    probes.push_back(std::move(tree));
-    probes.push_back(std::make_unique<SystemProbe>());
-    // Machine-wide energy, when asked for. (Hardware counters are not: perf events follow a
-    // process from its exec, and this one is already running.)
-    probes.push_back(std::make_unique<RaplProbe>(env.SysRoot()));
+    // This process and its children, with machine-wide energy when asked for. (Hardware
+    // counters are not: perf events follow a process from its exec, and this one runs.)
+    ProbeChoice choice{
+        .tree = {.monitor_pid = ::getpid(), .proc_root = env.ProcRoot(), .include_monitor = true},
+        .energy = true};
+    ChosenProbes chosen = ChooseProbes(env, std::move(choice), meta_);
+    tree_ = chosen.tree;
     session_ = std::make_unique<MonitorSession>(
-        *sample_store_, run_.id, std::move(probes),
+        *sample_store_, run_.id, std::move(chosen.probes),
         MonitorSession::Options{.env = &env,
                                 .intervals = intervals,
                                 .flush_interval_ns = options_.flush_interval_ns,

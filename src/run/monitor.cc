@@ -21,11 +21,8 @@
 #include "probe/cgroup.h"
 #include "probe/container_probe.h"
 #include "probe/cpu_ring_probe.h"
-#include "probe/gpu_backends.h"
 #include "probe/perf_probe.h"
 #include "probe/process_tree_probe.h"
-#include "probe/rapl_probe.h"
-#include "probe/system_probe.h"
 #include "run/container.h"
 #include "run/gated_child.h"
 #include "run/monitor_internal.h"
@@ -35,6 +32,7 @@
 #include "run/stop_signals.h"
 #include "session/descendants.h"
 #include "session/monitor_session.h"
+#include "session/probe_set.h"
 #include "session/totals.h"
 #include "store/reconcile.h"
 #include "util/clock.h"
@@ -227,33 +225,19 @@ std::vector<std::unique_ptr<Probe>> MakeProbes(const MonitorOptions& opt, Prepar
                                                ProcessTreeProbe*& tree, ContainerMembers* container,
                                                std::unique_ptr<Probe> cpu_ring) {
   Env& env = *opt.env;
-  ProcessTreeProbe::Options tree_options{
-      ::getpid(), p.cgroup && !p.cgroup->procs_path().empty() ? p.cgroup.get() : nullptr, &reaped,
-      env.ProcRoot()};
-  tree_options.exact_intervals = ExactIntervals(opt);
-  if (cpu_ring) tree_options.served_elsewhere.set(static_cast<size_t>(MetricId::kCpu));
-  auto tree_owned = std::make_unique<ProcessTreeProbe>(std::move(tree_options));
-  tree = tree_owned.get();
-  std::vector<std::unique_ptr<Probe>> probes;
-  if (cpu_ring) probes.push_back(std::move(cpu_ring));
-  probes.push_back(std::move(tree_owned));
-  probes.push_back(std::make_unique<SystemProbe>("/proc", ExactIntervals(opt)));
-  probes.push_back(std::make_unique<RaplProbe>(env.SysRoot()));
-  probes.push_back(std::make_unique<PerfProbe>(std::move(perf)));
-  // Loads NVML only when a GPU metric is wanted; without a GPU (or driver) meta.gpu says why,
-  // and a warning too when -m chose GPU metrics (a selection that narrows the defaults and
-  // keeps them); the default set, alone or extended, quietly has none then.
-  const bool chose_gpu = (opt.metrics & DefaultMetrics()) != DefaultMetrics();
-  ProcessMembers* gpu_members = tree;
-  if (container) {
-    container->set_tree(tree);
-    gpu_members = container;
-  }
-  if (auto gpu = OpenGpuProbe(env, opt.metrics, gpu_members, opt.gpus, p.meta,
-                              chose_gpu ? &unavailable_gpu : nullptr)) {
-    probes.push_back(std::move(gpu));
-  }
-  return probes;
+  ProbeChoice choice{
+      .tree = {::getpid(), p.cgroup && !p.cgroup->procs_path().empty() ? p.cgroup.get() : nullptr,
+               &reaped, env.ProcRoot()},
+      .exact_intervals = ExactIntervals(opt),
+      .cpu_ring = std::move(cpu_ring),
+      .energy = true,
+      .perf = std::move(perf),
+      .gpu = GpuChoice(opt.metrics, opt.gpus, unavailable_gpu)};
+  choice.gpu->members = container;  // with the tree's processes (set_tree below)
+  ChosenProbes chosen = ChooseProbes(env, std::move(choice), p.meta);
+  tree = chosen.tree;
+  if (container) container->set_tree(tree);
+  return std::move(chosen.probes);
 }
 
 namespace {

@@ -10,15 +10,14 @@
 #include <utility>
 #include <vector>
 
-#include "probe/gpu_backends.h"
 #include "probe/process_tree_probe.h"
-#include "probe/system_probe.h"
 #include "run/monitor_internal.h"
 #include "run/run_metadata.h"
 #include "run/slurm.h"
 #include "run/stop_signals.h"
 #include "session/descendants.h"
 #include "session/monitor_session.h"
+#include "session/probe_set.h"
 #include "session/totals.h"
 #include "util/file.h"
 #include "util/host.h"
@@ -194,20 +193,14 @@ std::vector<std::unique_ptr<Probe>> StepProbes(const MonitorOptions& mo, pid_t d
                                                UnavailableMetrics& unavailable_gpu,
                                                ProcessTreeProbe*& tree) {
   Env& env = *mo.env;
-  ProcessTreeProbe::Options tree_options{daemon, nullptr, nullptr, env.ProcRoot()};
-  tree_options.foreign_root = true;
-  tree_options.entity = node;
-  auto tree_owned = std::make_unique<ProcessTreeProbe>(std::move(tree_options));
-  tree = tree_owned.get();
-  std::vector<std::unique_ptr<Probe>> probes;
-  probes.push_back(std::move(tree_owned));
-  probes.push_back(std::make_unique<SystemProbe>(env.ProcRoot(), ExactIntervals(mo)));
-  const bool chose_gpu = (mo.metrics & DefaultMetrics()) != DefaultMetrics();
-  if (auto gpu = OpenGpuProbe(env, mo.metrics, tree, mo.gpus, meta,
-                              chose_gpu ? &unavailable_gpu : nullptr)) {
-    probes.push_back(std::move(gpu));
-  }
-  return probes;
+  ProbeChoice choice{.tree = {daemon, nullptr, nullptr, env.ProcRoot()},
+                     .exact_intervals = ExactIntervals(mo),
+                     .gpu = GpuChoice(mo.metrics, mo.gpus, unavailable_gpu)};
+  choice.tree.foreign_root = true;
+  choice.tree.entity = node;
+  ChosenProbes chosen = ChooseProbes(env, std::move(choice), meta);
+  tree = chosen.tree;
+  return std::move(chosen.probes);
 }
 
 // The step's part of the run, its totals, as the kernel's accounts of its processes allow.
