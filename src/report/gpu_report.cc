@@ -50,54 +50,58 @@ void NoteFewSms(const RunSummary& s, std::vector<std::string>& notes) {
   }
 }
 
-}  // namespace
-
-std::vector<std::string> GpuNotes(const RunSummary& s) {
-  std::vector<std::string> notes;
-  NoteFewSms(s, notes);
-  json meta = ParseStoredJson(s.run.meta_json);
-  if (!meta.is_object() || !meta.contains("gpu") || !meta["gpu"].is_object()) return notes;
-  const json& gpu = meta["gpu"];
-  const json devices = gpu.value("devices", json::object());
-  if (devices.empty()) return notes;
-
-  // The coarsest energy resolution among the GPUs, and what it is.
-  double resolution_s = 0;
+// The coarsest energy resolution among a run's GPUs, and what it is.
+struct EnergyResolution {
+  double seconds = 0;
   std::string what;
+};
+
+EnergyResolution CoarsestEnergyResolution(const json& meta, const json& devices) {
+  EnergyResolution coarsest;
   for (const auto& [entity, d] : devices.items()) {
     if (d.contains("energy_update_period_ms")) {
       const double p = d["energy_update_period_ms"].get<double>() / 1e3;
-      if (p > resolution_s) {
-        resolution_s = p;
-        what = "the update period of " + entity + "'s energy counter (~" + FormatDuration(p) + ")";
+      if (p > coarsest.seconds) {
+        coarsest.seconds = p;
+        coarsest.what =
+            "the update period of " + entity + "'s energy counter (~" + FormatDuration(p) + ")";
       }
     } else if (d.value("energy_source", "") == "power integration") {
       const double p = meta.value("intervals_ns", json::object()).value("gpu.energy", 0.0) / 1e9;
-      if (p > resolution_s) {
-        resolution_s = p;
-        what = "the interval at which " + entity + "'s power is sampled and integrated (" +
-               FormatDuration(p) + ")";
+      if (p > coarsest.seconds) {
+        coarsest.seconds = p;
+        coarsest.what = "the interval at which " + entity + "'s power is sampled and integrated (" +
+                        FormatDuration(p) + ")";
       }
     }
   }
-  if (resolution_s > 0) {
-    if (s.duration_s < resolution_s) {
-      notes.push_back("the run (" + FormatDuration(s.duration_s) + ") is shorter than " + what +
-                      ": its GPU energy is a counter step or two, not a measurement");
-    }
-    size_t short_scopes = 0;
-    for (const ScopeSummary& sc : s.scopes) {
-      if (sc.count == sc.unfinished || sc.min_s >= resolution_s) continue;
-      if (++short_scopes > kMaxScopesNamed) continue;
-      notes.push_back("scope '" + sc.name + "' (shortest " + FormatDuration(sc.min_s) +
-                      ") is shorter than " + what +
-                      ": the GPU energy of one such scope cannot be told from 0");
-    }
-    if (short_scopes > kMaxScopesNamed) {
-      notes.push_back(std::to_string(short_scopes - kMaxScopesNamed) +
-                      " more scope name(s) are as short");
-    }
+  return coarsest;
+}
+
+// The run and the scopes too short for the GPU energy's resolution to tell anything.
+void NoteShortEnergyWindows(const RunSummary& s, const EnergyResolution& resolution,
+                            std::vector<std::string>& notes) {
+  if (s.duration_s < resolution.seconds) {
+    notes.push_back("the run (" + FormatDuration(s.duration_s) + ") is shorter than " +
+                    resolution.what +
+                    ": its GPU energy is a counter step or two, not a measurement");
   }
+  size_t short_scopes = 0;
+  for (const ScopeSummary& sc : s.scopes) {
+    if (sc.count == sc.unfinished || sc.min_s >= resolution.seconds) continue;
+    if (++short_scopes > kMaxScopesNamed) continue;
+    notes.push_back("scope '" + sc.name + "' (shortest " + FormatDuration(sc.min_s) +
+                    ") is shorter than " + resolution.what +
+                    ": the GPU energy of one such scope cannot be told from 0");
+  }
+  if (short_scopes > kMaxScopesNamed) {
+    notes.push_back(std::to_string(short_scopes - kMaxScopesNamed) +
+                    " more scope name(s) are as short");
+  }
+}
+
+// Devices lost during the run, and those whose share of the tree's energy is unknown.
+void NoteDeviceTroubles(const json& devices, std::vector<std::string>& notes) {
   for (const auto& [entity, d] : devices.items()) {
     if (d.contains("lost_at_s")) {
       notes.push_back(entity + " was lost " + FormatDuration(d["lost_at_s"].get<double>()) +
@@ -109,6 +113,21 @@ std::vector<std::string> GpuNotes(const RunSummary& s) {
                       "'s energy is unknown: " + d["energy_tree_unknown"].get<std::string>());
     }
   }
+}
+
+}  // namespace
+
+std::vector<std::string> GpuNotes(const RunSummary& s) {
+  std::vector<std::string> notes;
+  NoteFewSms(s, notes);
+  json meta = ParseStoredJson(s.run.meta_json);
+  if (!meta.is_object() || !meta.contains("gpu") || !meta["gpu"].is_object()) return notes;
+  const json& gpu = meta["gpu"];
+  const json devices = gpu.value("devices", json::object());
+  if (devices.empty()) return notes;
+  const EnergyResolution resolution = CoarsestEnergyResolution(meta, devices);
+  if (resolution.seconds > 0) NoteShortEnergyWindows(s, resolution, notes);
+  NoteDeviceTroubles(devices, notes);
   if (const json unsupported = gpu.value("unsupported", json::object()); !unsupported.empty()) {
     std::string fields;
     for (const auto& [key, why] : unsupported.items()) fields += (fields.empty() ? "" : ", ") + key;
