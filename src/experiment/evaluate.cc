@@ -201,25 +201,8 @@ Result<std::vector<int>> BatchSizes(const YAML::Node& node, const std::string& k
   return out;
 }
 
-Result<ManifestScenario> ParseScenarioNode(const YAML::Node& key, const YAML::Node& node) {
-  ManifestScenario s;
-  const std::string name = key.as<std::string>();
-  auto scenario = ParseScenario(name);
-  if (!scenario.ok()) return YamlError(key, scenario.status().message());
-  s.load.scenario = *scenario;
-  const std::string where = "scenarios." + name;
-  if (node.IsNull()) {
-    if (s.load.scenario == Scenario::kServer) {
-      return YamlError(key, "'" + where + "' needs 'qps: R' or 'qps: [R, ...]'");
-    }
-    return s;
-  }
-  FP_RETURN_IF_ERROR(CheckKnownKeys(node, where,
-                                    {"duration", "min_queries", "latency_bound", "qps",
-                                     "samples_per_query", "seed", "query_timeout", "batch_sizes"}));
-  if (node["batch_sizes"]) {
-    FP_ASSIGN_OR_RETURN(s.batch_sizes, BatchSizes(node["batch_sizes"], where + ".batch_sizes"));
-  }
+// A scenario's load settings but its rates: duration, limits, samples per query, seed.
+Status ParseScenarioLoad(const YAML::Node& node, const std::string& where, ManifestScenario& s) {
   LoadOptions& o = s.load;
   if (node["duration"]) {
     FP_ASSIGN_OR_RETURN(o.min_duration_ns, Duration(node["duration"], where + ".duration"));
@@ -245,6 +228,11 @@ Result<ManifestScenario> ParseScenarioNode(const YAML::Node& key, const YAML::No
     FP_ASSIGN_OR_RETURN(int64_t seed, WholeNumber(node["seed"], where + ".seed", 0));
     o.seed = static_cast<uint64_t>(seed);
   }
+  return Status::Ok();
+}
+
+// A scenario's rates ('qps'), each a positive number.
+Status ParseScenarioRates(const YAML::Node& node, const std::string& where, ManifestScenario& s) {
   if (node["qps"]) {
     FP_ASSIGN_OR_RETURN(s.qps, ScalarList(node["qps"], where + ".qps"));
     for (const std::string& q : s.qps) {
@@ -253,6 +241,31 @@ Result<ManifestScenario> ParseScenarioNode(const YAML::Node& key, const YAML::No
         return YamlError(node["qps"], "'" + where + ".qps' holds '" + q + "'");
     }
   }
+  return Status::Ok();
+}
+
+Result<ManifestScenario> ParseScenarioNode(const YAML::Node& key, const YAML::Node& node) {
+  ManifestScenario s;
+  const std::string name = key.as<std::string>();
+  auto scenario = ParseScenario(name);
+  if (!scenario.ok()) return YamlError(key, scenario.status().message());
+  s.load.scenario = *scenario;
+  const std::string where = "scenarios." + name;
+  if (node.IsNull()) {
+    if (s.load.scenario == Scenario::kServer) {
+      return YamlError(key, "'" + where + "' needs 'qps: R' or 'qps: [R, ...]'");
+    }
+    return s;
+  }
+  FP_RETURN_IF_ERROR(CheckKnownKeys(node, where,
+                                    {"duration", "min_queries", "latency_bound", "qps",
+                                     "samples_per_query", "seed", "query_timeout", "batch_sizes"}));
+  if (node["batch_sizes"]) {
+    FP_ASSIGN_OR_RETURN(s.batch_sizes, BatchSizes(node["batch_sizes"], where + ".batch_sizes"));
+  }
+  FP_RETURN_IF_ERROR(ParseScenarioLoad(node, where, s));
+  FP_RETURN_IF_ERROR(ParseScenarioRates(node, where, s));
+  const LoadOptions& o = s.load;
   if (o.scenario == Scenario::kServer && s.qps.empty()) {
     return YamlError(node, "'" + where + "' needs 'qps: R' or 'qps: [R, ...]'");
   }
