@@ -84,6 +84,16 @@ Status Shipper::FlushSamples() {
   return st;
 }
 
+Status Shipper::GatherSamples(const JournalEntry& e) {
+  FP_ASSIGN_OR_RETURN(heartbeat_ns_, ReadSamplesEntry(e.record));
+  samples_run_ = e.run_id;
+  for (SamplePoint p : UnpackSamples(e.samples)) {
+    FP_ASSIGN_OR_RETURN(p.series_id, ServerId(p.series_id));
+    samples_.push_back(p);
+  }
+  return Status::Ok();
+}
+
 Status Shipper::Apply(const JournalEntry& e, Shipment& shipment) {
   if (e.op != JournalOp::kSamples || e.run_id != samples_run_) FP_RETURN_IF_ERROR(FlushSamples());
   if (!e.run_id.empty()) shipment.runs.insert(e.run_id);
@@ -100,15 +110,8 @@ Status Shipper::Apply(const JournalEntry& e, Shipment& shipment) {
       Learn(e.seq, id, shipment);
       return Status::Ok();
     }
-    case JournalOp::kSamples: {
-      FP_ASSIGN_OR_RETURN(heartbeat_ns_, ReadSamplesEntry(e.record));
-      samples_run_ = e.run_id;
-      for (SamplePoint p : UnpackSamples(e.samples)) {
-        FP_ASSIGN_OR_RETURN(p.series_id, ServerId(p.series_id));
-        samples_.push_back(p);
-      }
-      return Status::Ok();
-    }
+    case JournalOp::kSamples:
+      return GatherSamples(e);
     case JournalOp::kFinishRun: {
       RunRecord run;
       std::map<std::string, double> totals;

@@ -52,6 +52,8 @@ class Shipper {
   void Learn(int64_t seq, int64_t id, Shipment& shipment);
   // Sends the samples gathered from consecutive entries of one run.
   Status FlushSamples();
+  // Gathers a samples entry's points, their series named by the server's ids.
+  Status GatherSamples(const JournalEntry& e);
   Result<int64_t> ServerId(int64_t writer_id) const;
   Result<std::optional<int64_t>> ServerId(const std::optional<int64_t>& writer_id) const;
 
