@@ -9,7 +9,8 @@ threads of ``--threads``, OpenBLAS pinned to them, ``inference_mode``):
   1x1 ones (their M: one image's pixels);
 - how fast weights stream from memory: a matrix-vector product's (64 MiB of weights) and a
   convolution's at one output pixel (9 MiB, reordered for the kernel at every call);
-- attention's batched products, softmax, layer normalisation (their FLOP rates), depthwise
+- attention's batched products, softmax, layer normalisation, max and average pooling (their
+  FLOP rates), depthwise
   convolutions (their bytes per second), element-wise work and batch normalisation (bytes per
   second as a curve over the tensor's size, 256 KiB to 64 MiB);
 - the cost of one operator call (a tiny ``add``), which dominates small models;
@@ -158,6 +159,18 @@ def _transformer_rates(b: Bench, quick: bool) -> dict:
             "layernorm_flops_per_s": layernorm}
 
 
+def _pool_rates(b: Bench) -> dict:
+    """Kernel elements per second of max and average pooling (3x3, stride 2, as ResNet's and
+    SqueezeNet's): PyTorch's loops run them at a fraction of a GFLOP/s whatever the shape
+    (here max 0.23, average 0.5-0.7), several times slower than their bytes would take; at
+    batch 8, 28 % of SqueezeNet's time."""
+    F = b.torch.nn.functional
+    x = b.torch.randn(1, 64, 56, 56)
+    kernel_elements = F.max_pool2d(x, 3, 2).numel() * 9
+    return {"maxpool_flops_per_s": kernel_elements / b.time(lambda: F.max_pool2d(x, 3, 2)),
+            "avgpool_flops_per_s": kernel_elements / b.time(lambda: F.avg_pool2d(x, 3, 2))}
+
+
 def _overhead(b: Bench) -> float:
     """Seconds of one operator call on a tensor too small to cost anything but the call."""
     x, y = b.torch.randn(1), b.torch.randn(1)
@@ -224,8 +237,9 @@ def calibrate(args: argparse.Namespace) -> dict:
     record["rates"] = _dense_rates(b, args.quick)
     _say("memory: weights, depthwise convolutions, element-wise")
     record["rates"].update(_memory_rates(b, args.quick))
-    _say("attention, softmax, layer normalisation")
+    _say("attention, softmax, layer normalisation, pooling")
     record["rates"].update(_transformer_rates(b, args.quick))
+    record["rates"].update(_pool_rates(b))
     record["rates"]["operator_overhead_s"] = _overhead(b)
     _say("reference models")
     record["references"] = _references(b, torchvision, os.path.dirname(args.out) or ".",

@@ -33,6 +33,7 @@ struct Rates {
   Curve elementwise, batchnorm;
   double stream = 0, conv_stream = 0, dwconv = 0;    // bytes/s
   double attention = 0, softmax = 0, layernorm = 0;  // FLOP/s
+  double maxpool = 0, avgpool = 0;                   // kernel elements/s
   double call = 0;                                   // s: one bare operator call
   int threads = 1;                                   // PyTorch's, as calibrated
 };
@@ -61,6 +62,8 @@ Rates RatesOf(const json& record) {
           Number(r, "attention_flops_per_s", 0),
           Number(r, "softmax_flops_per_s", 0),
           Number(r, "layernorm_flops_per_s", 0),
+          Number(r, "maxpool_flops_per_s", 0),
+          Number(r, "avgpool_flops_per_s", 0),
           Number(r, "operator_overhead_s", 0),
           static_cast<int>(Number(record, "threads", 1))};
 }
@@ -146,7 +149,11 @@ double OperatorSeconds(const OperatorCost& op, int64_t batch, const Rates& r) {
   if (op.type == "Softmax" || op.type == "LogSoftmax") return op.flops / r.softmax;
   if (op.type == "BatchNormalization") return bytes / RateAt(r.batchnorm, op.bytes_written);
   if (kind == "norm") return op.flops / r.layernorm;
-  return bytes / RateAt(r.elementwise, op.bytes_written);
+  const double moved = bytes / RateAt(r.elementwise, op.bytes_written);
+  // Pooling's loops (a fraction of a GFLOP/s) are slower than its bytes.
+  if (op.type == "MaxPool") return std::max(op.flops / r.maxpool, moved);
+  if (op.type == "AveragePool" || op.type == "LpPool") return std::max(op.flops / r.avgpool, moved);
+  return moved;
 }
 
 // Whether eager PyTorch runs the operator at all: a view (Reshape, Flatten, ...) and the
@@ -170,7 +177,8 @@ std::pair<double, double> Terms(const ModelGraph& g, const Rates& r) {
 }
 
 Status CheckRates(const Rates& r) {
-  for (double rate : {r.stream, r.conv_stream, r.dwconv, r.attention, r.softmax, r.layernorm}) {
+  for (double rate : {r.stream, r.conv_stream, r.dwconv, r.attention, r.softmax, r.layernorm,
+                      r.maxpool, r.avgpool}) {
     if (!(rate > 0)) return InvalidArgument("the calibration lacks a rate or holds one <= 0");
   }
   for (const Curve* curve :

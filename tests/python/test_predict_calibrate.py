@@ -119,6 +119,11 @@ def test_after_calibrating_another_blas_kernel_predicts_within_the_stated_band(t
         pytest.skip("OpenBLAS runs the same kernel whatever OPENBLAS_CORETYPE says")
     assert "footprint predict --calibrate" in before.stderr
     assert json.loads(before.stdout)["calibrated"] is None
+    # The truth, timed before the calibration and again after it: the faster of the two (other
+    # work on shared cores can slow every repetition of one window).
+    lstm = export(tmp_path, "lstm", 64)  # a recurrent net, none of the references' kind
+    truths = [("resnet34", 1), ("lstm", 1), ("lstm", 8)]
+    first = {(name, batch): timed(name, 64, batch, env) for name, batch in truths}
 
     cal = footprint("predict", "--calibrate", "--quick", "--json", "-o", db, env=env)
     assert cal.returncode == 0, cal.stderr
@@ -134,20 +139,19 @@ def test_after_calibrating_another_blas_kernel_predicts_within_the_stated_band(t
     assert p["calibrated"] == calibration["calibrated"]
     latency = p["latency_s"]
     assert latency["high"] == pytest.approx(latency["value"] * (1 + band))
-    measured = timed("resnet34", 64, 1, env)
+    measured = {k: min(first[k], timed(k[0], 64, k[1], env)) for k in truths}
     # Within the band the calibration states.
-    assert latency["low"] <= measured <= latency["high"], (measured, latency)
+    assert latency["low"] <= measured["resnet34", 1] <= latency["high"], (measured, latency)
     # The uncalibrated prediction was on the wrong side of it by far: Prescott's kernels.
     assert json.loads(before.stdout)["latency_s"]["value"] < latency["low"]
 
-    # A recurrent net, none of the references' kind, whose steps run one after the other: at
-    # batch 1 and 8 alike (costed as one product, it was predicted at a quarter of its time).
-    lstm = export(tmp_path, "lstm", 64)
+    # The LSTM, whose steps run one after the other, at batch 1 and 8 alike (costed as one
+    # product, it was predicted at a quarter of its time).
     for batch in (1, 8):
         p = json.loads(footprint("predict", "--json", lstm, "--batch", batch,
                                  "--predictor", predictor, "-o", db, env=env).stdout)
-        measured = timed("lstm", 64, batch, env)
-        assert p["latency_s"]["low"] <= measured <= p["latency_s"]["high"], (batch, measured, p)
+        truth = measured["lstm", batch]
+        assert p["latency_s"]["low"] <= truth <= p["latency_s"]["high"], (batch, truth, p)
 
     # Without the kernel that was calibrated, the calibration is not this machine's.
     plain = footprint(*ask)
