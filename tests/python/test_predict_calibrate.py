@@ -11,6 +11,7 @@ import pathlib
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 
 import pytest
@@ -23,23 +24,12 @@ pytest.importorskip("onnx")
 
 PRESCOTT = {"OPENBLAS_CORETYPE": "Prescott"}
 
-# The models: torchvision's (weights=None) and a 2-layer LSTM (256 features in, 512 hidden)
-# over 64 steps with a classifier on the last: the recurrent family, whose steps run one after
-# the other. build() gives the model and its input's shape after the batch.
-BUILD = """
-import sys, torch, torchvision
-class LSTM(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lstm = torch.nn.LSTM(256, 512, num_layers=2, batch_first=True)
-        self.head = torch.nn.Linear(512, 10)
-    def forward(self, x):
-        return self.head(self.lstm(x)[0][:, -1])
-def build(name, resolution):
-    if name == "lstm":
-        return LSTM().eval(), (64, 256)
-    return getattr(torchvision.models, name)(weights=None).eval(), (3, resolution, resolution)
-"""
+# The models (torchvision's, weights=None, and a 2-layer LSTM over 64 steps: the recurrent
+# family) as bench/predict_bench.py builds them: build() gives a model and its input's shape
+# after the batch.
+sys.path.insert(0, str(REPO / "bench"))
+from predict_bench import BUILD  # noqa: E402
+
 MODELS: dict = {}
 exec(BUILD, MODELS)
 
@@ -158,22 +148,32 @@ def test_after_calibrating_another_blas_kernel_predicts_within_the_stated_band(t
     assert json.loads(plain.stdout)["calibrated"] is None
 
 
-def test_an_interrupted_calibration_stores_nothing_and_says_so_in_one_line(tmp_path):
-    db = tmp_path / "fp.db"
+def start_calibrating(db):
+    """footprint predict --calibrate in a session of its own, once calibrate.py has begun."""
     proc = subprocess.Popen(footprint_command() + ["predict", "--calibrate", "-o", str(db)],
                             env=child_env(), stderr=subprocess.PIPE, stdout=subprocess.PIPE,
                             text=True, start_new_session=True)
     first = proc.stderr.readline()  # calibrate.py has started measuring
     assert first.startswith("footprint predict: calibrating:"), first
-    time.sleep(0.5)
-    os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: the whole group
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    return proc
+
+
+def assert_stored_nothing(out, err, db):
     said = [line for line in err.splitlines() if not line.startswith("footprint predict: "
                                                                       "calibrating:")]
     assert said == ["footprint predict: the calibration was interrupted: nothing was stored "
                     "(footprint predict --calibrate measures again)"], err
     assert out == "" and calibration_runs(db) == []
+
+
+def test_an_interrupted_calibration_stores_nothing_and_says_so_in_one_line(tmp_path):
+    db = tmp_path / "fp.db"
+    proc = start_calibrating(db)
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: the whole group
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert_stored_nothing(out, err, db)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
@@ -182,11 +182,7 @@ def test_a_signal_to_footprint_alone_stops_the_measuring_child_and_stores_nothin
     """kill PID (a service manager, a timeout) reaches footprint and not calibrate.py: footprint
     passes it on, so the measurements stop there and then instead of running to the end."""
     db = tmp_path / "fp.db"
-    proc = subprocess.Popen(footprint_command() + ["predict", "--calibrate", "-o", str(db)],
-                            env=child_env(), stderr=subprocess.PIPE, stdout=subprocess.PIPE,
-                            text=True, start_new_session=True)
-    first = proc.stderr.readline()  # calibrate.py has started measuring
-    assert first.startswith("footprint predict: calibrating:"), first
+    proc = start_calibrating(db)
     children = (pathlib.Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
                 .read_text().split())
     assert len(children) == 1  # calibrate.py
@@ -197,11 +193,7 @@ def test_a_signal_to_footprint_alone_stops_the_measuring_child_and_stores_nothin
     # time its reference models), and footprint waited for it before exiting.
     assert "reference models" not in err, err
     assert not pathlib.Path(f"/proc/{children[0]}").exists()
-    said = [line for line in err.splitlines() if not line.startswith("footprint predict: "
-                                                                      "calibrating:")]
-    assert said == ["footprint predict: the calibration was interrupted: nothing was stored "
-                    "(footprint predict --calibrate measures again)"], err
-    assert out == "" and calibration_runs(db) == []
+    assert_stored_nothing(out, err, db)
 
 
 def test_without_torch_calibrating_is_one_line_saying_what_to_install(tmp_path):
