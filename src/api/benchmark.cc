@@ -636,9 +636,11 @@ Status Benchmark::Impl::Start(json meta) {
     Env& env = *options_.env;
     // This process and its children, with machine-wide energy when asked for. (Hardware
     // counters are not: perf events follow a process from its exec, and this one runs.)
-    ProbeChoice choice{
-        .tree = {.monitor_pid = ::getpid(), .proc_root = env.ProcRoot(), .include_monitor = true},
-        .energy = true};
+    ProbeChoice choice;  // member by member: see MakeProbes (monitor.cc)
+    choice.tree.monitor_pid = ::getpid();
+    choice.tree.proc_root = env.ProcRoot();
+    choice.tree.include_monitor = true;
+    choice.energy = true;
     ChosenProbes chosen = ChooseProbes(env, std::move(choice), meta_);
     tree_ = chosen.tree;
     session_ = std::make_unique<MonitorSession>(

@@ -225,14 +225,18 @@ std::vector<std::unique_ptr<Probe>> MakeProbes(const MonitorOptions& opt, Prepar
                                                ProcessTreeProbe*& tree, ContainerMembers* container,
                                                std::unique_ptr<Probe> cpu_ring) {
   Env& env = *opt.env;
-  ProbeChoice choice{
-      .tree = {::getpid(), p.cgroup && !p.cgroup->procs_path().empty() ? p.cgroup.get() : nullptr,
-               &reaped, env.ProcRoot()},
-      .exact_intervals = ExactIntervals(opt),
-      .cpu_ring = std::move(cpu_ring),
-      .energy = true,
-      .perf = std::move(perf),
-      .gpu = GpuChoice(opt.metrics, opt.gpus, unavailable_gpu)};
+  // Filled in member by member: GCC 12 at -O3 takes a nested braced Options for one whose
+  // std::string may be used uninitialized (-Wmaybe-uninitialized), which -Werror stops.
+  ProbeChoice choice;
+  choice.tree.monitor_pid = ::getpid();
+  if (p.cgroup && !p.cgroup->procs_path().empty()) choice.tree.cgroup = p.cgroup.get();
+  choice.tree.reaped = &reaped;
+  choice.tree.proc_root = env.ProcRoot();
+  choice.exact_intervals = ExactIntervals(opt);
+  choice.cpu_ring = std::move(cpu_ring);
+  choice.energy = true;
+  choice.perf = std::move(perf);
+  choice.gpu = GpuChoice(opt.metrics, opt.gpus, unavailable_gpu);
   choice.gpu->members = container;  // with the tree's processes (set_tree below)
   ChosenProbes chosen = ChooseProbes(env, std::move(choice), p.meta);
   tree = chosen.tree;

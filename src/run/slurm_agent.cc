@@ -193,9 +193,11 @@ std::vector<std::unique_ptr<Probe>> StepProbes(const MonitorOptions& mo, pid_t d
                                                UnavailableMetrics& unavailable_gpu,
                                                ProcessTreeProbe*& tree) {
   Env& env = *mo.env;
-  ProbeChoice choice{.tree = {daemon, nullptr, nullptr, env.ProcRoot()},
-                     .exact_intervals = ExactIntervals(mo),
-                     .gpu = GpuChoice(mo.metrics, mo.gpus, unavailable_gpu)};
+  ProbeChoice choice;  // member by member: see MakeProbes (monitor.cc)
+  choice.tree.monitor_pid = daemon;
+  choice.tree.proc_root = env.ProcRoot();
+  choice.exact_intervals = ExactIntervals(mo);
+  choice.gpu = GpuChoice(mo.metrics, mo.gpus, unavailable_gpu);
   choice.tree.foreign_root = true;
   choice.tree.entity = node;
   ChosenProbes chosen = ChooseProbes(env, std::move(choice), meta);
