@@ -69,7 +69,8 @@ void AddPredictorWorkOptions(CLI::App& cmd, predict::PredictOptions& o, std::str
       ->option_text("DATA.csv|DB");
   cmd.add_flag("--calibrate", o.calibrate,
                "measure this machine's rates (GEMMs and convolutions over their rows, weight "
-               "streaming, attention, softmax, layer norm, depthwise bandwidth, element-wise and "
+               "streaming, attention, softmax, layer norm, depthwise bandwidth, max and average "
+               "pooling, element-wise and "
                "batch-norm bandwidth over the tensor's size, the cost of an operator call) and "
                "time three reference models through PyTorch (/usr/bin/python3, python3-torch), "
                "in under a minute on 2 cores; stored as a run named predict-calibration in --db. "
