@@ -293,6 +293,24 @@ def run_footprint(fp, tmp, name, interval, cmd, extra=()):
     }
 
 
+def series_rate_held(f, hz):
+    """Whether a run held its rate: `cpu` at 99 % of it or more (from the kernel's ring, whose
+    samples need no wake-up), or, without the ring, 99 % of the passes; a few deadlines missed on a
+    loaded machine do not count as failing to hold it, they are reported."""
+    cpu_hz = f["achieved_hz"].get("cpu")
+    return (cpu_hz or f["rate_hz"]) >= 0.99 * hz
+
+
+def rate_note(f):
+    """How a 1 kHz run kept its rate: cpu's samples a second, and how often footprint woke."""
+    cpu_hz = f["achieved_hz"].get("cpu")
+    woke = (f"{fmt(f['rate_hz'])} wake-ups/s, {f['missed']} missed deadlines")
+    if cpu_hz and cpu_hz > 1.5 * f["rate_hz"]:
+        return (f"cpu at {fmt(cpu_hz)} Hz from the kernel's ring, the other series every "
+                f"{fmt(1e3 / f['rate_hz'])} ms ({woke})")
+    return f"{fmt(f['rate_hz'])} Hz achieved, {f['missed']} missed deadlines"
+
+
 def run_psutil(tmp, interval_s, cmd):
     out = tmp / "psutil.json"
     db = tmp / "psutil.db"
@@ -607,10 +625,10 @@ def build_report(info, args, duration, mon, walk, wide, probe, ingest, py_cost, 
         ok = f["cpu_pct"] < CPU_TARGET[rate]
         # "Rate held": at least 99 % of the nominal passes (a few deadlines missed on a
         # loaded machine do not count as failing to hold the rate; they are reported).
-        held = f["rate_hz"] >= 0.99 * {"10 Hz": 10, "100 Hz": 100, "1 kHz": 1000}[rate]
+        held = series_rate_held(f, {"10 Hz": 10, "100 Hz": 100, "1 kHz": 1000}[rate])
         extra = ""
         if rate == "1 kHz":
-            extra = f", {fmt(f['rate_hz'])} Hz achieved, {f['missed']} missed deadlines"
+            extra = ", " + rate_note(f)
             ok = ok and held
         summary.append([f"monitor CPU, 10-process tree at {rate}",
                         f"< {CPU_TARGET[rate]} % of one core" + (", rate held"
@@ -621,11 +639,11 @@ def build_report(info, args, duration, mon, walk, wide, probe, ingest, py_cost, 
         if not ok:
             misses.append(f"monitor CPU at {rate}")
     if wide:
-        ok = wide["cpu_pct"] < WIDE_TREE_TARGET and wide["rate_hz"] >= 990
+        ok = wide["cpu_pct"] < WIDE_TREE_TARGET and series_rate_held(wide, 1000)
         summary.append(["monitor CPU, 100-process tree at 1 kHz",
                         f"< {WIDE_TREE_TARGET} % of one core, rate held",
-                        f"{fmt(wide['cpu_pct'], 3)} %, {fmt(wide['rate_hz'])} Hz achieved, "
-                        f"{wide['missed']} missed deadlines", "—", "", verdict(ok)])
+                        f"{fmt(wide['cpu_pct'], 3)} %, {rate_note(wide)}", "—", "",
+                        verdict(ok)])
         if not ok:
             misses.append("monitor CPU of a 100-process tree at 1 kHz")
     floor = sleep_floor(probe)
@@ -1038,7 +1056,8 @@ def notes(mon, walk, wide, probe, py_cost, true_r, misses):
             f"used {fmt(k['sampler_cpu_pct'])} %, of which the probe work itself "
             f"(`monitor.sample_cost`, mean {fmt(k['cost_mean_us'])} µs per pass) is "
             f"{fmt(probe_pct)} % and the rest, {fmt(k['sampler_cpu_pct'] - probe_pct)} %, "
-            f"is sleeping and waking up 1,000 times a second{wake}; the writer thread "
+            f"is sleeping and waking up {fmt(k['rate_hz'])} times a second{wake}; the writer "
+            f"thread "
             f"(its samples into SQLite) and the main thread used the remaining "
             f"{fmt(k['cpu_pct'] - k['sampler_cpu_pct'])} %." + spaced_reads(k, wide))
     if k["missed"]:
