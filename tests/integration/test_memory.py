@@ -130,7 +130,11 @@ def test_beside_the_cpu_ring_memory_wakes_every_10ms_and_keeps_its_peak(tmp_path
     assert_spike_in_peak(s, reports)
     # (a busy machine may still miss deadlines, which slows every series alike)
     assert "woken" not in s["meta"].get("below_asked_rate", {}).get("memory", ""), s["meta"]
-    assert s["meta"]["monitor"]["sampler"]["passes"] > 500 * s["totals"]["duration_s"], s["meta"]
+    # Every 1 ms deadline is a pass or a counted miss (the sampler's own account), whatever the
+    # load: memory was woken for each.
+    sampler = s["meta"]["monitor"]["sampler"]
+    assert sampler["passes"] + sampler["missed_deadlines"] >= 900 * s["totals"]["duration_s"], \
+        sampler
 
 
 @pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "no-cgroup"])
