@@ -37,6 +37,9 @@ class Env {
   // or the monotonic clock reaches `deadline_ns`, whichever comes first. Returns wake().
   virtual bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
                          int64_t deadline_ns, const std::function<bool()>& wake) = 0;
+  // Sleeps until the monotonic clock reaches `deadline_ns` (WaitUntil with nothing to wake it):
+  // back-offs and retries.
+  void SleepUntil(int64_t deadline_ns);
 
   // Roots of the kernel's file systems ("/proc", "/sys" on the real machine).
   virtual std::string ProcRoot() = 0;

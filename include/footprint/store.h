@@ -152,7 +152,10 @@ struct StoreOptions {
   // change, no -wal/-shm/-journal file left behind (a WAL database is read through them while
   // open: they are made, then removed at close as SQLite's last connection does).
   bool read_only = false;
+  // How long a statement waits for another connection's lock before failing as busy. SQLite
+  // waits on the clock of `env`: its busy handler and footprint's retries sleep through it.
   int busy_timeout_ms = 30000;
+  Env* env = &Env::Default();
 };
 
 class Store {

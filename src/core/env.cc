@@ -65,6 +65,13 @@ class RealEnv final : public Env {
 
 }  // namespace
 
+void Env::SleepUntil(int64_t deadline_ns) {
+  std::mutex mu;
+  std::condition_variable never_notified;
+  std::unique_lock<std::mutex> lock(mu);
+  WaitUntil(never_notified, lock, deadline_ns, [] { return false; });
+}
+
 Env& Env::Default() {
   static Env* env = new RealEnv();  // never destroyed: used by threads still running at exit
   return *env;

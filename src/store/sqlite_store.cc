@@ -5,11 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <type_traits>
@@ -145,6 +147,15 @@ class SqliteStore final : public Store {
   // anything is written, so that another program's database is left as it was.
   Status CheckSchemaIsFootprints();
 
+  // SQLite's busy handler, on the Env's clock: sleeps as sqlite3_busy_timeout would, ever
+  // longer up to 100 ms, until `timeout_ns` has passed since the lock was first refused.
+  struct BusyWait {
+    Env* env;
+    int64_t timeout_ns;
+    int64_t since_ns = 0;  // when the lock now awaited was first refused
+  };
+  static int WaitWhileBusy(void* wait, int refusals);
+
   SideFileJanitor janitor_;
   sqlite3* db_;
   std::string path_;
@@ -154,6 +165,7 @@ class SqliteStore final : public Store {
   std::optional<std::pair<dev_t, ino_t>> opened_file_;  // the file opened, for CheckLocation
   Stmt insert_sample_, heartbeat_;                      // prepared once, for the writer's hot path
   Stmt insert_scope_, end_scope_, insert_value_, ensure_series_;  // prepared on first use
+  BusyWait busy_wait_{};
 };
 
 // True when the database at `path` or its WAL has grown to the process's file size limit
@@ -314,20 +326,34 @@ Status SqliteStore::EnsureListIndexes() {
   return Status::Ok();
 }
 
+int SqliteStore::WaitWhileBusy(void* wait, int refusals) {
+  static constexpr int64_t kBackOffMs[] = {1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100};
+  BusyWait& w = *static_cast<BusyWait*>(wait);
+  const int64_t now = w.env->MonotonicNs();
+  if (refusals == 0) w.since_ns = now;
+  const int64_t give_up_ns = w.since_ns + w.timeout_ns;
+  if (now >= give_up_ns) return 0;
+  const size_t step = std::min<size_t>(refusals, std::size(kBackOffMs) - 1);
+  w.env->SleepUntil(std::min(now + kBackOffMs[step] * kNsPerMs, give_up_ns));
+  return 1;
+}
+
 Status SqliteStore::Init(const StoreOptions& options) {
-  sqlite3_busy_timeout(db_, options.busy_timeout_ms);
+  busy_wait_ = {.env = options.env, .timeout_ns = int64_t{options.busy_timeout_ms} * kNsPerMs};
+  sqlite3_busy_handler(db_, &SqliteStore::WaitWhileBusy, &busy_wait_);
   sqlite3_extended_result_codes(db_, 1);
   struct stat st;
   if (::stat(path_.c_str(), &st) == 0) opened_file_ = {st.st_dev, st.st_ino};
   // SQLite answers "database is locked" at once, without its busy handler, where waiting could
   // deadlock: switching to WAL, or a read turning into a write while another connection
   // creates the same new file. Such steps are retried here within the same busy timeout.
-  const int64_t give_up_ns = MonotonicNs() + int64_t{options.busy_timeout_ms} * 1'000'000;
+  Env& env = *options.env;
+  const int64_t give_up_ns = env.MonotonicNs() + busy_wait_.timeout_ns;
   Status st_init;
   for (int attempt = 0;; ++attempt) {
     st_init = Configure();
-    if (st_init.ok() || !Busy(db_) || MonotonicNs() > give_up_ns) break;
-    ::usleep(static_cast<useconds_t>(1000 + (attempt % 10) * 1000));
+    if (st_init.ok() || !Busy(db_) || env.MonotonicNs() > give_up_ns) break;
+    env.SleepUntil(env.MonotonicNs() + (1 + attempt % 10) * kNsPerMs);
   }
   FP_RETURN_IF_ERROR(st_init);
   if (!read_only_) {

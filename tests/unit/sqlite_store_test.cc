@@ -9,8 +9,10 @@
 #include <fstream>
 #include <thread>
 
+#include "fake_env.h"
 #include "footprint/store.h"
 #include "test_util.h"
+#include "util/clock.h"
 
 namespace footprint {
 namespace {
@@ -191,6 +193,59 @@ TEST(SqliteStore, ConcurrentWritersLoseNothing) {
     ASSERT_EQ(series->size(), 1u);
     EXPECT_EQ((*s)->LoadValues((*series)[0].id)->size(), size_t{kBatches * kPerBatch});
   }
+}
+
+// Another connection that holds the write lock, as a second footprint writing would.
+class WriteLock {
+ public:
+  explicit WriteLock(const std::string& path) {
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db_), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  }
+  ~WriteLock() { sqlite3_close(db_); }
+  void Release() { EXPECT_EQ(sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK); }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+// A write that finds the database locked waits busy_timeout_ms on the Env's clock, then fails
+// saying so: on the driven clock the 30 s pass at once, and end exactly at the timeout.
+TEST(SqliteStore, BusyWaitGivesUpAtItsTimeoutOnTheEnvsClock) {
+  TempDir dir;
+  const std::string path = dir.File("fp.db");
+  FakeEnv env;
+  env.SetHorizon(INT64_MAX);
+  auto store = OpenStore(path, {.busy_timeout_ms = 30'000, .env = &env});
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  WriteLock other(path);
+  const int64_t before = env.MonotonicNs();
+  const Status st = (*store)->CreateRun(MakeRun("r1", "late"));
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("locked"), std::string::npos) << st.message();
+  EXPECT_EQ(env.MonotonicNs() - before, 30 * kNsPerSec);
+  other.Release();
+  EXPECT_TRUE((*store)->CreateRun(MakeRun("r1", "late")).ok());
+}
+
+// A write waiting for a lock goes through at its first retry after the lock is released: the
+// wait is parked on the driven clock while the lock is held and ends 1 ms (the first back-off)
+// after the refusal.
+TEST(SqliteStore, BusyWaitEndsAtTheRetryAfterTheLockIsReleased) {
+  TempDir dir;
+  const std::string path = dir.File("fp.db");
+  FakeEnv env;
+  auto store = OpenStore(path, {.env = &env});
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  WriteLock other(path);
+  Status st = InternalError("not written");
+  std::thread writer([&] { st = (*store)->CreateRun(MakeRun("r1", "waits")); });
+  env.AwaitParked();  // refused, and waiting beyond the horizon (0)
+  other.Release();
+  env.SetHorizon(INT64_MAX);
+  writer.join();
+  EXPECT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(env.MonotonicNs(), kNsPerMs);
 }
 
 // 16 processes create the same new database at the same moment, over and over (the step that
