@@ -18,6 +18,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "experiment/devices.h"
@@ -31,26 +32,37 @@
 #include "util/file.h"
 #include "util/json_text.h"
 #include "util/strings.h"
+#include "util/word_table.h"
 
 namespace footprint {
 namespace {
 
 using json = nlohmann::json;
 
+// Each state of a planned run: the run status it mirrors (none while pending), its word, and
+// radT's Status word (MLflow's run statuses), which radT reads back to skip finished rows.
+struct PlanStateWords {
+  PlanRunState state;
+  std::optional<RunStatus> run_status;
+  std::string_view word;
+  std::string_view mlflow;
+};
+constexpr PlanStateWords kPlanStateWords[] = {
+    {PlanRunState::kPending, std::nullopt, "pending", "SCHEDULED"},
+    {PlanRunState::kRunning, RunStatus::kRunning, "running", "RUNNING"},
+    {PlanRunState::kOk, RunStatus::kOk, "ok", "FINISHED"},
+    {PlanRunState::kFailed, RunStatus::kFailed, "failed", "FAILED"},
+    {PlanRunState::kKilled, RunStatus::kKilled, "killed", "KILLED"},
+    {PlanRunState::kInterrupted, RunStatus::kInterrupted, "interrupted", "KILLED"}};
+
+const PlanStateWords& WordsOf(PlanRunState state) {
+  const PlanStateWords* w = FindRow(kPlanStateWords, &PlanStateWords::state, state);
+  return w ? *w : kPlanStateWords[0];
+}
+
 PlanRunState StateOf(RunStatus s) {
-  switch (s) {
-    case RunStatus::kRunning:
-      return PlanRunState::kRunning;
-    case RunStatus::kOk:
-      return PlanRunState::kOk;
-    case RunStatus::kFailed:
-      return PlanRunState::kFailed;
-    case RunStatus::kKilled:
-      return PlanRunState::kKilled;
-    case RunStatus::kInterrupted:
-      return PlanRunState::kInterrupted;
-  }
-  return PlanRunState::kPending;
+  const PlanStateWords* w = FindRow(kPlanStateWords, &PlanStateWords::run_status, s);
+  return w ? w->state : PlanRunState::kPending;
 }
 
 // `cache` is null when only the options are checked (no record is made then).
@@ -530,41 +542,7 @@ Result<ExperimentOutcome> RunOnlyKey(const ExperimentPlan& plan, const Experimen
 
 }  // namespace
 
-std::string_view PlanRunStateName(PlanRunState state) {
-  switch (state) {
-    case PlanRunState::kPending:
-      return "pending";
-    case PlanRunState::kRunning:
-      return "running";
-    case PlanRunState::kOk:
-      return "ok";
-    case PlanRunState::kFailed:
-      return "failed";
-    case PlanRunState::kKilled:
-      return "killed";
-    case PlanRunState::kInterrupted:
-      return "interrupted";
-  }
-  return "pending";
-}
-
-// radT's Status words (MLflow's run statuses), which radT reads back to skip finished rows.
-std::string_view MlflowStatusName(PlanRunState state) {
-  switch (state) {
-    case PlanRunState::kOk:
-      return "FINISHED";
-    case PlanRunState::kFailed:
-      return "FAILED";
-    case PlanRunState::kKilled:
-    case PlanRunState::kInterrupted:
-      return "KILLED";
-    case PlanRunState::kRunning:
-      return "RUNNING";
-    case PlanRunState::kPending:
-      break;
-  }
-  return "SCHEDULED";
-}
+std::string_view PlanRunStateName(PlanRunState state) { return WordsOf(state).word; }
 
 Result<std::map<std::string, PlanRunStatus>> LoadPlanStatus(Store& store,
                                                             const ExperimentPlan& plan) {
@@ -680,7 +658,7 @@ void FillStatusColumns(std::vector<experiment::CsvRecord>& records,
       if (text.size() < raw.size()) text.append(raw.size() - text.size(), ' ');
       raw = text;
     };
-    put(status_col, st.run_id.empty() ? "" : std::string(MlflowStatusName(st.state)));
+    put(status_col, st.run_id.empty() ? "" : std::string(WordsOf(st.state).mlflow));
     put(run_col, st.run_id);
   }
 }

@@ -23,6 +23,7 @@
 #include "util/clock.h"
 #include "util/json_text.h"
 #include "util/strings.h"
+#include "util/word_table.h"
 
 namespace footprint {
 namespace {
@@ -68,30 +69,36 @@ std::string IssueLagWarning(const std::map<std::string, double>& lag, std::optio
          "include the lag, so a quiet machine may measure less";
 }
 
+// Each scenario's word in footprint and its name in LoadGen (and MLPerf's logs).
+struct ScenarioWords {
+  Scenario scenario;
+  std::string_view word;
+  std::string_view loadgen;
+};
+constexpr ScenarioWords kScenarioWords[] = {{Scenario::kSingleStream, "single", "SingleStream"},
+                                            {Scenario::kMultiStream, "multi", "MultiStream"},
+                                            {Scenario::kServer, "server", "Server"},
+                                            {Scenario::kOffline, "offline", "Offline"}};
+
 }  // namespace
 
 Result<Scenario> ParseScenario(std::string_view name) {
   const std::string n = Lower(name);
-  if (n == "single" || n == "singlestream") return Scenario::kSingleStream;
-  if (n == "multi" || n == "multistream") return Scenario::kMultiStream;
-  if (n == "server") return Scenario::kServer;
-  if (n == "offline") return Scenario::kOffline;
+  for (const ScenarioWords& w : kScenarioWords) {
+    if (n == w.word || n == Lower(w.loadgen)) return w.scenario;
+  }
   return InvalidArgument("unknown scenario '" + std::string(name) +
                          "'; use --scenario single, multi, server or offline");
 }
 
 std::string_view ScenarioName(Scenario scenario) {
-  switch (scenario) {
-    case Scenario::kSingleStream:
-      return "single";
-    case Scenario::kMultiStream:
-      return "multi";
-    case Scenario::kServer:
-      return "server";
-    case Scenario::kOffline:
-      return "offline";
-  }
-  return "?";
+  const ScenarioWords* w = FindRow(kScenarioWords, &ScenarioWords::scenario, scenario);
+  return w ? w->word : "?";
+}
+
+std::string MlperfScenarioName(Scenario scenario) {
+  const ScenarioWords* w = FindRow(kScenarioWords, &ScenarioWords::scenario, scenario);
+  return std::string(w ? w->loadgen : "?");
 }
 
 double ScenarioPercentile(Scenario scenario) {

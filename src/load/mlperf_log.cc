@@ -98,20 +98,6 @@ std::vector<std::pair<std::string, json>> DetailEntries(const LoadSummary& s) {
 
 }  // namespace
 
-std::string MlperfScenarioName(Scenario scenario) {
-  switch (scenario) {
-    case Scenario::kSingleStream:
-      return "SingleStream";
-    case Scenario::kMultiStream:
-      return "MultiStream";
-    case Scenario::kServer:
-      return "Server";
-    case Scenario::kOffline:
-      return "Offline";
-  }
-  return "?";
-}
-
 bool MlperfValid(const LoadSummary& s) {
   if (!s.validity.empty()) return s.validity == "valid";
   return s.ended_because == "done" && s.completed == s.issued &&

@@ -18,7 +18,8 @@
 
 namespace footprint {
 
-// LoadGen's name of a scenario: "SingleStream", "MultiStream", "Server", "Offline".
+// LoadGen's name of a scenario: "SingleStream", "MultiStream", "Server", "Offline" (defined in
+// load.cc, on the row of the scenario's words that ParseScenario and ScenarioName read).
 std::string MlperfScenarioName(Scenario scenario);
 
 // Whether LoadGen would call the run VALID: valid against the bound when there is one, else

@@ -11,6 +11,7 @@
 #include "util/json_bounded.h"
 #include "util/json_text.h"
 #include "util/strings.h"
+#include "util/word_table.h"
 
 // FP_ASSIGN_OR_RETURN for a handler: an error becomes its JSON response.
 #define FP_ASSIGN_OR_RETURN_RESPONSE(lhs, rexpr) \
@@ -28,6 +29,14 @@ constexpr std::string_view kPrefix = "/api/queue";
 // How long an event stream of a job's output follows it at most.
 constexpr int64_t kMaxStreamNs = int64_t{6} * 3600 * 1'000'000'000;
 constexpr int64_t kStreamKeepAliveNs = 2'000'000'000;
+
+// A role and its word, in the tokens file and in answers.
+struct RoleWord {
+  Role role;
+  std::string_view word;
+};
+constexpr RoleWord kRoleWords[] = {
+    {Role::kRead, "read"}, {Role::kRun, "run"}, {Role::kAdmin, "admin"}};
 
 ApiResponse JsonResponse(const nlohmann::json& body, int status = 200) {
   ApiResponse r;
@@ -115,15 +124,8 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
 }
 
 std::string_view RoleName(Role role) {
-  switch (role) {
-    case Role::kRead:
-      return "read";
-    case Role::kRun:
-      return "run";
-    case Role::kAdmin:
-      return "admin";
-  }
-  return "read";
+  const RoleWord* w = FindRow(kRoleWords, &RoleWord::role, role);
+  return w ? w->word : "read";
 }
 
 Result<std::vector<TokenGrant>> ReadTokenGrants(const std::string& path) {
@@ -136,18 +138,17 @@ Result<std::vector<TokenGrant>> ReadTokenGrants(const std::string& path) {
     std::istringstream words(line);
     std::string role, name, token, extra;
     if (!(words >> role)) continue;
-    const std::map<std::string, Role> roles = {
-        {"read", Role::kRead}, {"run", Role::kRun}, {"admin", Role::kAdmin}};
+    const RoleWord* granted = FindRow(kRoleWords, &RoleWord::word, role);
+    const bool three_words = (words >> name >> token) && !(words >> extra);
     const bool printable = std::all_of(token.begin(), token.end(), [](char c) {
       return c > ' ' && c != 0x7f && c != ';' && c != ',';
     });
-    if (!(words >> name >> token) || (words >> extra) || !roles.contains(role) ||
-        token.size() < 16 || !printable) {
+    if (!three_words || granted == nullptr || token.size() < 16 || !printable) {
       return InvalidArgument(path + ": line " + std::to_string(number) +
                              ": write ROLE NAME TOKEN (ROLE read, run or admin; TOKEN at least "
                              "16 printable characters, no ';' or ',')");
     }
-    grants.push_back({.token = token, .caller = {.name = name, .role = roles.at(role)}});
+    grants.push_back({.token = token, .caller = {.name = name, .role = granted->role}});
   }
   if (grants.empty()) return InvalidArgument(path + " grants no token");
   return grants;

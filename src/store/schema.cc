@@ -6,13 +6,15 @@
 
 #include "footprint/store.h"
 #include "store/rows.h"
+#include "util/word_table.h"
 
 namespace footprint {
 namespace {
 
 // The data model both databases hold, described once (DESIGN.md's, plus run_totals: exact
 // end-of-run figures queryable without parsing JSON, and runs.heartbeat_ns: to tell a live run
-// from an interrupted one). Each dialect's v1 is written from it; only the samples differ.
+// from an interrupted one). Each dialect's v1 is written from it; only the samples differ. Tables
+// are rendered into each dialect's words by CreateTable; PostgreSQL's v2 is described likewise.
 enum class Type {
   kText,
   kInt,     // 32 bits are enough (exit codes, counts)
@@ -20,6 +22,7 @@ enum class Type {
   kSerial,  // numbered by the database: with PRIMARY KEY, SQLite's rowid
   kReal,
   kBytes,
+  kBool,
 };
 
 struct Column {
@@ -140,23 +143,24 @@ const Table kPostgresSampleChunks = {"sample_chunks",
                                       {"value", Type::kBytes, "NOT NULL"}},
                                      "PRIMARY KEY (series_id, t_first, seq)"};
 
+// Each type's name in SQLite and in PostgreSQL.
+struct TypeWords {
+  Type type;
+  std::string_view sqlite;
+  std::string_view postgres;
+};
+constexpr TypeWords kTypeWords[] = {{Type::kText, "TEXT", "TEXT"},
+                                    {Type::kInt, "INTEGER", "INTEGER"},
+                                    {Type::kBigInt, "INTEGER", "BIGINT"},
+                                    {Type::kSerial, "INTEGER", "BIGSERIAL"},
+                                    {Type::kReal, "REAL", "DOUBLE PRECISION"},
+                                    {Type::kBytes, "BLOB", "BYTEA"},
+                                    {Type::kBool, "INTEGER", "BOOLEAN"}};
+
 std::string_view TypeName(Type type, SqlDialect d) {
-  const bool pg = d == SqlDialect::kPostgres;
-  switch (type) {
-    case Type::kText:
-      return "TEXT";
-    case Type::kInt:
-      return "INTEGER";
-    case Type::kBigInt:
-      return pg ? "BIGINT" : "INTEGER";
-    case Type::kSerial:
-      return pg ? "BIGSERIAL" : "INTEGER";
-    case Type::kReal:
-      return pg ? "DOUBLE PRECISION" : "REAL";
-    case Type::kBytes:
-      return pg ? "BYTEA" : "BLOB";
-  }
-  return "";
+  const TypeWords* w = FindRow(kTypeWords, &TypeWords::type, type);
+  if (w == nullptr) return "";
+  return d == SqlDialect::kPostgres ? w->postgres : w->sqlite;
 }
 
 // CREATE TABLE and its CREATE INDEX statements in `d`'s words.
@@ -198,29 +202,33 @@ std::string Version1(SqlDialect d) {
 // the server's ids of the series and scopes it created, and which of its runs it may still
 // hold entries of (`footprint show` says so while `closed` is false). SQLite has no v2: it is
 // written directly, never through a buffer.
-constexpr std::string_view kPostgresV2 = R"sql(
-CREATE TABLE buffer_writers(
-  writer TEXT PRIMARY KEY,
-  host TEXT NOT NULL,
-  path TEXT NOT NULL,
-  shipped_seq BIGINT NOT NULL,
-  shipped_at_ns BIGINT NOT NULL
-);
-CREATE TABLE buffer_runs(
-  writer TEXT NOT NULL REFERENCES buffer_writers(writer) ON DELETE CASCADE,
-  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  creator BOOLEAN NOT NULL DEFAULT false,
-  closed BOOLEAN NOT NULL DEFAULT false,
-  PRIMARY KEY (writer, run_id)
-);
-CREATE INDEX buffer_runs_by_run ON buffer_runs(run_id);
-CREATE TABLE buffer_ids(
-  writer TEXT NOT NULL REFERENCES buffer_writers(writer) ON DELETE CASCADE,
-  local_id BIGINT NOT NULL,
-  remote_id BIGINT NOT NULL,
-  PRIMARY KEY (writer, local_id)
-);
-)sql";
+constexpr std::string_view kOfWriter =
+    "NOT NULL REFERENCES buffer_writers(writer) ON DELETE CASCADE";
+
+const std::vector<Table>& PostgresBufferTables() {
+  static const std::vector<Table> tables = {
+      {"buffer_writers",
+       {{"writer", Type::kText, "PRIMARY KEY"},
+        {"host", Type::kText, "NOT NULL"},
+        {"path", Type::kText, "NOT NULL"},
+        {"shipped_seq", Type::kBigInt, "NOT NULL"},
+        {"shipped_at_ns", Type::kBigInt, "NOT NULL"}}},
+      {"buffer_runs",
+       {{"writer", Type::kText, kOfWriter},
+        {"run_id", Type::kText, kOfRun},
+        {"creator", Type::kBool, "NOT NULL DEFAULT false"},
+        {"closed", Type::kBool, "NOT NULL DEFAULT false"}},
+       "PRIMARY KEY (writer, run_id)",
+       false,
+       {"buffer_runs_by_run ON (run_id)"}},
+      {"buffer_ids",
+       {{"writer", Type::kText, kOfWriter},
+        {"local_id", Type::kBigInt, "NOT NULL"},
+        {"remote_id", Type::kBigInt, "NOT NULL"}},
+       "PRIMARY KEY (writer, local_id)"},
+  };
+  return tables;
+}
 
 }  // namespace
 
@@ -232,7 +240,12 @@ std::span<const std::string_view> SqliteMigrations() {
 
 std::span<const std::string_view> PostgresMigrations() {
   static const std::string v1 = Version1(SqlDialect::kPostgres);
-  static const std::array<std::string_view, kPostgresSchemaVersion> migrations = {v1, kPostgresV2};
+  static const std::string v2 = [] {
+    std::string sql;
+    for (const Table& t : PostgresBufferTables()) sql += CreateTable(t, SqlDialect::kPostgres);
+    return sql;
+  }();
+  static const std::array<std::string_view, kPostgresSchemaVersion> migrations = {v1, v2};
   return migrations;
 }
 

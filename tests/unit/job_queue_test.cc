@@ -328,6 +328,9 @@ TEST(TokenGrants, ReadsRolesAndRefusesBadLines) {
   EXPECT_NE(ReadTokenGrants(dir.File("bad")).status().message().find("line 1"), std::string::npos);
   std::ofstream(dir.File("short")) << "run ann short\n";
   EXPECT_FALSE(ReadTokenGrants(dir.File("short")).ok());
+  // The token itself is checked, once read: ';' and ',' would split the header that carries it.
+  std::ofstream(dir.File("separator")) << "run ann 0123456789;abcdef0123\n";
+  EXPECT_FALSE(ReadTokenGrants(dir.File("separator")).ok());
 }
 
 }  // namespace
