@@ -156,37 +156,27 @@ Result<int64_t> JobQueue::Add(const JobRequest& request, std::string_view who) {
                            " jobs queued or running, its limit; cancel some or wait");
   }
   nlohmann::json overrides = request.overrides;
-  Stmt s;
-  if (s.Prepare(db_.get(),
-                "INSERT INTO queue_jobs(kind, file, overrides, target, priority, state, owner, "
-                "queued_at_ns) VALUES(?, ?, ?, ?, ?, 'queued', ?, ?)") != SQLITE_OK) {
+  if (ExecWith(db_.get(),
+               "INSERT INTO queue_jobs(kind, file, overrides, target, priority, state, owner, "
+               "queued_at_ns) VALUES(?, ?, ?, ?, ?, 'queued', ?, ?)",
+               request.kind, request.file, overrides.dump(), request.target, request.priority, who,
+               RealtimeNs()) != SQLITE_DONE) {
     return SqlError(db_.get(), "add a job");
   }
-  s.Bind(1, request.kind);
-  s.Bind(2, request.file);
-  s.Bind(3, overrides.dump());
-  s.Bind(4, request.target);
-  s.Bind(5, int64_t{request.priority});
-  s.Bind(6, who);
-  s.Bind(7, RealtimeNs());
-  if (s.Step() != SQLITE_DONE) return SqlError(db_.get(), "add a job");
   return sqlite3_last_insert_rowid(db_.get());
 }
 
 Result<std::vector<Job>> JobQueue::Select(std::optional<int64_t> id, int64_t limit) {
   Stmt s;
   // ?1 IS NULL: every job, newest first; else the one with that id.
-  if (s.Prepare(db_.get(), std::string(kJobColumns) +
-                               "WHERE ?1 IS NULL OR id = ?1 ORDER BY id DESC LIMIT ?2") !=
-      SQLITE_OK) {
+  std::vector<Job> jobs;
+  if (s.PrepareWith(
+          db_.get(),
+          std::string(kJobColumns) + "WHERE ?1 IS NULL OR id = ?1 ORDER BY id DESC LIMIT ?2", id,
+          limit) != SQLITE_OK ||
+      !s.ForEachRow([&](const Stmt& row) { jobs.push_back(JobOfRow(row)); })) {
     return SqlError(db_.get(), "list its jobs");
   }
-  s.BindOpt(1, id);
-  s.Bind(2, limit);
-  std::vector<Job> jobs;
-  int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) jobs.push_back(JobOfRow(s));
-  if (rc != SQLITE_DONE) return SqlError(db_.get(), "list its jobs");
   return jobs;
 }
 
@@ -263,13 +253,10 @@ Result<std::vector<int64_t>> JobQueue::Requeue(const std::vector<int64_t>& ids,
   for (const Job& job : ended) {
     FP_ASSIGN_OR_RETURN(int64_t id, Add(job.request, who));
     std::lock_guard lock(mu_);
-    Stmt s;
-    if (s.Prepare(db_.get(), "UPDATE queue_jobs SET requeued_from = ? WHERE id = ?") != SQLITE_OK) {
+    if (ExecWith(db_.get(), "UPDATE queue_jobs SET requeued_from = ? WHERE id = ?", job.id, id) !=
+        SQLITE_DONE) {
       return SqlError(db_.get(), "requeue a job");
     }
-    s.Bind(1, job.id);
-    s.Bind(2, id);
-    if (s.Step() != SQLITE_DONE) return SqlError(db_.get(), "requeue a job");
     added.push_back(id);
   }
   return added;
@@ -286,11 +273,9 @@ Result<std::optional<Job>> JobQueue::ClaimNext(std::string_view target) {
     pick.Bind(1, target);
     if (pick.Step() == SQLITE_ROW) job = JobOfRow(pick);
   }
-  Stmt start;
-  if (job && (start.Prepare(db_.get(),
-                            "UPDATE queue_jobs SET state = 'running', started_at_ns = ? "
-                            "WHERE id = ?") != SQLITE_OK ||
-              (start.Bind(1, RealtimeNs()), start.Bind(2, job->id), start.Step()) != SQLITE_DONE)) {
+  if (job &&
+      ExecWith(db_.get(), "UPDATE queue_jobs SET state = 'running', started_at_ns = ? WHERE id = ?",
+               RealtimeNs(), job->id) != SQLITE_DONE) {
     Status error = SqlError(db_.get(), "start a job");
     (void)Exec("ROLLBACK");
     return error;
@@ -306,25 +291,25 @@ Result<std::optional<Job>> JobQueue::ClaimNext(std::string_view target) {
 Result<std::vector<std::string>> JobQueue::WaitingTargets() {
   std::lock_guard lock(mu_);
   Stmt s;
+  std::vector<std::string> targets;
   if (s.Prepare(db_.get(), "SELECT DISTINCT target FROM queue_jobs WHERE state = 'queued'") !=
-      SQLITE_OK) {
+          SQLITE_OK ||
+      !s.ForEachRow([&](const Stmt& r) { targets.push_back(r.Text(0)); })) {
     return SqlError(db_.get(), "list its targets");
   }
-  std::vector<std::string> targets;
-  while (s.Step() == SQLITE_ROW) targets.push_back(s.Text(0));
   return targets;
 }
 
 Result<std::vector<int64_t>> JobQueue::CancelRequested() {
   std::lock_guard lock(mu_);
   Stmt s;
+  std::vector<int64_t> ids;
   if (s.Prepare(db_.get(),
-                "SELECT id FROM queue_jobs WHERE state = 'running' AND "
-                "cancel_requested = 1") != SQLITE_OK) {
+                "SELECT id FROM queue_jobs WHERE state = 'running' AND cancel_requested = 1") !=
+          SQLITE_OK ||
+      !s.ForEachRow([&](const Stmt& r) { ids.push_back(r.Int(0)); })) {
     return SqlError(db_.get(), "list cancelled jobs");
   }
-  std::vector<int64_t> ids;
-  while (s.Step() == SQLITE_ROW) ids.push_back(s.Int(0));
   return ids;
 }
 
@@ -332,32 +317,24 @@ Status JobQueue::Finish(int64_t id, JobState state, std::optional<int> exit_code
                         std::string_view reason) {
   std::lock_guard lock(mu_);
   log_bytes_.erase(id);
-  Stmt s;
-  if (s.Prepare(db_.get(),
-                "UPDATE queue_jobs SET state = ?, ended_at_ns = ?, exit_code = ?, reason = ? "
-                "WHERE id = ?") != SQLITE_OK) {
+  if (ExecWith(db_.get(),
+               "UPDATE queue_jobs SET state = ?, ended_at_ns = ?, exit_code = ?, reason = ? "
+               "WHERE id = ?",
+               JobStateName(state), RealtimeNs(), exit_code, reason, id) != SQLITE_DONE) {
     return SqlError(db_.get(), "finish a job");
   }
-  s.Bind(1, JobStateName(state));
-  s.Bind(2, RealtimeNs());
-  s.BindOpt(3, exit_code);
-  s.Bind(4, reason);
-  s.Bind(5, id);
-  if (s.Step() != SQLITE_DONE) return SqlError(db_.get(), "finish a job");
   return Status::Ok();
 }
 
 Result<int> JobQueue::MarkInterrupted() {
   std::lock_guard lock(mu_);
-  Stmt s;
-  if (s.Prepare(db_.get(),
-                "UPDATE queue_jobs SET state = 'failed', ended_at_ns = ?, reason = "
-                "'interrupted: the footprint serve that ran it stopped before it ended' "
-                "WHERE state = 'running'") != SQLITE_OK) {
+  if (ExecWith(db_.get(),
+               "UPDATE queue_jobs SET state = 'failed', ended_at_ns = ?, reason = "
+               "'interrupted: the footprint serve that ran it stopped before it ended' "
+               "WHERE state = 'running'",
+               RealtimeNs()) != SQLITE_DONE) {
     return SqlError(db_.get(), "mark interrupted jobs");
   }
-  s.Bind(1, RealtimeNs());
-  if (s.Step() != SQLITE_DONE) return SqlError(db_.get(), "mark interrupted jobs");
   return sqlite3_changes(db_.get());
 }
 
@@ -371,36 +348,29 @@ Status JobQueue::AppendLog(int64_t id, std::string_view stream, std::string_view
     chunk += "\n[footprint serve: output past " + std::to_string(kMaxJobLogBytes >> 20) +
              " MiB is not kept]\n";
   }
-  Stmt s;
-  if (s.Prepare(db_.get(),
-                "INSERT INTO queue_log(job_id, seq, t_ns, stream, text) VALUES(?1, "
-                "(SELECT ifnull(max(seq), 0) + 1 FROM queue_log WHERE job_id = ?1), ?2, ?3, ?4)") !=
-      SQLITE_OK) {
+  if (ExecWith(db_.get(),
+               "INSERT INTO queue_log(job_id, seq, t_ns, stream, text) VALUES(?1, "
+               "(SELECT ifnull(max(seq), 0) + 1 FROM queue_log WHERE job_id = ?1), ?2, ?3, ?4)",
+               id, RealtimeNs(), stream, SqlBlob{chunk}) != SQLITE_DONE) {
     return SqlError(db_.get(), "keep a job's output");
   }
-  s.Bind(1, id);
-  s.Bind(2, RealtimeNs());
-  s.Bind(3, stream);
-  s.BindBlob(4, chunk);
-  if (s.Step() != SQLITE_DONE) return SqlError(db_.get(), "keep a job's output");
   return Status::Ok();
 }
 
 Result<std::vector<JobLogChunk>> JobQueue::LogAfter(int64_t id, int64_t after_seq, int64_t limit) {
   std::lock_guard lock(mu_);
   Stmt s;
-  if (s.Prepare(db_.get(),
-                "SELECT seq, t_ns, stream, text FROM queue_log WHERE job_id = ? AND seq > ? "
-                "ORDER BY seq LIMIT ?") != SQLITE_OK) {
-    return SqlError(db_.get(), "read a job's output");
-  }
-  s.Bind(1, id);
-  s.Bind(2, after_seq);
-  s.Bind(3, limit);
   std::vector<JobLogChunk> chunks;
-  while (s.Step() == SQLITE_ROW) {
+  auto keep = [&](const Stmt& r) {
     chunks.push_back(
-        {.seq = s.Int(0), .t_ns = s.Int(1), .stream = s.Text(2), .text = std::string(s.Blob(3))});
+        {.seq = r.Int(0), .t_ns = r.Int(1), .stream = r.Text(2), .text = std::string(r.Blob(3))});
+  };
+  if (s.PrepareWith(db_.get(),
+                    "SELECT seq, t_ns, stream, text FROM queue_log WHERE job_id = ? AND seq > ? "
+                    "ORDER BY seq LIMIT ?",
+                    id, after_seq, limit) != SQLITE_OK ||
+      !s.ForEachRow(keep)) {
+    return SqlError(db_.get(), "read a job's output");
   }
   return chunks;
 }
@@ -408,38 +378,32 @@ Result<std::vector<JobLogChunk>> JobQueue::LogAfter(int64_t id, int64_t after_se
 Status JobQueue::Audit(std::string_view who, std::string_view action, std::optional<int64_t> job_id,
                        std::string_view detail) {
   std::lock_guard lock(mu_);
-  Stmt s;
-  if (s.Prepare(db_.get(),
-                "INSERT INTO queue_audit(at_ns, who, action, job_id, detail) "
-                "VALUES(?, ?, ?, ?, ?)") != SQLITE_OK) {
+  if (ExecWith(db_.get(),
+               "INSERT INTO queue_audit(at_ns, who, action, job_id, detail) VALUES(?, ?, ?, ?, ?)",
+               RealtimeNs(), who, action, job_id, detail) != SQLITE_DONE) {
     return SqlError(db_.get(), "write its audit row");
   }
-  s.Bind(1, RealtimeNs());
-  s.Bind(2, who);
-  s.Bind(3, action);
-  s.BindOpt(4, job_id);
-  s.Bind(5, detail);
-  if (s.Step() != SQLITE_DONE) return SqlError(db_.get(), "write its audit row");
   return Status::Ok();
 }
 
 Result<std::vector<AuditEntry>> JobQueue::AuditLog(int64_t limit) {
   std::lock_guard lock(mu_);
   Stmt s;
-  if (s.Prepare(db_.get(),
-                "SELECT id, at_ns, who, action, job_id, detail FROM queue_audit "
-                "ORDER BY id DESC LIMIT ?") != SQLITE_OK) {
-    return SqlError(db_.get(), "read its audit rows");
-  }
-  s.Bind(1, limit);
   std::vector<AuditEntry> rows;
-  while (s.Step() == SQLITE_ROW) {
-    rows.push_back({.id = s.Int(0),
-                    .at_ns = s.Int(1),
-                    .who = s.Text(2),
-                    .action = s.Text(3),
-                    .job_id = s.OptInt(4),
-                    .detail = s.Text(5)});
+  auto keep = [&](const Stmt& r) {
+    rows.push_back({.id = r.Int(0),
+                    .at_ns = r.Int(1),
+                    .who = r.Text(2),
+                    .action = r.Text(3),
+                    .job_id = r.OptInt(4),
+                    .detail = r.Text(5)});
+  };
+  if (s.PrepareWith(db_.get(),
+                    "SELECT id, at_ns, who, action, job_id, detail FROM queue_audit "
+                    "ORDER BY id DESC LIMIT ?",
+                    limit) != SQLITE_OK ||
+      !s.ForEachRow(keep)) {
+    return SqlError(db_.get(), "read its audit rows");
   }
   return rows;
 }

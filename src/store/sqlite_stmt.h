@@ -9,8 +9,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace footprint {
+
+// Bytes bound as a BLOB (text is bound as TEXT).
+struct SqlBlob {
+  std::string_view bytes;
+};
 
 // A prepared statement, reset after each use.
 class Stmt {
@@ -48,7 +54,29 @@ class Stmt {
       BindNull(i);
     }
   }
+  // Binds `args` as parameters 1, 2, ...: integers, doubles, text, SqlBlob, and std::nullopt or
+  // an empty std::optional as NULL.
+  template <typename... Args>
+  void BindAll(const Args&... args) {
+    int i = 0;
+    (BindValue(++i, args), ...);
+  }
+  // Prepare, then BindAll when it succeeded: SQLITE_OK or SQLite's error.
+  template <typename... Args>
+  int PrepareWith(sqlite3* db, std::string_view sql, const Args&... args) {
+    const int rc = Prepare(db, sql);
+    if (rc == SQLITE_OK) BindAll(args...);
+    return rc;
+  }
   int Step() { return sqlite3_step(stmt_); }
+  // Steps through the rows, handing each to `row` (as this statement): true when every row was
+  // read (SQLITE_DONE), false when SQLite failed on the way.
+  template <typename RowFn>
+  bool ForEachRow(RowFn&& row) {
+    int rc;
+    while ((rc = Step()) == SQLITE_ROW) row(static_cast<const Stmt&>(*this));
+    return rc == SQLITE_DONE;
+  }
 
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
   double Real(int col) const { return sqlite3_column_double(stmt_, col); }
@@ -67,8 +95,34 @@ class Stmt {
   }
 
  private:
+  template <typename T>
+  void BindValue(int i, const T& v) {
+    if constexpr (std::is_same_v<T, std::nullopt_t>) {
+      BindNull(i);
+    } else if constexpr (requires { v.has_value(); }) {
+      v ? BindValue(i, *v) : BindNull(i);
+    } else if constexpr (std::is_same_v<T, SqlBlob>) {
+      BindBlob(i, v.bytes);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      Bind(i, static_cast<double>(v));
+    } else if constexpr (std::is_integral_v<T>) {
+      Bind(i, static_cast<int64_t>(v));
+    } else {
+      Bind(i, std::string_view(v));
+    }
+  }
+
   sqlite3_stmt* stmt_ = nullptr;
 };
+
+// Runs `sql`, a statement without rows, with `args` bound (Stmt::BindAll): SQLITE_DONE, or
+// SQLite's error.
+template <typename... Args>
+int ExecWith(sqlite3* db, std::string_view sql, const Args&... args) {
+  Stmt s;
+  const int rc = s.PrepareWith(db, sql, args...);
+  return rc == SQLITE_OK ? s.Step() : rc;
+}
 
 // The binder BindRun takes.
 struct StmtBinder {
