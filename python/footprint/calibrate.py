@@ -177,10 +177,30 @@ def _overhead(b: Bench) -> float:
     return b.time(lambda: b.torch.add(x, y))
 
 
-def _small_vit(torchvision: Any, resolution: int) -> Any:
+def vision_transformer(resolution: int, layers: int, heads: int, width: int) -> Any:
+    """torchvision's ViT with 16x16 patches and an MLP 4x `width`: the calibration's small
+    reference (4 layers, 4 heads, 256 wide) and DeiT-Ti's shape (12, 3, 192; without its
+    distillation token) in footprint predict's datasets."""
     from torchvision.models.vision_transformer import VisionTransformer
-    return VisionTransformer(image_size=resolution, patch_size=16, num_layers=4, num_heads=4,
-                             hidden_dim=256, mlp_dim=1024)
+    return VisionTransformer(image_size=resolution, patch_size=16, num_layers=layers,
+                             num_heads=heads, hidden_dim=width, mlp_dim=4 * width)
+
+
+def recurrent_classifier(torch: Any) -> Any:
+    """The recurrent family of footprint predict's datasets and benchmark: a 2-layer LSTM (256
+    features in, 512 hidden) over the sequence, then a classifier on its last step. Input:
+    (batch, steps, 256)."""
+
+    class LSTMClassifier(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lstm = torch.nn.LSTM(256, 512, num_layers=2, batch_first=True)
+            self.head = torch.nn.Linear(512, 10)
+
+        def forward(self, x: Any) -> Any:
+            return self.head(self.lstm(x)[0][:, -1])
+
+    return LSTMClassifier().eval()
 
 
 def _references(b: Bench, torchvision: Any, folder: str, quick: bool) -> list:
@@ -189,7 +209,7 @@ def _references(b: Bench, torchvision: Any, folder: str, quick: bool) -> list:
     resolution = 64 if quick else 128
     builders = {"resnet18": lambda: torchvision.models.resnet18(weights=None),
                 "mobilenet_v3_small": lambda: torchvision.models.mobilenet_v3_small(weights=None),
-                "vit_small": lambda: _small_vit(torchvision, resolution)}
+                "vit_small": lambda: vision_transformer(resolution, 4, 4, 256)}
     found = []
     for name, build in builders.items():
         model = build().eval()

@@ -162,6 +162,32 @@ Result<Chosen> Choose(Target target, const std::vector<Row>& rows) {
   return chosen;
 }
 
+json CoverageJson(const WideningFit& fit) {
+  return {{"stated", kStatedCoverage},
+          {"plain", fit.coverage_plain},
+          {"widened", fit.coverage_widened},
+          {"novel_half", {{"plain", fit.novel_half_plain}, {"widened", fit.novel_half_widened}}},
+          {"widening", fit.widening},
+          {"rows", fit.rows}};
+}
+
+// What predict needs to widen the latency band by novelty (novelty.h): the training rows'
+// mixes and the widening fitted on `kind`'s leave-one-family-out predictions of them.
+Result<json> NoveltySection(std::string_view kind, const std::vector<Row>& rows) {
+  FP_ASSIGN_OR_RETURN(const auto predictions, PredictLeftOut(kind, Target::kLatency, rows));
+  const WideningFit fit = FitWidening(predictions);
+  return json{{"rows", MixesOf(rows)},
+              {"widening", fit.widening},
+              {"leave_one_family_out", CoverageJson(fit)}};
+}
+
+Status WritePredictor(const std::string& path, const json& file) {
+  std::ofstream written(path);
+  written << file.dump(1) << "\n";
+  if (!written.flush()) return IoError("cannot write the predictor to " + path);
+  return Status::Ok();
+}
+
 // Fits every latency predictor, keeps the one with the lowest mean held-out-family error, the
 // memory predictor and, fitted on the rows that have their energy (at least 4), the best energy
 // predictor; writes them with their errors to `out`, for the device the rows were measured on.
@@ -198,6 +224,7 @@ Result<int> Train(const PredictOptions& o, std::ostream& out) {
       {"peak_memory",
        {{"predictor", memory->ToJson()}, {"held_out_families", ErrorsJson(memory_errors)}}},
       {"baselines", latency.baselines}};
+  FP_ASSIGN_OR_RETURN(file["novelty"], NoveltySection(latency.predictor->kind(), rows));
   std::string energy_line;
   if (const std::vector<Row> measured = MeasuredRows(rows, Target::kEnergy);
       measured.size() >= kFewestRows) {
@@ -215,9 +242,7 @@ Result<int> Train(const PredictOptions& o, std::ostream& out) {
         << Inert(data.left_out.front()) << "\n";
   }
   const std::string path = o.out.empty() ? "predictor.json" : o.out;
-  std::ofstream written(path);
-  written << file.dump(1) << "\n";
-  if (!written.flush()) return IoError("cannot write the predictor to " + path);
+  FP_RETURN_IF_ERROR(WritePredictor(path, file));
   out << "footprint predict: " << latency.predictor->kind() << " on " << rows.size() << " rows of "
       << families.size() << " families (" << file["device"].get<std::string>()
       << "): held-out-family latency MAPE " << latency.errors.mean_family_mape << " % (worst "
@@ -242,16 +267,29 @@ Result<int> Evaluate(const PredictOptions& o, std::ostream& out) {
   report["rows"] = {{"train", train.size()}, {"held_out", outside.size()}};
   report["left_out"] = data.left_out;
   if (!said.str().empty()) report["rows_of_device"] = o.device;
-  // Each target on the rows that have it.
+  // Each target on the rows that have it; for latency, how often the band holds the truth.
   auto evaluate = [&](const char* kind, Target target) -> Result<json> {
     const std::vector<Row> fit = MeasuredRows(train, target);
     const std::vector<Row> check = MeasuredRows(outside, target);
-    FP_ASSIGN_OR_RETURN(Errors lofo, LeaveOneFamilyOut(kind, target, fit));
+    FP_ASSIGN_OR_RETURN(const auto left_out, PredictLeftOut(kind, target, fit));
+    const Errors lofo = ErrorsOf(left_out);
     FP_ASSIGN_OR_RETURN(Errors random, RandomSplit(kind, target, fit, 0.8, 1));
     json j = {{"leave_one_family_out", ErrorsJson(lofo)}, {"random_split", ErrorsJson(random)}};
+    const WideningFit widening = FitWidening(left_out);
+    if (target == Target::kLatency) j["coverage"]["leave_one_family_out"] = CoverageJson(widening);
     if (!check.empty()) {
       FP_ASSIGN_OR_RETURN(auto fitted, Fit(kind, target, fit));
-      j["held_out_families"] = ErrorsJson(Score(*fitted, target, check));
+      const auto outside_predictions = PredictRows(*fitted, target, check, MixesOf(fit));
+      j["held_out_families"] = ErrorsJson(ErrorsOf(outside_predictions));
+      if (target == Target::kLatency) {
+        // The band the file would state (its p80 over left-out families) on families no fit saw.
+        const double p80 = lofo.p80_relative_error, w = widening.widening;
+        j["coverage"]["held_out_families"] = {{"stated", kStatedCoverage},
+                                              {"plain", Coverage(outside_predictions, p80, 0)},
+                                              {"widened", Coverage(outside_predictions, p80, w)},
+                                              {"widening", w},
+                                              {"rows", outside_predictions.size()}};
+      }
     }
     return j;
   };
@@ -396,12 +434,13 @@ Result<int> Calibrate(const PredictOptions& o, std::ostream& out) {
 }
 
 // How sure a prediction is: on the predictor's machine, within its 80th-percentile relative
-// error on held-out families; elsewhere, within kOtherMachineFactor; with operators that have
-// no cost formula, a lower bound without a band.
+// error on held-out families, widened by the model's novelty (novelty.h); elsewhere, within
+// kOtherMachineFactor; with operators that have no cost formula, a lower bound without a band.
 struct Confidence {
   bool other_machine = false;
-  int without_formula = 0;  // operators
-  std::string calibration;  // the run of this machine's calibration the latency comes from
+  int without_formula = 0;           // operators
+  std::string calibration;           // the run of this machine's calibration the latency comes from
+  double novelty = 0, widening = 0;  // novelty.h; widening 0: the band is not widened
 };
 
 json Interval(double value, double p80, const Confidence& c) {
@@ -411,7 +450,8 @@ json Interval(double value, double p80, const Confidence& c) {
             {"uncertainty", "a lower bound: " + std::to_string(c.without_formula) +
                                 " operator(s) without a cost formula"}};
   }
-  const double factor = c.other_machine ? std::max(1 + p80, kOtherMachineFactor) : 1 + p80;
+  const double own = BandFactor(p80, c.widening, c.novelty);
+  const double factor = c.other_machine ? std::max(own, kOtherMachineFactor) : own;
   char within[160];
   if (!c.calibration.empty()) {
     std::snprintf(within, sizeof within,
@@ -424,7 +464,15 @@ json Interval(double value, double p80, const Confidence& c) {
     std::snprintf(within, sizeof within, "80 %% of held-out-family predictions were within %ld %%",
                   std::lround(p80 * 100));
   }
-  const std::string why = within;
+  std::string why = within;
+  if (c.widening * c.novelty >= 0.01 && own >= factor) {
+    char widened[120];
+    std::snprintf(widened, sizeof widened,
+                  ", widened by %.2fx for a novelty of %.2f (how far the model is from the "
+                  "training set)",
+                  1 + c.widening * c.novelty, c.novelty);
+    why += widened;
+  }
   return {
       {"value", value}, {"low", value / factor}, {"high", value * factor}, {"uncertainty", why}};
 }
@@ -514,11 +562,36 @@ void PredictFromGraphAlone(const ModelGraph& g, const MigGpu& gpu, json& answer)
       "are not included");
 }
 
+// The model's novelty against the predictor's training rows (novelty.h) into answer["novelty"]
+// and `c`, which widens the latency band by it; null for a file trained before footprint had
+// novelty (its band is not widened). InvalidArgument for a widening out of its range.
+Status ReadNovelty(const json& file, const std::map<std::string, double>& features, Confidence& c,
+                   json& answer) {
+  const json section = Object(file, "novelty");
+  answer["novelty"] = nullptr;
+  if (section.empty()) return Status::Ok();
+  const double widening = Number(section, "widening", -1);
+  if (!(widening >= 0 && widening <= kMaxWidening)) {
+    return InvalidArgument("the predictor's novelty.widening is not a number from 0 to " +
+                           std::to_string(static_cast<int>(kMaxWidening)) +
+                           ": train it again with footprint predict --train");
+  }
+  const auto rows = Member(section, "rows").get<std::vector<Mix>>();
+  c.novelty = Novelty(MixOf(features), rows);
+  c.widening = widening;
+  answer["novelty"] = {{"value", c.novelty},
+                       {"widening", widening},
+                       {"band_factor", 1 + widening * c.novelty},
+                       {"training_rows", rows.size()}};
+  return Status::Ok();
+}
+
 // Latency, peak memory and energy from a predictor file for this device. Peak memory comes from
 // the weights and the live activations: neither an operator without a formula nor the CPU
 // changes it, so it keeps the predictor's own band.
 Status PredictFromFile(const json& file, const std::map<std::string, double>& features,
-                       const Confidence& confidence, json& answer) {
+                       Confidence confidence, json& answer) {
+  FP_RETURN_IF_ERROR(ReadNovelty(file, features, confidence, answer));
   // A file of another version or edited by hand is refused by FromJson with one line.
   auto predict = [&](const char* target, const Confidence& c) -> Result<json> {
     const json section = Object(file, target);
@@ -538,6 +611,7 @@ Status PredictFromFile(const json& file, const std::map<std::string, double>& fe
   answer["predictor"]["error_on_held_out_families"] =
       Object(Object(file, "latency"), "held_out_families");
   if (file.contains("energy")) {
+    confidence.widening = 0;  // fitted on latency's errors
     FP_ASSIGN_OR_RETURN(answer["energy_j"], predict("energy", confidence));
   } else {
     answer["energy_j"] = nullptr;
@@ -639,7 +713,8 @@ Status Answer(const PredictOptions& o, const ModelGraph& g, const MigGpu* gpu, j
   FP_RETURN_IF_ERROR(PredictFromFile(file, Features(g), confidence, answer));
   answer["calibrated"] = nullptr;
   if (calibration) {
-    // This machine's rates replace the predictor's fitted ones: the band is the calibration's.
+    // This machine's rates replace the predictor's fitted ones: the band is the calibration's,
+    // not widened by novelty (fitted on the predictor's errors, not the calibration's).
     confidence.calibration = calibration->run_id;
     answer["calibrated"] = calibration->run_id;
     answer["latency_s"] = Interval(CalibratedLatency(g, calibration->record),

@@ -271,12 +271,12 @@ double Spearman(const std::vector<double>& a, const std::vector<double>& b) {
 Errors Summarize(const std::vector<std::tuple<std::string, double, double>>& results) {
   Errors e;
   std::map<std::string, std::pair<double, int>> by_family;
-  std::vector<double> predicted, measured, relative;
+  std::vector<double> predicted, measured, band_errors;
   for (const auto& [family, p, m] : results) {
     const double ape = std::abs(p - m) / m;
     by_family[family].first += ape;
     ++by_family[family].second;
-    relative.push_back(ape);
+    band_errors.push_back(BandError(p, m));
     predicted.push_back(p);
     measured.push_back(m);
     e.within_10pct += ape <= 0.10 ? 1 : 0;
@@ -293,8 +293,7 @@ Errors Summarize(const std::vector<std::tuple<std::string, double, double>>& res
       e.worst_family = family;
     }
   }
-  std::sort(relative.begin(), relative.end());
-  e.p80_relative_error = relative[std::min(relative.size() - 1, relative.size() * 8 / 10)];
+  e.p80_relative_error = P80RelativeError(band_errors);
   e.spearman = Spearman(predicted, measured);
   return e;
 }
@@ -501,24 +500,52 @@ Result<std::unique_ptr<Predictor>> FromJson(const json& j) {
 }
 
 Errors Score(const Predictor& p, Target target, const std::vector<Row>& rows) {
-  std::vector<std::tuple<std::string, double, double>> results;
-  for (const Row& r : rows)
-    results.emplace_back(r.family, p.Predict(r.features), TargetOf(r, target));
-  return Summarize(results);
+  return ErrorsOf(PredictRows(p, target, rows, {}));
 }
 
-Result<Errors> LeaveOneFamilyOut(std::string_view kind, Target target,
-                                 const std::vector<Row>& rows) {
+Result<std::vector<LeftOutPrediction>> PredictLeftOut(std::string_view kind, Target target,
+                                                      const std::vector<Row>& rows) {
   std::set<std::string> families;
   for (const Row& r : rows) families.insert(r.family);
-  std::vector<std::tuple<std::string, double, double>> results;
+  std::vector<LeftOutPrediction> predictions;
   for (const std::string& family : families) {
     std::vector<Row> train, test;
     for (const Row& r : rows) (r.family == family ? test : train).push_back(r);
     FP_ASSIGN_OR_RETURN(auto p, Fit(kind, target, train));
-    for (const Row& r : test)
-      results.emplace_back(family, p->Predict(r.features), TargetOf(r, target));
+    const std::vector<LeftOutPrediction> predicted = PredictRows(*p, target, test, MixesOf(train));
+    predictions.insert(predictions.end(), predicted.begin(), predicted.end());
   }
+  return predictions;
+}
+
+std::vector<Mix> MixesOf(const std::vector<Row>& rows) {
+  std::vector<Mix> mixes;
+  for (const Row& r : rows) mixes.push_back(MixOf(r.features));
+  return mixes;
+}
+
+std::vector<LeftOutPrediction> PredictRows(const Predictor& p, Target target,
+                                           const std::vector<Row>& rows,
+                                           const std::vector<Mix>& training) {
+  std::vector<LeftOutPrediction> predictions;
+  for (const Row& r : rows) {
+    predictions.push_back({r.family, p.Predict(r.features), TargetOf(r, target),
+                           Novelty(MixOf(r.features), training)});
+  }
+  return predictions;
+}
+
+Result<Errors> LeaveOneFamilyOut(std::string_view kind, Target target,
+                                 const std::vector<Row>& rows) {
+  FP_ASSIGN_OR_RETURN(const std::vector<LeftOutPrediction> predictions,
+                      PredictLeftOut(kind, target, rows));
+  return ErrorsOf(predictions);
+}
+
+Errors ErrorsOf(const std::vector<LeftOutPrediction>& predictions) {
+  std::vector<std::tuple<std::string, double, double>> results;
+  for (const LeftOutPrediction& p : predictions)
+    results.emplace_back(p.family, p.predicted, p.measured);
   return Summarize(results);
 }
 

@@ -20,6 +20,7 @@
 
 #include "footprint/model_graph.h"
 #include "footprint/status.h"
+#include "predict/novelty.h"
 
 namespace footprint::predict {
 
@@ -83,14 +84,26 @@ struct Errors {
   std::map<std::string, double> family_mape;  // mean absolute percentage error per family
   double mean_family_mape = 0, worst_family_mape = 0;
   std::string worst_family;
-  double within_10pct = 0;  // share of rows within +-10 %
-  double spearman = 0;      // rank correlation of predicted and measured
-  double p80_relative_error = 0;
+  double within_10pct = 0;        // share of rows within +-10 %
+  double spearman = 0;            // rank correlation of predicted and measured
+  double p80_relative_error = 0;  // of BandError: the band, a factor 1 + it either side
   size_t rows = 0;
 };
 // Leave-one-family-out over `rows`: each family predicted by a fit on the others.
 Result<Errors> LeaveOneFamilyOut(std::string_view kind, Target target,
                                  const std::vector<Row>& rows);
+// Leave-one-family-out row by row: each family's rows predicted by a fit on the others, with
+// their novelty against the other families' rows (novelty.h).
+Result<std::vector<LeftOutPrediction>> PredictLeftOut(std::string_view kind, Target target,
+                                                      const std::vector<Row>& rows);
+// `rows` predicted by `p`, each with its novelty against `training` (novelty.h).
+std::vector<LeftOutPrediction> PredictRows(const Predictor& p, Target target,
+                                           const std::vector<Row>& rows,
+                                           const std::vector<Mix>& training);
+// The errors of predictions (of rows a fit did not see).
+Errors ErrorsOf(const std::vector<LeftOutPrediction>& predictions);
+// The rows' mixes (novelty.h), in their order.
+std::vector<Mix> MixesOf(const std::vector<Row>& rows);
 // A random split (seeded): fit on `train_share` of the rows, errors on the rest, every family
 // possibly on both sides (DIPPM's setting, reported apart).
 Result<Errors> RandomSplit(std::string_view kind, Target target, const std::vector<Row>& rows,
