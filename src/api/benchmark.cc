@@ -218,7 +218,9 @@ class Benchmark::Impl {
   std::unique_ptr<Store> sample_store_;  // samples (the sample writer's), when not joined
   RunRecord run_;
   const bool joined_;
-  const int64_t t0_;
+  // The run's t0 (monotonic): a joined run's, or the session's, anchored in Start before any
+  // thread but the opening one reads it.
+  int64_t t0_;
   const BenchmarkOptions options_;
   const uint64_t serial_;
   std::atomic<bool> closed_{false};
@@ -279,7 +281,7 @@ class Benchmark::Impl {
                  const std::unordered_set<uint64_t>& held);
   // Finish's steps: the run's totals from the process's accounts, and its meta.
   // The run's totals (session/totals) from the process's own accounts since Open().
-  RunTotals OwnRunTotals(int64_t end, const CpuSeconds& descendants);
+  RunTotals OwnRunTotals(int64_t duration_ns, const CpuSeconds& descendants);
   void AddOwnRunMeta(const RunTotals& totals, uint64_t scopes_dropped);
 
   std::mutex threads_mu_;
@@ -650,8 +652,8 @@ Status Benchmark::Impl::Start(json meta) {
                                 .flush_interval_ns = options_.flush_interval_ns,
                                 .queue_capacity = 1 << 14,
                                 .owns_process = false});
-    FP_RETURN_IF_ERROR(sample_store_->InTransaction([&] { return session_->RegisterSeries(); }));
-    FP_RETURN_IF_ERROR(session_->Start(t0_));
+    FP_RETURN_IF_ERROR(session_->CreateRun(run_, meta_));
+    FP_ASSIGN_OR_RETURN(t0_, session_->Start());
     writer_ = std::thread([this] { WriterLoop(); });
     // The tree probe subtracts the sampler's own CPU and that of both writers.
     std::vector<clockid_t> clocks = session_->ThreadCpuClocks();
@@ -698,7 +700,7 @@ Status Benchmark::Impl::FlushNow() {
   return last_flush_;
 }
 
-RunTotals Benchmark::Impl::OwnRunTotals(int64_t end, const CpuSeconds& descendants) {
+RunTotals Benchmark::Impl::OwnRunTotals(int64_t duration_ns, const CpuSeconds& descendants) {
   // The process's own figures, less footprint's threads (stored beside them instead), as the
   // kernel accounted them since Open(): the process's time before it (imports, start-up) is
   // not the run's. Its waited-for children and live descendants are what a run reaps.
@@ -711,7 +713,7 @@ RunTotals Benchmark::Impl::OwnRunTotals(int64_t end, const CpuSeconds& descendan
   const double monitor_user = Seconds(writer_usage_.ru_utime);
   const double monitor_sys = Seconds(writer_usage_.ru_stime) + session_->threads_cpu_s();
   TotalsInputs in;
-  in.duration_ns = end - t0_;
+  in.duration_ns = duration_ns;
   in.reaped.user_s = std::max(0.0, since(self.ru_utime, self_at_open_.ru_utime) +
                                        since(children.ru_utime, children_at_open_.ru_utime) +
                                        descendants.user_s - monitor_user);
@@ -772,12 +774,11 @@ Status Benchmark::Impl::Finish(RunStatus status) {
     if (lost) return DatabaseError("scopes and values could not be stored: " + last_error_);
     return Status::Ok();
   }
-  const int64_t end = options_.env->MonotonicNs();
   // Workers still alive (a pool, persistent DataLoader workers) are in no rusage: their
   // counters, read before the session stops, less what every process alive at Open had used.
   const CpuSeconds descendants = CpuBetween(descendants_at_open_, DescendantCpu(*options_.env));
-  session_->Stop();
-  RunTotals own = OwnRunTotals(end, descendants);
+  session_->Stop();  // the run's end
+  RunTotals own = OwnRunTotals(session_->duration_ns(), descendants);
   std::map<std::string, double>& totals = own.totals;
   std::vector<std::string> warnings;
   ProbeFindings findings{totals, meta_, warnings};
@@ -787,9 +788,7 @@ Status Benchmark::Impl::Finish(RunStatus status) {
   if (!warnings.empty()) meta_["warnings"] = warnings;
   AddOwnRunMeta(own, dropped);
   run_.status = status;
-  run_.ended_at_ns = run_.started_at_ns + (end - t0_);
-  run_.meta_json = JsonText(meta_);
-  FP_RETURN_IF_ERROR(store_->FinishRun(run_, totals));
+  FP_RETURN_IF_ERROR(session_->StoreEnd(totals, warnings));
   if (lost) return DatabaseError("some scopes and values could not be stored: " + last_error_);
   return Status::Ok();
 }
@@ -834,12 +833,9 @@ Result<std::unique_ptr<Benchmark>> Benchmark::Open(const BenchmarkOptions& optio
   RunRecord run = NewRunRecord(ReadNulSeparatedWords(env.ProcRoot() + "/self/cmdline"),
                                options.name, options.description, options.tags, options.params,
                                /*record_git=*/true, meta);
-  const int64_t t0 = env.MonotonicNs();
-  run.started_at_ns = env.RealtimeNs();
-  run.meta_json = JsonText(meta);
-  FP_RETURN_IF_ERROR((store)->CreateRun(run));
+  // The session creates the run and anchors its t0 (Impl::Start).
   auto impl = std::make_unique<Impl>(std::move(store), std::move(sample_store).value(),
-                                     std::move(run), false, t0, options);
+                                     std::move(run), false, 0, options);
   FP_RETURN_IF_ERROR(impl->Start(std::move(meta)));
   std::unique_ptr<Benchmark> bm(new Benchmark(std::move(impl)));
   Benchmark* none = nullptr;

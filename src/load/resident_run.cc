@@ -65,20 +65,14 @@ void AwaitLoad(LoadDriver& driver, pid_t command, const StopSignalCatcher& stop)
 }
 
 // The run's status and exit status from how its load ended (or a signal), and its end stored.
-void StoreResidentEnd(Store& store, const LoadDriver& driver, PreparedRun& p, MonitorOutcome& out) {
+void StoreResidentEnd(MonitorSession& session, const LoadDriver& driver, RunRecord& run,
+                      MonitorOutcome& out) {
   const bool done = driver.summary().ended_because == "done";
-  p.run.status = out.signal_received ? RunStatus::kInterrupted
-                 : done              ? RunStatus::kOk
-                                     : RunStatus::kFailed;
-  p.run.exit_code = out.exit_status = out.signal_received ? 128 + out.signal_received
-                                      : done              ? 0
-                                                          : 1;
-  p.run.meta_json = JsonText(p.meta);
-  if (Status st = store.FinishRun(p.run, out.totals); !st.ok()) {
-    out.end_stored = false;
-    out.warnings.push_back("the end of the run could not be stored (" + st.message() +
-                           "); it will show as interrupted");
-  }
+  run.status = out.signal_received ? RunStatus::kInterrupted
+               : done              ? RunStatus::kOk
+                                   : RunStatus::kFailed;
+  run.exit_code = out.exit_status = out.signal_received ? 128 + out.signal_received : done ? 0 : 1;
+  out.end_stored = session.StoreEnd(out.totals, out.warnings).ok();
 }
 
 }  // namespace
@@ -103,33 +97,23 @@ Result<MonitorOutcome> RunResidentLoad(Store& store, const MonitorOptions& optio
       {.env = &env, .intervals = intervals, .flush_interval_ns = opt.flush_interval_ns});
   p.meta["resident"] = {{"pid", command.pid()}, {"ready_s", command.ready_s()}};
   p.meta["tree_membership"] = "proc walk (footprint's children: the resident command)";
-  p.run.started_at_ns = env.RealtimeNs();
-  p.run.meta_json = JsonText(p.meta);
-  FP_RETURN_IF_ERROR(session.CreateRun(p.run));
+  FP_RETURN_IF_ERROR(session.CreateRun(p.run, p.meta));
   const KernelFile stat("/proc/" + std::to_string(command.pid()) + "/stat");
   const auto cpu_before = ProcessCpuNs(stat);
-  const int64_t t0 = env.MonotonicNs();
-  p.run.started_at_ns = env.RealtimeNs();
+  FP_ASSIGN_OR_RETURN(const int64_t t0, session.Start());
   MonitorOutcome out;
-  if (Status st = session.Start(t0); !st.ok()) {
-    p.run.status = RunStatus::kFailed;
-    p.run.ended_at_ns = env.RealtimeNs();
-    (void)store.FinishRun(p.run, {});
-    return st;
-  }
   json run = settings;
   run.update({{"run_id", p.run.id}, {"db", store.open_location()}, {"t0_ns", t0}});
   command.transport().SendControl("#run\t" + JsonText(run, -1));
   (void)driver.Start({-1, -1, command.pid(), t0});  // a resident driver starts its thread only
   AwaitLoad(driver, command.pid(), stop);
   out.signal_received = stop.received();
-  const int64_t t_end = env.MonotonicNs();
   session.Stop();
-  p.run.ended_at_ns = p.run.started_at_ns + (t_end - t0);
-  RecordTotals(ResidentTotals(t_end - t0, cpu_before, ProcessCpuNs(stat), *tree), session, p, out);
+  RecordTotals(ResidentTotals(session.duration_ns(), cpu_before, ProcessCpuNs(stat), *tree),
+               session, p, out);
   AddDriverResult(driver, store, p, out);
   unavailable_gpu.Warn(out.warnings);
-  StoreResidentEnd(store, driver, p, out);
+  StoreResidentEnd(session, driver, p.run, out);
   out.run = std::move(p.run);
   return out;
 }

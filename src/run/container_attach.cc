@@ -17,7 +17,6 @@
 #include "run/run_metadata.h"
 #include "run/stop_signals.h"
 #include "session/monitor_session.h"
-#include "util/json_text.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
 
@@ -160,7 +159,7 @@ Result<MonitorOutcome> RunAttachedContainer(Store& store, const MonitorOptions& 
   meta["container"] = AttachMeta(found, dirs.v2_dir.empty() ? dirs.v1_cpuacct_dir : dirs.v2_dir);
   std::vector<std::unique_ptr<Probe>> probes;
   probes.push_back(std::make_unique<ContainerProbe>(cgroup->get()));
-  probes.push_back(std::make_unique<SystemProbe>("/proc", ExactIntervals(opt)));
+  probes.push_back(std::make_unique<SystemProbe>(env, ExactIntervals(opt)));
   ContainerMembers members(cgroup->get());  // its GPU use: NVML's processes in its cgroup
   if (auto gpu = OpenGpuProbe(env, opt.metrics, &members, opt.gpus, meta, nullptr)) {
     probes.push_back(std::move(gpu));
@@ -169,27 +168,17 @@ Result<MonitorOutcome> RunAttachedContainer(Store& store, const MonitorOptions& 
   MonitorSession session(
       store, run.id, std::move(probes),
       {.env = &env, .intervals = intervals, .flush_interval_ns = opt.flush_interval_ns});
-  run.meta_json = JsonText(meta);
-  FP_RETURN_IF_ERROR(session.CreateRun(run));
-  const int64_t t0 = env.MonotonicNs();
-  run.started_at_ns = env.RealtimeNs();
-  FP_RETURN_IF_ERROR(session.Start(t0));
+  FP_RETURN_IF_ERROR(session.CreateRun(run, meta));
+  FP_ASSIGN_OR_RETURN(const int64_t t0, session.Start());
   std::string ended;
   out.signal_received = WaitWhileAttached(**cgroup, env, t0, duration_ns, signals.set(), ended);
-  const int64_t t_end = env.MonotonicNs();
   session.Stop();
-  run.ended_at_ns = run.started_at_ns + (t_end - t0);
-  out.totals["duration_s"] = static_cast<double>(t_end - t0) / 1e9;
+  out.totals["duration_s"] = static_cast<double>(session.duration_ns()) / 1e9;
   ProbeFindings findings{out.totals, meta, out.warnings};
   session.Finish(findings);
   meta["container"]["ended"] = ended;
   run.status = RunStatus::kOk;
-  run.meta_json = JsonText(meta);
-  if (Status st = store.FinishRun(run, out.totals); !st.ok()) {
-    out.end_stored = false;
-    out.warnings.push_back("the end of the run could not be stored (" + st.message() +
-                           "); it will show as interrupted");
-  }
+  out.end_stored = session.StoreEnd(out.totals, out.warnings).ok();
   return out;
 }
 

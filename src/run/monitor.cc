@@ -37,7 +37,6 @@
 #include "store/reconcile.h"
 #include "util/clock.h"
 #include "util/file.h"
-#include "util/json_text.h"
 #include "util/proc_parse.h"
 #include "util/rusage.h"
 #include "util/strings.h"
@@ -382,7 +381,6 @@ void Conclude(const WaitResult& w, const TotalsInputs& accounts, MonitorSession&
   RecordTotals(ComputeRunTotals(accounts), session, p, out);
   p.meta["monitor"]["signals_forwarded"] = w.forwarded;
   if (!out.launch_error.empty()) p.meta["launch_error"] = out.launch_error;
-  p.run.meta_json = JsonText(p.meta);
 }
 
 }  // namespace
@@ -415,7 +413,6 @@ void AddDriverResult(CommandDriver& driver, Store& store, PreparedRun& p, Monito
     p.meta[result.meta_key] = json::parse(result.meta_json, nullptr, false);
   }
   out.warnings.insert(out.warnings.end(), result.warnings.begin(), result.warnings.end());
-  p.run.meta_json = JsonText(p.meta);
 }
 
 namespace {
@@ -510,155 +507,200 @@ class OutputFile {
   int fd_ = -1;
 };
 
-}  // namespace
-
-Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
-  FP_RETURN_IF_ERROR(ValidateMonitorOptions(opt));
-  Env& env = *opt.env;
-  const MetricIntervals intervals = ResolveIntervals(opt);
-  FP_ASSIGN_OR_RETURN(PerfProbe::Options perf, PerfProbe::Options::FromEnv(env));
-  FP_ASSIGN_OR_RETURN(OutputFile output, OutputFile::Open(opt.output));
-  // --- Everything slow or fallible happens before the command exists. -----------------
-  FP_ASSIGN_OR_RETURN(PreparedRun p, PrepareRun(opt, intervals));
-  ReapedTotals reaped;
+// A command's run as RunMonitored assembles it: what is prepared before the command exists
+// (the run, its cgroup and probes, the command as started) and what its end is concluded from.
+struct CommandRun {
+  MetricIntervals intervals{};
+  PreparedRun p;
+  ReapedTotals reaped;  // what WaitForCommand reaped, for the tree probe
+  ReapedUsage usage;    // the same, for the totals
   UnavailableMetrics unavailable_gpu;
-  ProcessTreeProbe* tree = nullptr;
+  ProcessTreeProbe* tree = nullptr;  // the session's
   // A container the command starts is measured in a parent cgroup footprint makes for it
   // (docs/containers.md): its engine's processes are not the command's.
-  FP_ASSIGN_OR_RETURN(std::unique_ptr<ContainerWatch> container,
-                      ContainerWatch::ForCommand(opt.command, p.run.id));
+  std::unique_ptr<ContainerWatch> container;
   std::unique_ptr<ContainerMembers> container_members;  // the GPU's processes, theirs too
-  if (container) container_members = std::make_unique<ContainerMembers>(&container->cgroup());
-  FP_ASSIGN_OR_RETURN(std::unique_ptr<Probe> cpu_ring, OpenCpuRing(opt, p, intervals));
+  ContainerProbe* container_probe = nullptr;            // the session's
+  // The command as it is started: inside a profiler when one is asked for and present.
+  std::vector<std::string> command;
+  std::map<std::string, std::string> environment;
+  std::unique_ptr<ProfilerSession> profiler;
+};
+
+// The run's record and cgroup (PrepareRun), a container's cgroup, the kernel's ring for `cpu`
+// and the run's probes, which it returns: slow or fallible, all before the command exists.
+Result<std::vector<std::unique_ptr<Probe>>> PrepareCommandRun(const MonitorOptions& opt,
+                                                              PerfProbe::Options perf,
+                                                              CommandRun& r) {
+  r.intervals = ResolveIntervals(opt);
+  FP_ASSIGN_OR_RETURN(r.p, PrepareRun(opt, r.intervals));
+  FP_ASSIGN_OR_RETURN(r.container, ContainerWatch::ForCommand(opt.command, r.p.run.id));
+  if (r.container) {
+    r.container_members = std::make_unique<ContainerMembers>(&r.container->cgroup());
+  }
+  FP_ASSIGN_OR_RETURN(std::unique_ptr<Probe> cpu_ring, OpenCpuRing(opt, r.p, r.intervals));
   std::vector<std::unique_ptr<Probe>> probes =
-      MakeProbes(opt, p, std::move(perf), reaped, unavailable_gpu, tree, container_members.get(),
-                 std::move(cpu_ring));
-  ContainerProbe* container_probe = nullptr;
-  if (container) {
-    auto owned = std::make_unique<ContainerProbe>(&container->cgroup());
-    container_probe = owned.get();
+      MakeProbes(opt, r.p, std::move(perf), r.reaped, r.unavailable_gpu, r.tree,
+                 r.container_members.get(), std::move(cpu_ring));
+  if (r.container) {
+    auto owned = std::make_unique<ContainerProbe>(&r.container->cgroup());
+    r.container_probe = owned.get();
     probes.push_back(std::move(owned));
   }
-  MonitorSession session(store, p.run.id, std::move(probes),
-                         {.env = &env,
-                          .intervals = intervals,
-                          .exact_intervals = ExactIntervals(opt),
-                          .flush_interval_ns = opt.flush_interval_ns});
-  // The command as it is started: inside a profiler when one is asked for and present.
-  std::vector<std::string> command = opt.command;
-  if (container) container->Rewrite(command);
-  std::map<std::string, std::string> environment = opt.environment;
-  std::unique_ptr<ProfilerSession> profiler;
-  if (opt.profiler) {
-    FP_ASSIGN_OR_RETURN(
-        profiler, ProfilerSession::Prepare(opt, p.run.id, p.run.name, store.location(), command,
-                                           environment, p.meta));
-  }
-  p.run.started_at_ns = env.RealtimeNs();
-  p.run.meta_json = JsonText(p.meta);
-  FP_RETURN_IF_ERROR(session.CreateRun(p.run));  // one commit for run and series
-  // From here on the run exists: if footprint fails before the command starts, the run is
-  // stored as failed with the reason (never left 'running', to be taken for interrupted).
-  auto abandon = [&](Status st) -> Status {
-    p.run.status = RunStatus::kFailed;
-    p.run.ended_at_ns = env.RealtimeNs();
-    p.meta["launch_error"] = st.message();
-    p.run.meta_json = JsonText(p.meta);
-    (void)store.FinishRun(p.run, {});
-    return st;
-  };
-  const std::string& db_path = store.open_location();
-  FP_ASSIGN_OR_RETURN(DriverPipes pipes,
-                      DriverPipes::Open(opt.driver != nullptr && opt.driver->wants_pipes()));
+  return probes;
+}
+
+// The command as it is started (a container's rewritten, inside a profiler when one is asked
+// for) and its environment.
+Status PrepareCommand(const MonitorOptions& opt, Store& store, CommandRun& r) {
+  r.command = opt.command;
+  if (r.container) r.container->Rewrite(r.command);
+  r.environment = opt.environment;
+  if (!opt.profiler) return Status::Ok();
+  FP_ASSIGN_OR_RETURN(r.profiler,
+                      ProfilerSession::Prepare(opt, r.p.run.id, r.p.run.name, store.location(),
+                                               r.command, r.environment, r.p.meta));
+  return Status::Ok();
+}
+
+// The command started behind its gate, and the guard that stops its cgroup if footprint dies.
+struct GatedCommand {
+  std::unique_ptr<GatedChild> child;
+  std::unique_ptr<OrphanGuard> guard;
+};
+
+// Starts the command at its gate (it does not run until the gate opens), in the run's cgroup
+// before the clock starts, so that the first sample already sees it; guards that cgroup; and
+// lets the probes that follow the command's processes attach to it. `mask`: the signal mask
+// the command gets.
+Result<GatedCommand> GateCommand(const MonitorOptions& opt, Store& store, CommandRun& r,
+                                 const sigset_t& mask, const OutputFile& output, DriverPipes& pipes,
+                                 MonitorSession& session) {
   const JoinEnvironment join_env{
-      p.run.id.c_str(),  db_path.c_str(),
-      &environment,      opt.working_dir.empty() ? nullptr : opt.working_dir.c_str(),
-      output.fd(),       pipes.command_in,
-      pipes.command_out, p.cgroup || opt.keep_running ? 0 : ::getpid()};
-
-  // --- Start the command behind a gate. -------------------------------------------------
-  SignalScope signals;
-  // In the cgroup before the clock starts, so that the first sample already sees it.
-  auto child = GatedChild::Start(command, signals.old_mask(), join_env, p.cgroup.get());
-  if (!child.ok()) return abandon(child.status());
+      r.p.run.id.c_str(), store.open_location().c_str(),
+      &r.environment,     opt.working_dir.empty() ? nullptr : opt.working_dir.c_str(),
+      output.fd(),        pipes.command_in,
+      pipes.command_out,  r.p.cgroup || opt.keep_running ? 0 : ::getpid()};
+  GatedCommand gated;
+  FP_ASSIGN_OR_RETURN(gated.child, GatedChild::Start(r.command, mask, join_env, r.p.cgroup.get()));
   pipes.CloseCommandEnds();
-  std::unique_ptr<OrphanGuard> guard;  // stops the cgroup if footprint dies
-  if (p.cgroup) {
-    if (!opt.keep_running && !p.cgroup->procs_path().empty()) {
-      auto started = OrphanGuard::Start(p.cgroup->procs_path());
-      if (!started.ok()) return abandon(started.status());
-      guard = std::move(*started);
-    }
+  if (r.p.cgroup && !opt.keep_running && !r.p.cgroup->procs_path().empty()) {
+    FP_ASSIGN_OR_RETURN(gated.guard, OrphanGuard::Start(r.p.cgroup->procs_path()));
   }
-  session.AttachToCommand((*child)->pid());
-  if (opt.before_start) {
-    if (Status st = opt.before_start(); !st.ok()) return abandon(st);
-  }
-  const int64_t t0 = env.MonotonicNs();
-  p.run.started_at_ns = env.RealtimeNs();
-  if (Status st = session.Start(t0); !st.ok()) return abandon(st);
-  MonitorOutcome out;
-  if (profiler) profiler->Start();
-  out.launch_error = (*child)->Open(t0, command[0]);
-  if (opt.driver) {
-    // The driver owns its ends from here on, even when it fails to start.
-    const DriverStart start{std::exchange(pipes.to_command, -1),
-                            std::exchange(pipes.from_command, -1), (*child)->pid(), t0};
-    if (Status st = opt.driver->Start(start); !st.ok()) {
-      out.warnings.push_back("the command's driver failed: " + st.message());
-      ::kill((*child)->pid(), SIGTERM);
-    }
-  }
+  session.AttachToCommand(gated.child->pid());
+  return gated;
+}
 
-  // --- Wait: reap everything, forward signals. ----------------------------------------
-  ReapedUsage usage;
-  WaitResult w = WaitForCommand(env, (*child)->pid(), signals.set(), usage, reaped, profiler.get());
-  if (container && w.signal_received == 0) {  // a detached container runs on: followed
-    w.signal_received = container->WaitWhileRunning(signals.set());
+// The clock runs from t0: the profiler starts, the gate opens (the command runs from here on,
+// or out.launch_error says why it could not), and the command's driver starts on its pipes.
+void OpenGate(const MonitorOptions& opt, CommandRun& r, GatedChild& child, DriverPipes& pipes,
+              int64_t t0, MonitorOutcome& out) {
+  if (r.profiler) r.profiler->Start();
+  out.launch_error = child.Open(t0, r.command[0]);
+  if (!opt.driver) return;
+  // The driver owns its ends from here on, even when it fails to start.
+  const DriverStart start{std::exchange(pipes.to_command, -1),
+                          std::exchange(pipes.from_command, -1), child.pid(), t0};
+  if (Status st = opt.driver->Start(start); !st.ok()) {
+    out.warnings.push_back("the command's driver failed: " + st.message());
+    ::kill(child.pid(), SIGTERM);
   }
-  guard.reset();  // the command ended: what it left running is its own choice
-  const int64_t t_end = env.MonotonicNs();
-  out.signal_received = w.signal_received;
-  p.run.ended_at_ns = p.run.started_at_ns + (t_end - t0);
+}
+
+// Waits for the command, and a detached container it started, to end (reaping, forwarding
+// stop signals), then ends the run's clock and reaps the orphans that ended meanwhile.
+WaitResult AwaitCommand(Env& env, CommandRun& r, GatedCommand& gated, const sigset_t& signals,
+                        MonitorSession& session) {
+  WaitResult w =
+      WaitForCommand(env, gated.child->pid(), signals, r.usage, r.reaped, r.profiler.get());
+  if (r.container && w.signal_received == 0) {  // a detached container runs on: followed
+    w.signal_received = r.container->WaitWhileRunning(signals);
+  }
+  gated.guard.reset();  // the command ended: what it left running is its own choice
   session.Stop();
   int unused;
-  ReapEnded(-1, usage, reaped, unused);  // orphans that ended meanwhile
-  p.meta["tree_membership"] = tree->uses_cgroup() ? "cgroup" : "proc walk (subreaper)";
-  if (container) {
+  ReapEnded(-1, r.usage, r.reaped, unused);  // orphans that ended meanwhile
+  return w;
+}
+
+// The run's end from how the command ended: its status, totals and meta, what the container,
+// the profiler and the driver add, and what the user should know.
+void ConcludeCommand(const MonitorOptions& opt, Store& store, CommandRun& r, const WaitResult& w,
+                     MonitorSession& session, MonitorOutcome& out) {
+  PreparedRun& p = r.p;
+  p.meta["tree_membership"] = r.tree->uses_cgroup() ? "cgroup" : "proc walk (subreaper)";
+  if (r.container) {
     const int client_status = ShellStatus(w.wait_status);
-    p.meta["container"] = container->Meta(client_status);
-    if (std::string line = container->NotRunLine(client_status); !line.empty()) {
-      container_probe->ContainerDidNotRun();
+    p.meta["container"] = r.container->Meta(client_status);
+    if (std::string line = r.container->NotRunLine(client_status); !line.empty()) {
+      r.container_probe->ContainerDidNotRun();
       out.warnings.push_back(line);
     }
   }
-  Conclude(w, KernelAccounts(t_end - t0, usage, p.cgroup.get(), *tree), session, p, out);
-  if (profiler) {
-    profiler->Finish(store, p.run.id, out.totals, p.meta, out.warnings);
-    p.run.meta_json = JsonText(p.meta);
-  }
+  const TotalsInputs accounts =
+      KernelAccounts(session.duration_ns(), r.usage, p.cgroup.get(), *r.tree);
+  Conclude(w, accounts, session, p, out);
+  if (r.profiler) r.profiler->Finish(store, p.run.id, out.totals, p.meta, out.warnings);
   if (opt.driver) AddDriverResult(*opt.driver, store, p, out);
-  unavailable_gpu.Warn(out.warnings);
-  if (int64_t left = tree->CountLiveProcesses(); left > 0) {
+  r.unavailable_gpu.Warn(out.warnings);
+  if (int64_t left = r.tree->CountLiveProcesses(); left > 0) {
     out.warnings.push_back(std::to_string(left) +
                            " process(es) started by the command were still running when it "
                            "exited; they were measured until then");
   }
-  // The command has run: its status must reach the caller even if the database fails now.
-  if (Status st = store.FinishRun(p.run, out.totals); !st.ok()) {
-    out.end_stored = false;
-    out.warnings.push_back("the end of the run could not be stored (" + st.message() +
-                           "); it will show as interrupted");
-  } else if (store.WaitingIn().empty()) {
-    // Housekeeping for runs of other monitors that died: their failure is not this run's. Not
-    // while this run's own data waits for a server that does not take it: reading would wait
-    // for that server again.
-    (void)StoreInterruptedRuns(store);
+}
+
+// The command has run: its status must reach the caller even if the database fails now.
+void StoreCommandEnd(Store& store, MonitorSession& session, MonitorOutcome& out) {
+  out.end_stored = session.StoreEnd(out.totals, out.warnings).ok();
+  // Housekeeping for runs of other monitors that died: their failure is not this run's. Not
+  // while this run's own data waits for a server that does not take it: reading would wait for
+  // that server again.
+  if (out.end_stored && store.WaitingIn().empty()) (void)StoreInterruptedRuns(store);
+}
+
+}  // namespace
+
+Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
+  FP_RETURN_IF_ERROR(ValidateMonitorOptions(opt));
+  FP_ASSIGN_OR_RETURN(PerfProbe::Options perf, PerfProbe::Options::FromEnv(*opt.env));
+  FP_ASSIGN_OR_RETURN(OutputFile output, OutputFile::Open(opt.output));
+  // --- Everything slow or fallible happens before the command exists. -----------------
+  CommandRun r;
+  FP_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Probe>> probes,
+                      PrepareCommandRun(opt, std::move(perf), r));
+  MonitorSession session(store, r.p.run.id, std::move(probes),
+                         {.env = opt.env,
+                          .intervals = r.intervals,
+                          .exact_intervals = ExactIntervals(opt),
+                          .flush_interval_ns = opt.flush_interval_ns});
+  FP_RETURN_IF_ERROR(PrepareCommand(opt, store, r));
+  FP_RETURN_IF_ERROR(session.CreateRun(r.p.run, r.p.meta));  // one commit for run and series
+  // From here on the run exists: if footprint fails before the command starts, the session
+  // stores it as failed with the reason (never left 'running', to be taken for interrupted).
+  auto pipes = DriverPipes::Open(opt.driver != nullptr && opt.driver->wants_pipes());
+  if (!pipes.ok()) return session.Abandon(pipes.status());
+
+  // --- Start the command behind a gate. -------------------------------------------------
+  SignalScope signals;
+  auto gated = GateCommand(opt, store, r, signals.old_mask(), output, *pipes, session);
+  if (!gated.ok()) return session.Abandon(gated.status());
+  if (opt.before_start) {
+    if (Status st = opt.before_start(); !st.ok()) return session.Abandon(st);
   }
+  FP_ASSIGN_OR_RETURN(const int64_t t0, session.Start());  // abandons the run when it fails
+  MonitorOutcome out;
+  OpenGate(opt, r, *gated->child, *pipes, t0, out);
+
+  // --- Wait: reap everything, forward signals; then the run's end. ---------------------
+  const WaitResult w = AwaitCommand(*opt.env, r, *gated, signals.set(), session);
+  out.signal_received = w.signal_received;
+  ConcludeCommand(opt, store, r, w, session, out);
+  StoreCommandEnd(store, session, out);
   const int late_stop = signals.TakePendingStop();
   if (out.signal_received == 0) out.signal_received = late_stop;
-  out.run = std::move(p.run);
-  RescueIfVanished(env, store, out);
+  out.run = std::move(r.p.run);
+  RescueIfVanished(*opt.env, store, out);
   return out;
 }
 

@@ -233,6 +233,39 @@ RunTotals StepTotals(int64_t duration_ns, const ProcessTreeProbe& tree, bool cpu
   return totals;
 }
 
+// Waits until the step's daemon (`daemon_stat`) exits here or the agent is stopped: the
+// signal, 0 if none.
+int AwaitStepEnd(Env& env, const KernelFile& daemon_stat, const StopSignalCatcher& stop) {
+  Napper napper(env);
+  while (stop.received() == 0 && Alive(daemon_stat)) napper.Nap();
+  return stop.received();
+}
+
+// The node's part as the session measured it: its status, totals and meta, its end stored.
+MonitorOutcome ConcludeStep(const MonitorOptions& mo, MonitorSession& session, RunRecord& run,
+                            json& meta, const ProcessTreeProbe& tree, int signal_received,
+                            UnavailableMetrics& unavailable_gpu) {
+  MonitorOutcome out;
+  out.signal_received = signal_received;
+  run.status = signal_received ? RunStatus::kInterrupted : RunStatus::kOk;
+  if (signal_received) {
+    meta["agent"]["stopped_by"] = std::string(sigabbrev_np(signal_received));
+    out.exit_status = 128 + signal_received;
+  }
+  const bool cpu_sampled = mo.metrics.test(size_t(MetricId::kCpu));
+  const std::string node = meta["span"]["host"];
+  RunTotals totals = StepTotals(session.duration_ns(), tree, cpu_sampled, node);
+  out.totals = std::move(totals.totals);
+  ProbeFindings findings{out.totals, meta, out.warnings};
+  session.Finish(findings);
+  meta["sources"] = totals.sources;
+  meta["accounting"] = totals.accounting;
+  meta["memory_peaks"] = totals.memory_peaks;
+  unavailable_gpu.Warn(out.warnings);
+  out.end_stored = session.StoreEnd(out.totals, out.warnings).ok();
+  return out;
+}
+
 }  // namespace
 
 std::vector<StepDaemon> FindStepDaemons(const std::string& proc_root, std::string_view job,
@@ -268,7 +301,6 @@ Result<MonitorOutcome> MonitorSlurmStep(Store& store, const StepAgentOptions& op
         "footprint agent measures a Slurm step from inside its job, and SLURM_JOB_ID is not "
         "set: start it with srun --overlap --ntasks-per-node=1 footprint agent ...");
   }
-  const std::string proc = env.ProcRoot();
   StopSignalCatcher stop;
   FP_ASSIGN_OR_RETURN(StartedStep started, WaitForStep(env, wanted, opt.wait_ns, stop));
 
@@ -280,51 +312,18 @@ Result<MonitorOutcome> MonitorSlurmStep(Store& store, const StepAgentOptions& op
   meta["intervals_ns"] = IntervalsMeta(intervals);
   ProcessTreeProbe* tree = nullptr;
   UnavailableMetrics unavailable_gpu;
-  std::vector<std::unique_ptr<Probe>> probes =
-      StepProbes(mo, started.daemon.pid, node, meta, unavailable_gpu, tree);
   MonitorSession session(
-      store, run.id, std::move(probes),
+      store, run.id, StepProbes(mo, started.daemon.pid, node, meta, unavailable_gpu, tree),
       {.env = &env, .intervals = intervals, .flush_interval_ns = mo.flush_interval_ns});
-  run.meta_json = JsonText(meta);
-  FP_RETURN_IF_ERROR(session.CreateRun(run));
+  FP_RETURN_IF_ERROR(session.CreateRun(run, meta));
 
   // --- Measure until the step's daemon exits here, or the agent is stopped. -----------------
-  const KernelFile daemon_stat(proc + "/" + std::to_string(started.daemon.pid) + "/stat");
-  const int64_t t0 = env.MonotonicNs();
-  run.started_at_ns = env.RealtimeNs();
-  if (Status st = session.Start(t0); !st.ok()) {
-    run.status = RunStatus::kFailed;
-    run.ended_at_ns = env.RealtimeNs();
-    (void)store.FinishRun(run, {});
-    return st;
-  }
-  Napper napper(env);
-  while (stop.received() == 0 && Alive(daemon_stat)) napper.Nap();
-  const int64_t t_end = env.MonotonicNs();
+  const KernelFile daemon_stat(env.ProcRoot() + "/" + std::to_string(started.daemon.pid) + "/stat");
+  FP_RETURN_IF_ERROR(session.Start().status());
+  const int signal_received = AwaitStepEnd(env, daemon_stat, stop);
   session.Stop();
-
-  MonitorOutcome out;
-  out.signal_received = stop.received();
-  run.ended_at_ns = run.started_at_ns + (t_end - t0);
-  run.status = out.signal_received ? RunStatus::kInterrupted : RunStatus::kOk;
-  if (out.signal_received) {
-    meta["agent"]["stopped_by"] = std::string(sigabbrev_np(out.signal_received));
-    out.exit_status = 128 + out.signal_received;
-  }
-  RunTotals totals = StepTotals(t_end - t0, *tree, mo.metrics.test(size_t(MetricId::kCpu)), node);
-  out.totals = std::move(totals.totals);
-  ProbeFindings findings{out.totals, meta, out.warnings};
-  session.Finish(findings);
-  meta["sources"] = totals.sources;
-  meta["accounting"] = totals.accounting;
-  meta["memory_peaks"] = totals.memory_peaks;
-  run.meta_json = JsonText(meta);
-  unavailable_gpu.Warn(out.warnings);
-  if (Status st = store.FinishRun(run, out.totals); !st.ok()) {
-    out.end_stored = false;
-    out.warnings.push_back("the end of the step's part could not be stored (" + st.message() +
-                           "); it will show as interrupted");
-  }
+  MonitorOutcome out =
+      ConcludeStep(mo, session, run, meta, *tree, signal_received, unavailable_gpu);
   out.run = std::move(run);
   return out;
 }

@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "util/file.h"
+#include "util/json_text.h"
 #include "util/proc_parse.h"
 #include "util/rusage.h"
 
@@ -36,32 +37,44 @@ MonitorSession::MonitorSession(Store& store, std::string run_id,
 
 MonitorSession::~MonitorSession() { Stop(); }
 
-Status MonitorSession::CreateRun(const RunRecord& run) {
+Status MonitorSession::CreateRun(RunRecord& run, nlohmann::json& meta) {
+  run_ = &run;
+  meta_ = &meta;
+  run.started_at_ns = options_.env->RealtimeNs();  // until Start anchors it
+  run.meta_json = JsonText(meta);
   return store_.InTransaction([&]() -> Status {
     FP_RETURN_IF_ERROR(store_.CreateRun(run));
-    return RegisterSeries();
+    FP_ASSIGN_OR_RETURN(series_ids_, RegisterSeries(store_, run_id_, sampler_.series()));
+    return Status::Ok();
   });
-}
-
-Status MonitorSession::RegisterSeries() {
-  FP_ASSIGN_OR_RETURN(series_ids_, footprint::RegisterSeries(store_, run_id_, sampler_.series()));
-  return Status::Ok();
 }
 
 void MonitorSession::AttachToCommand(pid_t command) {
   for (Probe* probe : sampler_.probes()) probe->AttachToCommand(command);
 }
 
-Status MonitorSession::Start(int64_t t0_ns) {
+Result<int64_t> MonitorSession::Start() {
+  t0_ns_ = options_.env->MonotonicNs();
+  run_->started_at_ns = options_.env->RealtimeNs();
   try {
     writer_.Start();
     started_ = true;
-    sampler_.Start(t0_ns, series_ids_);
+    sampler_.Start(t0_ns_, series_ids_);
   } catch (const std::system_error& e) {
     Stop();
-    return InternalError(std::string("cannot start footprint's threads: ") + e.what());
+    return Abandon(InternalError(std::string("cannot start footprint's threads: ") + e.what()));
   }
-  return Status::Ok();
+  return t0_ns_;
+}
+
+Status MonitorSession::Abandon(Status why) {
+  if (run_ == nullptr) return why;
+  run_->status = RunStatus::kFailed;
+  run_->ended_at_ns = options_.env->RealtimeNs();
+  (*meta_)["launch_error"] = why.message();
+  run_->meta_json = JsonText(*meta_);
+  (void)store_.FinishRun(*run_, {});
+  return why;
 }
 
 void MonitorSession::SetInterval(MetricId metric, int64_t interval_ns) {
@@ -77,6 +90,8 @@ std::vector<clockid_t> MonitorSession::ThreadCpuClocks() {
 void MonitorSession::Stop() {
   if (!started_ || stopped_) return;
   stopped_ = true;
+  end_ns_ = options_.env->MonotonicNs();
+  run_->ended_at_ns = run_->started_at_ns + (end_ns_ - t0_ns_);
   sampler_.Stop();
   writer_.Stop();
 }
@@ -174,6 +189,17 @@ void MonitorSession::Finish(ProbeFindings& findings) {
     findings.warnings.push_back(std::to_string(ws.failed_flushes) +
                                 " writes to the database failed; first error: " + ws.first_error);
   }
+}
+
+Status MonitorSession::StoreEnd(const std::map<std::string, double>& totals,
+                                std::vector<std::string>& warnings) {
+  run_->meta_json = JsonText(*meta_);
+  Status st = store_.FinishRun(*run_, totals);
+  if (!st.ok()) {
+    warnings.push_back("the end of the run could not be stored (" + st.message() +
+                       "); it will show as interrupted");
+  }
+  return st;
 }
 
 }  // namespace footprint

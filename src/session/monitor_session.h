@@ -1,11 +1,16 @@
 // MonitorSession: the measuring pipeline of one run, assembled in exactly one place — the
 // probes' series registered in the store, the bounded queue, the sampler thread (absolute
 // deadlines), the writer thread (batched transactions) — and what footprint itself cost while
-// it ran. `footprint run` and `experiment` (through RunMonitored) and the in-process API
-// (Benchmark) all measure through it.
+// it ran; and the run's life in the store: its creation with its series, its start (t0) and
+// end on the session's clock, and its end stored, or, when something fails before it starts,
+// the reason it failed. `footprint run` and `experiment` (through RunMonitored), the Slurm
+// agent, the resident load, an attached container and the in-process API (Benchmark) all
+// measure through it; each only describes its run and its probes.
 //
 // Life cycle: construct (the probes declare their series) -> CreateRun (the run and its series
-// in one commit) -> AttachToCommand -> Start(t0) -> Stop() -> Finish().
+// in one commit) -> AttachToCommand -> Start() (t0) -> Stop() (the end) -> Finish(findings) ->
+// StoreEnd(totals). Between CreateRun and Start, Abandon(why) ends the run instead: a run the
+// session created is never left 'running', to be taken for interrupted.
 //
 // Thread-safety: one controlling thread calls everything but SetInterval, which any thread may
 // call between Start and Stop. The store is used by the writer thread between Start and Stop
@@ -17,7 +22,9 @@
 #include <time.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -59,24 +66,33 @@ class MonitorSession {
   MonitorSession(const MonitorSession&) = delete;
   MonitorSession& operator=(const MonitorSession&) = delete;
 
-  // Creates `run` (whose id is the session's) and its series in one commit. Once, before Start.
-  Status CreateRun(const RunRecord& run);
-  // Creates the run's series only, for a run created before (call inside a transaction of the
-  // store). Once, before Start, instead of CreateRun.
-  Status RegisterSeries();
+  // Creates `run` (whose id is the session's) and its series in one commit, its start the
+  // Env's wall clock now and its meta_json `meta`. The session keeps both (they must outlive
+  // it): it writes the run's start and end times into `run`, and `meta` is what it stores as
+  // the run's metadata when the run ends. Once, before Start.
+  Status CreateRun(RunRecord& run, nlohmann::json& meta);
   // Probes that follow the command's processes themselves (hardware counters) attach to it
   // while it waits at its start gate.
   void AttachToCommand(pid_t command);
-  // Starts the writer, then the sampler, whose first pass is at t0_ns (monotonic, on the
-  // session's Env). Internal error when a thread cannot be started (nothing left running).
-  Status Start(int64_t t0_ns);
+  // Anchors the run's clock: t0 on the Env's monotonic clock (returned; the sampler's first
+  // pass is there) and the run's start on its wall clock; then starts the writer, then the
+  // sampler. After CreateRun. When a thread cannot be started: nothing is left running, the
+  // run is abandoned (Abandon) and the error, Internal, returned.
+  Result<int64_t> Start();
+  // Stores the run as failed, ended now, with meta.launch_error `why`, and returns `why`: for
+  // what fails after CreateRun and before Start (the command's start). A failure to store it
+  // is not reported: `why` is the error to give. Nothing before CreateRun.
+  Status Abandon(Status why);
   // Changes a sampled metric's interval at once (supervised scopes ask for finer ones).
   void SetInterval(MetricId metric, int64_t interval_ns);
   // The CPU clocks of the session's threads, between Start and Stop (the in-process tree
   // probe subtracts them from the process it shares with them).
   std::vector<clockid_t> ThreadCpuClocks();
-  // The sampler's last pass, then the writer's last flush. Idempotent.
+  // Anchors the run's end (its ended_at from t0's wall clock and the monotonic time since
+  // t0), then the sampler's last pass, then the writer's last flush. Idempotent.
   void Stop();
+  // After Stop: monotonic ns from t0 to the end.
+  int64_t duration_ns() const { return end_ns_ - t0_ns_; }
   // After Stop: each probe's findings, footprint's own cost (totals monitor_cpu_s and, when it
   // owns the process, monitor_peak_rss_bytes), meta.monitor (sampler, writer, losses), one
   // warning per kind of data that did not reach the store, when samples were lost,
@@ -84,6 +100,11 @@ class MonitorSession {
   // achieved (meta.achieved_intervals_ns, the slowest series of each metric) with, for those
   // more than a quarter below the asked rate, why (meta.below_asked_rate).
   void Finish(ProbeFindings& findings);
+  // After Finish: stores the run's end — its status and exit code as the caller set them in
+  // the run, its times, `meta` as it is now, `totals`. When that fails the run will show as
+  // interrupted: a warning says so and the store's error is returned (what was measured must
+  // still reach the caller).
+  Status StoreEnd(const std::map<std::string, double>& totals, std::vector<std::string>& warnings);
 
   // After Stop: CPU time of the session's threads.
   double threads_cpu_s() const;
@@ -96,6 +117,9 @@ class MonitorSession {
   Sampler sampler_;
   Writer writer_;
   std::vector<int64_t> series_ids_;
+  RunRecord* run_ = nullptr;  // the caller's, from CreateRun
+  nlohmann::json* meta_ = nullptr;
+  int64_t t0_ns_ = 0, end_ns_ = 0;
   bool started_ = false, stopped_ = false;
   rusage self_at_start_ = {};
   bool peak_reset_ = false;  // VmHWM was reset at construction: the peak is this run's

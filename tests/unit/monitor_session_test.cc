@@ -1,5 +1,7 @@
 // The measuring pipeline of one run (MonitorSession) on a clock the test drives: what reaches
-// the store, what the run's meta says of the rates, and what it says when the database fails.
+// the store, what the run's meta says of the rates, and what it says when the database fails;
+// and the run's life the session owns: its t0 and times from the Env's clocks, a run abandoned
+// before its start stored as failed with the reason, an end the store refuses said, not lost.
 // Deterministic: the sampler's and the writer's deadlines come from FakeEnv.
 #include "session/monitor_session.h"
 
@@ -48,32 +50,49 @@ class MonitorSessionTest : public ::testing::Test {
     store_ = std::make_unique<FaultyStore>(std::move(inner).value());
   }
 
-  // Measures `horizon_ns` of the driven clock, cpu every 100 ms and memory every 250 ms, with
-  // passes that take `pass_ns`; returns the findings.
-  void Measure(int64_t horizon_ns, int64_t pass_ns = 0) {
+  // A session of run-1 (run_), cpu every 100 ms and memory every 250 ms, with passes that take
+  // `pass_ns`. The writer flushes at the end only: its deadline is beyond any horizon, so that
+  // it never moves the clock the sampler's deadlines are on.
+  std::unique_ptr<MonitorSession> NewSession(int64_t pass_ns = 0) {
     MetricIntervals intervals{};
     intervals[static_cast<size_t>(MetricId::kCpu)] = 100 * kNsPerMs;
     intervals[static_cast<size_t>(MetricId::kMemory)] = 250 * kNsPerMs;
     std::vector<std::unique_ptr<Probe>> probes;
     probes.push_back(std::make_unique<ClockProbe>(env_, pass_ns));
-    // The writer flushes at the end only: its deadline is beyond the horizon, so that it never
-    // moves the clock the sampler's deadlines are on.
-    MonitorSession session(*store_, "run-1", std::move(probes),
-                           {.env = &env_,
-                            .intervals = intervals,
-                            .flush_interval_ns = 3600 * kNsPerSec,
-                            .owns_process = false,
-                            .on_data_loss = nullptr});
-    RunRecord run;
-    run.id = "run-1";
-    run.name = "session";
-    ASSERT_TRUE(session.CreateRun(run).ok());
-    env_.SetHorizon(horizon_ns);
-    ASSERT_TRUE(session.Start(0).ok());
+    run_.id = "run-1";
+    run_.name = "session";
+    return std::make_unique<MonitorSession>(
+        *store_, "run-1", std::move(probes),
+        MonitorSession::Options{.env = &env_,
+                                .intervals = intervals,
+                                .flush_interval_ns = 3600 * kNsPerSec,
+                                .owns_process = false,
+                                .on_data_loss = nullptr});
+  }
+
+  // Measures from `start_ns` to `end_ns` of the driven clock, with passes that take `pass_ns`;
+  // the findings go to totals_, meta_ and warnings_. Returns the session, stopped.
+  std::unique_ptr<MonitorSession> Measure(int64_t end_ns, int64_t pass_ns = 0,
+                                          int64_t start_ns = 0) {
+    auto session = NewSession(pass_ns);
+    EXPECT_TRUE(session->CreateRun(run_, meta_).ok());
+    env_.Advance(start_ns);
+    env_.SetHorizon(end_ns);
+    auto t0 = session->Start();
+    EXPECT_TRUE(t0.ok()) << t0.status().message();
+    if (t0.ok()) t0_ = *t0;
     env_.AwaitParked(2);  // the sampler past the horizon, the writer at its first flush
-    session.Stop();
+    session->Stop();
     ProbeFindings findings{totals_, meta_, warnings_};
-    session.Finish(findings);
+    session->Finish(findings);
+    return session;
+  }
+
+  // The run as the store holds it.
+  RunRecord Stored() {
+    auto run = store_->GetRun("run-1");
+    EXPECT_TRUE(run.ok()) << run.status().message();
+    return run.ok() ? *run : RunRecord{};
   }
 
   // The stored times (ms) of one metric's series.
@@ -93,6 +112,8 @@ class MonitorSessionTest : public ::testing::Test {
   FakeEnv env_;
   TempDir dir_;
   std::unique_ptr<FaultyStore> store_;
+  RunRecord run_;
+  int64_t t0_ = -1;
   std::map<std::string, double> totals_;
   nlohmann::json meta_ = nlohmann::json::object();
   std::vector<std::string> warnings_;
@@ -141,6 +162,71 @@ TEST_F(MonitorSessionTest, ADatabaseThatFailsIsCountedAndSaid) {
   EXPECT_NE(warnings_[1].find("writes to the database failed; first error: database or disk"),
             std::string::npos)
       << warnings_[1];
+}
+
+// The run's clock is the session's Env's: t0 is the driven clock when Start is called (the first
+// sample is there), and the run's start and end are its wall clock at t0 and t0 + the run.
+TEST_F(MonitorSessionTest, TheRunsT0AndTimesComeFromTheEnvsClock) {
+  auto session = Measure(/*end_ns=*/1700 * kNsPerMs, 0, /*start_ns=*/700 * kNsPerMs);
+  EXPECT_EQ(t0_, 700 * kNsPerMs);
+  // Samples are stored at their time since t0; the first pass was at the clock's 700 ms.
+  EXPECT_EQ(StoredMs("cpu"),
+            (std::vector<int64_t>{0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000}));
+  auto series = store_->ListSeries("run-1");
+  ASSERT_TRUE(series.ok());
+  auto values = store_->LoadValues(series->at(0).id, nullptr);
+  ASSERT_TRUE(values.ok() && !values->empty());
+  EXPECT_EQ(values->front(), 700.0);
+  EXPECT_EQ(session->duration_ns(), 1000 * kNsPerMs);
+  const int64_t wall_t0 = env_.RealtimeNs() - env_.MonotonicNs() + 700 * kNsPerMs;
+  EXPECT_EQ(run_.started_at_ns, wall_t0);
+  EXPECT_EQ(run_.ended_at_ns, wall_t0 + 1000 * kNsPerMs);
+  run_.status = RunStatus::kOk;
+  ASSERT_TRUE(session->StoreEnd(totals_, warnings_).ok());
+  const RunRecord stored = Stored();
+  EXPECT_EQ(stored.status, RunStatus::kOk);
+  EXPECT_EQ(stored.started_at_ns, wall_t0);
+  EXPECT_EQ(stored.ended_at_ns, wall_t0 + 1000 * kNsPerMs);
+  EXPECT_EQ(nlohmann::json::parse(stored.meta_json)["monitor"]["writer"]["samples_written"], 16)
+      << stored.meta_json;  // the meta as it was at the end, the session's findings in it
+  EXPECT_TRUE(warnings_.empty());
+}
+
+// Something fails after the run was created and before its command started: the run is stored
+// as failed, ended, with the reason in meta.launch_error, not left running (which would show
+// as interrupted), and the reason is what the caller gets back.
+TEST_F(MonitorSessionTest, AnAbandonedRunIsStoredAsFailedWithTheReason) {
+  auto session = NewSession();
+  meta_["kept"] = "what the caller knew";
+  ASSERT_TRUE(session->CreateRun(run_, meta_).ok());
+  EXPECT_EQ(Stored().status, RunStatus::kRunning);
+  env_.Advance(5 * kNsPerMs);
+  const Status st = session->Abandon(InvalidArgument("cannot open the gate"));
+  EXPECT_EQ(st.message(), "cannot open the gate");
+  const RunRecord stored = Stored();
+  EXPECT_EQ(stored.status, RunStatus::kFailed);
+  EXPECT_EQ(stored.ended_at_ns, env_.RealtimeNs());
+  const auto meta = nlohmann::json::parse(stored.meta_json);
+  EXPECT_EQ(meta["launch_error"], "cannot open the gate") << stored.meta_json;
+  EXPECT_EQ(meta["kept"], "what the caller knew");
+  EXPECT_TRUE(StoredMs("cpu").empty());  // nothing was measured
+}
+
+// The end of the run cannot be stored (a disk full at the end): the caller gets the store's
+// error and a warning that the run will show as interrupted; what was measured stays its.
+TEST_F(MonitorSessionTest, AnEndTheStoreRefusesIsReportedNotLost) {
+  auto session = Measure(1000 * kNsPerMs);
+  store_->fail_finish = true;
+  run_.status = RunStatus::kOk;
+  const Status st = session->StoreEnd(totals_, warnings_);
+  EXPECT_EQ(st.message(), "database or disk is full (injected, finish)");
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_EQ(warnings_[0],
+            "the end of the run could not be stored (database or disk is full (injected, "
+            "finish)); it will show as interrupted");
+  EXPECT_EQ(Stored().status, RunStatus::kRunning);
+  EXPECT_EQ(totals_["clock_finished"], 1);
+  EXPECT_EQ(StoredMs("cpu").size(), 11u);  // the samples were stored before the end
 }
 
 }  // namespace
