@@ -195,7 +195,7 @@ void BM_TreeSampleCgroup(benchmark::State& state) {
 }
 
 void BM_SystemSample(benchmark::State& state) {
-  SystemProbe probe;
+  SystemProbe probe(Env::Default());
   MetricSet metrics = DefaultMetrics();
   probe.Series(metrics);
   NullOut out;
@@ -282,7 +282,7 @@ void BM_PassAfterSleep(benchmark::State& state) {
   ProcessTreeProbe::Options opt;
   opt.monitor_pid = ::getpid();
   ProcessTreeProbe tree(opt);
-  SystemProbe system;
+  SystemProbe system(Env::Default());
   const MetricSet metrics = DefaultMetrics();
   tree.Series(metrics);
   system.Series(metrics);

@@ -1,9 +1,13 @@
 // Env: every outside effect of footprint's measuring pipeline behind one interface — the
-// clocks and waiting on them, where /proc and /sys are, how vendor libraries are loaded, and
-// the process environment — so that tests can drive time and inject faults (LevelDB's idea).
+// clocks (monotonic, wall and CPU-time) and waiting on them, where /proc and /sys are, how vendor
+// libraries are loaded, and the process environment — so that tests can drive time and inject
+// faults (LevelDB's idea).
 //
 // Probes, the sampler, the writer and the store read no environment variable and no clock of
-// their own: they ask the Env they were given (MonitorOptions::env, BenchmarkOptions::env).
+// their own: they ask the Env they were given (MonitorOptions::env, BenchmarkOptions::env,
+// StoreOptions::env). Two clocks stay outside on purpose: the times the kernel stamps (the CPU
+// ring's records and the count read beside them are CLOCK_MONOTONIC, the kernel's timeline)
+// and the API's scope edges (a virtual call would double a scope's cost).
 // Env::Default() is the real machine, where the variables that redirect footprint for tests
 // (FOOTPRINT_SYSFS_ROOT, FOOTPRINT_NVML_LIBRARY, FOOTPRINT_CUDA_LIBRARY,
 // FOOTPRINT_DCGM_LIBRARY) are read, once, here.
@@ -11,6 +15,8 @@
 // Thread-safety: every method may be called from any thread concurrently.
 #ifndef FOOTPRINT_ENV_H_
 #define FOOTPRINT_ENV_H_
+
+#include <time.h>
 
 #include <condition_variable>
 #include <cstdint>
@@ -40,6 +46,10 @@ class Env {
   // Sleeps until the monotonic clock reaches `deadline_ns` (WaitUntil with nothing to wake it):
   // back-offs and retries.
   void SleepUntil(int64_t deadline_ns);
+  // Nanoseconds of CPU time on a CPU-time clock: CLOCK_THREAD_CPUTIME_ID (the calling
+  // thread's) or another thread's (pthread_getcpuclockid); 0 when it cannot be read (the
+  // thread ended).
+  virtual int64_t CpuNs(clockid_t clock) = 0;
 
   // Roots of the kernel's file systems ("/proc", "/sys" on the real machine).
   virtual std::string ProcRoot() = 0;

@@ -19,6 +19,10 @@ class RealEnv final : public Env {
 
   int64_t MonotonicNs() override { return footprint::MonotonicNs(); }
   int64_t RealtimeNs() override { return footprint::RealtimeNs(); }
+  int64_t CpuNs(clockid_t clock) override {
+    timespec ts;
+    return clock_gettime(clock, &ts) == 0 ? NsOf(ts) : 0;
+  }
 
   bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
                  int64_t deadline_ns, const std::function<bool()>& wake) override {

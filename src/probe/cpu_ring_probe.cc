@@ -168,6 +168,8 @@ void CpuRingProbe::Drain(size_t cpu) {
   __atomic_store_n(&page->data_tail, tail, __ATOMIC_RELEASE);
   uint64_t count = 0;
   if (::read(ring.fd, &count, sizeof count) == sizeof count) {
+    // On the kernel's clock, as the ring's records are, not the Env's: a driven clock would
+    // misplace the count among them.
     timeline_.Add(cpu, MonotonicNs(), count, /*sampled=*/false);
   }
 }

@@ -139,6 +139,7 @@ std::unique_ptr<GpuProbe> GpuProbe::Open(Env& env, const MetricSet& wanted, Proc
   Options o;
   o.nvml = std::move(lib).value();
   o.tree = tree;
+  o.env = &env;
   if (gpus) {
     o.visible = gpus;
     o.visible_from = "--gpus";
@@ -332,7 +333,7 @@ bool GpuProbe::ReadProcessUtilization(Unit& u, int64_t now_ns) {
   u.util_pass = pass_;
   // NVML keeps the samples: a later call gets those it skipped, and the newest still stand.
   if (!u.util_budget.Due(now_ns)) return u.util_ok;
-  int rc = u.util_budget.Make(now_ns, [&] {
+  int rc = u.util_budget.Make(*options_.env, now_ns, [&] {
     return options_.nvml->ProcessUtilization(u.info.handle, u.last_seen_us, u.samples);
   });
   u.util_ok = rc == nvml::kNotFound || Check(u, SlotOf(MetricId::kGpuTree), rc,
@@ -418,8 +419,8 @@ void GpuProbe::UpdateEnergy(Unit& u, int64_t now_ns, const MetricSet& due, Sampl
     u.energy_skipped = !u.energy_budget.Due(now_ns);
     if (u.energy_skipped) return;
     unsigned long long mj = 0;
-    const int rc =
-        u.energy_budget.Make(now_ns, [&] { return lib.TotalEnergy(u.info.handle, &mj); });
+    const int rc = u.energy_budget.Make(*options_.env, now_ns,
+                                        [&] { return lib.TotalEnergy(u.info.handle, &mj); });
     if (!Check(u, ke, rc, Library::kDeviceGetTotalEnergyConsumption, now_ns)) {
       return;
     }
@@ -603,7 +604,7 @@ void GpuProbe::ReadEnergyOnceMore(Unit& u) {
       u.series[ke] < 0 || options_.nvml->TotalEnergy(u.info.handle, &mj) != nvml::kSuccess) {
     return;
   }
-  u.energy.AddCounter(std::max(MonotonicNs(), last_pass_ns_), mj);
+  u.energy.AddCounter(std::max(options_.env->MonotonicNs(), last_pass_ns_), mj);
   // The tree's processes are gone by now: the last stretch goes by the last share known.
   if (u.tree_energy.started() && u.last_share) {
     u.tree_energy.Attribute(u.energy.joules(), u.last_share, true, "");

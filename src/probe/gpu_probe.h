@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "footprint/env.h"
 #include "probe/gpu_activity.h"
 #include "probe/gpu_devices.h"
 #include "probe/nvml.h"
@@ -45,6 +46,7 @@ class GpuProbe final : public Probe {
     std::optional<std::string> visible;   // CUDA_VISIBLE_DEVICES-style list; nullopt: all
     std::string visible_from;             // where the list came from, for meta
     GpuActivitySources activity;          // in order of preference; may be empty
+    Env* env = &Env::Default();  // the clock costly calls and the last energy read are timed on
   };
 
   // The probe a run needs, or nullptr when no GPU metric is wanted (NVML is then not even

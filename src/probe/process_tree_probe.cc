@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "util/clock.h"
 #include "util/proc_parse.h"
 #include "util/strings.h"
 
@@ -209,7 +208,8 @@ struct Discard final : SampleOut {
 
 int64_t ProcessTreeProbe::CountLiveProcesses() {
   Discard discard;
-  Sample(MonotonicNs(), MetricSet(), discard);  // nothing due: membership and counts only
+  Sample(options_.env->MonotonicNs(), MetricSet(),
+         discard);  // nothing due: membership and counts only
   return last_processes_.load(std::memory_order_relaxed);
 }
 
@@ -222,12 +222,10 @@ const std::vector<pid_t>& ProcessTreeProbe::MembersAt(int64_t now_ns) {
 }
 
 int64_t ProcessTreeProbe::FootprintThreadsCpuNs() const {
-  int64_t ns = ThreadCpuNs();
+  Env& env = *options_.env;
+  int64_t ns = env.CpuNs(CLOCK_THREAD_CPUTIME_ID);
   const size_t n = excluded_count_.load(std::memory_order_acquire);
-  for (size_t i = 0; i < n; ++i) {
-    timespec ts;
-    if (clock_gettime(excluded_clocks_[i], &ts) == 0) ns += NsOf(ts);
-  }
+  for (size_t i = 0; i < n; ++i) ns += env.CpuNs(excluded_clocks_[i]);
   return ns;
 }
 
@@ -309,7 +307,8 @@ void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& o
       AddRootWaitedFor(tree_.cpu_ticks, tree_.user_ticks);
     }
     if (cgroup != nullptr) {
-      members_budget_.Make(now_ns, [&] { ReadMembers(want_io, is_due(MetricId::kThreads)); });
+      members_budget_.Make(*options_.env, now_ns,
+                           [&] { ReadMembers(want_io, is_due(MetricId::kThreads)); });
     } else {
       ReadMembers(want_io, is_due(MetricId::kThreads));
     }
@@ -375,7 +374,8 @@ void ProcessTreeProbe::SampleCgroupMemory(int64_t now_ns, const MetricSet& due, 
     const std::optional<int64_t> hwm = cgroup.MemoryPeakBytes();
     const bool new_peak = hwm && *hwm != last_charge_peak_;
     if (hwm) last_charge_peak_ = *hwm;
-    const auto stat = memory_budget_.Make(now_ns, [&] { return cgroup.ReadMemoryStat(); });
+    const auto stat =
+        memory_budget_.Make(*options_.env, now_ns, [&] { return cgroup.ReadMemoryStat(); });
     const int64_t held = stat ? HeldPerStat(*stat) : 0;
     const std::optional<int64_t> unheld = stat ? *charge - held : unheld_;
     if (new_peak && unheld) {

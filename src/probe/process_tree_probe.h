@@ -45,6 +45,7 @@
 #include <utility>
 #include <vector>
 
+#include "footprint/env.h"
 #include "probe/cgroup.h"
 #include "probe/counter_rate.h"
 #include "probe/probe.h"
@@ -85,6 +86,8 @@ class ProcessTreeProbe final : public Probe, public ProcessMembers {
     MetricSet exact_intervals;
     // Metrics another probe emits for the tree (`cpu` from the kernel's ring buffer).
     MetricSet served_elsewhere;
+    // The clocks: costly reads are timed on it, and footprint's own threads' CPU read from it.
+    Env* env = &Env::Default();
   };
 
   explicit ProcessTreeProbe(Options options);

@@ -4,9 +4,10 @@
 
 namespace footprint {
 
-SystemProbe::SystemProbe(const std::string& proc_root, MetricSet exact_intervals)
-    : stat_(proc_root + "/stat"),
-      meminfo_(proc_root + "/meminfo"),
+SystemProbe::SystemProbe(Env& env, MetricSet exact_intervals)
+    : env_(env),
+      stat_(env.ProcRoot() + "/stat"),
+      meminfo_(env.ProcRoot() + "/meminfo"),
       online_cpus_(static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN))),
       exact_intervals_(exact_intervals) {}
 
@@ -32,8 +33,8 @@ void SystemProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) {
   };
   if (read_now(MetricId::kSysCpu, cpu_series_, stat_budget_)) {
     char buf[256];  // the aggregate line comes first; the rest is not needed
-    std::optional<SysCpuTimes> now =
-        stat_budget_.Make(now_ns, [&] { return ParseProcStatCpu(stat_.Read(buf, sizeof buf)); });
+    std::optional<SysCpuTimes> now = stat_budget_.Make(
+        env_, now_ns, [&] { return ParseProcStatCpu(stat_.Read(buf, sizeof buf)); });
     if (now && last_cpu_ && now->total > last_cpu_->total) {
       double busy = static_cast<double>(now->busy - last_cpu_->busy);
       double total = static_cast<double>(now->total - last_cpu_->total);
@@ -46,7 +47,7 @@ void SystemProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) {
   if (read_now(MetricId::kSysMemory, memory_series_, meminfo_budget_)) {
     char buf[2048];  // MemTotal and MemAvailable are in the first lines
     if (auto mem = meminfo_budget_.Make(
-            now_ns, [&] { return ParseMemInfo(meminfo_.Read(buf, sizeof buf)); })) {
+            env_, now_ns, [&] { return ParseMemInfo(meminfo_.Read(buf, sizeof buf)); })) {
       out.Add(memory_series_, static_cast<double>(mem->total_bytes - mem->available_bytes));
     }
   }

@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "footprint/env.h"
 #include "probe/probe.h"
 #include "util/call_budget.h"
 #include "util/file.h"
@@ -18,8 +19,9 @@ namespace footprint {
 
 class SystemProbe final : public Probe {
  public:
-  // `exact_intervals`: metrics given an interval of their own, read at each of their deadlines.
-  explicit SystemProbe(const std::string& proc_root = "/proc", MetricSet exact_intervals = {});
+  // Reads the files under `env`'s /proc and times them on its clock. `exact_intervals`: metrics
+  // given an interval of their own, read at each of their deadlines.
+  explicit SystemProbe(Env& env, MetricSet exact_intervals = {});
 
   std::string_view name() const override { return "system"; }
   std::vector<SeriesSpec> Series(const MetricSet& wanted) override;
@@ -31,6 +33,7 @@ class SystemProbe final : public Probe {
   void Finish(ProbeFindings& findings) override;
 
  private:
+  Env& env_;
   KernelFile stat_;
   KernelFile meminfo_;
   int cpu_series_ = -1;

@@ -5,8 +5,6 @@
 
 #include <algorithm>
 
-#include "util/clock.h"
-
 namespace footprint {
 
 void Sampler::SleepUntil(int64_t deadline_ns) {
@@ -106,7 +104,7 @@ void Sampler::Start(int64_t t0_ns, std::vector<int64_t> series_ids) {
 }
 
 void Sampler::Pass(int64_t deadline_ns, const MetricSet& due, bool measure_self) {
-  int64_t cpu_before = measure_self ? ThreadCpuNs() : 0;
+  int64_t cpu_before = measure_self ? env_.CpuNs(CLOCK_THREAD_CPUTIME_ID) : 0;
   int64_t now = env_.MonotonicNs();
   int64_t t = now - t0_ns_;
   batch_.clear();
@@ -117,7 +115,7 @@ void Sampler::Pass(int64_t deadline_ns, const MetricSet& due, bool measure_self)
   }
   if (measure_self) {
     if (cost_series_ >= 0 && due.test(static_cast<size_t>(MetricId::kSampleCost))) {
-      double cost_us = static_cast<double>(ThreadCpuNs() - cpu_before) / 1e3;
+      double cost_us = static_cast<double>(env_.CpuNs(CLOCK_THREAD_CPUTIME_ID) - cpu_before) / 1e3;
       batch_.push_back({series_ids_[static_cast<size_t>(cost_series_)], t, cost_us});
     }
     if (delay_series_ >= 0 && due.test(static_cast<size_t>(MetricId::kSampleDelay))) {
@@ -183,7 +181,7 @@ void Sampler::Loop() {
     }
   }
   stats_.missed_deadlines += static_cast<uint64_t>(missed);
-  stats_.cpu_ns = ThreadCpuNs();
+  stats_.cpu_ns = env_.CpuNs(CLOCK_THREAD_CPUTIME_ID);
 }
 
 void Sampler::Stop() {

@@ -8,13 +8,14 @@ namespace footprint {
 
 ChosenProbes ChooseProbes(Env& env, ProbeChoice choice, nlohmann::json& meta) {
   ChosenProbes out;
+  choice.tree.env = &env;
   choice.tree.exact_intervals = choice.exact_intervals;
   if (choice.cpu_ring) choice.tree.served_elsewhere.set(static_cast<size_t>(MetricId::kCpu));
   auto tree = std::make_unique<ProcessTreeProbe>(std::move(choice.tree));
   out.tree = tree.get();
   if (choice.cpu_ring) out.probes.push_back(std::move(choice.cpu_ring));
   out.probes.push_back(std::move(tree));
-  out.probes.push_back(std::make_unique<SystemProbe>(env.ProcRoot(), choice.exact_intervals));
+  out.probes.push_back(std::make_unique<SystemProbe>(env, choice.exact_intervals));
   if (choice.energy) out.probes.push_back(std::make_unique<RaplProbe>(env.SysRoot()));
   if (choice.perf) out.probes.push_back(std::make_unique<PerfProbe>(std::move(*choice.perf)));
   if (choice.gpu) {

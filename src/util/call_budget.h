@@ -1,10 +1,10 @@
 // CallBudget: keeps a costly read under a share of one core's time by spacing it out.
 //
-// Each call is timed, and puts the next one off by its typical cost / share (share 1 %: a 4 ms
-// NVML call waits 400 ms, a 10 µs one 1 ms). Typical is the (lower) median of the last five
-// costs: one call slowed by preemption or by the measured program (an H100's energy reading
-// once took 22 ms where the others took 4) must not put the next ones off for long. The gap
-// never exceeds `longest_gap_ns`, so that a series stays as dense as the caller promises.
+// Each call is timed on the Env's monotonic clock, and puts the next one off by its typical cost /
+// share (share 1 %: a 4 ms NVML call waits 400 ms, a 10 µs one 1 ms). Typical is the (lower) median
+// of the last five costs: one call slowed by preemption or by the measured program (an H100's
+// energy reading once took 22 ms where the others took 4) must not put the next ones off for long.
+// The gap never exceeds `longest_gap_ns`, so that a series stays as dense as the caller promises.
 //
 // Not thread-safe: one budget belongs to one sampling thread.
 #ifndef FOOTPRINT_UTIL_CALL_BUDGET_H_
@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "util/clock.h"
+#include "footprint/env.h"
 
 namespace footprint {
 
@@ -41,17 +41,17 @@ class CallBudget {
   // From now on every call is due: a run's last pass reads everything (Probe::BeforeLastPass).
   void Lift() { lifted_ = true; }
 
-  // Makes the call (whatever is due or not: the caller decides) and spaces the next one;
-  // returns what the call returns.
+  // Makes the call (whatever is due or not: the caller decides), timed on `env`'s clock, and
+  // spaces the next one; returns what the call returns.
   template <typename Call>
-  auto Make(int64_t now_ns, const Call& call) {
-    const int64_t start = MonotonicNs();
+  auto Make(Env& env, int64_t now_ns, const Call& call) {
+    const int64_t start = env.MonotonicNs();
     if constexpr (std::is_void_v<decltype(call())>) {
       call();
-      Spent(now_ns, MonotonicNs() - start);
+      Spent(now_ns, env.MonotonicNs() - start);
     } else {
       auto result = call();
-      Spent(now_ns, MonotonicNs() - start);
+      Spent(now_ns, env.MonotonicNs() - start);
       return result;
     }
   }

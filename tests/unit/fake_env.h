@@ -3,8 +3,10 @@
 // The driven clock stands still until a thread waits for a deadline: a deadline within the horizon
 // jumps the clock there at once (so a sampler runs its schedule as fast as the CPU allows, and
 // exactly), and a deadline beyond it blocks until the waiter is woken (Stop) or the horizon
-// moves. Variables come from a map; libraries from a soname -> file map (unmapped sonames fail
-// as a machine without them would); /proc and /sys are the real ones unless set.
+// moves. CPU-time clocks stand at what the test advanced them to (CLOCK_THREAD_CPUTIME_ID is
+// one clock, whichever thread reads it). Variables come from a map; libraries from a soname ->
+// file map (unmapped sonames fail as a machine without them would); /proc and /sys are the
+// real ones unless set.
 #ifndef FOOTPRINT_TESTS_UNIT_FAKE_ENV_H_
 #define FOOTPRINT_TESTS_UNIT_FAKE_ENV_H_
 
@@ -25,6 +27,12 @@ class FakeEnv final : public Env {
     return now_;
   }
   int64_t RealtimeNs() override { return MonotonicNs() + kEpochOffset; }
+  int64_t CpuNs(clockid_t clock) override {
+    if (real_clock) return Env::Default().CpuNs(clock);
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cpu_ns_.find(clock);
+    return it != cpu_ns_.end() ? it->second : 0;
+  }
 
   bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
                  int64_t deadline_ns, const std::function<bool()>& wake) override {
@@ -76,6 +84,11 @@ class FakeEnv final : public Env {
     std::lock_guard<std::mutex> lock(mu_);
     now_ += ns;
   }
+  // Moves a CPU-time clock forward, as work on its thread would.
+  void AdvanceCpu(clockid_t clock, int64_t ns) {
+    std::lock_guard<std::mutex> lock(mu_);
+    cpu_ns_[clock] += ns;
+  }
   // Blocks until `threads` threads wait for deadlines beyond the horizon: time stands still
   // there. A thread parked before the horizon last moved still counts until it wakes (within
   // a millisecond): move the horizon before starting the threads that are awaited.
@@ -97,6 +110,7 @@ class FakeEnv final : public Env {
   int64_t now_ = 0;
   int64_t horizon_ = 0;
   int parked_ = 0;
+  std::map<clockid_t, int64_t> cpu_ns_;
 };
 
 }  // namespace footprint
