@@ -21,7 +21,8 @@
  *                                   every call: the workload writes it after it starts)
  *   putil_period_ms 50              how often per-process utilisation samples are taken
  *   putil_cost_us 0                 real time each per-process utilisation call takes (1600
- *                                   on an H100 with processes on it)
+ *                                   on an H100 with processes on it; spun on the CPU, or handed
+ *                                   to the test's clock, fake_nvml_on_cost)
  *   gpu name=".." uuid=GPU-.. memory_total=B memory_used=B memory_reserved=B util=% power_mw=mW
  *       energy_period_ms=100 energy_start_mj=mJ energy_cost_us=0 sm_clock=MHz temperature=C mig=1
  *       lost_after_ms=T unsupported=util,memory,power,energy,clock,temperature,processes,
@@ -399,10 +400,18 @@ static int Check(nvmlDevice_t d, unsigned unsupported_bit) {
   return kSuccess;
 }
 
-/* Spends `us` of real time on the CPU, as a costly driver call does (the minimal variant has
- * no costly call). */
+/* Where the time of costly calls goes when a test drives the clock they are timed on. */
+static void (*g_spend)(long long us);
+FAKE_EXPORT void fake_nvml_on_cost(void (*spend)(long long us)) { g_spend = spend; }
+
+/* Spends `us` of real time on the CPU, as a costly driver call does, or hands it to the test's
+ * clock (fake_nvml_on_cost). The minimal variant has no costly call. */
 __attribute__((unused)) static void Spin(long long us) {
   if (us <= 0) return;
+  if (g_spend != NULL) {
+    g_spend(us);
+    return;
+  }
   struct timespec start, now;
   clock_gettime(CLOCK_MONOTONIC, &start);
   do {

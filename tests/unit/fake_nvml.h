@@ -35,13 +35,24 @@ class FakeNvmlScript {
   TempDir dir_;
 };
 
-// Sets the fake's clock (scripts with "clock manual") of the variant loaded from `path`.
-inline void SetFakeNvmlTimeMs(const std::string& path, long long ms) {
+// Calls the fake's void `symbol`(arg) in the variant loaded from `path`, where it is loaded.
+template <typename Arg>
+void CallFakeNvml(const std::string& path, const char* symbol, Arg arg) {
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
   if (handle == nullptr) return;
-  using SetTime = void (*)(long long);
-  if (auto set = reinterpret_cast<SetTime>(::dlsym(handle, "fake_nvml_set_time_ms"))) set(ms);
+  if (auto call = reinterpret_cast<void (*)(Arg)>(::dlsym(handle, symbol))) call(arg);
   ::dlclose(handle);  // drops the reference RTLD_NOLOAD took
+}
+
+// Sets the fake's clock (scripts with "clock manual") of the variant loaded from `path`.
+inline void SetFakeNvmlTimeMs(const std::string& path, long long ms) {
+  CallFakeNvml(path, "fake_nvml_set_time_ms", ms);
+}
+
+// Hands the time the fake's costly calls take (microseconds; energy_cost_us, putil_cost_us) to
+// `spend` instead of spinning it on the CPU; nullptr spins again.
+inline void SetFakeNvmlCostHook(const std::string& path, void (*spend)(long long us)) {
+  CallFakeNvml(path, "fake_nvml_on_cost", spend);
 }
 
 }  // namespace footprint::testing

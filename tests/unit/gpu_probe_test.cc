@@ -1,6 +1,7 @@
 // The GPU probe against the fake libnvidia-ml.so.1, on the fake's manual clock, with a real
 // process tree: an idle child of this test, whose PID the fake reads from the script's
-// pids_file.
+// pids_file. The probe's Env is a FakeEnv whose clock is each pass's time, to which the fake's
+// costly calls add exactly their scripted cost: what is spaced out by cost is exact.
 #include "probe/gpu_probe.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -52,6 +54,10 @@ struct Outcome {
   }
   bool Has(const std::string& key) const { return series.count(key) > 0; }
 };
+
+// Where the fake NVML's costly calls spend their time (SetFakeNvmlCostHook).
+FakeEnv* cost_clock = nullptr;
+void SpendOnTheCostClock(long long us) { cost_clock->Advance(us * 1000); }
 
 class Recorder final : public SampleOut {
  public:
@@ -103,20 +109,27 @@ class GpuProbeTest : public ::testing::Test {
     }
     ProcessTreeProbe tree(ProcessTreeProbe::Options{getpid(), nullptr, nullptr, "/proc"});
     EXPECT_TRUE(tree.Series(GpuMetrics()).empty());  // membership only, on the GPU probe's call
-    GpuProbe::Options options{*lib, members ? members : &tree, visible, visible ? "test" : "", {}};
+    FakeEnv env;
+    cost_clock = &env;
+    testing::SetFakeNvmlCostHook(path, &SpendOnTheCostClock);
+    GpuProbe::Options options{*lib, members ? members : &tree, visible, visible ? "test" : "", {},
+                              &env};
     options.activity.list.push_back(std::make_unique<GpmSource>(*lib));
     GpuProbe probe(std::move(options));
     EXPECT_EQ(probe.problem(), "");
     std::vector<SeriesSpec> specs = probe.Series(GpuMetrics());
     Recorder out(specs, result);
-    const int64_t t0 = MonotonicNs();
+    const int64_t t0 = kNsPerSec;  // the probe's clock has run a while, as a machine's has
     for (int ms = 0; ms <= duration_ms; ms += step_ms) {
       testing::SetFakeNvmlTimeMs(path, ms);
+      const int64_t now_ns = t0 + int64_t{ms} * kNsPerMs;
+      env.Advance(std::max<int64_t>(0, now_ns - env.MonotonicNs()));  // past the last costs
       out.now_ms = ms;
-      probe.Sample(t0 + int64_t{ms} * kNsPerMs, GpuMetrics(), out);
+      probe.Sample(now_ns, GpuMetrics(), out);
     }
     ProbeFindings findings{result.totals, result.meta, result.warnings};
     probe.Finish(findings);
+    testing::SetFakeNvmlCostHook(path, nullptr);
     return result;
   }
 
@@ -181,16 +194,16 @@ TEST_F(GpuProbeTest, CounterUpdatingAsOftenAsItIsReadGivesAnUpperBound) {
 }
 
 // What an H100 showed: a reading of the energy counter costs 4 ms. Read every 100 ms, that was 4 %
-// of a core; footprint reads it at most every 100 x its cost, and once more at the end, so the
-// run's energy stays exact.
+// of a core; footprint reads it at most every 100 x its cost (exactly, on the driven clock), and
+// once more at the end, so the run's energy stays exact.
 TEST_F(GpuProbeTest, CostlyEnergyCounterIsReadSeldomAndOnceMoreAtTheEnd) {
   std::string script = kShared;
   script.replace(script.find("energy_period_ms=100"), 20,
                  "energy_period_ms=100 energy_cost_us=4000");
   Outcome o = Drive(script, 2000, 100);
   const json& dev = o.meta["gpu"]["devices"]["gpu:0"];
-  EXPECT_GE(dev["energy_read_gap_ms"].get<double>(), 400);
-  EXPECT_LE(o.series["gpu.energy@gpu:0"].size(), 5u);              // not 21
+  EXPECT_EQ(dev["energy_read_gap_ms"].get<double>(), 400);
+  EXPECT_EQ(o.series["gpu.energy@gpu:0"].size(), 6u);              // 0, 400 .. 2000 ms; not 21
   EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_j"), 600);              // 300 W for 2 s, to the end
   EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_tree_j"), 0.75 * 600);  // the tree's 60 of 80 % SM
 }
@@ -204,8 +217,8 @@ TEST_F(GpuProbeTest, OneSlowEnergyReadingDoesNotPutTheNextOnesOff) {
                  "energy_spike_us=30000");
   Outcome o = Drive(script, 2000, 50);
   const json& dev = o.meta["gpu"]["devices"]["gpu:0"];
-  EXPECT_LT(dev["energy_read_gap_ms"].get<double>(), 1000);  // the spike alone: 3,000 ms
-  EXPECT_GE(o.series["gpu.energy@gpu:0"].size(), 30u);       // 41 passes; the spike alone: 12
+  EXPECT_EQ(dev["energy_read_gap_ms"].get<double>(), 20);  // the spike alone: 3,000 ms
+  EXPECT_EQ(o.series["gpu.energy@gpu:0"].size(), 41u);     // every pass; the spike alone: 12
   EXPECT_DOUBLE_EQ(o.totals.at("gpu_energy_j"), 600);
 }
 
@@ -213,7 +226,7 @@ TEST_F(GpuProbeTest, OneSlowEnergyReadingDoesNotPutTheNextOnesOff) {
 // SM figure is still there at every pass (NVML keeps the samples; the newest stand between).
 TEST_F(GpuProbeTest, CostlyPerProcessUtilisationIsAskedSeldom) {
   Outcome o = Drive(std::string("putil_cost_us 2000\n") + kShared, 1000, 50);
-  EXPECT_GE(o.meta["gpu"]["devices"]["gpu:0"]["process_utilization_read_gap_ms"].get<double>(),
+  EXPECT_EQ(o.meta["gpu"]["devices"]["gpu:0"]["process_utilization_read_gap_ms"].get<double>(),
             200);
   ASSERT_EQ(o.series["gpu.tree@gpu:0"].size(), 21u);
   for (const auto& [ms, v] : o.series["gpu.tree@gpu:0"]) EXPECT_EQ(v, 60) << ms;
