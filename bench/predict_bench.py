@@ -24,10 +24,13 @@ DATA = ROOT / "data" / "predict"
 # how to measure again)
 DATASETS = {
     "cpu": ("predict-eval",
-            "each the lower p50 of two measurements on this shared 2-core VM, PyTorch on one "
-            "thread",
-            "the median spread of a row's two p50s (standard deviation over mean)",
-            "scripts/predict-dataset --out data/predict/cpu.csv --repeat 2  # about 15 minutes"),
+            "each the lowest p50 of two measurements (three for the 15 models whose two "
+            "differed by over 12 %) on this shared 2-core VM (AMD EPYC, OpenBLAS's Cooperlake "
+            "kernel), PyTorch and OpenBLAS on one thread, with other builds on the cores",
+            "the median spread of a row's p50s (standard deviation over mean)",
+            "scripts/predict-dataset --out data/predict/cpu.csv --repeat 2  # about 25 minutes\n"
+            "scripts/predict-dataset --out data/predict/cpu.csv --repeat 3 --models M  "
+            "# the noisiest again"),
     "h200-141gb": ("predict-eval-h200",
                    "each one run's p50 (2.5 s of queries) on one NVIDIA H200 (PyTorch 2.11, "
                    "CUDA 13, 16 cores), at 224x224 and batches 1 and 32",
@@ -162,17 +165,20 @@ CONFIGURATIONS = {
 }
 MODELS = {"resnet34": "ResNet", "mobilenet_v2": "MobileNet", "efficientnet_b0": "EfficientNet",
           "squeezenet1_1": "SqueezeNet", "regnet_y_400mf": "RegNet", "densenet121": "DenseNet",
-          "swin_t": "Swin", "vit_b_16": "ViT", "lstm": "LSTM"}
+          "swin_t": "Swin", "vit_b_16": "ViT", "deit_tiny": "DeiT", "lstm": "LSTM"}
 RESOLUTION, BATCHES = 128, (1, 8)
 # The models, weights=None (nothing is downloaded): torchvision's at RESOLUTION (ViT-B/16 given
-# that image size), and a 2-layer LSTM (256 features in, 512 hidden) over 64 steps, then a
-# classifier on the last step: the recurrent family.
+# that image size), DeiT-Ti's shape and the recurrent family (a 2-layer LSTM, 256 features in,
+# 512 hidden, over 64 steps, then a classifier on the last step) as footprint.calibrate builds
+# them for the datasets.
 BUILD = """
 import sys, torch, torchvision
-from footprint.calibrate import recurrent_classifier
+from footprint.calibrate import recurrent_classifier, vision_transformer
 def build(name, resolution):
     if name == "lstm":
         return recurrent_classifier(torch), (64, 256)
+    if name == "deit_tiny":
+        return vision_transformer(resolution, 12, 3, 192).eval(), (3, resolution, resolution)
     size = {"image_size": resolution} if name.startswith("vit") else {}
     model = getattr(torchvision.models, name)(weights=None, **size).eval()
     return model, (3, resolution, resolution)
@@ -271,7 +277,8 @@ def another_machine_table(title, cal, before, after, measured):
     inside = sum(abs(after[k] / measured[k] - 1) <= band for k in after)
     lines += ["", "Signed errors after: " + ", ".join(
         f"{n} b{b} {100 * (after[(n, b)] / measured[(n, b)] - 1):+.0f} %"
-        for (n, b) in after) + f"; {inside} of {len(after)} within the stated band.", ""]
+        for (n, b) in after) + f"; {inside} of {len(after)} "
+        f"({100 * inside / len(after):.0f} %) within the stated band.", ""]
     return lines
 
 

@@ -325,6 +325,7 @@ def test_a_predictor_of_another_version_is_refused_with_what_to_do(tmp_path):
     assert "version 1" in line and "version 3" in line and "--train" in line, line
     # Version 2 has no machine record: read, and said to be of an unrecorded machine.
     trained["version"] = 2
+    del trained["machine"]
     old.write_text(json.dumps(trained))
     proc = run_footprint("predict", str(model), "--batch", "1", "--predictor", str(old))
     assert proc.returncode == 0 and "fitted on an unrecorded machine" in proc.stderr
@@ -358,7 +359,9 @@ def test_a_predictor_of_another_machine_warns_on_every_call(tmp_path):
     assert machine_warnings(proc) == []
     p = json.loads(proc.stdout)
     assert p["machine"]["matches"] is True
-    assert p["latency_s"]["high"] == pytest.approx(p["latency_s"]["value"] * (1 + p80))
+    # The held-out band, widened by the model's novelty (its factor is 1 where it is 0).
+    factor = (1 + p80) * p["novelty"]["band_factor"]
+    assert p["latency_s"]["high"] == pytest.approx(p["latency_s"]["value"] * factor)
     _, other = machine_predictor(tmp_path, "other", cpu_model="Intel Xeon 9999",
                                  blas_kernel="Prescott")
     for _ in range(2):  # every call, in text and in JSON
@@ -422,9 +425,17 @@ def test_training_records_the_machine_its_rows_share(tmp_path):
     assert trained["machine"] == {"cpu_model": "AMD EPYC", "isa": ["avx2", "fma"], "cores": 2,
                                   "threads": 1, "blas": {"library": rows[0]["blas"],
                                                          "kernel": "Zen", "threads": 1}}
-    # Without the machine's columns (the shipped dataset): no CPU recorded, and said so.
+    # Without the machine's columns (a dataset measured before they were recorded): no CPU
+    # recorded, and said so.
+    for r in rows:
+        for column in ("cpu_model", "isa", "cores", "blas_kernel", "blas_threads"):
+            r.pop(column)
+    with open(data, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
     shipped = tmp_path / "shipped.json"
-    assert run_footprint("predict", "--train", str(DATASET), "--out", str(shipped)).returncode == 0
+    assert run_footprint("predict", "--train", str(data), "--out", str(shipped)).returncode == 0
     assert "cpu_model" not in json.loads(shipped.read_text())["machine"]
     proc = run_footprint("predict", str(export(tmp_path, "mobilenet_v3_small", 64)), "--batch",
                          "1", "--predictor", str(shipped))
@@ -474,3 +485,48 @@ def test_a_database_of_evaluations_trains_what_its_csv_trains(tmp_path):
     assert report["rows"]["train"] == 10
     assert sorted(report["left_out"]) == [
         f"resnet18-64-multi-b{b}: model.graph {graph} changed since the run" for b in (1, 2)]
+
+
+def test_a_model_unlike_the_training_rows_is_novel_and_its_band_wider(tmp_path):
+    # A predictor fitted on CNNs only: a CNN of its rows (ResNet-18 at 128²) is near them, a
+    # 2-layer LSTM (its work in recurrent matrix products) far from every row.
+    cnns = ("ResNet", "VGG", "DenseNet", "MobileNet", "EfficientNet", "SqueezeNet")
+    rows = [r for r in csv.DictReader(open(DATASET)) if r["family"] in cnns]
+    data = tmp_path / "cnns.csv"
+    with open(data, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    fitted = tmp_path / "cnns.json"
+    assert run_footprint("predict", "--train", str(data), "--out", str(fitted)).returncode == 0
+    trained = json.loads(fitted.read_text())
+    assert len(trained["novelty"]["rows"]) == len(rows)
+    assert 0 <= trained["novelty"]["widening"] <= 20
+    trained["novelty"]["widening"] = 1.0  # so that the test does not hang on what was fitted
+    fitted.write_text(json.dumps(trained))
+    lstm = tmp_path / "lstm.onnx"
+    from footprint.calibrate import recurrent_classifier
+
+    torch.onnx.export(recurrent_classifier(torch), torch.randn(1, 64, 256), str(lstm),
+                      input_names=["input"], output_names=["logits"],
+                      dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}},
+                      opset_version=13)
+    near = predict(export(tmp_path, "resnet18", 128), "--batch", "1", "--predictor", fitted)
+    far = predict(lstm, "--batch", "1", "--predictor", fitted)
+    assert near["novelty"]["value"] < 0.1 < 0.3 < far["novelty"]["value"] <= 1
+    p80 = trained["latency"]["held_out_families"]["p80_relative_error"]
+    for p in (near, far):
+        factor = (1 + p80) * (1 + p["novelty"]["value"])
+        assert p["novelty"]["band_factor"] == pytest.approx(1 + p["novelty"]["value"])
+        assert p["latency_s"]["high"] == pytest.approx(p["latency_s"]["value"] * factor)
+        assert p["latency_s"]["low"] == pytest.approx(p["latency_s"]["value"] / factor)
+    text = run_footprint("predict", str(lstm), "--batch", "1", "--predictor", str(fitted))
+    assert text.returncode == 0, text.stderr
+    [line] = [x for x in text.stdout.splitlines() if x.startswith("footprint predict: latency")]
+    assert f"for a novelty of {far['novelty']['value']:.2f}" in line, line
+    # A predictor trained before novelty: none reported, the band as it was.
+    del trained["novelty"]
+    fitted.write_text(json.dumps(trained))
+    old = predict(lstm, "--batch", "1", "--predictor", fitted)
+    assert old["novelty"] is None
+    assert old["latency_s"]["high"] == pytest.approx(old["latency_s"]["value"] * (1 + p80))
