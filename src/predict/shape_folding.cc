@@ -318,78 +318,164 @@ std::optional<std::vector<int64_t>> Axes(const onnx::NodeProto& node, const Valu
   return axes;
 }
 
+// The known values of a node's inputs: null for one left out, named "" or not known.
+class KnownInputs {
+ public:
+  KnownInputs(const onnx::NodeProto& node, const std::unordered_map<std::string, Value>& values)
+      : node_(node), values_(values) {}
+  const Value* operator()(int i) const {
+    if (i >= node_.input_size() || node_.input(i).empty()) return nullptr;
+    auto it = values_.find(node_.input(i));
+    return it == values_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  const onnx::NodeProto& node_;
+  const std::unordered_map<std::string, Value>& values_;
+};
+
+// Shape and Size, from the input's shape as inference gave it.
+std::optional<Value> EvaluateShapeOf(const onnx::NodeProto& node,
+                                     const std::unordered_map<std::string, Tensor>& tensors) {
+  auto it = node.input_size() > 0 ? tensors.find(node.input(0)) : tensors.end();
+  if (it == tensors.end() || !it->second.known || it->second.dims.size() > kMaxElements) {
+    return std::nullopt;
+  }
+  const std::vector<int64_t>& dims = it->second.dims;
+  if (node.op_type() == "Size") {
+    int64_t n = 1;
+    for (int64_t d : dims) {
+      if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
+    }
+    return Value{{n}, {}};
+  }
+  return Slice(Vector(dims), 0, IntAttribute(node, "start", 0),
+               IntAttribute(node, "end", static_cast<int64_t>(dims.size())), 1);
+}
+
+std::optional<Value> EvaluateConstantOfShape(const onnx::NodeProto& node, const Value* shape) {
+  const onnx::AttributeProto* fill = Attribute(node, "value");
+  const std::optional<Value> element =
+      fill ? FromTensor(fill->t()) : Value{{0}, {1}, TensorProto::FLOAT};
+  const std::optional<size_t> n = shape ? SmallCount(shape->v) : std::nullopt;
+  if (!n || !element || element->size() != 1) return std::nullopt;
+  return Value{std::vector<int64_t>(*n, element->v[0]), shape->v, element->type};
+}
+
+std::optional<Value> EvaluateCast(const onnx::NodeProto& node, const Value& x) {
+  Value out = x;
+  out.type = static_cast<int32_t>(IntAttribute(node, "to", 0));
+  if (!Supported(out.type)) return std::nullopt;
+  if (out.type == TensorProto::BOOL) {
+    for (int64_t& b : out.v) b = b != 0;
+  }
+  return out;
+}
+
+// Unsqueeze and Squeeze: the values kept, the dimensions of 1 added or removed.
+std::optional<Value> EvaluateSqueeze(const onnx::NodeProto& node, const Value& x,
+                                     const Value* given) {
+  const bool unsqueeze = node.op_type() == "Unsqueeze";
+  // Unsqueeze's axes index its output, whose rank is the input's plus one per axis.
+  const size_t added = unsqueeze ? (given ? given->size() : IntsAttribute(node, "axes").size()) : 0;
+  const auto rank = static_cast<int64_t>(x.dims.size() + added);
+  const auto axes = Axes(node, given, rank);
+  if (!axes || (!unsqueeze && !axes->empty() && axes->size() > x.dims.size())) {
+    return std::nullopt;
+  }
+  Value out{x.v, {}, x.type};
+  for (int64_t d = 0, from = 0; d < rank; ++d) {
+    const bool listed = std::binary_search(axes->begin(), axes->end(), d);
+    if (unsqueeze) {
+      out.dims.push_back(listed ? 1 : x.dims[from++]);
+    } else if (listed && x.dims[d] != 1) {
+      return std::nullopt;  // Squeeze of a dimension that is not 1
+    } else if (!(listed || (axes->empty() && x.dims[d] == 1))) {
+      out.dims.push_back(x.dims[d]);
+    }
+  }
+  return out;
+}
+
+std::optional<Value> EvaluateGather(const onnx::NodeProto& node, const Value& x,
+                                    const Value* indices) {
+  if (!indices || !x.vector() || IntAttribute(node, "axis", 0) != 0) return std::nullopt;
+  Value out{{}, indices->dims, x.type};
+  for (int64_t i : indices->v) {
+    if (i < 0) i += static_cast<int64_t>(x.size());
+    if (i < 0 || i >= static_cast<int64_t>(x.size())) return std::nullopt;
+    out.v.push_back(x.v[i]);
+  }
+  return out;
+}
+
+std::optional<Value> EvaluateConcat(const onnx::NodeProto& node, const KnownInputs& in,
+                                    int32_t type) {
+  std::vector<int64_t> all;
+  for (int i = 0; i < node.input_size(); ++i) {
+    const Value* part = in(i);
+    if (!part || !part->vector()) return std::nullopt;
+    all.insert(all.end(), part->v.begin(), part->v.end());
+  }
+  if (all.size() > kMaxElements) return std::nullopt;
+  return Vector(std::move(all), type);
+}
+
+std::optional<Value> EvaluateSlice(const onnx::NodeProto& node, const Value& x,
+                                   const KnownInputs& in) {
+  const Value *starts = in(1), *ends = in(2), *axes = in(3), *steps = in(4);
+  if ((Given(node, 3) && !axes) || (Given(node, 4) && !steps)) return std::nullopt;
+  if (!starts || !ends || starts->size() != 1 || ends->size() != 1 || (axes && axes->size() != 1) ||
+      (steps && steps->size() != 1)) {
+    return std::nullopt;
+  }
+  return Slice(x, axes ? axes->v[0] : 0, starts->v[0], ends->v[0], steps ? steps->v[0] : 1);
+}
+
+std::optional<Value> EvaluateRange(const Value& start, const Value* limit, const Value* delta) {
+  if (!limit || !delta || start.size() != 1 || limit->size() != 1 || delta->size() != 1 ||
+      delta->v[0] == 0) {
+    return std::nullopt;
+  }
+  // Clamped before the cast: a count beyond int64's range would not convert.
+  const double count =
+      std::max(0.0, std::ceil((static_cast<double>(limit->v[0]) - static_cast<double>(start.v[0])) /
+                              static_cast<double>(delta->v[0])));
+  if (count > static_cast<double>(kMaxElements)) return std::nullopt;
+  std::vector<int64_t> v;
+  for (int64_t i = 0, at = start.v[0]; i < static_cast<int64_t>(count); ++i) {
+    v.push_back(at);
+    if (__builtin_add_overflow(at, delta->v[0], &at)) break;
+  }
+  return Vector(std::move(v), start.type);
+}
+
+std::optional<Value> EvaluateWhere(const Value& condition, const Value* a, const Value* b) {
+  if (!a || !b) return std::nullopt;
+  auto picked = Binary("Mul", condition, *a);  // for the broadcast shape; values set below
+  if (!picked || (b->dims != picked->dims && b->size() != 1)) return std::nullopt;
+  for (size_t i = 0; i < picked->size(); ++i) {
+    const bool take_a = condition.v[condition.size() == 1 ? 0 : i] != 0;
+    picked->v[i] = take_a ? a->v[a->size() == 1 ? 0 : i] : b->v[b->size() == 1 ? 0 : i];
+  }
+  picked->type = a->type;
+  return picked;
+}
+
 // The value of `node`'s one output, where its inputs' values (or, for Shape and Size, their
 // shapes, from `tensors`) are known.
 std::optional<Value> Evaluate(const onnx::NodeProto& node,
                               const std::unordered_map<std::string, Value>& values,
                               const std::unordered_map<std::string, Tensor>& tensors) {
   const std::string& op = node.op_type();
-  auto in = [&](int i) -> const Value* {
-    if (i >= node.input_size() || node.input(i).empty()) return nullptr;
-    auto it = values.find(node.input(i));
-    return it == values.end() ? nullptr : &it->second;
-  };
-  if (op == "Shape" || op == "Size") {
-    auto it = node.input_size() > 0 ? tensors.find(node.input(0)) : tensors.end();
-    if (it == tensors.end() || !it->second.known || it->second.dims.size() > kMaxElements) {
-      return std::nullopt;
-    }
-    const std::vector<int64_t>& dims = it->second.dims;
-    if (op == "Size") {
-      int64_t n = 1;
-      for (int64_t d : dims) {
-        if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
-      }
-      return Value{{n}, {}};
-    }
-    return Slice(Vector(dims), 0, IntAttribute(node, "start", 0),
-                 IntAttribute(node, "end", static_cast<int64_t>(dims.size())), 1);
-  }
-  if (op == "ConstantOfShape") {
-    const Value* shape = in(0);
-    const onnx::AttributeProto* fill = Attribute(node, "value");
-    const std::optional<Value> element =
-        fill ? FromTensor(fill->t()) : Value{{0}, {1}, TensorProto::FLOAT};
-    const std::optional<size_t> n = shape ? SmallCount(shape->v) : std::nullopt;
-    if (!n || !element || element->size() != 1) return std::nullopt;
-    return Value{std::vector<int64_t>(*n, element->v[0]), shape->v, element->type};
-  }
+  const KnownInputs in(node, values);
+  if (op == "Shape" || op == "Size") return EvaluateShapeOf(node, tensors);
+  if (op == "ConstantOfShape") return EvaluateConstantOfShape(node, in(0));
   const Value* x = in(0);
   if (!x) return std::nullopt;
   if (op == "Identity") return *x;
-  if (op == "Cast") {
-    Value out = *x;
-    out.type = static_cast<int32_t>(IntAttribute(node, "to", 0));
-    if (!Supported(out.type)) return std::nullopt;
-    if (out.type == TensorProto::BOOL) {
-      for (int64_t& b : out.v) b = b != 0;
-    }
-    return out;
-  }
-  if (op == "Unsqueeze" || op == "Squeeze") {
-    const bool unsqueeze = op == "Unsqueeze";
-    // Unsqueeze's axes index its output, whose rank is the input's plus one per axis.
-    const Value* given = in(1);
-    const size_t added =
-        unsqueeze ? (given ? given->size() : IntsAttribute(node, "axes").size()) : 0;
-    const auto rank = static_cast<int64_t>(x->dims.size() + added);
-    const auto axes = Axes(node, given, rank);
-    if (!axes || (!unsqueeze && !axes->empty() && axes->size() > x->dims.size())) {
-      return std::nullopt;
-    }
-    Value out{x->v, {}, x->type};
-    for (int64_t d = 0, from = 0; d < rank; ++d) {
-      const bool listed = std::binary_search(axes->begin(), axes->end(), d);
-      if (unsqueeze) {
-        out.dims.push_back(listed ? 1 : x->dims[from++]);
-      } else if (listed && x->dims[d] != 1) {
-        return std::nullopt;  // Squeeze of a dimension that is not 1
-      } else if (!(listed || (axes->empty() && x->dims[d] == 1))) {
-        out.dims.push_back(x->dims[d]);
-      }
-    }
-    return out;
-  }
+  if (op == "Cast") return EvaluateCast(node, *x);
+  if (op == "Unsqueeze" || op == "Squeeze") return EvaluateSqueeze(node, *x, in(1));
   if (op == "Reshape") {
     const Value* shape = in(1);
     auto dims =
@@ -398,70 +484,15 @@ std::optional<Value> Evaluate(const onnx::NodeProto& node,
     return Value{x->v, *dims, x->type};
   }
   if (op == "Transpose") return Transpose(*x, IntsAttribute(node, "perm"));
-  if (op == "Gather") {
-    const Value* indices = in(1);
-    if (!indices || !x->vector() || IntAttribute(node, "axis", 0) != 0) return std::nullopt;
-    Value out{{}, indices->dims, x->type};
-    for (int64_t i : indices->v) {
-      if (i < 0) i += static_cast<int64_t>(x->size());
-      if (i < 0 || i >= static_cast<int64_t>(x->size())) return std::nullopt;
-      out.v.push_back(x->v[i]);
-    }
-    return out;
-  }
-  if (op == "Concat") {
-    std::vector<int64_t> all;
-    for (int i = 0; i < node.input_size(); ++i) {
-      const Value* part = in(i);
-      if (!part || !part->vector()) return std::nullopt;
-      all.insert(all.end(), part->v.begin(), part->v.end());
-    }
-    if (all.size() > kMaxElements) return std::nullopt;
-    return Vector(std::move(all), x->type);
-  }
-  if (op == "Slice") {
-    const Value *starts = in(1), *ends = in(2), *axes = in(3), *steps = in(4);
-    if ((Given(node, 3) && !axes) || (Given(node, 4) && !steps)) return std::nullopt;
-    if (!starts || !ends || starts->size() != 1 || ends->size() != 1 ||
-        (axes && axes->size() != 1) || (steps && steps->size() != 1)) {
-      return std::nullopt;
-    }
-    return Slice(*x, axes ? axes->v[0] : 0, starts->v[0], ends->v[0], steps ? steps->v[0] : 1);
-  }
-  if (op == "Range") {
-    const Value *limit = in(1), *delta = in(2);
-    if (!limit || !delta || x->size() != 1 || limit->size() != 1 || delta->size() != 1 ||
-        delta->v[0] == 0) {
-      return std::nullopt;
-    }
-    // Clamped before the cast: a count beyond int64's range would not convert.
-    const double count =
-        std::max(0.0, std::ceil((static_cast<double>(limit->v[0]) - static_cast<double>(x->v[0])) /
-                                static_cast<double>(delta->v[0])));
-    if (count > static_cast<double>(kMaxElements)) return std::nullopt;
-    std::vector<int64_t> v;
-    for (int64_t i = 0, at = x->v[0]; i < static_cast<int64_t>(count); ++i) {
-      v.push_back(at);
-      if (__builtin_add_overflow(at, delta->v[0], &at)) break;
-    }
-    return Vector(std::move(v), x->type);
-  }
+  if (op == "Gather") return EvaluateGather(node, *x, in(1));
+  if (op == "Concat") return EvaluateConcat(node, in, x->type);
+  if (op == "Slice") return EvaluateSlice(node, *x, in);
+  if (op == "Range") return EvaluateRange(*x, in(1), in(2));
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Mod" || op == "Equal") {
     const Value* y = in(1);
     return y ? Binary(op, *x, *y, IntAttribute(node, "fmod", 0) != 0) : std::nullopt;
   }
-  if (op == "Where") {
-    const Value *a = in(1), *b = in(2);
-    if (!a || !b) return std::nullopt;
-    auto picked = Binary("Mul", *x, *a);  // for the broadcast shape; values set below
-    if (!picked || (b->dims != picked->dims && b->size() != 1)) return std::nullopt;
-    for (size_t i = 0; i < picked->size(); ++i) {
-      const bool take_a = x->v[x->size() == 1 ? 0 : i] != 0;
-      picked->v[i] = take_a ? a->v[a->size() == 1 ? 0 : i] : b->v[b->size() == 1 ? 0 : i];
-    }
-    picked->type = a->type;
-    return picked;
-  }
+  if (op == "Where") return EvaluateWhere(*x, in(1), in(2));
   return std::nullopt;
 }
 

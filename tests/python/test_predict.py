@@ -31,6 +31,15 @@ def export(tmp_path, builder, resolution=224, dynamic=True):
     return path
 
 
+def write_rows(path, rows):
+    """A dataset of `rows` (dicts of one set of columns) at `path`."""
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
 def predict(*args):
     proc = run_footprint("predict", "--json", *map(str, args))
     assert proc.returncode == 0, proc.stderr
@@ -413,11 +422,7 @@ def test_training_records_the_machine_its_rows_share(tmp_path):
     for r in rows:
         r.update(cpu_model="AMD EPYC", isa="avx2 fma", cores=2, blas_kernel="Zen",
                  blas_threads=1)
-    data = tmp_path / "data.csv"
-    with open(data, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    data = write_rows(tmp_path / "data.csv", rows)
     out = tmp_path / "p.json"
     assert run_footprint("predict", "--train", str(data), "--out", str(out)).returncode == 0
     trained = json.loads(out.read_text())
@@ -430,10 +435,7 @@ def test_training_records_the_machine_its_rows_share(tmp_path):
     for r in rows:
         for column in ("cpu_model", "isa", "cores", "blas_kernel", "blas_threads"):
             r.pop(column)
-    with open(data, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(data, rows)
     shipped = tmp_path / "shipped.json"
     assert run_footprint("predict", "--train", str(data), "--out", str(shipped)).returncode == 0
     assert "cpu_model" not in json.loads(shipped.read_text())["machine"]
@@ -492,11 +494,7 @@ def test_a_model_unlike_the_training_rows_is_novel_and_its_band_wider(tmp_path):
     # 2-layer LSTM (its work in recurrent matrix products) far from every row.
     cnns = ("ResNet", "VGG", "DenseNet", "MobileNet", "EfficientNet", "SqueezeNet")
     rows = [r for r in csv.DictReader(open(DATASET)) if r["family"] in cnns]
-    data = tmp_path / "cnns.csv"
-    with open(data, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    data = write_rows(tmp_path / "cnns.csv", rows)
     fitted = tmp_path / "cnns.json"
     assert run_footprint("predict", "--train", str(data), "--out", str(fitted)).returncode == 0
     trained = json.loads(fitted.read_text())
