@@ -7,9 +7,12 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 
+#include "fake_env.h"
 #include "test_util.h"
 #include "util/clock.h"
 #include "util/file.h"
@@ -80,6 +83,35 @@ struct Harness {
   ProcessTreeProbe probe;
   std::map<MetricId, int> index;
 };
+
+// With the program itself in the tree (the in-process API), the CPU of footprint's own threads
+// comes off the program's: read from the Env's CPU-time clocks, the calling thread's and those
+// given to ExcludeThreadCpu. The program's ticks come from a /proc fixture.
+TEST(ProcessTreeProbeOwnThreads, TheirCpuComesOffTheProgramsOnTheEnvsClocks) {
+  testing::TempDir proc;
+  std::filesystem::create_directories(proc.File("4242/task/4242"));
+  std::ofstream(proc.File("4242/task/4242/children")) << "";
+  auto ran_ticks = [&](int utime) {  // at 100 ticks a second
+    std::ofstream(proc.File("4242/stat"))
+        << "4242 (program) R 1 4242 4242 0 -1 0 0 0 0 0 " << utime << " 0 0 0 20 0 1 0 100 0 256\n";
+  };
+  ran_ticks(100);
+  FakeEnv env;
+  constexpr clockid_t kWriterClock = 1234;  // stands for footprint's writer thread
+  ProcessTreeProbe probe(ProcessTreeProbe::Options{
+      .monitor_pid = 4242, .proc_root = proc.path(), .include_monitor = true, .env = &env});
+  probe.ExcludeThreadCpu({kWriterClock});
+  MetricSet cpu;
+  cpu.set(static_cast<size_t>(MetricId::kCpu));
+  ASSERT_EQ(probe.Series(cpu).size(), 1u);
+  Collect out;
+  probe.Sample(kNsPerSec, cpu, out);
+  ran_ticks(200);  // 1 s more, of which the sampler's thread 0.3 s and the writer 0.2 s
+  env.AdvanceCpu(CLOCK_THREAD_CPUTIME_ID, 300 * kNsPerMs);
+  env.AdvanceCpu(kWriterClock, 200 * kNsPerMs);
+  probe.Sample(2 * kNsPerSec, cpu, out);
+  EXPECT_EQ(out.values.at(0), 50);  // % of a core
+}
 
 class ProcessTreeProbeTest : public ::testing::TestWithParam<bool> {};
 

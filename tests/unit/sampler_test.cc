@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "fake_env.h"
 #include "util/clock.h"
@@ -77,20 +78,32 @@ TEST(Sampler, PerMetricIntervalsOnAbsoluteDeadlines) {
   EXPECT_EQ(st.missed_deadlines, 0u);
 }
 
-// A probe whose pass takes 12 ms of the driven clock at 20 ms.
-class SlowProbe final : public Probe {
+// A probe of cpu whose pass at now_ns does `work(now_ns)`: takes driven time or CPU.
+class WorkingProbe final : public Probe {
  public:
-  explicit SlowProbe(FakeEnv& env) : env_(env) {}
-  std::string_view name() const override { return "slow"; }
+  explicit WorkingProbe(std::function<void(int64_t)> work) : work_(std::move(work)) {}
+  std::string_view name() const override { return "working"; }
   std::vector<SeriesSpec> Series(const MetricSet&) override { return {{MetricId::kCpu, "tree"}}; }
   void Sample(int64_t now_ns, const MetricSet&, SampleOut& out) override {
-    if (now_ns == 20 * kNsPerMs) env_.Advance(12 * kNsPerMs);
+    work_(now_ns);
     out.Add(0, static_cast<double>(now_ns));
   }
 
  private:
-  FakeEnv& env_;
+  std::function<void(int64_t)> work_;
 };
+
+// Runs `sampler` from t0 = 0 until the driven clock stands at its horizon, stops it, and returns
+// what it queued.
+std::vector<SamplePoint> RunToTheHorizon(FakeEnv& env, Sampler& sampler, SampleQueue& queue,
+                                         std::vector<int64_t> series_ids) {
+  sampler.Start(0, std::move(series_ids));
+  env.AwaitParked();
+  sampler.Stop();
+  std::vector<SamplePoint> pts;
+  queue.Drain(pts);
+  return pts;
+}
 
 // An overrun skips the deadlines it missed (counted) instead of bunching passes up, and the
 // schedule stays on t0 + k * interval.
@@ -100,20 +113,42 @@ TEST(Sampler, OverrunSkipsMissedDeadlines) {
   MetricIntervals iv{};
   iv[static_cast<size_t>(MetricId::kCpu)] = 5 * kNsPerMs;
   std::vector<std::unique_ptr<Probe>> probes;
-  probes.push_back(std::make_unique<SlowProbe>(env));
+  probes.push_back(std::make_unique<WorkingProbe>([&](int64_t now_ns) {
+    if (now_ns == 20 * kNsPerMs) env.Advance(12 * kNsPerMs);  // a pass that takes 12 ms
+  }));
   SampleQueue queue(1 << 16);
   Sampler sampler(env, std::move(probes), iv, queue);
-  sampler.Start(0, {1});
-  env.AwaitParked();
-  sampler.Stop();
-  std::vector<SamplePoint> pts;
-  queue.Drain(pts);
   std::vector<int64_t> t;
-  for (const SamplePoint& p : pts) t.push_back(p.t_ns / kNsPerMs);
+  for (const SamplePoint& p : RunToTheHorizon(env, sampler, queue, {1})) {
+    t.push_back(p.t_ns / kNsPerMs);
+  }
   // The pass at 20 ms ends at 32 ms: the deadline of 25 ms is served late, at 32 ms; 30 ms
   // is skipped (counted); then 35, 40, ... on the original grid.
   EXPECT_EQ(t, (std::vector<int64_t>{0, 5, 10, 15, 20, 32, 35, 40, 45, 50}));
   EXPECT_EQ(sampler.stats().missed_deadlines, 1u);
+}
+
+// The sampler's own cost is the CPU its passes took on the Env's thread clock: each pass's
+// monitor.sample_cost and the thread's total, exactly.
+TEST(Sampler, OwnCostIsTheCpuItsPassesTookOnTheEnvsClock) {
+  FakeEnv env;
+  env.SetHorizon(100 * kNsPerMs);
+  MetricIntervals iv{};
+  iv[static_cast<size_t>(MetricId::kCpu)] = 10 * kNsPerMs;
+  iv[static_cast<size_t>(MetricId::kSampleCost)] = 10 * kNsPerMs;
+  std::vector<std::unique_ptr<Probe>> probes;
+  probes.push_back(std::make_unique<WorkingProbe>(
+      [&](int64_t) { env.AdvanceCpu(CLOCK_THREAD_CPUTIME_ID, 30'000); }));  // 30 us a pass
+  SampleQueue queue(1 << 16);
+  Sampler sampler(env, std::move(probes), iv, queue);
+  ASSERT_EQ(sampler.series().size(), 2u);
+  EXPECT_EQ(sampler.series()[1].metric, MetricId::kSampleCost);
+  std::vector<double> costs_us;
+  for (const SamplePoint& p : RunToTheHorizon(env, sampler, queue, {1, 2})) {
+    if (p.series_id == 2) costs_us.push_back(p.value);
+  }
+  EXPECT_EQ(costs_us, std::vector<double>(11, 30.0));  // 0, 10, ..., 100 ms
+  EXPECT_EQ(sampler.stats().cpu_ns, 11 * 30'000);
 }
 
 TEST(SampleQueue, DropsWhenFullAndCounts) {
