@@ -282,7 +282,7 @@ class Benchmark::Impl {
   // Finish's steps: the run's totals from the process's accounts, and its meta.
   // The run's totals (session/totals) from the process's own accounts since Open().
   RunTotals OwnRunTotals(int64_t duration_ns, const CpuSeconds& descendants);
-  void AddOwnRunMeta(const RunTotals& totals, uint64_t scopes_dropped);
+  void AddOwnRunMeta(uint64_t scopes_dropped);
 
   std::mutex threads_mu_;
   std::vector<std::shared_ptr<ThreadScopes>> threads_;
@@ -743,10 +743,7 @@ RunTotals Benchmark::Impl::OwnRunTotals(int64_t duration_ns, const CpuSeconds& d
   return out;
 }
 
-void Benchmark::Impl::AddOwnRunMeta(const RunTotals& totals, uint64_t scopes_dropped) {
-  meta_["sources"] = totals.sources;
-  meta_["accounting"] = totals.accounting;
-  meta_["memory_peaks"] = totals.memory_peaks;
+void Benchmark::Impl::AddOwnRunMeta(uint64_t scopes_dropped) {
   meta_["monitor"]["scopes_dropped"] = scopes_dropped;
   meta_["monitor"]["in_process"] = true;
   std::lock_guard<std::mutex> lock(values_mu_);
@@ -778,15 +775,14 @@ Status Benchmark::Impl::Finish(RunStatus status) {
   // counters, read before the session stops, less what every process alive at Open had used.
   const CpuSeconds descendants = CpuBetween(descendants_at_open_, DescendantCpu(*options_.env));
   session_->Stop();  // the run's end
-  RunTotals own = OwnRunTotals(session_->duration_ns(), descendants);
-  std::map<std::string, double>& totals = own.totals;
+  std::map<std::string, double> totals;
   std::vector<std::string> warnings;
   ProbeFindings findings{totals, meta_, warnings};
-  session_->Finish(findings);
+  session_->Finish(OwnRunTotals(session_->duration_ns(), descendants), findings);
   // footprint's own CPU: the session's figure, and its scope writer's.
   totals["monitor_cpu_s"] += Seconds(writer_usage_.ru_utime) + Seconds(writer_usage_.ru_stime);
   if (!warnings.empty()) meta_["warnings"] = warnings;
-  AddOwnRunMeta(own, dropped);
+  AddOwnRunMeta(dropped);
   run_.status = status;
   FP_RETURN_IF_ERROR(session_->StoreEnd(totals, warnings));
   if (lost) return DatabaseError("some scopes and values could not be stored: " + last_error_);

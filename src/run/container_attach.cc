@@ -173,9 +173,10 @@ Result<MonitorOutcome> RunAttachedContainer(Store& store, const MonitorOptions& 
   std::string ended;
   out.signal_received = WaitWhileAttached(**cgroup, env, t0, duration_ns, signals.set(), ended);
   session.Stop();
-  out.totals["duration_s"] = static_cast<double>(session.duration_ns()) / 1e9;
+  RunTotals totals;  // the container's own figures are its probe's
+  totals.totals["duration_s"] = static_cast<double>(session.duration_ns()) / 1e9;
   ProbeFindings findings{out.totals, meta, out.warnings};
-  session.Finish(findings);
+  session.Finish(totals, findings);
   meta["container"]["ended"] = ended;
   run.status = RunStatus::kOk;
   out.end_stored = session.StoreEnd(out.totals, out.warnings).ok();

@@ -385,15 +385,11 @@ void Conclude(const WaitResult& w, const TotalsInputs& accounts, MonitorSession&
 
 }  // namespace
 
-void RecordTotals(RunTotals totals, MonitorSession& session, PreparedRun& p, MonitorOutcome& out) {
-  out.totals = std::move(totals.totals);
-  p.sources.update(totals.sources);
+void RecordTotals(const RunTotals& totals, MonitorSession& session, PreparedRun& p,
+                  MonitorOutcome& out) {
   p.meta["sources"] = p.sources;
-  // After the sources: a probe whose figures join the totals (a container's) says so there.
   ProbeFindings findings{out.totals, p.meta, out.warnings};
-  session.Finish(findings);
-  p.meta["accounting"] = totals.accounting;
-  p.meta["memory_peaks"] = totals.memory_peaks;
+  session.Finish(totals, findings);
 }
 
 void AddDriverResult(CommandDriver& driver, Store& store, PreparedRun& p, MonitorOutcome& out) {

@@ -60,8 +60,9 @@ std::vector<std::unique_ptr<Probe>> MakeProbes(const MonitorOptions& opt, Prepar
                                                std::unique_ptr<Probe> cpu_ring = nullptr);
 
 // The run's totals into `out`, with what the session's probes found, and where they came from
-// into its meta (sources, accounting, memory peaks).
-void RecordTotals(RunTotals totals, MonitorSession& session, PreparedRun& p, MonitorOutcome& out);
+// into its meta (sources beside the run's own, p.sources; accounting, memory peaks).
+void RecordTotals(const RunTotals& totals, MonitorSession& session, PreparedRun& p,
+                  MonitorOutcome& out);
 
 // What the driver measured joins the run (before it is stored as ended).
 void AddDriverResult(CommandDriver& driver, Store& store, PreparedRun& p, MonitorOutcome& out);

@@ -254,13 +254,8 @@ MonitorOutcome ConcludeStep(const MonitorOptions& mo, MonitorSession& session, R
   }
   const bool cpu_sampled = mo.metrics.test(size_t(MetricId::kCpu));
   const std::string node = meta["span"]["host"];
-  RunTotals totals = StepTotals(session.duration_ns(), tree, cpu_sampled, node);
-  out.totals = std::move(totals.totals);
   ProbeFindings findings{out.totals, meta, out.warnings};
-  session.Finish(findings);
-  meta["sources"] = totals.sources;
-  meta["accounting"] = totals.accounting;
-  meta["memory_peaks"] = totals.memory_peaks;
+  session.Finish(StepTotals(session.duration_ns(), tree, cpu_sampled, node), findings);
   unavailable_gpu.Warn(out.warnings);
   out.end_stored = session.StoreEnd(out.totals, out.warnings).ok();
   return out;

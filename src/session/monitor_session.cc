@@ -120,6 +120,18 @@ std::string WhyBelowRate(const Sampler::SeriesRate& r, uint64_t missed) {
   return std::to_string(missed) + " deadlines missed (a busy machine, or passes too long)";
 }
 
+// The run's totals, and where they came from beside what meta.sources held already.
+void AddRunTotals(const RunTotals& run_totals, ProbeFindings& findings) {
+  for (const auto& [name, value] : run_totals.totals) findings.totals[name] = value;
+  if (run_totals.sources.is_object()) {
+    nlohmann::json& sources = findings.meta["sources"];
+    if (!sources.is_object()) sources = nlohmann::json::object();
+    sources.update(run_totals.sources);
+  }
+  if (!run_totals.accounting.is_null()) findings.meta["accounting"] = run_totals.accounting;
+  if (!run_totals.memory_peaks.is_null()) findings.meta["memory_peaks"] = run_totals.memory_peaks;
+}
+
 }  // namespace
 
 void MonitorSession::NoteAchievedRates(nlohmann::json& meta) const {
@@ -137,7 +149,8 @@ void MonitorSession::NoteAchievedRates(nlohmann::json& meta) const {
   if (!achieved.empty()) meta["achieved_intervals_ns"] = std::move(achieved);
 }
 
-void MonitorSession::Finish(ProbeFindings& findings) {
+void MonitorSession::Finish(const RunTotals& run_totals, ProbeFindings& findings) {
+  AddRunTotals(run_totals, findings);
   for (Probe* probe : sampler_.probes()) probe->Finish(findings);
   auto& totals = findings.totals;
   nlohmann::json& monitor = findings.meta["monitor"];

@@ -35,6 +35,7 @@
 #include "sampler/sample_queue.h"
 #include "sampler/sampler.h"
 #include "sampler/writer.h"
+#include "session/totals.h"
 
 namespace footprint {
 
@@ -93,13 +94,16 @@ class MonitorSession {
   void Stop();
   // After Stop: monotonic ns from t0 to the end.
   int64_t duration_ns() const { return end_ns_ - t0_ns_; }
-  // After Stop: each probe's findings, footprint's own cost (totals monitor_cpu_s and, when it
+  // After Stop: the run's totals (ComputeRunTotals) into findings.totals, where they came from
+  // into meta.sources (beside what it held), meta.accounting and meta.memory_peaks; then each
+  // probe's findings (a probe whose figures join the totals, a container's, says so in
+  // meta.sources), footprint's own cost (totals monitor_cpu_s and, when it
   // owns the process, monitor_peak_rss_bytes), meta.monitor (sampler, writer, losses), one
   // warning per kind of data that did not reach the store, when samples were lost,
   // meta.incomplete: why the run's series are not whole, and the rate each metric's series
   // achieved (meta.achieved_intervals_ns, the slowest series of each metric) with, for those
   // more than a quarter below the asked rate, why (meta.below_asked_rate).
-  void Finish(ProbeFindings& findings);
+  void Finish(const RunTotals& totals, ProbeFindings& findings);
   // After Finish: stores the run's end — its status and exit code as the caller set them in
   // the run, its times, `meta` as it is now, `totals`. When that fails the run will show as
   // interrupted: a warning says so and the store's error is returned (what was measured must

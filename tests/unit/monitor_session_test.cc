@@ -84,7 +84,10 @@ class MonitorSessionTest : public ::testing::Test {
     env_.AwaitParked(2);  // the sampler past the horizon, the writer at its first flush
     session->Stop();
     ProbeFindings findings{totals_, meta_, warnings_};
-    session->Finish(findings);
+    RunTotals totals;
+    totals.totals["duration_s"] = static_cast<double>(session->duration_ns()) / 1e9;
+    totals.sources["cpu"] = "the test";
+    session->Finish(totals, findings);
     return session;
   }
 
@@ -187,8 +190,11 @@ TEST_F(MonitorSessionTest, TheRunsT0AndTimesComeFromTheEnvsClock) {
   EXPECT_EQ(stored.status, RunStatus::kOk);
   EXPECT_EQ(stored.started_at_ns, wall_t0);
   EXPECT_EQ(stored.ended_at_ns, wall_t0 + 1000 * kNsPerMs);
-  EXPECT_EQ(nlohmann::json::parse(stored.meta_json)["monitor"]["writer"]["samples_written"], 16)
-      << stored.meta_json;  // the meta as it was at the end, the session's findings in it
+  // The meta as it was at the end, with the totals' sources and the session's findings.
+  const auto meta = nlohmann::json::parse(stored.meta_json);
+  EXPECT_EQ(meta["sources"]["cpu"], "the test") << stored.meta_json;
+  EXPECT_EQ(meta["monitor"]["writer"]["samples_written"], 16) << stored.meta_json;
+  EXPECT_EQ(store_->LoadTotals("run-1")->at("duration_s"), 1.0);
   EXPECT_TRUE(warnings_.empty());
 }
 
