@@ -16,8 +16,6 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "footprint/env.h"
-
 namespace footprint {
 
 // The kernel files a sampling pass reads at a cost that matters at high rates (a tree's
@@ -41,17 +39,18 @@ class CallBudget {
   // From now on every call is due: a run's last pass reads everything (Probe::BeforeLastPass).
   void Lift() { lifted_ = true; }
 
-  // Makes the call (whatever is due or not: the caller decides), timed on `env`'s clock, and
-  // spaces the next one; returns what the call returns.
-  template <typename Call>
-  auto Make(Env& env, int64_t now_ns, const Call& call) {
-    const int64_t start = env.MonotonicNs();
+  // Makes the call (whatever is due or not: the caller decides), timed on `clock` (the Env:
+  // anything with MonotonicNs(), so that util stays below core), and spaces the next one;
+  // returns what the call returns.
+  template <typename Clock, typename Call>
+  auto Make(Clock& clock, int64_t now_ns, const Call& call) {
+    const int64_t start = clock.MonotonicNs();
     if constexpr (std::is_void_v<decltype(call())>) {
       call();
-      Spent(now_ns, env.MonotonicNs() - start);
+      Spent(now_ns, clock.MonotonicNs() - start);
     } else {
       auto result = call();
-      Spent(now_ns, env.MonotonicNs() - start);
+      Spent(now_ns, clock.MonotonicNs() - start);
       return result;
     }
   }
