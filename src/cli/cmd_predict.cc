@@ -136,8 +136,11 @@ Action AddPredict(CLI::App& app) {
   AddPredictionOptions(*cmd, *o, *batch);
   AddPredictorWorkOptions(*cmd, *o, *margin);
   cmd->footer(
-      "An operator without a cost formula makes latency and energy lower bounds, without a "
-      "band (\"lower_bound\": true, and a warning naming the operators).\n\n"
+      "The latency band is the predictor's error on families it was not fitted on, widened by "
+      "the model's novelty: how far its mix of work (FLOP and byte shares per operator kind) "
+      "is from the training rows (\"novelty\" in --json). An operator without a cost formula "
+      "makes latency and energy lower bounds, without a band (\"lower_bound\": true, and a "
+      "warning naming the operators).\n\n"
       "Exit status: 0; 2 for a model that cannot be read or analyzed (not ONNX, not a regular "
       "file or over 2 GiB, an attribute or a dimension ONNX's shape inference cannot take, a "
       "dynamic batch without --batch, a graph none of whose operators has a cost formula), a "
