@@ -19,6 +19,7 @@
 #include "store/rows.h"
 #include "store/schema.h"
 #include "store/shipment.h"
+#include "store/sql_reads.h"
 #include "store/stores.h"
 #include "util/clock.h"
 
@@ -166,8 +167,10 @@ void KeepOnePerTime(std::vector<Sample>& samples) {
   samples.resize(kept);
 }
 
-class PostgresStore final : public Store, public ShipmentLog {
+class PostgresStore final : public SqlReads<PostgresStore>, public ShipmentLog {
  public:
+  static constexpr SqlDialect kDialect = SqlDialect::kPostgres;
+
   PostgresStore(const pq::Library* lib, std::string uri, bool read_only)
       : lib_(lib), uri_(std::move(uri)), location_(RedactedLocation(uri_)), read_only_(read_only) {}
   ~PostgresStore() override { Disconnect(); }
@@ -187,20 +190,11 @@ class PostgresStore final : public Store, public ShipmentLog {
   Status EndScope(int64_t scope_id, int64_t end_ns) override;
   Status InsertValue(const ValueRecord& value) override;
   Status PutArtifact(const ArtifactRecord& artifact) override;
-  Result<std::vector<ScopeRecord>> ListScopes(const std::string& run_id) override;
-  Result<std::vector<ValueRecord>> ListValues(const std::string& run_id) override;
-  Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) override;
-  Result<std::vector<RunRecord>> ListRuns() override;
-  Result<std::vector<RunRecord>> ListRunsWithStatus(RunStatus status) override;
-  Result<RunPage> ListRunsPage(const RunQuery& query) override;
-  Result<RunRecord> GetRun(const std::string& id) override;
-  Result<std::vector<SeriesRecord>> ListSeries(const std::string& run_id) override;
   Result<std::vector<double>> LoadValues(int64_t series_id, std::vector<int64_t>* times) override;
   Status ScanSamplesAfter(int64_t series_id, int64_t after_ns, size_t limit,
                           const std::function<void(int64_t, double)>& visit) override;
   Result<std::optional<int64_t>> SeriesEnd(int64_t series_id) override;
   Result<std::optional<int64_t>> LastSampleTime(const std::string& run_id) override;
-  Result<std::map<std::string, double>> LoadTotals(const std::string& run_id) override;
   Result<std::vector<PendingBuffer>> PendingBuffers(const std::string& run_id) override;
   Result<int64_t> LockWriter(const JournalInfo& info, const std::string& path) override;
   Status LoadIds(const std::string& writer, std::unordered_map<int64_t, int64_t>& ids) override;
@@ -249,6 +243,17 @@ class PostgresStore final : public Store, public ShipmentLog {
     FP_ASSIGN_OR_RETURN(PgResult res, Run(sql, params, "cannot read"));
     for (int i = 0; i < res.Rows(); ++i) row(res[i]);
     return Status::Ok();
+  }
+  // SqlReads's way in.
+  friend class SqlReads<PostgresStore>;
+  template <typename RowFn>
+  Status QueryRows(std::string_view sql, const std::vector<SqlParam>& params, RowFn row) {
+    Params bound;
+    for (const SqlParam& p : params) {
+      const int64_t* number = std::get_if<int64_t>(&p);
+      number ? bound.Int(*number) : bound.Text(std::get<std::string>(p));
+    }
+    return Query(sql, bound, std::move(row));
   }
 
   const pq::Library* lib_;
@@ -573,81 +578,6 @@ Status PostgresStore::PutArtifact(const ArtifactRecord& r) {
       .status();
 }
 
-Result<std::vector<ScopeRecord>> PostgresStore::ListScopes(const std::string& run_id) {
-  std::vector<ScopeRecord> out;
-  FP_RETURN_IF_ERROR(Query(kScopesOfRun, Params().Text(run_id),
-                           [&](const PgResult::Row& s) { out.push_back(ReadScope(s)); }));
-  return out;
-}
-
-Result<std::vector<ValueRecord>> PostgresStore::ListValues(const std::string& run_id) {
-  std::vector<ValueRecord> out;
-  FP_RETURN_IF_ERROR(Query(kValuesOfRun, Params().Text(run_id),
-                           [&](const PgResult::Row& s) { out.push_back(ReadValue(s)); }));
-  return out;
-}
-
-Result<std::vector<ArtifactRecord>> PostgresStore::ListArtifacts(const std::string& run_id) {
-  std::vector<ArtifactRecord> out;
-  FP_RETURN_IF_ERROR(Query(kArtifactsOfRun, Params().Text(run_id),
-                           [&](const PgResult::Row& s) { out.push_back(ReadArtifact(s)); }));
-  return out;
-}
-
-Result<std::vector<RunRecord>> PostgresStore::ListRuns() {
-  std::vector<RunRecord> runs;
-  FP_RETURN_IF_ERROR(
-      Query("SELECT " + std::string(kRunColumns) + " FROM runs ORDER BY started_at_ns, id",
-            Params(), [&](const PgResult::Row& s) { runs.push_back(ReadRun(s)); }));
-  return runs;
-}
-
-Result<std::vector<RunRecord>> PostgresStore::ListRunsWithStatus(RunStatus status) {
-  std::vector<RunRecord> runs;
-  FP_RETURN_IF_ERROR(Query("SELECT " + std::string(kRunColumns) +
-                               " FROM runs WHERE status = $1 ORDER BY started_at_ns, id",
-                           Params().Text(std::string(RunStatusName(status))),
-                           [&](const PgResult::Row& s) { runs.push_back(ReadRun(s)); }));
-  return runs;
-}
-
-Result<RunPage> PostgresStore::ListRunsPage(const RunQuery& query) {
-  const RunPageSql sql = BuildRunPageSql(query, SqlDialect::kPostgres, RealtimeNs());
-  auto params = [&](size_t count) {
-    Params out;
-    for (size_t i = 0; i < count; ++i) {
-      const SqlParam& p = sql.params[i];
-      if (const int64_t* number = std::get_if<int64_t>(&p)) {
-        out.Int(*number);
-      } else {
-        out.Text(std::get<std::string>(p));
-      }
-    }
-    return out;
-  };
-  RunPage page;
-  FP_RETURN_IF_ERROR(Query(RunPageCountSql(sql), params(sql.where_params),
-                           [&](const PgResult::Row& s) { page.total = s.Int(0); }));
-  FP_RETURN_IF_ERROR(Query(RunPageSelectSql(sql, query), params(sql.params.size()),
-                           [&](const PgResult::Row& s) { page.runs.push_back(ReadRun(s)); }));
-  return page;
-}
-
-Result<RunRecord> PostgresStore::GetRun(const std::string& id) {
-  std::optional<RunRecord> run;
-  FP_RETURN_IF_ERROR(Query("SELECT " + std::string(kRunColumns) + " FROM runs WHERE id = $1",
-                           Params().Text(id), [&](const PgResult::Row& s) { run = ReadRun(s); }));
-  if (!run) return NotFound("no run " + id + " in " + location_);
-  return std::move(*run);
-}
-
-Result<std::vector<SeriesRecord>> PostgresStore::ListSeries(const std::string& run_id) {
-  std::vector<SeriesRecord> out;
-  FP_RETURN_IF_ERROR(Query(kSeriesOfRun, Params().Text(run_id),
-                           [&](const PgResult::Row& s) { out.push_back(ReadSeries(s)); }));
-  return out;
-}
-
 Status PostgresStore::ReadSamples(int64_t series_id, int64_t after_ns, int64_t max_chunks,
                                   std::vector<Sample>& out, bool& all, int64_t& last_first) {
   Params p;
@@ -722,13 +652,6 @@ Result<std::optional<int64_t>> PostgresStore::LastSampleTime(const std::string& 
             "(SELECT id FROM series WHERE run_id = $1)",
             Params().Text(run_id), [&](const PgResult::Row& s) { last = s.OptInt(0); }));
   return last;
-}
-
-Result<std::map<std::string, double>> PostgresStore::LoadTotals(const std::string& run_id) {
-  std::map<std::string, double> out;
-  FP_RETURN_IF_ERROR(Query(kTotalsOfRun, Params().Text(run_id),
-                           [&](const PgResult::Row& s) { out[s.Text(0)] = s.Real(1); }));
-  return out;
 }
 
 Result<std::vector<PendingBuffer>> PostgresStore::PendingBuffers(const std::string& run_id) {

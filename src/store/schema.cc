@@ -146,8 +146,7 @@ const Table kPostgresSampleChunks = {"sample_chunks",
 // Each type's name in SQLite and in PostgreSQL.
 struct TypeWords {
   Type type;
-  std::string_view sqlite;
-  std::string_view postgres;
+  std::string_view sqlite, postgres;
 };
 constexpr TypeWords kTypeWords[] = {{Type::kText, "TEXT", "TEXT"},
                                     {Type::kInt, "INTEGER", "INTEGER"},

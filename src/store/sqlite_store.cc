@@ -16,16 +16,19 @@
 #include <optional>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "footprint/store.h"
 #include "store/rows.h"
 #include "store/schema.h"
 #include "store/side_files.h"
+#include "store/sql_reads.h"
 #include "store/sqlite_connection.h"
 #include "store/sqlite_stmt.h"
 #include "store/stores.h"
 #include "util/clock.h"
 #include "util/json_bounded.h"
+#include "util/word_table.h"
 
 namespace footprint {
 namespace {
@@ -64,8 +67,10 @@ class SideFileJanitor {
   bool writer_;
 };
 
-class SqliteStore final : public Store {
+class SqliteStore final : public SqlReads<SqliteStore> {
  public:
+  static constexpr SqlDialect kDialect = SqlDialect::kSqlite;
+
   SqliteStore(sqlite3* db, std::string path, std::string identity, bool read_only)
       : janitor_(path, identity, !read_only),
         db_(db),
@@ -89,20 +94,11 @@ class SqliteStore final : public Store {
   Status EndScope(int64_t scope_id, int64_t end_ns) override;
   Status InsertValue(const ValueRecord& value) override;
   Status PutArtifact(const ArtifactRecord& artifact) override;
-  Result<std::vector<ScopeRecord>> ListScopes(const std::string& run_id) override;
-  Result<std::vector<ValueRecord>> ListValues(const std::string& run_id) override;
-  Result<std::vector<ArtifactRecord>> ListArtifacts(const std::string& run_id) override;
-  Result<std::vector<RunRecord>> ListRuns() override;
-  Result<std::vector<RunRecord>> ListRunsWithStatus(RunStatus status) override;
-  Result<RunPage> ListRunsPage(const RunQuery& query) override;
-  Result<RunRecord> GetRun(const std::string& id) override;
-  Result<std::vector<SeriesRecord>> ListSeries(const std::string& run_id) override;
   Result<std::vector<double>> LoadValues(int64_t series_id, std::vector<int64_t>* times) override;
   Status ScanSamplesAfter(int64_t series_id, int64_t after_ns, size_t limit,
                           const std::function<void(int64_t, double)>& visit) override;
   Result<std::optional<int64_t>> SeriesEnd(int64_t series_id) override;
   Result<std::optional<int64_t>> LastSampleTime(const std::string& run_id) override;
-  Result<std::map<std::string, double>> LoadTotals(const std::string& run_id) override;
   const std::string& location() const override { return path_; }
   const std::string& open_location() const override { return absolute_path_; }
   bool read_only() const override { return read_only_; }
@@ -121,21 +117,28 @@ class SqliteStore final : public Store {
     if (!s.get() && s.Prepare(db_, sql) != SQLITE_OK) return Error("cannot write to");
     return Status::Ok();
   }
+  // Runs `sql`, a write, with `args` bound (Stmt::BindAll); Error(doing) when it failed.
+  template <typename... Args>
+  Status ExecWrite(std::string_view sql, std::string_view doing, const Args&... args) {
+    return ExecWith(db_, sql, args...) == SQLITE_DONE ? Status::Ok() : Error(doing);
+  }
   // Steps a bound write statement once, resets it for its next use, and checks that it ran.
   Status StepWrite(Stmt& s, std::string_view doing) {
     int rc = s.Step();
     s.Reset();
     return rc == SQLITE_DONE ? Status::Ok() : Error(doing);
   }
-  // Runs a read query whose one parameter (if any) is `key`, calling `row` for each row.
-  template <typename Key, typename RowFn>
-  Status Query(const std::string& sql, const Key& key, RowFn row) {
+  // Runs a read query with `params` bound in order, calling `row` for each row (SqlReads's way
+  // in, and this store's own reads').
+  friend class SqlReads<SqliteStore>;
+  template <typename RowFn>
+  Status QueryRows(std::string_view sql, const std::vector<SqlParam>& params, RowFn row) {
     Stmt s;
     if (s.Prepare(db_, sql) != SQLITE_OK) return Error("cannot read");
-    if constexpr (!std::is_same_v<Key, std::nullopt_t>) s.Bind(1, key);
-    int rc;
-    while ((rc = s.Step()) == SQLITE_ROW) row(s);
-    if (rc != SQLITE_DONE) return Error("cannot read");
+    for (size_t i = 0; i < params.size(); ++i) {
+      std::visit([&](const auto& v) { s.Bind(static_cast<int>(i + 1), v); }, params[i]);
+    }
+    if (!s.ForEachRow(row)) return Error("cannot read");
     return Status::Ok();
   }
   Status Exec(std::string_view sql, std::string_view doing);
@@ -479,29 +482,18 @@ Status SqliteStore::Append(const std::string& run_id, std::span<const SamplePoin
 
 Status SqliteStore::FinishRun(const RunRecord& run, const std::map<std::string, double>& totals) {
   return InTransaction([&]() -> Status {
-    Stmt up;
-    if (up.Prepare(db_,
-                   "UPDATE runs SET status = ?, exit_code = ?, started_at_ns = ?, ended_at_ns = ?, "
-                   "meta = ?, heartbeat_ns = ? WHERE id = ?") != SQLITE_OK) {
-      return Error("cannot write to");
-    }
-    up.Bind(1, RunStatusName(run.status));
-    up.BindOpt(2, run.exit_code);
-    up.Bind(3, run.started_at_ns);
-    up.BindOpt(4, run.ended_at_ns);
-    up.Bind(5, run.meta_json);
-    up.BindOpt(6, run.ended_at_ns);
-    up.Bind(7, run.id);
-    if (up.Step() != SQLITE_DONE) return Error("cannot write to");
+    FP_RETURN_IF_ERROR(ExecWrite(
+        "UPDATE runs SET status = ?, exit_code = ?, started_at_ns = ?, ended_at_ns = ?, meta = ?, "
+        "heartbeat_ns = ? WHERE id = ?",
+        "cannot write to", RunStatusName(run.status), run.exit_code, run.started_at_ns,
+        run.ended_at_ns, run.meta_json, run.ended_at_ns, run.id));
     Stmt tot;
     if (tot.Prepare(db_, "INSERT OR REPLACE INTO run_totals(run_id, name, value) VALUES (?,?,?)") !=
         SQLITE_OK) {
       return Error("cannot write to");
     }
     for (const auto& [name, value] : totals) {
-      tot.Bind(1, run.id);
-      tot.Bind(2, name);
-      tot.Bind(3, value);
+      tot.BindAll(run.id, name, value);
       FP_RETURN_IF_ERROR(StepWrite(tot, "cannot write totals to"));
     }
     return Status::Ok();
@@ -510,16 +502,9 @@ Status SqliteStore::FinishRun(const RunRecord& run, const std::map<std::string, 
 
 Status SqliteStore::MarkInterrupted(const std::string& run_id, int64_t ended_at_ns) {
   if (read_only_) return Status::Ok();
-  Stmt s;
-  if (s.Prepare(db_,
-                "UPDATE runs SET status = 'interrupted', ended_at_ns = ? "
-                "WHERE id = ? AND status = 'running'") != SQLITE_OK) {
-    return Error("cannot write to");
-  }
-  s.Bind(1, ended_at_ns);
-  s.Bind(2, run_id);
-  if (s.Step() != SQLITE_DONE) return Error("cannot write to");
-  return Status::Ok();
+  return ExecWrite(
+      "UPDATE runs SET status = 'interrupted', ended_at_ns = ? WHERE id = ? AND status = 'running'",
+      "cannot write to", ended_at_ns, run_id);
 }
 
 Status SqliteStore::InTransaction(const std::function<Status()>& body) {
@@ -535,20 +520,14 @@ Result<int64_t> SqliteStore::InsertScope(const ScopeRecord& r) {
   FP_RETURN_IF_ERROR(PrepareOnce(insert_scope_,
                                  "INSERT INTO scopes(run_id, parent_id, name, thread, start_ns, "
                                  "end_ns) VALUES (?,?,?,?,?,?)"));
-  insert_scope_.Bind(1, r.run_id);
-  insert_scope_.BindOpt(2, r.parent_id);
-  insert_scope_.Bind(3, r.name);
-  insert_scope_.Bind(4, r.thread);
-  insert_scope_.Bind(5, r.start_ns);
-  insert_scope_.BindOpt(6, r.end_ns);
+  insert_scope_.BindAll(r.run_id, r.parent_id, r.name, r.thread, r.start_ns, r.end_ns);
   FP_RETURN_IF_ERROR(StepWrite(insert_scope_, "cannot write scopes to"));
   return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
 }
 
 Status SqliteStore::EndScope(int64_t scope_id, int64_t end_ns) {
   FP_RETURN_IF_ERROR(PrepareOnce(end_scope_, "UPDATE scopes SET end_ns = ? WHERE id = ?"));
-  end_scope_.Bind(1, end_ns);
-  end_scope_.Bind(2, scope_id);
+  end_scope_.BindAll(end_ns, scope_id);
   return StepWrite(end_scope_, "cannot write scopes to");
 }
 
@@ -556,165 +535,56 @@ Status SqliteStore::InsertValue(const ValueRecord& r) {
   FP_RETURN_IF_ERROR(PrepareOnce(insert_value_,
                                  "INSERT INTO run_values(run_id, scope_id, name, step, t_ns, "
                                  "value, data) VALUES (?,?,?,?,?,?,?)"));
-  insert_value_.Bind(1, r.run_id);
-  insert_value_.BindOpt(2, r.scope_id);
-  insert_value_.Bind(3, r.name);
-  insert_value_.BindOpt(4, r.step);
-  insert_value_.Bind(5, r.t_ns);
-  if (r.value) {
-    insert_value_.Bind(6, *r.value);
-  } else {
-    insert_value_.BindNull(6);
-  }
-  r.data_json.empty() ? insert_value_.BindNull(7) : insert_value_.Bind(7, r.data_json);
+  std::optional<std::string_view> data;  // none: NULL
+  if (!r.data_json.empty()) data = r.data_json;
+  insert_value_.BindAll(r.run_id, r.scope_id, r.name, r.step, r.t_ns, r.value, data);
   return StepWrite(insert_value_, "cannot write values to");
 }
 
 Status SqliteStore::PutArtifact(const ArtifactRecord& r) {
-  Stmt s;
-  if (s.Prepare(db_,
-                "INSERT OR REPLACE INTO artifacts(run_id, name, path, sha256, size) "
-                "VALUES (?,?,?,?,?)") != SQLITE_OK) {
-    return Error("cannot write to");
-  }
-  s.Bind(1, r.run_id);
-  s.Bind(2, r.name);
-  s.Bind(3, r.path);
-  s.Bind(4, r.sha256);
-  s.Bind(5, r.size);
-  if (s.Step() != SQLITE_DONE) return Error("cannot write artifacts to");
-  return Status::Ok();
-}
-
-Result<std::vector<ScopeRecord>> SqliteStore::ListScopes(const std::string& run_id) {
-  std::vector<ScopeRecord> out;
-  FP_RETURN_IF_ERROR(Query(std::string(kScopesOfRun), run_id,
-                           [&](const Stmt& s) { out.push_back(ReadScope(s)); }));
-  return out;
-}
-
-Result<std::vector<ValueRecord>> SqliteStore::ListValues(const std::string& run_id) {
-  std::vector<ValueRecord> out;
-  FP_RETURN_IF_ERROR(Query(std::string(kValuesOfRun), run_id,
-                           [&](const Stmt& s) { out.push_back(ReadValue(s)); }));
-  return out;
-}
-
-Result<std::vector<ArtifactRecord>> SqliteStore::ListArtifacts(const std::string& run_id) {
-  std::vector<ArtifactRecord> out;
-  FP_RETURN_IF_ERROR(Query(std::string(kArtifactsOfRun), run_id,
-                           [&](const Stmt& s) { out.push_back(ReadArtifact(s)); }));
-  return out;
-}
-
-Result<std::vector<RunRecord>> SqliteStore::ListRuns() {
-  std::vector<RunRecord> runs;
-  FP_RETURN_IF_ERROR(
-      Query("SELECT " + std::string(kRunColumns) + " FROM runs ORDER BY started_at_ns, id",
-            std::nullopt, [&](const Stmt& s) { runs.push_back(ReadRun(s)); }));
-  return runs;
-}
-
-Result<std::vector<RunRecord>> SqliteStore::ListRunsWithStatus(RunStatus status) {
-  std::vector<RunRecord> runs;
-  FP_RETURN_IF_ERROR(Query("SELECT " + std::string(kRunColumns) +
-                               " FROM runs WHERE status = ? ORDER BY started_at_ns, id",
-                           std::string(RunStatusName(status)),
-                           [&](const Stmt& s) { runs.push_back(ReadRun(s)); }));
-  return runs;
-}
-
-Result<RunPage> SqliteStore::ListRunsPage(const RunQuery& query) {
-  const RunPageSql sql = BuildRunPageSql(query, SqlDialect::kSqlite, RealtimeNs());
-  auto prepare = [&](Stmt& s, const std::string& text, size_t params) {
-    if (s.Prepare(db_, text) != SQLITE_OK) return false;
-    for (size_t i = 0; i < params; ++i) {
-      std::visit([&](const auto& v) { s.Bind(static_cast<int>(i + 1), v); }, sql.params[i]);
-    }
-    return true;
-  };
-  RunPage page;
-  Stmt count;
-  if (!prepare(count, RunPageCountSql(sql), sql.where_params) || count.Step() != SQLITE_ROW) {
-    return Error("cannot read");
-  }
-  page.total = count.Int(0);
-  Stmt rows;
-  if (!prepare(rows, RunPageSelectSql(sql, query), sql.params.size())) return Error("cannot read");
-  int rc;
-  while ((rc = rows.Step()) == SQLITE_ROW) page.runs.push_back(ReadRun(rows));
-  if (rc != SQLITE_DONE) return Error("cannot read");
-  return page;
-}
-
-Result<RunRecord> SqliteStore::GetRun(const std::string& id) {
-  std::optional<RunRecord> run;
-  FP_RETURN_IF_ERROR(Query("SELECT " + std::string(kRunColumns) + " FROM runs WHERE id = ?", id,
-                           [&](const Stmt& s) { run = ReadRun(s); }));
-  if (!run) return NotFound("no run " + id + " in " + path_);
-  return std::move(*run);
-}
-
-Result<std::vector<SeriesRecord>> SqliteStore::ListSeries(const std::string& run_id) {
-  std::vector<SeriesRecord> out;
-  FP_RETURN_IF_ERROR(Query(std::string(kSeriesOfRun), run_id,
-                           [&](const Stmt& s) { out.push_back(ReadSeries(s)); }));
-  return out;
+  return ExecWrite(
+      "INSERT OR REPLACE INTO artifacts(run_id, name, path, sha256, size) VALUES (?,?,?,?,?)",
+      "cannot write artifacts to", r.run_id, r.name, r.path, r.sha256, r.size);
 }
 
 Result<std::vector<double>> SqliteStore::LoadValues(int64_t series_id,
                                                     std::vector<int64_t>* times) {
   std::vector<double> values;
   if (times) {
-    FP_RETURN_IF_ERROR(Query("SELECT t_ns, value FROM samples WHERE series_id = ? ORDER BY t_ns",
-                             series_id, [&](const Stmt& s) {
-                               times->push_back(s.Int(0));
-                               values.push_back(s.Real(1));
-                             }));
+    FP_RETURN_IF_ERROR(
+        QueryRows("SELECT t_ns, value FROM samples WHERE series_id = ? ORDER BY t_ns", {series_id},
+                  [&](const Stmt& s) {
+                    times->push_back(s.Int(0));
+                    values.push_back(s.Real(1));
+                  }));
   } else {  // the common case of show: one column less to decode per sample
-    FP_RETURN_IF_ERROR(Query("SELECT value FROM samples WHERE series_id = ? ORDER BY t_ns",
-                             series_id, [&](const Stmt& s) { values.push_back(s.Real(0)); }));
+    FP_RETURN_IF_ERROR(QueryRows("SELECT value FROM samples WHERE series_id = ? ORDER BY t_ns",
+                                 {series_id}, [&](const Stmt& s) { values.push_back(s.Real(0)); }));
   }
   return values;
 }
 
 Status SqliteStore::ScanSamplesAfter(int64_t series_id, int64_t after_ns, size_t limit,
                                      const std::function<void(int64_t, double)>& visit) {
-  Stmt s;
-  if (s.Prepare(db_,
-                "SELECT t_ns, value FROM samples WHERE series_id = ? AND t_ns > ? ORDER BY t_ns "
-                "LIMIT ?") != SQLITE_OK) {
-    return Error("cannot read");
-  }
-  s.Bind(1, series_id);
-  s.Bind(2, after_ns);
-  s.Bind(3, limit ? static_cast<int64_t>(limit) : int64_t{-1});  // negative: no limit
-  int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) visit(s.Int(0), s.Real(1));
-  if (rc != SQLITE_DONE) return Error("cannot read");
-  return Status::Ok();
+  return QueryRows(
+      "SELECT t_ns, value FROM samples WHERE series_id = ? AND t_ns > ? ORDER BY t_ns LIMIT ?",
+      {series_id, after_ns, limit ? static_cast<int64_t>(limit) : int64_t{-1}},  // -1: no limit
+      [&](const Stmt& s) { visit(s.Int(0), s.Real(1)); });
 }
 
 Result<std::optional<int64_t>> SqliteStore::SeriesEnd(int64_t series_id) {
   std::optional<int64_t> last;
-  FP_RETURN_IF_ERROR(Query("SELECT max(t_ns) FROM samples WHERE series_id = ?", series_id,
-                           [&](const Stmt& s) { last = s.OptInt(0); }));
+  FP_RETURN_IF_ERROR(QueryRows("SELECT max(t_ns) FROM samples WHERE series_id = ?", {series_id},
+                               [&](const Stmt& s) { last = s.OptInt(0); }));
   return last;
 }
 
 Result<std::optional<int64_t>> SqliteStore::LastSampleTime(const std::string& run_id) {
   std::optional<int64_t> last;
-  FP_RETURN_IF_ERROR(Query(
+  FP_RETURN_IF_ERROR(QueryRows(
       "SELECT max(t_ns) FROM samples WHERE series_id IN (SELECT id FROM series WHERE run_id = ?)",
-      run_id, [&](const Stmt& s) { last = s.OptInt(0); }));
+      {run_id}, [&](const Stmt& s) { last = s.OptInt(0); }));
   return last;
-}
-
-Result<std::map<std::string, double>> SqliteStore::LoadTotals(const std::string& run_id) {
-  std::map<std::string, double> out;
-  FP_RETURN_IF_ERROR(
-      Query(std::string(kTotalsOfRun), run_id, [&](const Stmt& s) { out[s.Text(0)] = s.Real(1); }));
-  return out;
 }
 
 }  // namespace
@@ -728,28 +598,29 @@ std::optional<std::string> IncompleteReason(const RunRecord& run) {
   return meta["incomplete"].get<std::string>();
 }
 
+namespace {
+
+// Each run status and its word, as stored and shown.
+struct RunStatusWord {
+  RunStatus status;
+  std::string_view word;
+};
+constexpr RunStatusWord kRunStatusWords[] = {{RunStatus::kRunning, "running"},
+                                             {RunStatus::kOk, "ok"},
+                                             {RunStatus::kFailed, "failed"},
+                                             {RunStatus::kKilled, "killed"},
+                                             {RunStatus::kInterrupted, "interrupted"}};
+
+}  // namespace
+
 std::string_view RunStatusName(RunStatus s) {
-  switch (s) {
-    case RunStatus::kRunning:
-      return "running";
-    case RunStatus::kOk:
-      return "ok";
-    case RunStatus::kFailed:
-      return "failed";
-    case RunStatus::kKilled:
-      return "killed";
-    case RunStatus::kInterrupted:
-      return "interrupted";
-  }
-  return "interrupted";
+  const RunStatusWord* w = FindRow(kRunStatusWords, &RunStatusWord::status, s);
+  return w ? w->word : "interrupted";
 }
 
 std::optional<RunStatus> RunStatusFromName(std::string_view name) {
-  for (RunStatus s : {RunStatus::kRunning, RunStatus::kOk, RunStatus::kFailed, RunStatus::kKilled,
-                      RunStatus::kInterrupted}) {
-    if (RunStatusName(s) == name) return s;
-  }
-  return std::nullopt;
+  const RunStatusWord* w = FindRow(kRunStatusWords, &RunStatusWord::word, name);
+  return w ? std::optional(w->status) : std::nullopt;
 }
 
 namespace {
