@@ -211,6 +211,29 @@ TEST(RunMonitored, BusyChildWithTotalsAndSeries) {
   EXPECT_EQ(meta["monitor"]["samples_dropped"], 0);
 }
 
+// footprint fails after the run exists and before the command may start (here, the
+// before_start hook that an experiment's barrier is): the command never runs, RunMonitored
+// returns the reason, and the run is stored as failed, ended, with it — not left running.
+TEST(RunMonitored, AFailureBeforeTheCommandStartsAbandonsTheRun) {
+  TempDir dir;
+  auto store = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(store.ok());
+  const std::string marker = dir.File("ran");
+  MonitorOptions o;
+  o.command = {"/bin/sh", "-c", "touch " + marker};
+  o.before_start = [] { return InternalError("the barrier was broken"); };
+  auto out = RunMonitored(**store, o);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().message(), "the barrier was broken");
+  EXPECT_FALSE(std::filesystem::exists(marker));
+  auto runs = (*store)->ListRuns();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].status, RunStatus::kFailed);
+  EXPECT_TRUE((*runs)[0].ended_at_ns.has_value());
+  EXPECT_EQ(nlohmann::json::parse((*runs)[0].meta_json)["launch_error"], "the barrier was broken");
+}
+
 TEST(RunMonitored, CommandNotFoundIs127WithAReason) {
   TempDir dir;
   auto store = OpenStore(dir.File("fp.db"));
