@@ -93,6 +93,13 @@ class WorkingProbe final : public Probe {
   std::function<void(int64_t)> work_;
 };
 
+// Intervals of 10 ms for `metrics`, none for the others.
+MetricIntervals EveryTenMs(std::initializer_list<MetricId> metrics) {
+  MetricIntervals iv{};
+  for (MetricId m : metrics) iv[static_cast<size_t>(m)] = 10 * kNsPerMs;
+  return iv;
+}
+
 // Runs `sampler` from t0 = 0 until the driven clock stands at its horizon, stops it, and returns
 // what it queued.
 std::vector<SamplePoint> RunToTheHorizon(FakeEnv& env, Sampler& sampler, SampleQueue& queue,
@@ -132,15 +139,13 @@ TEST(Sampler, OverrunSkipsMissedDeadlines) {
 // monitor.sample_cost and the thread's total, exactly.
 TEST(Sampler, OwnCostIsTheCpuItsPassesTookOnTheEnvsClock) {
   FakeEnv env;
-  env.SetHorizon(100 * kNsPerMs);
-  MetricIntervals iv{};
-  iv[static_cast<size_t>(MetricId::kCpu)] = 10 * kNsPerMs;
-  iv[static_cast<size_t>(MetricId::kSampleCost)] = 10 * kNsPerMs;
   std::vector<std::unique_ptr<Probe>> probes;
   probes.push_back(std::make_unique<WorkingProbe>(
       [&](int64_t) { env.AdvanceCpu(CLOCK_THREAD_CPUTIME_ID, 30'000); }));  // 30 us a pass
   SampleQueue queue(1 << 16);
-  Sampler sampler(env, std::move(probes), iv, queue);
+  Sampler sampler(env, std::move(probes), EveryTenMs({MetricId::kCpu, MetricId::kSampleCost}),
+                  queue);
+  env.SetHorizon(100 * kNsPerMs);
   ASSERT_EQ(sampler.series().size(), 2u);
   EXPECT_EQ(sampler.series()[1].metric, MetricId::kSampleCost);
   std::vector<double> costs_us;
