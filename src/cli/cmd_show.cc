@@ -655,11 +655,11 @@ Action AddRuns(CLI::App& app) {
             out.push_back({{"id", r.id},
                            {"name", r.name},
                            {"status", RunStatusName(r.status)},
-                           {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
+                           {"exit_code", OrNull(r.exit_code)},
                            {"started_at_ns", r.started_at_ns},
-                           {"ended_at_ns", r.ended_at_ns ? json(*r.ended_at_ns) : json(nullptr)},
+                           {"ended_at_ns", OrNull(r.ended_at_ns)},
                            {"command", r.command},
-                           {"group_id", r.group_id.empty() ? json(nullptr) : json(r.group_id)},
+                           {"group_id", TextOrNull(r.group_id)},
                            {"repetition", r.repetition}});
           }
           std::cout << JsonText(out, 2) << "\n";

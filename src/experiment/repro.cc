@@ -116,7 +116,7 @@ json ReproRecord(const PlannedRun& run, ReproCache& cache) {
   json inputs = json::object();
   for (const auto& path : run.inputs) {
     std::string sha = cache.Sha256(path);
-    inputs[path] = sha.empty() ? json(nullptr) : json(sha);  // null: could not be read
+    inputs[path] = TextOrNull(sha);  // null: could not be read
   }
   r["inputs"] = inputs;
   return r;

@@ -257,8 +257,8 @@ std::string LoadSummaryJson(const LoadSummary& s) {
               {"qps", s.qps},
               {"samples_per_s", s.samples_per_s},
               {"latency_s", s.latency_s},
-              {"latency_bound_s", o.latency_bound_s ? json(*o.latency_bound_s) : json(nullptr)},
-              {"validity", s.validity.empty() ? json(nullptr) : json(s.validity)},
+              {"latency_bound_s", OrNull(o.latency_bound_s)},
+              {"validity", TextOrNull(s.validity)},
               {"early_stopping", s.early_stopping.sentence},
               {"early_stopping_met", s.early_stopping.met},
               {"early_stopping_needed", s.early_stopping.needed},
@@ -653,7 +653,7 @@ ValueRecord QueryValue(const QueryRecord& q, const std::string& run_id, bool acc
   if (q.completed_ns) v.value = q.latency_s();
   json data = {
       {"scheduled_ns", q.scheduled_ns}, {"issued_ns", q.issued_ns}, {"samples", q.samples}};
-  data["completed_ns"] = q.completed_ns ? json(*q.completed_ns) : json(nullptr);
+  data["completed_ns"] = OrNull(q.completed_ns);
   if (q.first_byte_ns) data["first_byte_ns"] = *q.first_byte_ns;
   if (q.tokens > 0) data["tokens"] = q.tokens;
   if (q.failed) data["failed"] = true;

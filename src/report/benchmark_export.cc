@@ -48,7 +48,7 @@ json HyperfineResult(const SetFigures& f) {
   const RunRecord& first = f.summary.counted.front();
   json result = {{"command", ShellCommandLine(first.command)},
                  {"mean", d.mean},
-                 {"stddev", d.sd ? json(*d.sd) : json(nullptr)},
+                 {"stddev", OrNull(d.sd)},
                  {"median", d.median},
                  {"user", MeanOf(f, "cpu_user_s")},
                  {"system", MeanOf(f, "cpu_system_s")},
@@ -65,7 +65,7 @@ json HyperfineResult(const SetFigures& f) {
   }
   json exit_codes = json::array();
   for (const RunRecord& run : f.summary.counted) {
-    exit_codes.push_back(run.exit_code ? json(*run.exit_code) : json(nullptr));
+    exit_codes.push_back(OrNull(run.exit_code));
   }
   result["exit_codes"] = exit_codes;
   const json meta = ParseStoredJson(first.meta_json);

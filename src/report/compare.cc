@@ -53,7 +53,7 @@ json ChangeJson(const FigureChange& c) {
               {"df", nullptr},
               {"p_value", nullptr},
               {"exact", nullptr},
-              {"significant", c.significant ? json(*c.significant) : json(nullptr)}};
+              {"significant", OrNull(c.significant)}};
   if (c.test) {
     out["statistic"] = NumberOrNull(c.test->statistic);
     out["df"] = NumberOrNull(c.test->df);
@@ -179,7 +179,7 @@ std::string ComparisonJson(const Comparison& c, int indent) {
     json verdicts = json::array();
     for (size_t i = 0; i < f.sets.size(); ++i) {
       const std::string v = i == 0 ? "" : Verdict(c, f, i);
-      verdicts.push_back(v.empty() ? json(nullptr) : json(v));
+      verdicts.push_back(TextOrNull(v));
     }
     figures.push_back({{"name", f.name},
                        {"label", FigureLabel(f.name)},

@@ -109,8 +109,6 @@ std::string OptText(const std::optional<int64_t>& v) {
   return v ? std::to_string(*v) : std::string();
 }
 
-json OptJson(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
-
 // Everything of a run but its samples, which are streamed series by series.
 struct RunParts {
   std::map<std::string, double> totals;
@@ -167,22 +165,15 @@ Status JsonRun(Store& store, const RunRecord& run, const RunParts& p, Sink& out)
   json totals = json::object();
   for (const auto& [name, value] : p.totals) totals[name] = value;
   json scopes = json::array();
-  for (const ScopeRecord& s : p.scopes) {
-    scopes.push_back({{"id", s.id},
-                      {"parent_id", OptJson(s.parent_id)},
-                      {"name", s.name},
-                      {"thread", s.thread},
-                      {"start_ns", s.start_ns},
-                      {"end_ns", OptJson(s.end_ns)}});
-  }
+  for (const ScopeRecord& s : p.scopes) scopes.push_back(ScopeJson(s));
   json values = json::array();
   for (const ValueRecord& v : p.values) {
     json data = v.data_json.empty() ? json(nullptr) : ParseStoredJson(v.data_json);
     values.push_back({{"name", v.name},
-                      {"scope_id", OptJson(v.scope_id)},
-                      {"step", OptJson(v.step)},
+                      {"scope_id", OrNull(v.scope_id)},
+                      {"step", OrNull(v.step)},
                       {"t_ns", v.t_ns},
-                      {"value", v.value ? json(*v.value) : json(nullptr)},
+                      {"value", OrNull(v.value)},
                       {"data", data.is_discarded() ? json(v.data_json) : data}});
   }
   json run_json = RunJson(run);
@@ -198,7 +189,7 @@ Status JsonRun(Store& store, const RunRecord& run, const RunParts& p, Sink& out)
     out.Json(sr.metric) << ",\"unit\":";
     out.Json(sr.unit) << ",\"entity\":";
     out.Json(sr.entity) << ",\"scope_id\":";
-    out.Json(OptJson(sr.scope_id)) << ",\"samples\":[";
+    out.Json(OrNull(sr.scope_id)) << ",\"samples\":[";
     bool first = true;
     FP_RETURN_IF_ERROR(store.ScanSamples(sr.id, [&](int64_t t, double value) {
       out << (first ? "[" : ",[");
@@ -271,7 +262,7 @@ void TraceScopes(const RunRecord& run, const RunParts& p, TraceEvents& ev) {
     out.Int(s.thread) << ",\"ts\":";
     out.Micros(s.start_ns) << ",\"dur\":";
     out.Micros(end - s.start_ns) << ",\"args\":";
-    json args = {{"scope_id", s.id}, {"parent_id", OptJson(s.parent_id)}};
+    json args = {{"scope_id", s.id}, {"parent_id", OrNull(s.parent_id)}};
     if (!s.end_ns) args["unfinished"] = true;
     out.Json(args) << '}';
   }

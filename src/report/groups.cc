@@ -101,7 +101,7 @@ json RunBrief(const RunRecord& r, const std::map<std::string, double>& durations
   return {{"id", r.id},
           {"repetition", r.repetition},
           {"status", RunStatusName(r.status)},
-          {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
+          {"exit_code", OrNull(r.exit_code)},
           {"duration_s", duration}};
 }
 
@@ -248,7 +248,7 @@ std::string SetSummaryJson(const SetSummary& s, int indent) {
                                                   : nullptr;
   json meta = first ? ParseStoredJson(first->meta_json) : json::object();
   json planned = meta.is_object() ? meta.value("group", json::object()) : json::object();
-  json group = {{"id", set.group_id.empty() ? json(nullptr) : json(set.group_id)},
+  json group = {{"id", TextOrNull(set.group_id)},
                 {"name", first ? first->name : ""},
                 {"command", first ? json(first->command) : json::array()},
                 {"repetitions", set.runs.size()},

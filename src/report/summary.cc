@@ -398,16 +398,18 @@ json SummaryTotalsJson(const RunSummary& s) {
 json SummaryMetricsJson(const std::vector<MetricSummary>& metrics) {
   json out = json::array();
   for (const MetricSummary& m : metrics) {
+    // A series without samples has no figures.
+    auto figure = [&](double v) { return m.count ? json(v) : json(nullptr); };
     out.push_back({{"metric", m.metric},
                    {"unit", m.unit},
                    {"entity", m.entity},
-                   {"scope", m.scope.empty() ? json(nullptr) : json(m.scope)},
+                   {"scope", TextOrNull(m.scope)},
                    {"count", m.count},
-                   {"min", m.count ? json(m.min) : json(nullptr)},
-                   {"mean", m.count ? json(m.mean) : json(nullptr)},
-                   {"p50", m.count ? json(m.p50) : json(nullptr)},
-                   {"p95", m.count ? json(m.p95) : json(nullptr)},
-                   {"max", m.count ? json(m.max) : json(nullptr)}});
+                   {"min", figure(m.min)},
+                   {"mean", figure(m.mean)},
+                   {"p50", figure(m.p50)},
+                   {"p95", figure(m.p95)},
+                   {"max", figure(m.max)}});
   }
   return out;
 }
@@ -432,9 +434,9 @@ json SummaryValuesJson(const RunSummary& s) {
   for (const ValueRecord& v : s.values) {
     json data = v.data_json.empty() ? json(nullptr) : ParseStoredJson(v.data_json);
     values.push_back({{"name", v.name},
-                      {"step", v.step ? json(*v.step) : json(nullptr)},
+                      {"step", OrNull(v.step)},
                       {"t_s", static_cast<double>(v.t_ns) / 1e9},
-                      {"value", v.value ? json(*v.value) : json(nullptr)},
+                      {"value", OrNull(v.value)},
                       {"data", data.is_discarded() ? json(nullptr) : data},
                       {"scope", v.scope_id && s.scope_names.count(*v.scope_id)
                                     ? json(s.scope_names.at(*v.scope_id))
@@ -530,18 +532,23 @@ json RunJson(const RunRecord& r) {
               {"name", r.name},
               {"description", r.description},
               {"status", RunStatusName(r.status)},
-              {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
-              {"group_id", r.group_id.empty() ? json(nullptr) : json(r.group_id)},
+              {"exit_code", OrNull(r.exit_code)},
+              {"group_id", TextOrNull(r.group_id)},
               {"repetition", r.repetition},
               {"command", r.command},
               {"cwd", r.cwd},
               {"host", r.host},
               {"user", r.user},
               {"started_at_ns", r.started_at_ns},
-              {"ended_at_ns", r.ended_at_ns ? json(*r.ended_at_ns) : json(nullptr)}};
+              {"ended_at_ns", OrNull(r.ended_at_ns)}};
   if (!r.experiment.empty()) run["experiment"] = r.experiment;
   if (!r.workload.empty()) run["workload"] = r.workload;
   return run;
+}
+
+json ScopeJson(const ScopeRecord& s) {
+  return {{"id", s.id},         {"parent_id", OrNull(s.parent_id)}, {"name", s.name},
+          {"thread", s.thread}, {"start_ns", s.start_ns},           {"end_ns", OrNull(s.end_ns)}};
 }
 
 json RunMeta(const RunRecord& r) {

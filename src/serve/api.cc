@@ -287,13 +287,12 @@ json TableFigures(const std::map<std::string, double>& totals) {
     if (!a && !b) return std::nullopt;
     return a.value_or(0) + b.value_or(0);
   };
-  auto number = [](std::optional<double> v) { return v ? json(*v) : json(nullptr); };
-  return {{"cpu_s", number(sum(total("cpu_user_s"), total("cpu_system_s")))},
-          {"peak_memory_bytes", number(total("peak_memory_bytes"))},
-          {"energy_j", number(sum(total("cpu_energy_j"), total("gpu_energy_j")))},
-          {"gpu_time_s", number(total("gpu_time_s"))},
-          {"monitor_cpu_s", number(total("monitor_cpu_s"))},
-          {"monitor_peak_rss_bytes", number(total("monitor_peak_rss_bytes"))}};
+  return {{"cpu_s", OrNull(sum(total("cpu_user_s"), total("cpu_system_s")))},
+          {"peak_memory_bytes", OrNull(total("peak_memory_bytes"))},
+          {"energy_j", OrNull(sum(total("cpu_energy_j"), total("gpu_energy_j")))},
+          {"gpu_time_s", OrNull(total("gpu_time_s"))},
+          {"monitor_cpu_s", OrNull(total("monitor_cpu_s"))},
+          {"monitor_peak_rss_bytes", OrNull(total("monitor_peak_rss_bytes"))}};
 }
 
 // A run in lists: the run object of show --json, its duration, tags, params and `figures`
@@ -558,7 +557,7 @@ ApiResponse Tree(Store& store, const Params& params) {
                     {"status", RunStatusName(r.status)},
                     {"started_at_ns", r.started_at_ns},
                     {"duration_s", RunDuration(r, {})},
-                    {"group_id", r.group_id.empty() ? json(nullptr) : json(r.group_id)},
+                    {"group_id", TextOrNull(r.group_id)},
                     {"repetition", r.repetition}});
     if (auto lost = IncompleteReason(r)) list.back()["incomplete"] = *lost;
     ++listed;
@@ -583,36 +582,28 @@ ApiResponse RunSummaryResponse(Store& store, const RunRecord& run) {
   return JsonResponse(SummaryJson(*summary, -1));
 }
 
-ApiResponse RunScopes(Store& store, const RunRecord& run) {
-  auto scopes = store.ListScopes(run.id);
-  if (!scopes.ok()) return Failure(scopes.status());
+// {"run": ID, KEY: [...]}: the run's records as the store read them, each as `to_json` writes it.
+template <typename Record, typename ToJson>
+ApiResponse RunRecords(const RunRecord& run, const Result<std::vector<Record>>& records,
+                       const char* key, ToJson to_json) {
+  if (!records.ok()) return Failure(records.status());
   json out = json::array();
-  for (const ScopeRecord& s : *scopes) {
-    out.push_back({{"id", s.id},
-                   {"parent_id", s.parent_id ? json(*s.parent_id) : json(nullptr)},
-                   {"name", s.name},
-                   {"thread", s.thread},
-                   {"start_ns", s.start_ns},
-                   {"end_ns", s.end_ns ? json(*s.end_ns) : json(nullptr)}});
-  }
-  return JsonResponse(JsonText({{"run", run.id}, {"scopes", out}}));
+  for (const Record& r : *records) out.push_back(to_json(r));
+  return JsonResponse(JsonText({{"run", run.id}, {key, out}}));
+}
+
+ApiResponse RunScopes(Store& store, const RunRecord& run) {
+  return RunRecords(run, store.ListScopes(run.id), "scopes", ScopeJson);
 }
 
 ApiResponse RunValues(Store& store, const RunRecord& run) {
-  auto values = store.ListValues(run.id);
-  if (!values.ok()) return Failure(values.status());
-  json out = json::array();
-  for (const ValueRecord& v : *values) {
+  return RunRecords(run, store.ListValues(run.id), "values", [](const ValueRecord& v) -> json {
     json data = v.data_json.empty() ? json(nullptr) : json::parse(v.data_json, nullptr, false);
     if (data.is_discarded()) data = nullptr;
-    out.push_back({{"scope_id", v.scope_id ? json(*v.scope_id) : json(nullptr)},
-                   {"name", v.name},
-                   {"step", v.step ? json(*v.step) : json(nullptr)},
-                   {"t_ns", v.t_ns},
-                   {"value", v.value ? json(*v.value) : json(nullptr)},
-                   {"data", data}});
-  }
-  return JsonResponse(JsonText({{"run", run.id}, {"values", out}}));
+    return {{"scope_id", OrNull(v.scope_id)}, {"name", v.name},
+            {"step", OrNull(v.step)},         {"t_ns", v.t_ns},
+            {"value", OrNull(v.value)},       {"data", data}};
+  });
 }
 
 ApiResponse RunSeries(Store& store, const RunRecord& run) {

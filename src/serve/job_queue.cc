@@ -7,6 +7,7 @@
 #include "store/sqlite_stmt.h"
 #include "util/clock.h"
 #include "util/json_bounded.h"
+#include "util/json_text.h"
 
 namespace footprint::serve {
 namespace {
@@ -96,9 +97,6 @@ std::optional<JobState> JobStateNamed(std::string_view name) {
 }
 
 nlohmann::json JobJson(const Job& job) {
-  auto optional = [](const auto& value) -> nlohmann::json {
-    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-  };
   return {{"id", job.id},
           {"kind", job.request.kind},
           {"file", job.request.file},
@@ -108,12 +106,12 @@ nlohmann::json JobJson(const Job& job) {
           {"state", JobStateName(job.state)},
           {"owner", job.owner},
           {"queued_at_ns", job.queued_at_ns},
-          {"started_at_ns", optional(job.started_at_ns)},
-          {"ended_at_ns", optional(job.ended_at_ns)},
-          {"exit_code", optional(job.exit_code)},
+          {"started_at_ns", OrNull(job.started_at_ns)},
+          {"ended_at_ns", OrNull(job.ended_at_ns)},
+          {"exit_code", OrNull(job.exit_code)},
           {"reason", job.reason},
           {"cancel_requested", job.cancel_requested},
-          {"requeued_from", optional(job.requeued_from)}};
+          {"requeued_from", OrNull(job.requeued_from)}};
 }
 
 Result<std::unique_ptr<JobQueue>> JobQueue::Open(const std::string& db) {

@@ -205,7 +205,7 @@ ApiResponse QueueApi::Get(const QueueRequest& request) {
                      {"at_ns", a.at_ns},
                      {"who", a.who},
                      {"action", a.action},
-                     {"job", a.job_id ? nlohmann::json(*a.job_id) : nlohmann::json(nullptr)},
+                     {"job", OrNull(a.job_id)},
                      {"detail", a.detail}});
     }
     return JsonResponse({{"audit", out}});

@@ -25,6 +25,17 @@ inline nlohmann::json NumberOrNull(const std::optional<double>& v) {
   return v && std::isfinite(*v) ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+// A value that may be absent, for JSON: its value, or null.
+template <typename T>
+nlohmann::json OrNull(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+// Text where empty means unknown (a run's group, a verdict), for JSON: the text, or null.
+inline nlohmann::json TextOrNull(const std::string& text) {
+  return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
+}
+
 }  // namespace footprint
 
 #endif  // FOOTPRINT_UTIL_JSON_TEXT_H_
