@@ -22,8 +22,6 @@
 #include "util/strings.h"
 #include "util/subprocess.h"
 
-extern char** environ;
-
 namespace footprint::serve {
 
 struct JobRunner::Running {
@@ -74,32 +72,16 @@ void KillJobTree(pid_t leader) {
   }
 }
 
-// The environment of a job: serve's, and FOOTPRINT_QUEUE_JOB naming the job, made before
-// fork (the child of a threaded process may only call async-signal-safe functions).
-std::vector<std::string> JobEnvironment(int64_t id) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    if (!std::string_view(*e).starts_with("FOOTPRINT_QUEUE_JOB=")) env.emplace_back(*e);
-  }
-  env.push_back("FOOTPRINT_QUEUE_JOB=" + std::to_string(id));
-  return env;
-}
-
-std::vector<char*> Pointers(std::vector<std::string>& words) {
-  std::vector<char*> pointers;
-  for (std::string& w : words) pointers.push_back(w.data());
-  pointers.push_back(nullptr);
-  return pointers;
-}
-
 // Starts `launch` in a process group of its own, stdout and stderr into the pipes' write ends,
 // stdin from /dev/null, no signal blocked (serve's threads block SIGINT and SIGTERM).
 // A serve that dies (SIGKILL, the OOM killer) takes the job's command with it at once
 // (PR_SET_PDEATHSIG; the runner's thread, which forks, lives as long as serve's jobs do); the
 // rest of its group goes through the job's guard (Launch).
 Result<pid_t> Spawn(JobLaunch& launch, int64_t id, int out_fd, int err_fd) {
-  std::vector<std::string> env = JobEnvironment(id);
-  std::vector<char*> argv = Pointers(launch.command), envp = Pointers(env);
+  // Made before fork (the child of a threaded process may only call async-signal-safe
+  // functions): serve's environment and FOOTPRINT_QUEUE_JOB naming the job.
+  std::vector<std::string> env = EnvironmentWith({{"FOOTPRINT_QUEUE_JOB", std::to_string(id)}});
+  std::vector<char*> argv = CStrings(launch.command), envp = CStrings(env);
   int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const pid_t serve_pid = ::getpid();
   const pid_t pid = ::fork();

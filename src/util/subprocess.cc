@@ -17,25 +17,6 @@ extern char** environ;
 namespace footprint {
 namespace {
 
-// footprint's environment with `env` on top, as "KEY=VALUE" entries.
-std::vector<std::string> EnvironmentWith(const std::map<std::string, std::string>& env) {
-  std::vector<std::string> entries;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string_view entry(*e);
-    if (!env.contains(std::string(entry.substr(0, entry.find('='))))) entries.emplace_back(entry);
-  }
-  for (const auto& [k, v] : env) entries.push_back(k + "=" + v);
-  return entries;
-}
-
-// Null-terminated pointers into `strings`, for exec.
-std::vector<char*> CStrings(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  for (std::string& s : strings) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
-
 // Waits for `pid`; its status as a shell gives it, and its resource usage into `usage` when
 // given.
 int WaitStatus(pid_t pid, rusage* usage = nullptr) {
@@ -46,6 +27,23 @@ int WaitStatus(pid_t pid, rusage* usage = nullptr) {
 }
 
 }  // namespace
+
+std::vector<std::string> EnvironmentWith(const std::map<std::string, std::string>& env) {
+  std::vector<std::string> entries;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    if (!env.contains(std::string(entry.substr(0, entry.find('='))))) entries.emplace_back(entry);
+  }
+  for (const auto& [k, v] : env) entries.push_back(k + "=" + v);
+  return entries;
+}
+
+std::vector<char*> CStrings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (std::string& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
 
 std::string CaptureFirstLine(const std::vector<std::string>& args) {
   std::optional<std::string> out = Capture(args);

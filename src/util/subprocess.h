@@ -35,6 +35,13 @@ int RunAndWait(const std::vector<std::string>& args,
                const std::map<std::string, std::string>& env = {},
                const std::string& working_dir = {}, const std::string& output = {});
 
+// footprint's environment with `env` on top, as "KEY=VALUE" entries (for exec; read before a
+// fork, since the child of a threaded process may only call async-signal-safe functions).
+std::vector<std::string> EnvironmentWith(const std::map<std::string, std::string>& env);
+
+// Null-terminated pointers into `strings`, for exec; valid while `strings` is unchanged.
+std::vector<char*> CStrings(std::vector<std::string>& strings);
+
 }  // namespace footprint
 
 #endif  // FOOTPRINT_UTIL_SUBPROCESS_H_
