@@ -1,4 +1,4 @@
-// footprint agent: the per-node agent of a Slurm step (src/run/slurm_agent.h).
+// footprint agent: the per-node agent of a Slurm step (src/slurm/agent.h).
 #include <iostream>
 #include <memory>
 
@@ -6,7 +6,7 @@
 #include "cli/format.h"
 #include "cli/run_options.h"
 #include "run/slurm.h"
-#include "run/slurm_agent.h"
+#include "slurm/agent.h"
 
 namespace footprint::cli {
 

@@ -213,7 +213,7 @@ void WarnOfFarDurations(const std::vector<double>& durations, const std::vector<
 }
 
 // Whether the end of the run (its status, end time and totals) could not be stored: the
-// monitor (src/run/monitor.cc) and the agent (src/run/slurm_agent.cc) say so in a warning,
+// monitor (src/run/monitor.cc) and the agent (src/slurm/agent.cc) say so in a warning,
 // "the end of ... could not be stored (...)", and go on; the run then shows as interrupted.
 bool EndNotStored(const MonitorOutcome& out) { return !out.end_stored; }
 

@@ -71,7 +71,7 @@ def test_the_libraries_of_the_build_are_the_same_floors():
     floor below (so a call upward does not link), and each holds its own folder's files only."""
     text = (ROOT / "CMakeLists.txt").read_text()
     declared = {}
-    for m in re.finditer(r"^footprint_floor\((\w+)((?: BELOW(?: \w+)+)?)(?: DEPS [^\n]*)?\n"
+    for m in re.finditer(r"^footprint_floor\((\w+)((?: BELOW(?: (?!DEPS\b)\w+)+)?)(?: DEPS [^\n]*)?\n"
                          r"  SOURCES\n((?:  \S+\n)+)\)", text, re.M):
         below = m.group(2).split()[1:]
         sources = m.group(3).split()

@@ -12,7 +12,7 @@
 
 #include "fake_env.h"
 #include "run/slurm.h"
-#include "run/slurm_agent.h"
+#include "slurm/agent.h"
 #include "test_util.h"
 #include "util/strings.h"
 #include "util/subprocess.h"

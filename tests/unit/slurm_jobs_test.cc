@@ -1,6 +1,6 @@
 // What --executor slurm reads from Slurm's commands: lines as Slurm 22.05 (Debian 12) prints
 // them, and the durations and sizes Slurm writes.
-#include "experiment/slurm_jobs.h"
+#include "slurm/jobs.h"
 
 #include <gtest/gtest.h>
 

@@ -22,7 +22,7 @@
 #include <set>
 #include <thread>
 
-#include "experiment/slurm_jobs.h"
+#include "slurm/jobs.h"
 #include "footprint/env.h"
 #include "footprint/experiment.h"
 #include "run/stop_signals.h"

@@ -1,4 +1,4 @@
-#include "experiment/slurm_jobs.h"
+#include "slurm/jobs.h"
 
 #include <cmath>
 #include <fstream>

@@ -4,8 +4,8 @@
 // however many tasks the node runs, from when the step starts there until it ends there. Each
 // node's agent stores one part of the step's run: the parts share meta.span (the step's key),
 // their series carry the node's name as entity, and `show`/`plot` put them together.
-#ifndef FOOTPRINT_RUN_SLURM_AGENT_H_
-#define FOOTPRINT_RUN_SLURM_AGENT_H_
+#ifndef FOOTPRINT_SLURM_AGENT_H_
+#define FOOTPRINT_SLURM_AGENT_H_
 
 #include <sys/types.h>
 
@@ -55,4 +55,4 @@ Result<MonitorOutcome> MonitorSlurmStep(Store& store, const StepAgentOptions& op
 
 }  // namespace footprint
 
-#endif  // FOOTPRINT_RUN_SLURM_AGENT_H_
+#endif  // FOOTPRINT_SLURM_AGENT_H_

@@ -1,4 +1,4 @@
-#include "run/slurm_agent.h"
+#include "slurm/agent.h"
 
 #include <dirent.h>
 

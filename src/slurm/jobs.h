@@ -1,13 +1,13 @@
 // What `experiment --executor slurm` asks Slurm, and how it reads the answers: sbatch to
 // submit a workload's job, squeue for the plan's jobs still queued, sstat for what the
 // accounting gatherer last saw of each step, sacct (where Slurm has an accounting database)
-// for what a job and its steps came to (slurm_executor.cc uses them).
+// for what a job and its steps came to (executor.cc uses them).
 //
 // The commands are Slurm's own (looked up in PATH, SLURM_CONF honoured), so that footprint
 // works with any cluster its user can submit to, needs no Slurm library at build time, and
 // polls slurmctld and slurmd, never slurmdbd: sacct is asked once per job, after it ended.
-#ifndef FOOTPRINT_EXPERIMENT_SLURM_JOBS_H_
-#define FOOTPRINT_EXPERIMENT_SLURM_JOBS_H_
+#ifndef FOOTPRINT_SLURM_JOBS_H_
+#define FOOTPRINT_SLURM_JOBS_H_
 
 #include <cstdint>
 #include <map>
@@ -86,4 +86,4 @@ std::optional<JobAccount> AccountOf(int64_t job_id);
 
 }  // namespace footprint::experiment
 
-#endif  // FOOTPRINT_EXPERIMENT_SLURM_JOBS_H_
+#endif  // FOOTPRINT_SLURM_JOBS_H_
