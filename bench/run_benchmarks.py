@@ -1089,8 +1089,8 @@ def notes(mon, walk, wide, probe, py_cost, true_r, misses):
             f"about {fmt(cg)} ms "
             "(create, join, remove) back to back. The rest is start-up "
             f"({fmt(t['start-up']['added_median_ms'])} ms more than `true` for `footprint "
-            "--version`: loading libsqlite3, libyaml-cpp and libstdc++, building the command "
-            "line), opening the database, creating the run and its series, starting two "
+            "--version`: mapping a binary that carries its C++ runtime, SQLite and yaml-cpp, "
+            "building the command line), opening the database, creating the run and its series, starting two "
             "threads and the command behind a gate, and the final totals.")
         alone = t["footprint, alone"]["added_median_ms"]
         alone_nocg = t["footprint --no-cgroup, alone"]["added_median_ms"]
