@@ -49,56 +49,79 @@ void RemoveStaleRunCgroups(const std::string& parent) {
   ::closedir(dir);
 }
 
+// The cgroup hierarchies mounted (/proc/self/mountinfo), one per controller footprint reads.
+struct CgroupMounts {
+  std::optional<Mount> v2, cpuacct, memory, blkio, pids;
+};
+
+// Where a process sits in each hierarchy (/proc/PID/cgroup); "" when not in it.
+struct CgroupPaths {
+  std::string v2, cpuacct, memory, blkio, pids;
+};
+
+// The hierarchies as /proc/self/mountinfo shows them; every cgroup mount point is also added
+// to `all_roots`.
+CgroupMounts ReadCgroupMounts(const std::string& proc_root, std::vector<std::string>& all_roots) {
+  CgroupMounts mounts;
+  auto text = ReadWholeFile(proc_root + "/self/mountinfo");
+  if (!text.ok()) return mounts;
+  for (std::string_view line : Split(*text, '\n')) {
+    size_t dash = line.find(" - ");
+    if (dash == std::string_view::npos) continue;
+    auto left = Split(line.substr(0, dash), ' ');
+    auto right = Split(line.substr(dash + 3), ' ');
+    if (left.size() < 5 || right.size() < 3) continue;
+    Mount m{std::string(left[3]), std::string(left[4])};
+    if (right[0] == "cgroup2" || right[0] == "cgroup") all_roots.push_back(m.point);
+    if (right[0] == "cgroup2") {
+      mounts.v2 = m;
+    } else if (right[0] == "cgroup") {
+      for (std::string_view opt : Split(right[2], ',')) {
+        if (opt == "cpuacct") mounts.cpuacct = m;
+        if (opt == "memory") mounts.memory = m;
+        if (opt == "blkio") mounts.blkio = m;
+        if (opt == "pids") mounts.pids = m;
+      }
+    }
+  }
+  return mounts;
+}
+
+// The cgroups of process `who` ("self" or a PID) in each hierarchy.
+CgroupPaths ReadCgroupPaths(const std::string& proc_root, const std::string& who) {
+  CgroupPaths paths;
+  auto text = ReadWholeFile(proc_root + "/" + who + "/cgroup");
+  if (!text.ok()) return paths;
+  for (std::string_view line : Split(*text, '\n')) {
+    auto parts = Split(line, ':');
+    if (parts.size() < 3) continue;
+    std::string path(line.substr(parts[0].size() + parts[1].size() + 2));
+    if (parts[0] == "0" && parts[1].empty()) paths.v2 = path;
+    for (std::string_view c : Split(parts[1], ',')) {
+      if (c == "cpuacct") paths.cpuacct = path;
+      if (c == "memory") paths.memory = path;
+      if (c == "blkio") paths.blkio = path;
+      if (c == "pids") paths.pids = path;
+    }
+  }
+  return paths;
+}
+
 // The hierarchies as /proc/self/mountinfo shows them and the cgroups of process `who` ("self"
 // or a PID) in them; a directory is kept only when `usable` says so.
 CgroupSupport Locate(const std::string& proc_root, const std::string& who,
                      bool (*usable)(const std::string&)) {
   CgroupSupport s;
-  std::optional<Mount> v2, cpuacct, memory, blkio, pids;
-  if (auto text = ReadWholeFile(proc_root + "/self/mountinfo"); text.ok()) {
-    for (std::string_view line : Split(*text, '\n')) {
-      size_t dash = line.find(" - ");
-      if (dash == std::string_view::npos) continue;
-      auto left = Split(line.substr(0, dash), ' ');
-      auto right = Split(line.substr(dash + 3), ' ');
-      if (left.size() < 5 || right.size() < 3) continue;
-      Mount m{std::string(left[3]), std::string(left[4])};
-      if (right[0] == "cgroup2" || right[0] == "cgroup") s.all_roots.push_back(m.point);
-      if (right[0] == "cgroup2") {
-        v2 = m;
-      } else if (right[0] == "cgroup") {
-        for (std::string_view opt : Split(right[2], ',')) {
-          if (opt == "cpuacct") cpuacct = m;
-          if (opt == "memory") memory = m;
-          if (opt == "blkio") blkio = m;
-          if (opt == "pids") pids = m;
-        }
-      }
-    }
-  }
+  const CgroupMounts mounts = ReadCgroupMounts(proc_root, s.all_roots);
   auto root = [](const std::optional<Mount>& m) { return m ? m->point : std::string(); };
-  s.v2_root = root(v2);
-  s.v1_cpuacct_root = root(cpuacct);
-  s.v1_memory_root = root(memory);
-  s.v1_blkio_root = root(blkio);
-  s.v1_pids_root = root(pids);
-  std::string v2_path, cpuacct_path, memory_path, blkio_path, pids_path;
-  if (auto text = ReadWholeFile(proc_root + "/" + who + "/cgroup"); text.ok()) {
-    for (std::string_view line : Split(*text, '\n')) {
-      auto parts = Split(line, ':');
-      if (parts.size() < 3) continue;
-      std::string path(line.substr(parts[0].size() + parts[1].size() + 2));
-      if (parts[0] == "0" && parts[1].empty()) v2_path = path;
-      for (std::string_view c : Split(parts[1], ',')) {
-        if (c == "cpuacct") cpuacct_path = path;
-        if (c == "memory") memory_path = path;
-        if (c == "blkio") blkio_path = path;
-        if (c == "pids") pids_path = path;
-      }
-    }
-  }
-  if (v2 && !v2_path.empty()) {
-    std::string dir = DirFor(*v2, v2_path);
+  s.v2_root = root(mounts.v2);
+  s.v1_cpuacct_root = root(mounts.cpuacct);
+  s.v1_memory_root = root(mounts.memory);
+  s.v1_blkio_root = root(mounts.blkio);
+  s.v1_pids_root = root(mounts.pids);
+  const CgroupPaths paths = ReadCgroupPaths(proc_root, who);
+  if (mounts.v2 && !paths.v2.empty()) {
+    std::string dir = DirFor(*mounts.v2, paths.v2);
     if (usable(dir)) {
       s.v2_dir = dir;
       auto subtree = ReadWholeFile(dir + "/cgroup.subtree_control");
@@ -113,11 +136,11 @@ CgroupSupport Locate(const std::string& proc_root, const std::string& who,
     std::string dir = m && !path.empty() ? DirFor(*m, path) : "";
     return !dir.empty() && usable(dir) ? dir : "";
   };
-  s.v1_cpuacct_dir = dir_of(cpuacct, cpuacct_path);
-  s.v1_memory_dir = dir_of(memory, memory_path);
+  s.v1_cpuacct_dir = dir_of(mounts.cpuacct, paths.cpuacct);
+  s.v1_memory_dir = dir_of(mounts.memory, paths.memory);
   if (who != "self") {  // io and pids: for a container's cgroups only
-    s.v1_blkio_dir = dir_of(blkio, blkio_path);
-    s.v1_pids_dir = dir_of(pids, pids_path);
+    s.v1_blkio_dir = dir_of(mounts.blkio, paths.blkio);
+    s.v1_pids_dir = dir_of(mounts.pids, paths.pids);
   }
   return s;
 }
@@ -232,41 +255,45 @@ Result<std::unique_ptr<RunCgroup>> RunCgroup::Observe(const CgroupSupport& dirs)
   return Open(dirs, "", /*create=*/false);
 }
 
+std::string RunCgroup::AddHierarchy(const std::string& parent, const std::string& name, bool create,
+                                    const char* threads_file, std::string& error) {
+  if (parent.empty()) return {};
+  std::string dir = create ? parent + "/" + name : parent;
+  if (create) {
+    RemoveStaleRunCgroups(parent);
+    if (::mkdir(dir.c_str(), 0755) != 0) {
+      error = "cannot create cgroup " + dir + ": " + std::strerror(errno);
+      return {};
+    }
+  }
+  int fd = create ? ::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC) : -1;
+  if (create && fd < 0) {
+    error = "cannot open " + dir + "/cgroup.procs: " + std::strerror(errno);
+    ::rmdir(dir.c_str());
+    return {};
+  }
+  dirs_.push_back(dir);
+  parents_.push_back(parent);
+  if (fd >= 0) {
+    join_fds_.push_back(fd);
+    const bool v1 = std::string_view(threads_file) == "tasks";
+    self_join_fds_.push_back(v1 ? ::open((dir + "/tasks").c_str(), O_WRONLY | O_CLOEXEC) : fd);
+    if (!v1) v2_dir_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  }
+  if (procs_path_.empty()) {
+    procs_path_ = dir + "/cgroup.procs";
+    threads_path_ = dir + "/" + threads_file;
+  }
+  return dir;
+}
+
 Result<std::unique_ptr<RunCgroup>> RunCgroup::Open(const CgroupSupport& support,
                                                    const std::string& name, bool create) {
   std::unique_ptr<RunCgroup> cg(new RunCgroup());
   cg->owned_ = create;
   std::string error;
-  auto make = [&](const std::string& parent, const char* threads_file) -> std::string {
-    if (parent.empty()) return {};
-    std::string dir = create ? parent + "/" + name : parent;
-    if (create) {
-      RemoveStaleRunCgroups(parent);
-      if (::mkdir(dir.c_str(), 0755) != 0) {
-        error = "cannot create cgroup " + dir + ": " + std::strerror(errno);
-        return {};
-      }
-    }
-    int fd = create ? ::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC) : -1;
-    if (create && fd < 0) {
-      error = "cannot open " + dir + "/cgroup.procs: " + std::strerror(errno);
-      ::rmdir(dir.c_str());
-      return {};
-    }
-    cg->dirs_.push_back(dir);
-    cg->parents_.push_back(parent);
-    if (fd >= 0) {
-      cg->join_fds_.push_back(fd);
-      const bool v1 = std::string_view(threads_file) == "tasks";
-      cg->self_join_fds_.push_back(v1 ? ::open((dir + "/tasks").c_str(), O_WRONLY | O_CLOEXEC)
-                                      : fd);
-      if (!v1) cg->v2_dir_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    }
-    if (cg->procs_path_.empty()) {
-      cg->procs_path_ = dir + "/cgroup.procs";
-      cg->threads_path_ = dir + "/" + threads_file;
-    }
-    return dir;
+  auto make = [&](const std::string& parent, const char* threads_file) {
+    return cg->AddHierarchy(parent, name, create, threads_file, error);
   };
 
   std::string v2 = make(support.v2_dir, "cgroup.threads");

@@ -128,6 +128,11 @@ class RunCgroup {
   RunCgroup() = default;
   static Result<std::unique_ptr<RunCgroup>> Open(const CgroupSupport& support,
                                                  const std::string& name, bool create);
+  // Open's step for one hierarchy: `parent` itself (observed) or its new child `name`
+  // (`create`), recorded with its join files. The directory, or "" when `parent` is "" or
+  // the cgroup cannot be made (then `error` says why).
+  std::string AddHierarchy(const std::string& parent, const std::string& name, bool create,
+                           const char* threads_file, std::string& error);
   void OpenCounters(const CgroupSupport& support, const std::string& v2_dir,
                     const std::string& blkio_dir, const std::string& pids_dir);
 
