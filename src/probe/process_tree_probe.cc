@@ -285,77 +285,82 @@ void ProcessTreeProbe::ReadMembers(bool want_io, bool want_threads) {
 
 void ProcessTreeProbe::Sample(int64_t now_ns, const MetricSet& due, SampleOut& out) {
   auto is_due = [&](MetricId m) { return due.test(static_cast<size_t>(m)); };
-  auto slot = [&](MetricId m) { return slot_[static_cast<size_t>(m)]; };
   const bool want_io = is_due(MetricId::kIoRead) || is_due(MetricId::kIoWrite);
-  const RunCgroup* cgroup = options_.cgroup;
   const MetricSet exact = due & options_.exact_intervals;
   auto exact_due = [&](std::initializer_list<MetricId> metrics) {
     return std::any_of(metrics.begin(), metrics.end(),
                        [&](MetricId m) { return exact.test(static_cast<size_t>(m)); });
   };
   // Nothing due: MembersAt or CountLiveProcesses, which want the members now.
-  const bool members_now = cgroup == nullptr || due.none() || members_budget_.Due(now_ns) ||
+  const bool members_now = options_.cgroup == nullptr || due.none() ||
+                           members_budget_.Due(now_ns) ||
                            exact_due({MetricId::kMemoryRssSum, MetricId::kThreads,
                                       MetricId::kProcesses, MetricId::kIoRead, MetricId::kIoWrite});
-  if (members_now) {
-    ++generation_;
-    tree_ = TreeSums{};
-    // A foreign root's waited-for children before its live ones: a task it reaps in between
-    // is then missing from this pass (the next one has it), never counted twice (the kernel
-    // adds a child's times to its parent before the child's /proc entry goes).
-    if (options_.foreign_root && is_due(MetricId::kCpu)) {
-      AddRootWaitedFor(tree_.cpu_ticks, tree_.user_ticks);
-    }
-    if (cgroup != nullptr) {
-      members_budget_.Make(*options_.env, now_ns,
-                           [&] { ReadMembers(want_io, is_due(MetricId::kThreads)); });
-    } else {
-      ReadMembers(want_io, is_due(MetricId::kThreads));
-    }
-    members_listed_ns_ = now_ns;
-    last_processes_.store(tree_.processes, std::memory_order_relaxed);
-  }
-
-  const ReapedTotals* reaped = options_.reaped;
-  if (is_due(MetricId::kCpu)) {
-    user_ticks_ = std::max(user_ticks_, tree_.user_ticks);
-    system_ticks_ = std::max(system_ticks_, tree_.cpu_ticks - tree_.user_ticks);
-    std::optional<int64_t> cum = cgroup ? cgroup->CpuUsageNs() : std::nullopt;
-    if (!cum) {
-      cum = static_cast<int64_t>(static_cast<double>(tree_.cpu_ticks) * ns_per_tick_) +
-            (reaped ? reaped->cpu_ns.load(std::memory_order_relaxed) : 0);
-    }
-    if (options_.include_monitor) *cum -= FootprintThreadsCpuNs();
-    EmitRate(cpu_, *cum, now_ns, 100.0, slot(MetricId::kCpu), out);
-  }
-  auto emit = [&](MetricId m, double v) { Emit(due, m, v, out); };
-  if (members_now) {
-    const int64_t rss_bytes = tree_.rss_pages * page_size_;
-    RaisePeak(peak_rss_sum_, rss_bytes);
-    RaisePeak(peak_process_rss_, tree_.largest_rss_pages * page_size_);
-    emit(MetricId::kMemoryRssSum, static_cast<double>(rss_bytes));
-    if (!memory_from_cgroup()) {
-      RaisePeak(peak_memory_, rss_bytes);
-      emit(MetricId::kMemory, static_cast<double>(rss_bytes));
-    }
-    emit(MetricId::kThreads, static_cast<double>(tree_.threads));
-    emit(MetricId::kProcesses, static_cast<double>(tree_.processes));
-    if (want_io) {
-      int64_t read_bytes = tree_.read_bytes, write_bytes = tree_.write_bytes;
-      if (reaped) {
-        read_bytes += reaped->read_bytes.load(std::memory_order_relaxed);
-        write_bytes += reaped->write_bytes.load(std::memory_order_relaxed);
-      }
-      if (is_due(MetricId::kIoRead)) {
-        EmitRate(read_, read_bytes, now_ns, 1e9, slot(MetricId::kIoRead), out);
-      }
-      if (is_due(MetricId::kIoWrite)) {
-        EmitRate(write_, write_bytes, now_ns, 1e9, slot(MetricId::kIoWrite), out);
-      }
-    }
-  }
+  if (members_now) RefreshMembers(now_ns, due, want_io);
+  if (is_due(MetricId::kCpu)) SampleCpu(now_ns, out);
+  if (members_now) EmitMemberSums(now_ns, due, want_io, out);
   if (memory_from_cgroup() && (is_due(MetricId::kMemory) || is_due(MetricId::kPageCache))) {
     SampleCgroupMemory(now_ns, due, exact_due({MetricId::kMemory, MetricId::kPageCache}), out);
+  }
+}
+
+void ProcessTreeProbe::RefreshMembers(int64_t now_ns, const MetricSet& due, bool want_io) {
+  const bool want_threads = due.test(static_cast<size_t>(MetricId::kThreads));
+  ++generation_;
+  tree_ = TreeSums{};
+  // A foreign root's waited-for children before its live ones: a task it reaps in between
+  // is then missing from this pass (the next one has it), never counted twice (the kernel
+  // adds a child's times to its parent before the child's /proc entry goes).
+  if (options_.foreign_root && due.test(static_cast<size_t>(MetricId::kCpu))) {
+    AddRootWaitedFor(tree_.cpu_ticks, tree_.user_ticks);
+  }
+  if (options_.cgroup != nullptr) {
+    members_budget_.Make(*options_.env, now_ns, [&] { ReadMembers(want_io, want_threads); });
+  } else {
+    ReadMembers(want_io, want_threads);
+  }
+  members_listed_ns_ = now_ns;
+  last_processes_.store(tree_.processes, std::memory_order_relaxed);
+}
+
+void ProcessTreeProbe::SampleCpu(int64_t now_ns, SampleOut& out) {
+  const RunCgroup* cgroup = options_.cgroup;
+  const ReapedTotals* reaped = options_.reaped;
+  user_ticks_ = std::max(user_ticks_, tree_.user_ticks);
+  system_ticks_ = std::max(system_ticks_, tree_.cpu_ticks - tree_.user_ticks);
+  std::optional<int64_t> cum = cgroup ? cgroup->CpuUsageNs() : std::nullopt;
+  if (!cum) {
+    cum = static_cast<int64_t>(static_cast<double>(tree_.cpu_ticks) * ns_per_tick_) +
+          (reaped ? reaped->cpu_ns.load(std::memory_order_relaxed) : 0);
+  }
+  if (options_.include_monitor) *cum -= FootprintThreadsCpuNs();
+  EmitRate(cpu_, *cum, now_ns, 100.0, slot_[static_cast<size_t>(MetricId::kCpu)], out);
+}
+
+void ProcessTreeProbe::EmitMemberSums(int64_t now_ns, const MetricSet& due, bool want_io,
+                                      SampleOut& out) {
+  auto emit = [&](MetricId m, double v) { Emit(due, m, v, out); };
+  const int64_t rss_bytes = tree_.rss_pages * page_size_;
+  RaisePeak(peak_rss_sum_, rss_bytes);
+  RaisePeak(peak_process_rss_, tree_.largest_rss_pages * page_size_);
+  emit(MetricId::kMemoryRssSum, static_cast<double>(rss_bytes));
+  if (!memory_from_cgroup()) {
+    RaisePeak(peak_memory_, rss_bytes);
+    emit(MetricId::kMemory, static_cast<double>(rss_bytes));
+  }
+  emit(MetricId::kThreads, static_cast<double>(tree_.threads));
+  emit(MetricId::kProcesses, static_cast<double>(tree_.processes));
+  if (!want_io) return;
+  int64_t read_bytes = tree_.read_bytes, write_bytes = tree_.write_bytes;
+  if (const ReapedTotals* reaped = options_.reaped) {
+    read_bytes += reaped->read_bytes.load(std::memory_order_relaxed);
+    write_bytes += reaped->write_bytes.load(std::memory_order_relaxed);
+  }
+  if (due.test(static_cast<size_t>(MetricId::kIoRead))) {
+    EmitRate(read_, read_bytes, now_ns, 1e9, slot_[static_cast<size_t>(MetricId::kIoRead)], out);
+  }
+  if (due.test(static_cast<size_t>(MetricId::kIoWrite))) {
+    EmitRate(write_, write_bytes, now_ns, 1e9, slot_[static_cast<size_t>(MetricId::kIoWrite)], out);
   }
 }
 

@@ -180,6 +180,11 @@ class ProcessTreeProbe final : public Probe, public ProcessMembers {
   // Lists the members and sums their figures into tree_ (io and, with a cgroup, its thread
   // count only when wanted).
   void ReadMembers(bool want_io, bool want_threads);
+  // Sample's steps: a new pass over the members (within the budget, with a cgroup), the
+  // tree's CPU, and the figures the members' pass summed.
+  void RefreshMembers(int64_t now_ns, const MetricSet& due, bool want_io);
+  void SampleCpu(int64_t now_ns, SampleOut& out);
+  void EmitMemberSums(int64_t now_ns, const MetricSet& due, bool want_io, SampleOut& out);
   void ListMembers();
   void AddChildren(const KernelFile& children);
   void AddChildrenOfAllThreads(pid_t pid);
