@@ -148,6 +148,10 @@ struct DcgmSource::Api {
                 FieldValue*);
   int (*mig_hierarchy)(Handle, MigHierarchy*);
   const char* (*error_string)(int);
+
+  // Looks every function up in `library` (loaded from `path`); false, with `why` naming the
+  // first one missing, when any is.
+  bool Bind(void* library, const std::string& path, std::string* why);
 };
 
 struct DcgmSource::Watched {
@@ -160,6 +164,35 @@ struct DcgmSource::Watched {
   std::vector<FieldValue> values;  // read into, sized at Watch: no allocation per read
   int64_t last_ts_us = 0;
 };
+
+bool DcgmSource::Api::Bind(void* library, const std::string& path, std::string* why) {
+  bool complete = true;
+  auto bind = [&](auto& fn, const char* symbol) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(library, symbol));
+    if (fn == nullptr && complete) {
+      complete = false;
+      *why = std::string("DCGM: ") + symbol + " is not exported by " + path;
+    }
+  };
+  bind(init, "dcgmInit");
+  bind(shutdown, "dcgmShutdown");
+  bind(connect, "dcgmConnect_v2");
+  bind(disconnect, "dcgmDisconnect");
+  bind(start_embedded, "dcgmStartEmbedded");
+  bind(stop_embedded, "dcgmStopEmbedded");
+  bind(group_create, "dcgmGroupCreate");
+  bind(group_add_entity, "dcgmGroupAddEntity");
+  bind(group_destroy, "dcgmGroupDestroy");
+  bind(field_group_create, "dcgmFieldGroupCreate");
+  bind(field_group_destroy, "dcgmFieldGroupDestroy");
+  bind(watch, "dcgmWatchFields");
+  bind(unwatch, "dcgmUnwatchFields");
+  bind(update_all, "dcgmUpdateAllFields");
+  bind(latest, "dcgmEntitiesGetLatestValues");
+  bind(mig_hierarchy, "dcgmGetGpuInstanceHierarchy");
+  bind(error_string, "errorString");
+  return complete;
+}
 
 std::unique_ptr<DcgmSource> DcgmSource::Open(Env& env, std::string* why) {
   if (env.Var("FOOTPRINT_DCGM").value_or("") == "off") {
@@ -178,32 +211,7 @@ std::unique_ptr<DcgmSource> DcgmSource::Open(Env& env, std::string* why) {
   }
   s->api_ = std::make_unique<Api>();
   Api& a = *s->api_;
-  bool complete = true;
-  auto bind = [&](auto& fn, const char* symbol) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(s->library_, symbol));
-    if (fn == nullptr && complete) {
-      complete = false;
-      *why = std::string("DCGM: ") + symbol + " is not exported by " + path;
-    }
-  };
-  bind(a.init, "dcgmInit");
-  bind(a.shutdown, "dcgmShutdown");
-  bind(a.connect, "dcgmConnect_v2");
-  bind(a.disconnect, "dcgmDisconnect");
-  bind(a.start_embedded, "dcgmStartEmbedded");
-  bind(a.stop_embedded, "dcgmStopEmbedded");
-  bind(a.group_create, "dcgmGroupCreate");
-  bind(a.group_add_entity, "dcgmGroupAddEntity");
-  bind(a.group_destroy, "dcgmGroupDestroy");
-  bind(a.field_group_create, "dcgmFieldGroupCreate");
-  bind(a.field_group_destroy, "dcgmFieldGroupDestroy");
-  bind(a.watch, "dcgmWatchFields");
-  bind(a.unwatch, "dcgmUnwatchFields");
-  bind(a.update_all, "dcgmUpdateAllFields");
-  bind(a.latest, "dcgmEntitiesGetLatestValues");
-  bind(a.mig_hierarchy, "dcgmGetGpuInstanceHierarchy");
-  bind(a.error_string, "errorString");
-  if (!complete) return nullptr;
+  if (!a.Bind(s->library_, path, why)) return nullptr;
   if (int rc = a.init(); rc != kOk) {
     *why = "DCGM: dcgmInit failed: " + s->Describe(rc);
     return nullptr;
