@@ -161,6 +161,35 @@ GpuSelection SelectGpus(const std::vector<GpuEntity>& inventory,
   return sel;
 }
 
+namespace {
+
+// The tree metrics' support, once the device-wide ones are known: tree energy splits the
+// device's energy by what the process lists or per-process utilisation say.
+void DecideTreeCapabilities(GpuCapabilities& caps, const GpuEntity& gpu, bool have_tree) {
+  const GpuSupport& energy = caps[static_cast<size_t>(GpuMetricSlot(MetricId::kGpuEnergy))];
+  GpuSupport& tree_sm = caps[static_cast<size_t>(GpuMetricSlot(MetricId::kGpuTree))];
+  GpuSupport& tree_mem = caps[static_cast<size_t>(GpuMetricSlot(MetricId::kGpuMemoryTree))];
+  GpuSupport& tree_energy = caps[static_cast<size_t>(GpuMetricSlot(MetricId::kGpuEnergyTree))];
+  if (gpu.is_mig()) {
+    tree_energy.why = "NVML reports energy per GPU, not per MIG device";
+  } else if (!energy.ok) {
+    tree_energy.why = "no device energy: " + energy.why;
+  } else if (!tree_sm.ok && !tree_mem.ok) {
+    tree_energy.why =
+        "neither the running-process lists nor per-process utilisation: " + tree_mem.why + "; " +
+        tree_sm.why;
+  } else {
+    tree_energy = {true, "device energy x the tree's share of SM utilisation", ""};
+  }
+  if (!have_tree) {
+    for (GpuSupport* s : {&tree_sm, &tree_mem, &tree_energy}) {
+      *s = {false, "", "the process tree's PIDs are not known"};
+    }
+  }
+}
+
+}  // namespace
+
 GpuCapabilities ProbeGpuCapabilities(Library& nvml, const GpuEntity& gpu, bool have_tree) {
   GpuCapabilities caps;
   auto set = [&](MetricId m, int rc, Library::Fn fn) {
@@ -205,25 +234,7 @@ GpuCapabilities ProbeGpuCapabilities(Library& nvml, const GpuEntity& gpu, bool h
     energy.why += "; and no power reading to integrate: " + power.why;
   }
 
-  GpuSupport& tree_sm = caps[static_cast<size_t>(GpuMetricSlot(MetricId::kGpuTree))];
-  GpuSupport& tree_mem = caps[static_cast<size_t>(GpuMetricSlot(MetricId::kGpuMemoryTree))];
-  GpuSupport& tree_energy = caps[static_cast<size_t>(GpuMetricSlot(MetricId::kGpuEnergyTree))];
-  if (gpu.is_mig()) {
-    tree_energy.why = "NVML reports energy per GPU, not per MIG device";
-  } else if (!energy.ok) {
-    tree_energy.why = "no device energy: " + energy.why;
-  } else if (!tree_sm.ok && !tree_mem.ok) {
-    tree_energy.why =
-        "neither the running-process lists nor per-process utilisation: " + tree_mem.why + "; " +
-        tree_sm.why;
-  } else {
-    tree_energy = {true, "device energy x the tree's share of SM utilisation", ""};
-  }
-  if (!have_tree) {
-    for (GpuSupport* s : {&tree_sm, &tree_mem, &tree_energy}) {
-      *s = {false, "", "the process tree's PIDs are not known"};
-    }
-  }
+  DecideTreeCapabilities(caps, gpu, have_tree);
   return caps;
 }
 

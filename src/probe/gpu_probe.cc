@@ -456,6 +456,31 @@ void GpuProbe::UpdateEnergy(Unit& u, int64_t now_ns, const MetricSet& due, Sampl
   if (Has(due, MetricId::kGpuEnergyTree)) out.Add(u.series[kt], u.tree_energy.joules());
 }
 
+void GpuProbe::EmitTreeMemory(Unit& u, SampleOut& out) {
+  double bytes = 0;
+  bool known = true;
+  for (const auto& p : u.procs) {
+    if (!InTree(static_cast<pid_t>(p.pid))) continue;
+    if (p.used_bytes == nvml::kValueNotAvailable) known = false;
+    bytes += static_cast<double>(p.used_bytes);
+  }
+  const Slot k = SlotOf(MetricId::kGpuMemoryTree);
+  if (known) {
+    out.Add(u.series[k], bytes);
+  } else {
+    ++u.errors[k];
+    u.last_error[k] = "NVML gives no memory figure for a process of the tree";
+  }
+}
+
+double GpuProbe::TreeSm(const Unit& u) const {
+  double sm = 0;
+  for (const auto& [pid, util] : u.latest_sm) {
+    if (InTree(pid)) sm += util;
+  }
+  return sm;
+}
+
 void GpuProbe::SampleUnit(Unit& u, int64_t now_ns, const MetricSet& due, SampleOut& out) {
   Library& lib = *options_.nvml;
   const nvml::Device h = u.info.handle;
@@ -492,28 +517,9 @@ void GpuProbe::SampleUnit(Unit& u, int64_t now_ns, const MetricSet& due, SampleO
   }
   read_uint(MetricId::kGpuSmClock, &Library::SmClock, Library::kDeviceGetClockInfo, 1);
   read_uint(MetricId::kGpuTemperature, &Library::Temperature, Library::kDeviceGetTemperature, 1);
-  if (wanted(MetricId::kGpuMemoryTree) && ReadProcesses(u, now_ns)) {
-    double bytes = 0;
-    bool known = true;
-    for (const auto& p : u.procs) {
-      if (!InTree(static_cast<pid_t>(p.pid))) continue;
-      if (p.used_bytes == nvml::kValueNotAvailable) known = false;
-      bytes += static_cast<double>(p.used_bytes);
-    }
-    if (known) {
-      emit(MetricId::kGpuMemoryTree, bytes);
-    } else {
-      const Slot k = SlotOf(MetricId::kGpuMemoryTree);
-      ++u.errors[k];
-      u.last_error[k] = "NVML gives no memory figure for a process of the tree";
-    }
-  }
+  if (wanted(MetricId::kGpuMemoryTree) && ReadProcesses(u, now_ns)) EmitTreeMemory(u, out);
   if (wanted(MetricId::kGpuTree) && ReadProcessUtilization(u, now_ns)) {
-    double sm = 0;
-    for (const auto& [pid, util] : u.latest_sm) {
-      if (InTree(pid)) sm += util;
-    }
-    emit(MetricId::kGpuTree, sm);
+    emit(MetricId::kGpuTree, TreeSm(u));
   }
   if (!u.lost) ReadActivity(u, now_ns, due, out);
   // Both energies rest on the device's energy reading: none once it was refused for good.

@@ -85,6 +85,11 @@ class GpuProbe final : public Probe {
   void ReadActivity(Unit& u, int64_t now_ns, const MetricSet& due, SampleOut& out);
   bool ReadProcesses(Unit& u, int64_t now_ns);
   bool ReadProcessUtilization(Unit& u, int64_t now_ns);
+  // The tree's device memory from the process lists of ReadProcesses (an error on `u` when
+  // NVML gives no figure for one of its processes), and its summed SM utilisation from the
+  // samples of ReadProcessUtilization.
+  void EmitTreeMemory(Unit& u, SampleOut& out);
+  double TreeSm(const Unit& u) const;
   // The tree's share of the device over the last interval; none (with why) when it cannot be
   // told, `transient` when only a passing NVML error stood in the way.
   std::optional<double> TreeShare(Unit& u, int64_t now_ns, std::string* why, bool* transient);
