@@ -71,6 +71,22 @@ std::string WhyNoDomain(const RaplDiscovery& d, RaplDomain::Kind kind) {
              : "no RAPL package domain under " + d.powercap_dir;
 }
 
+// Why the energy counter of `dom` (in zone directory `dir`) cannot be used; "" when it can.
+std::string WhyRaplCounterUnreadable(const std::string& dir, const RaplDomain& dom,
+                                     const std::string& powercap_dir) {
+  errno = 0;
+  KernelFile energy(dir + "/energy_uj");
+  const int open_error = errno;
+  if (!energy.is_open()) return WhyUnreadable(open_error, powercap_dir);
+  if (errno = 0; !ReadCounter(energy)) {
+    return WhyUnreadable(errno != 0 ? errno : EIO, powercap_dir);
+  }
+  if (!dom.max_range_uj) {
+    return "max_energy_range_uj is missing, so wrap-arounds cannot be corrected";
+  }
+  return "";
+}
+
 }  // namespace
 
 uint64_t WrappedDelta(uint64_t last, uint64_t cur, uint64_t max_range) {
@@ -124,18 +140,7 @@ RaplDiscovery DiscoverRapl(const std::string& sysfs_root) {
     if (auto range = ParseInt(Slurp(dir + "/max_energy_range_uj")); range && *range > 0) {
       dom.max_range_uj = static_cast<uint64_t>(*range);
     }
-    if (dom.counted) {
-      errno = 0;
-      KernelFile energy(dir + "/energy_uj");
-      const int open_error = errno;
-      if (!energy.is_open()) {
-        dom.unreadable = WhyUnreadable(open_error, d.powercap_dir);
-      } else if (errno = 0; !ReadCounter(energy)) {
-        dom.unreadable = WhyUnreadable(errno != 0 ? errno : EIO, d.powercap_dir);
-      } else if (!dom.max_range_uj) {
-        dom.unreadable = "max_energy_range_uj is missing, so wrap-arounds cannot be corrected";
-      }
-    }
+    if (dom.counted) dom.unreadable = WhyRaplCounterUnreadable(dir, dom, d.powercap_dir);
     d.domains.push_back(std::move(dom));
   }
   return d;
