@@ -321,6 +321,38 @@ Result<onnx::ModelProto> ShapesOf(onnx::ModelProto& model) {
   }
 }
 
+// The cost of `node`, the graph's `index`th: its bytes from the shapes in `tensors` (a read of
+// one of `constants` is a parameter's), then its type's formula (Cost). A Constant's outputs
+// join `constants`; the type of a node with an output of no known shape joins `unknown_shapes`.
+OperatorCost NodeCost(const onnx::NodeProto& node, int index,
+                      const std::unordered_map<std::string, Tensor>& tensors,
+                      std::set<std::string>& constants, std::set<std::string>& unknown_shapes) {
+  OperatorCost c;
+  c.type = node.op_type();
+  c.name = node.name().empty() ? c.type + "_" + std::to_string(index) : node.name();
+  std::vector<const Tensor*> ins, outs;
+  for (const auto& name : node.input()) {
+    auto it = tensors.find(name);
+    ins.push_back(name.empty() || it == tensors.end() ? nullptr : &it->second);
+    if (ins.back()) {
+      c.bytes_read += ins.back()->bytes();
+      if (constants.count(name)) c.param_bytes += ins.back()->bytes();
+    }
+  }
+  for (const auto& name : node.output()) {
+    auto it = tensors.find(name);
+    outs.push_back(it == tensors.end() ? nullptr : &it->second);
+    if (outs.back() && outs.back()->known) {
+      c.bytes_written += outs.back()->bytes();
+    } else {
+      unknown_shapes.insert(c.type);
+    }
+    if (c.type == "Constant") constants.insert(name);
+  }
+  c.known = Cost(node, ins, outs, c);
+  return c;
+}
+
 }  // namespace
 
 Result<ModelGraph> AnalyzeOnnx(const std::string& path, std::optional<int64_t> batch) {
@@ -347,30 +379,7 @@ Result<ModelGraph> AnalyzeOnnx(const std::string& path, std::optional<int64_t> b
   }
   std::set<std::string> unknown_shapes;
   for (int i = 0; i < g.node_size(); ++i) {
-    const onnx::NodeProto& node = g.node(i);
-    OperatorCost c;
-    c.type = node.op_type();
-    c.name = node.name().empty() ? c.type + "_" + std::to_string(i) : node.name();
-    std::vector<const Tensor*> ins, outs;
-    for (const auto& name : node.input()) {
-      auto it = tensors.find(name);
-      ins.push_back(name.empty() || it == tensors.end() ? nullptr : &it->second);
-      if (ins.back()) {
-        c.bytes_read += ins.back()->bytes();
-        if (constants.count(name)) c.param_bytes += ins.back()->bytes();
-      }
-    }
-    for (const auto& name : node.output()) {
-      auto it = tensors.find(name);
-      outs.push_back(it == tensors.end() ? nullptr : &it->second);
-      if (outs.back() && outs.back()->known) {
-        c.bytes_written += outs.back()->bytes();
-      } else {
-        unknown_shapes.insert(c.type);
-      }
-      if (c.type == "Constant") constants.insert(name);
-    }
-    c.known = Cost(node, ins, outs, c);
+    OperatorCost c = NodeCost(g.node(i), i, tensors, constants, unknown_shapes);
     if (!c.known) ++out.unknown_ops[c.type];
     ++out.op_counts[c.type];
     out.macs += c.macs;

@@ -298,9 +298,9 @@ Errors Summarize(const std::vector<std::tuple<std::string, double, double>>& res
   return e;
 }
 
-}  // namespace
-
-std::string_view KindOf(std::string_view t) {
+// The types KindOf groups as "elementwise": activations, arithmetic, comparisons and logic,
+// and the few (Softmax, Resize, Upsample) whose work is likewise a few FLOPs per element.
+bool IsElementwiseOp(std::string_view t) {
   static const std::set<std::string_view> kElementwise = {"Relu",
                                                           "Sigmoid",
                                                           "Tanh",
@@ -350,12 +350,74 @@ std::string_view KindOf(std::string_view t) {
                                                           "GreaterOrEqual",
                                                           "FastGelu",
                                                           "BiasGelu"};
+  return kElementwise.count(t) > 0;
+}
+
+// The types KindOf groups as "movement": they reshape, copy, select or describe data.
+bool IsMovementOp(std::string_view t) {
   static const std::set<std::string_view> kMovement = {
       "Reshape", "Flatten",        "Transpose", "Concat",       "Split",        "Slice",
       "Gather",  "Squeeze",        "Unsqueeze", "Identity",     "Shape",        "Constant",
       "Pad",     "Dropout",        "Cast",      "Expand",       "Tile",         "ConstantOfShape",
       "Size",    "GatherElements", "ScatterND", "DepthToSpace", "SpaceToDepth", "Range",
       "NonZero", "Where"};
+  return kMovement.count(t) > 0;
+}
+
+// The index of the column `name` in `header`, or header.size() where there is none.
+size_t DatasetColumn(const std::vector<std::string>& header, const std::string& name) {
+  return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+}
+
+// Stores the number in the dataset column `column` in the field of `r` it names; a column Row
+// has no field for is a feature.
+void SetDatasetNumber(const std::string& column, double v, Row& r) {
+  if (column == "latency_s") {
+    r.latency_s = v;
+  } else if (column == "peak_memory_bytes") {
+    r.peak_memory_bytes = v;
+  } else if (column == "latency_cv") {
+    r.latency_cv = v;
+  } else if (column == "energy_j") {
+    r.energy_j = v;
+  } else if (column == "threads") {
+    r.threads = static_cast<int>(v);
+  } else if (column == "cores") {
+    r.machine.cores = static_cast<int>(v);
+  } else if (column == "blas_threads") {
+    r.machine.blas_threads = static_cast<int>(v);
+  } else {
+    r.features[column] = v;
+  }
+}
+
+// The Row of one dataset line: its text columns by name, every numeric one through
+// SetDatasetNumber; a column the line lacks is empty (or 0).
+Row DatasetRow(const std::vector<std::string>& header,
+               const std::vector<experiment::CsvField>& fields) {
+  auto text_at = [&](const std::string& name) {
+    const size_t c = DatasetColumn(header, name);
+    return c < fields.size() ? fields[c].value : std::string();
+  };
+  Row r;
+  r.family = text_at("family");
+  r.model = text_at("model");
+  r.split = text_at("split");
+  r.device = text_at("device");
+  r.machine.cpu_model = text_at("cpu_model");
+  r.machine.isa = text_at("isa");
+  r.machine.blas_library = text_at("blas");
+  r.machine.blas_kernel = text_at("blas_kernel");
+  for (size_t c = 0; c < header.size() && c < fields.size(); ++c) {
+    auto v = ParseDouble(fields[c].value);
+    if (v) SetDatasetNumber(header[c], *v, r);  // names and paths are not numbers
+  }
+  return r;
+}
+
+}  // namespace
+
+std::string_view KindOf(std::string_view t) {
   if (t == "Conv" || t == "ConvTranspose") return "conv";
   // Einsum contracts as a matrix product does; a recurrent cell's work is its matrix products.
   if (t == "Gemm" || t == "MatMul" || t == "MatMulInteger" || t == "Einsum" || t == "LSTM" ||
@@ -364,8 +426,8 @@ std::string_view KindOf(std::string_view t) {
   }
   if (t.ends_with("Normalization")) return "norm";
   if (t.ends_with("Pool") || t.starts_with("Global") || t.starts_with("Reduce")) return "pool";
-  if (kElementwise.count(t)) return "elementwise";
-  if (kMovement.count(t)) return "movement";
+  if (IsElementwiseOp(t)) return "elementwise";
+  if (IsMovementOp(t)) return "movement";
   return "other";
 }
 
@@ -400,52 +462,15 @@ Result<std::vector<Row>> ReadDataset(const std::string& path) {
   if (records.empty()) return InvalidArgument(path + ": no header");
   std::vector<std::string> header;
   for (const auto& field : records[0].fields) header.push_back(field.value);
-  auto column = [&](const std::string& name) {
-    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
-  };
   for (const char* needed :
        {"family", "model", "split", "latency_s", "peak_memory_bytes", "flops"}) {
-    if (column(needed) == header.size()) {
+    if (DatasetColumn(header, needed) == header.size()) {
       return InvalidArgument(path + ": no column '" + needed + "' (scripts/predict-dataset)");
     }
   }
   std::vector<Row> rows;
   for (size_t i = 1; i < records.size(); ++i) {
-    const auto& fields = records[i].fields;
-    auto text_at = [&](const std::string& name) {
-      const size_t c = column(name);
-      return c < fields.size() ? fields[c].value : std::string();
-    };
-    Row r;
-    r.family = text_at("family");
-    r.model = text_at("model");
-    r.split = text_at("split");
-    r.device = text_at("device");
-    r.machine.cpu_model = text_at("cpu_model");
-    r.machine.isa = text_at("isa");
-    r.machine.blas_library = text_at("blas");
-    r.machine.blas_kernel = text_at("blas_kernel");
-    for (size_t c = 0; c < header.size() && c < fields.size(); ++c) {
-      auto v = ParseDouble(fields[c].value);
-      if (!v) continue;  // names and paths
-      if (header[c] == "latency_s") {
-        r.latency_s = *v;
-      } else if (header[c] == "peak_memory_bytes") {
-        r.peak_memory_bytes = *v;
-      } else if (header[c] == "latency_cv") {
-        r.latency_cv = *v;
-      } else if (header[c] == "energy_j") {
-        r.energy_j = *v;
-      } else if (header[c] == "threads") {
-        r.threads = static_cast<int>(*v);
-      } else if (header[c] == "cores") {
-        r.machine.cores = static_cast<int>(*v);
-      } else if (header[c] == "blas_threads") {
-        r.machine.blas_threads = static_cast<int>(*v);
-      } else {
-        r.features[header[c]] = *v;
-      }
-    }
+    Row r = DatasetRow(header, records[i].fields);
     if (!(r.latency_s > 0) || !(r.peak_memory_bytes > 0)) {
       return InvalidArgument(path + ": line " + std::to_string(records[i].line) +
                              ": latency_s and peak_memory_bytes must be positive numbers");
