@@ -65,6 +65,10 @@ Action AddAgent(CLI::App& app);
 
 // Adds -o/--db with the default location and the help text every subcommand shares.
 void AddDbOption(CLI::App& cmd, std::string& db);
+// Declares the subcommand `name` of `parent`, `description` its line in --help, with -o/--db
+// (AddDbOption) into `db` as its first option.
+CLI::App* AddDbSubcommand(CLI::App& parent, std::string name, std::string description,
+                          std::string& db);
 
 // Opens an existing database for the readers (runs, show, compare, export, plot, experiment
 // --dry-run) read-only: they leave the file and its folder as they found them. Runs whose

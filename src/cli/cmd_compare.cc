@@ -51,11 +51,11 @@ Action AddCompare(CLI::App& app) {
     ColorMode color = ColorMode::kAuto;
   };
   auto args = std::make_shared<Args>();
-  CLI::App* cmd = app.add_subcommand(
-      "compare",
+  CLI::App* cmd = AddDbSubcommand(
+      app, "compare",
       "Compare runs or groups of repetitions with the first: each total side by side, the "
-      "relative change, and whether it is statistically significant.");
-  AddDbOption(*cmd, args->db);
+      "relative change, and whether it is statistically significant.",
+      args->db);
   cmd->add_option("RUN", args->specs,
                   "two or more: run (id, prefix, name, last) or group (group:ID, "
                   "group:PREFIX, group:last, group:RUN); a name whose latest run is a "

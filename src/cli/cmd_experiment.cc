@@ -227,9 +227,8 @@ int RunsToStart(const ExperimentPlan& plan, const ExperimentArgs& args,
   return to_run;
 }
 
-// The options of `footprint experiment`, into `args`.
+// The options of `footprint experiment` after -o/--db, into `args`.
 void AddExperimentOptions(CLI::App& cmd, ExperimentArgs& args) {
-  AddDbOption(cmd, args.db);
   cmd.add_option("PLAN", args.plan, "the plan: FILE.csv (radT's columns) or FILE.yaml")->required();
   cmd.add_flag("--dry-run", args.dry_run,
                "print the resolved plan (commands, environment, devices, status) and run nothing");
@@ -391,10 +390,11 @@ int RunExperimentCommand(const ExperimentArgs& args) {
 Action AddExperiment(CLI::App& app) {
   auto args = std::make_shared<ExperimentArgs>();
   CLI::App* cmd =
-      app.add_subcommand("experiment",
-                         "Run an experiment plan (radT's CSV or YAML sweep, or footprint's YAML "
-                         "plan): workloads one after another, the runs of a workload started "
-                         "together, each measured as a run of its own.");
+      AddDbSubcommand(app, "experiment",
+                      "Run an experiment plan (radT's CSV or YAML sweep, or footprint's "
+                      "YAML plan): workloads one after another, the runs of a workload "
+                      "started together, each measured as a run of its own.",
+                      args->db);
   AddExperimentOptions(*cmd, *args);
   cmd->footer(
       "Exits 0 when every run was ok, 1 when a run failed or could not start (or Slurm "

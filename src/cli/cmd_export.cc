@@ -66,12 +66,12 @@ Result<int> RunExportCommand(Store& store, const std::vector<RunRecord>& all,
 
 Action AddExport(CLI::App& app) {
   auto args = std::make_shared<ExportArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "export",
+  CLI::App* cmd = AddDbSubcommand(
+      app, "export",
       "Write runs' samples, scopes, values and totals as CSV or JSON, or as a Chrome Trace "
       "Event file that opens in Perfetto (ui.perfetto.dev); or groups' statistics as a "
-      "Markdown table or in hyperfine's JSON.");
-  AddDbOption(*cmd, args->db);
+      "Markdown table or in hyperfine's JSON.",
+      args->db);
   cmd->add_option("-u,--run", args->runs,
                   "runs to export (id, prefix, name, last; group:ID for all of a group's runs, "
                   "warm-ups included); repeatable; default: last");

@@ -16,12 +16,12 @@ Action AddImport(CLI::App& app) {
     std::string db, file;
   };
   auto args = std::make_shared<Args>();
-  CLI::App* cmd = app.add_subcommand(
-      "import",
+  CLI::App* cmd = AddDbSubcommand(
+      app, "import",
       "Bring the runs of an UMLAUT database into footprint's: series, scopes, values, confusion "
       "matrices and hyperparameters, with the same run ids (importing again adds nothing). "
-      "The UMLAUT file is only read.");
-  AddDbOption(*cmd, args->db);
+      "The UMLAUT file is only read.",
+      args->db);
   cmd->add_option("FILE", args->file, "UMLAUT's database (tables benchmark_metadata, measurement)")
       ->required();
   cmd->footer(

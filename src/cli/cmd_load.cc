@@ -561,14 +561,14 @@ Action AddLoad(CLI::App& app, const std::vector<std::string>& command) {
 
 Action AddEvaluate(CLI::App& app) {
   auto args = std::make_shared<EvaluateArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "evaluate",
+  CLI::App* cmd = AddDbSubcommand(
+      app, "evaluate",
       "Evaluate a model as a manifest pins it (model, framework, inputs, batch sizes, load "
       "scenarios, trace levels): one footprint load run of the PyTorch agent per scenario, "
-      "batch size and rate, each stored with the manifest and the framework it ran on.");
+      "batch size and rate, each stored with the manifest and the framework it ran on.",
+      args->run.db);
   cmd->add_option("MANIFEST", args->manifest, "the manifest (YAML; docs/evaluation.md)")
       ->required();
-  AddDbOption(*cmd, args->run.db);
   cmd->add_option("--python", args->python,
                   "the interpreter of the agent, unless the manifest's framework.python names "
                   "one (default python3)")

@@ -129,10 +129,10 @@ Result<int> WritePlotFile(Store& store, const std::string& out, const std::vecto
 
 Action AddPlot(CLI::App& app) {
   auto args = std::make_shared<PlotArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "plot",
-      "Write one self-contained HTML file of interactive charts (opens offline in a browser).");
-  AddDbOption(*cmd, args->db);
+  CLI::App* cmd = AddDbSubcommand(
+      app, "plot",
+      "Write one self-contained HTML file of interactive charts (opens offline in a browser).",
+      args->db);
   cmd->add_option("-u,--run", args->runs,
                   "runs: id, unique id prefix, name or 'last'; group:ID, or the name of a run "
                   "-r group, for its repetitions (default: asked in a menu on a terminal, "

@@ -82,8 +82,7 @@ Result<int> Log(const QueueArgs& args, serve::JobQueue& queue) {
 }
 
 CLI::App* AddVerb(CLI::App& queue, const char* name, const char* help, QueueArgs& args) {
-  CLI::App* verb = queue.add_subcommand(name, help);
-  AddDbOption(*verb, args.db);
+  CLI::App* verb = AddDbSubcommand(queue, name, help, args.db);
   verb->footer("Exit status and examples: footprint queue --help; the queue: docs/evaluation.md.");
   return verb;
 }

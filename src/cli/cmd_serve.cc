@@ -11,13 +11,13 @@ namespace footprint::cli {
 
 Action AddServe(CLI::App& app) {
   auto options = std::make_shared<serve::ServeOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "serve",
+  CLI::App* cmd = AddDbSubcommand(
+      app, "serve",
       "Serve a web UI and a JSON API over the database (read-only): browse experiments, "
       "workloads and runs, compare them, watch running ones live. With --manifests or --plans, "
       "also run the queue of evaluations and plans kept in the database (launch, watch, cancel "
-      "from the browser; footprint queue from the shell).");
-  AddDbOption(*cmd, options->db);
+      "from the browser; footprint queue from the shell).",
+      options->db);
   cmd->add_option("--host", options->host,
                   "address to listen on (default 127.0.0.1; any other needs a token)");
   cmd->add_option("-p,--port", options->port, "port (default 8765; 0: any free port)");

@@ -632,8 +632,8 @@ Action AddRuns(CLI::App& app) {
     RunsFilter filter;
   };
   auto args = std::make_shared<Args>();
-  CLI::App* cmd = app.add_subcommand("runs", "List the runs in the database, oldest first.");
-  AddDbOption(*cmd, args->db);
+  CLI::App* cmd =
+      AddDbSubcommand(app, "runs", "List the runs in the database, oldest first.", args->db);
   cmd->add_option("--filter", args->filter.text,
                   "only runs whose name or command line contains TEXT");
   cmd->add_option("--since", args->filter.since,
@@ -740,11 +740,11 @@ void PrintShown(const std::vector<ShownSummary>& shown, const Decoration& deco) 
 
 Action AddShow(CLI::App& app) {
   auto args = std::make_shared<ShowArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "show",
+  CLI::App* cmd = AddDbSubcommand(
+      app, "show",
       "Show runs (totals, and count/min/mean/p50/p95/max of every sampled metric) or groups "
-      "of repetitions (mean, sd, median, min, max, 95 % CI and outliers of every total).");
-  AddDbOption(*cmd, args->db);
+      "of repetitions (mean, sd, median, min, max, 95 % CI and outliers of every total).",
+      args->db);
   cmd->add_option("RUN", args->runs,
                   "run id, unique id prefix (4+ characters), run name (its latest run) or "
                   "'last' (default); group:ID, group:PREFIX, group:last or group:RUN for a "

@@ -42,6 +42,13 @@ void AddDbOption(CLI::App& cmd, std::string& db) {
                  "./footprint.db)");
 }
 
+CLI::App* AddDbSubcommand(CLI::App& parent, std::string name, std::string description,
+                          std::string& db) {
+  CLI::App* cmd = parent.add_subcommand(std::move(name), std::move(description));
+  AddDbOption(*cmd, db);
+  return cmd;
+}
+
 namespace {
 
 using SubcommandAdder = std::function<Action()>;
