@@ -22,10 +22,10 @@
 #include <set>
 #include <thread>
 
-#include "slurm/jobs.h"
 #include "footprint/env.h"
 #include "footprint/experiment.h"
 #include "run/stop_signals.h"
+#include "slurm/jobs.h"
 #include "util/file.h"
 #include "util/json_bounded.h"
 #include "util/json_text.h"

@@ -1,8 +1,8 @@
 // What --executor slurm reads from Slurm's commands: lines as Slurm 22.05 (Debian 12) prints
 // them, and the durations and sizes Slurm writes.
-#include "slurm/jobs.h"
-
 #include <gtest/gtest.h>
+
+#include "slurm/jobs.h"
 
 namespace footprint::experiment {
 namespace {
