@@ -59,6 +59,18 @@ struct CgroupPaths {
   std::string v2, cpuacct, memory, blkio, pids;
 };
 
+// Sets the field of each v1 controller named in `names` (comma-separated, as mountinfo's
+// options and /proc/PID/cgroup's second field list them) to `value`; other names are ignored.
+template <typename PerController, typename Value>
+void AssignPerController(std::string_view names, PerController& fields, const Value& value) {
+  for (std::string_view c : Split(names, ',')) {
+    if (c == "cpuacct") fields.cpuacct = value;
+    if (c == "memory") fields.memory = value;
+    if (c == "blkio") fields.blkio = value;
+    if (c == "pids") fields.pids = value;
+  }
+}
+
 // The hierarchies as /proc/self/mountinfo shows them; every cgroup mount point is also added
 // to `all_roots`.
 CgroupMounts ReadCgroupMounts(const std::string& proc_root, std::vector<std::string>& all_roots) {
@@ -76,12 +88,7 @@ CgroupMounts ReadCgroupMounts(const std::string& proc_root, std::vector<std::str
     if (right[0] == "cgroup2") {
       mounts.v2 = m;
     } else if (right[0] == "cgroup") {
-      for (std::string_view opt : Split(right[2], ',')) {
-        if (opt == "cpuacct") mounts.cpuacct = m;
-        if (opt == "memory") mounts.memory = m;
-        if (opt == "blkio") mounts.blkio = m;
-        if (opt == "pids") mounts.pids = m;
-      }
+      AssignPerController(right[2], mounts, m);
     }
   }
   return mounts;
@@ -97,12 +104,7 @@ CgroupPaths ReadCgroupPaths(const std::string& proc_root, const std::string& who
     if (parts.size() < 3) continue;
     std::string path(line.substr(parts[0].size() + parts[1].size() + 2));
     if (parts[0] == "0" && parts[1].empty()) paths.v2 = path;
-    for (std::string_view c : Split(parts[1], ',')) {
-      if (c == "cpuacct") paths.cpuacct = path;
-      if (c == "memory") paths.memory = path;
-      if (c == "blkio") paths.blkio = path;
-      if (c == "pids") paths.pids = path;
-    }
+    AssignPerController(parts[1], paths, path);
   }
   return paths;
 }
