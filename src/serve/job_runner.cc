@@ -46,8 +46,6 @@ struct JobRunner::Running {
 
 namespace {
 
-int64_t NowMs() { return MonotonicNs() / 1'000'000; }
-
 // Every process below `pid`, listed before any is killed: once a parent dies, its children
 // move to another parent and out of sight.
 std::vector<pid_t> TreeOf(pid_t pid) {
@@ -56,20 +54,6 @@ std::vector<pid_t> TreeOf(pid_t pid) {
     for (pid_t child : ChildrenOf("/proc", tree[i])) tree.push_back(child);
   }
   return tree;
-}
-
-// SIGKILL to the job's tree and group, again while processes appear (a fork between the
-// listing and the kill), for at most about 2 s.
-void KillJobTree(pid_t leader) {
-  for (int pass = 0; pass < 400; ++pass) {
-    std::vector<pid_t> tree = TreeOf(leader);
-    bool alive = ::kill(-leader, SIGKILL) == 0;
-    for (pid_t pid : tree) {
-      if (pid != leader && ::kill(pid, SIGKILL) == 0) alive = true;
-    }
-    if (!alive || tree.size() <= 1) return;
-    ::usleep(5000);
-  }
 }
 
 // Starts `launch` in a process group of its own, stdout and stderr into the pipes' write ends,
@@ -134,8 +118,24 @@ std::string Ending(int wait_status) {
 
 }  // namespace
 
-JobRunner::JobRunner(JobQueue& queue, const JobCatalog& catalog)
-    : queue_(queue), catalog_(catalog) {}
+JobRunner::JobRunner(JobQueue& queue, const JobCatalog& catalog, Env& env)
+    : queue_(queue), catalog_(catalog), env_(env) {}
+
+int64_t JobRunner::NowMs() { return env_.MonotonicNs() / kNsPerMs; }
+
+// SIGKILL to the job's tree and group, again while processes appear (a fork between the
+// listing and the kill), for at most 400 pauses of 5 ms.
+void JobRunner::KillJobTree(pid_t leader) {
+  for (int pass = 0; pass < 400; ++pass) {
+    std::vector<pid_t> tree = TreeOf(leader);
+    bool alive = ::kill(-leader, SIGKILL) == 0;
+    for (pid_t pid : tree) {
+      if (pid != leader && ::kill(pid, SIGKILL) == 0) alive = true;
+    }
+    if (!alive || tree.size() <= 1) return;
+    env_.SleepUntil(env_.MonotonicNs() + 5 * kNsPerMs);
+  }
+}
 
 JobRunner::~JobRunner() { Stop(); }
 
@@ -169,7 +169,8 @@ void JobRunner::Loop() {
   while (true) {
     if (running_.empty()) {
       std::unique_lock lock(mu_);
-      wake_.wait_for(lock, std::chrono::milliseconds(kPollMs), [this] { return woken_; });
+      env_.WaitUntil(wake_, lock, env_.MonotonicNs() + kPollMs * kNsPerMs,
+                     [this] { return woken_; });
       woken_ = false;
     } else {
       ReadOutput(kPollMs);
@@ -259,7 +260,7 @@ void JobRunner::ReadOutput(int timeout_ms) {
     }
   }
   if (fds.empty()) {
-    ::usleep(static_cast<useconds_t>(timeout_ms) * 1000);
+    env_.SleepUntil(env_.MonotonicNs() + timeout_ms * kNsPerMs);
     return;
   }
   if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) return;

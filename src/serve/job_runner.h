@@ -9,6 +9,8 @@
 // dies) and to its group. A job on a Slurm partition also has its Slurm jobs cancelled
 // (scancel), which a stopped footprint leaves queued and running.
 // A cancel asked for by another process (`footprint queue cancel`) is seen within kPollMs.
+// Every wait and deadline (the poll of an idle queue, the SIGKILL kTermGraceMs after SIGTERM,
+// kDrainMs) is on the Env's monotonic clock; only reading the jobs' pipes waits on the kernel.
 // A serve that dies without stopping (SIGKILL) kills each job's command (PR_SET_PDEATHSIG),
 // whose orphan guard stops the run's cgroup; the next serve marks the job interrupted.
 //
@@ -23,6 +25,7 @@
 #include <mutex>
 #include <thread>
 
+#include "footprint/env.h"
 #include "footprint/status.h"
 #include "serve/job_queue.h"
 #include "serve/job_spec.h"
@@ -36,7 +39,7 @@ inline constexpr int kDrainMs = 2000;
 
 class JobRunner {
  public:
-  JobRunner(JobQueue& queue, const JobCatalog& catalog);
+  JobRunner(JobQueue& queue, const JobCatalog& catalog, Env& env);
   ~JobRunner();
 
   // Marks the jobs a previous serve left running as failed (interrupted), then starts the
@@ -56,9 +59,12 @@ class JobRunner {
   void Reap();
   void Cancel(Running& job, int64_t now_ms);
   void StartWaiting();
+  int64_t NowMs();
+  void KillJobTree(pid_t leader);
 
   JobQueue& queue_;
   const JobCatalog& catalog_;
+  Env& env_;
   std::map<std::string, std::unique_ptr<Running>> running_;  // by target
   std::mutex mu_;
   std::condition_variable wake_;

@@ -1,12 +1,9 @@
 #include "serve/queue_api.h"
 
-#include <chrono>
 #include <cstdio>
 #include <random>
 #include <sstream>
-#include <thread>
 
-#include "util/clock.h"
 #include "util/file.h"
 #include "util/json_bounded.h"
 #include "util/json_text.h"
@@ -29,6 +26,7 @@ constexpr std::string_view kPrefix = "/api/queue";
 // How long an event stream of a job's output follows it at most.
 constexpr int64_t kMaxStreamNs = int64_t{6} * 3600 * 1'000'000'000;
 constexpr int64_t kStreamKeepAliveNs = 2'000'000'000;
+constexpr int64_t kStreamPollNs = 100'000'000;  // a quiet stream looks at the queue this often
 
 // A role and its word, in the tokens file and in answers.
 struct RoleWord {
@@ -156,7 +154,7 @@ Result<std::vector<TokenGrant>> ReadTokenGrants(const std::string& path) {
 
 std::string QueueApi::IssueFormToken(const Caller& caller) {
   std::lock_guard lock(mu_);
-  const int64_t now = MonotonicNs();
+  const int64_t now = env_.MonotonicNs();
   std::erase_if(form_tokens_,
                 [&](const auto& entry) { return now - entry.second.second > kFormTokenLifeNs; });
   while (form_tokens_.size() >= kMaxFormTokens) form_tokens_.erase(form_tokens_.begin());
@@ -170,7 +168,7 @@ bool QueueApi::UseFormToken(const std::string& token, const Caller& caller) {
   auto it = form_tokens_.find(token);
   if (it == form_tokens_.end()) return false;
   const bool valid =
-      it->second.first == caller.name && MonotonicNs() - it->second.second <= kFormTokenLifeNs;
+      it->second.first == caller.name && env_.MonotonicNs() - it->second.second <= kFormTokenLifeNs;
   form_tokens_.erase(it);
   return valid;
 }
@@ -241,9 +239,9 @@ ApiResponse QueueApi::JobAnswer(int64_t id, std::string_view rest,
   ApiResponse r;
   r.content_type = "text/event-stream";
   r.stream = [this, id, after](std::ostream& out) mutable {
-    const int64_t give_up = MonotonicNs() + kMaxStreamNs;
-    int64_t quiet_since = MonotonicNs();
-    while (MonotonicNs() < give_up && !stopping_) {
+    const int64_t give_up = env_.MonotonicNs() + kMaxStreamNs;
+    int64_t quiet_since = env_.MonotonicNs();
+    while (env_.MonotonicNs() < give_up && !stopping_) {
       auto now = queue_.Get(id);  // before the output: what it said last is then read too
       auto chunks = queue_.LogAfter(id, after);
       if (!now.ok() || !chunks.ok()) return false;
@@ -257,13 +255,13 @@ ApiResponse QueueApi::JobAnswer(int64_t id, std::string_view rest,
         return static_cast<bool>(out.flush());
       }
       // A comment line now and then: a client that went away is noticed by the write.
-      if (!chunks->empty()) quiet_since = MonotonicNs();
-      if (MonotonicNs() - quiet_since > kStreamKeepAliveNs) {
+      if (!chunks->empty()) quiet_since = env_.MonotonicNs();
+      if (env_.MonotonicNs() - quiet_since > kStreamKeepAliveNs) {
         out << ": waiting for output\n\n";
-        quiet_since = MonotonicNs();
+        quiet_since = env_.MonotonicNs();
       }
       if (!out.flush()) return false;
-      if (chunks->empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (chunks->empty()) env_.SleepUntil(env_.MonotonicNs() + kStreamPollNs);
     }
     return true;
   };

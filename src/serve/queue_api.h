@@ -8,6 +8,8 @@
 // GET /api/queue/form issued to the same caller, used once, within an hour (CSRF), and a body
 // of at most kMaxQueueBodyBytes of JSON. Each launch, cancel and requeue leaves an audit row.
 //
+// The form tokens' life and the event streams' waits are on the Env's monotonic clock.
+//
 // Thread-safety: Handle may be called from many threads at once.
 #ifndef FOOTPRINT_SERVE_QUEUE_API_H_
 #define FOOTPRINT_SERVE_QUEUE_API_H_
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "footprint/env.h"
 #include "serve/api.h"
 #include "serve/job_queue.h"
 #include "serve/job_spec.h"
@@ -64,8 +67,9 @@ struct QueueRequest {
 class QueueApi {
  public:
   // `wake` tells the runner that the queue changed.
-  QueueApi(JobQueue& queue, const JobCatalog& catalog, std::function<void()> wake)
-      : queue_(queue), catalog_(catalog), wake_(std::move(wake)) {}
+  QueueApi(JobQueue& queue, const JobCatalog& catalog, std::function<void()> wake,
+           Env& env = Env::Default())
+      : queue_(queue), catalog_(catalog), wake_(std::move(wake)), env_(env) {}
 
   ApiResponse Handle(const QueueRequest& request);
   // Ends the event streams (the server stops).
@@ -84,6 +88,7 @@ class QueueApi {
   JobQueue& queue_;
   const JobCatalog& catalog_;
   std::function<void()> wake_;
+  Env& env_;
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
   std::map<std::string, std::pair<std::string, int64_t>> form_tokens_;  // -> caller, issued at

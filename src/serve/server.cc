@@ -913,7 +913,7 @@ Status Server::Impl::StartQueue() {
       std::make_unique<JobCatalog>(JobFolders{options.manifests, options.plans}, self,
                                    std::filesystem::absolute(options.db).string(), options.python);
   queue_api = std::make_unique<QueueApi>(*queue, *catalog, [this] { runner->Wake(); });
-  runner = std::make_unique<JobRunner>(*queue, *catalog);
+  runner = std::make_unique<JobRunner>(*queue, *catalog, Env::Default());
   return runner->Start();
 }
 

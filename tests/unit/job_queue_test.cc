@@ -1,6 +1,7 @@
 // The queue of footprint serve: its tables in a footprint database (job_queue.h), what a job
 // may name and override (job_spec.h), and the API's roles, form tokens and limits
-// (queue_api.h). The runner is tested with a real serve in tests/integration/test_queue.py.
+// (queue_api.h), the API's clock driven through FakeEnv. The runner: job_runner_test.cc and,
+// with a real serve, tests/integration/test_queue.py.
 #include "serve/job_queue.h"
 
 #include <gtest/gtest.h>
@@ -9,7 +10,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <thread>
 
+#include "fake_env.h"
 #include "footprint/store.h"
 #include "serve/job_spec.h"
 #include "serve/queue_api.h"
@@ -268,7 +272,8 @@ class QueueApiTest : public JobCatalogTest {
  protected:
   void SetUp() override {
     JobCatalogTest::SetUp();
-    api_ = std::make_unique<QueueApi>(*queue_, catalog_, [this] { ++wakes_; });
+    api_ = std::make_unique<QueueApi>(
+        *queue_, catalog_, [this] { ++wakes_; }, env_);
   }
   ApiResponse Send(const std::string& method, const std::string& path, Role role,
                    const std::string& body = "", std::string form_token = "") {
@@ -282,6 +287,7 @@ class QueueApiTest : public JobCatalogTest {
   std::string FormToken(Role role) {
     return nlohmann::json::parse(Send("GET", "/api/queue/form", role).body)["form_token"];
   }
+  FakeEnv env_;  // its clock stands still unless a test moves it
   int wakes_ = 0;
   std::unique_ptr<QueueApi> api_;
 };
@@ -313,6 +319,47 @@ TEST_F(QueueApiTest, OthersJobsNeedAnAdmin) {
   EXPECT_EQ(Send("POST", "/api/queue/cancel", Role::kAdmin, body, FormToken(Role::kAdmin)).status,
             200);
   EXPECT_EQ(queue_->Get(id)->state, JobState::kCancelled);
+}
+
+TEST_F(QueueApiTest, AFormTokenLivesAnHourOnTheEnvsClock) {
+  const std::string body = R"({"kind": "plan", "file": "plan.csv"})";
+  const std::string on_time = FormToken(Role::kRun), late = FormToken(Role::kRun);
+  env_.Advance(kFormTokenLifeNs);
+  EXPECT_EQ(Send("POST", "/api/queue", Role::kRun, body, on_time).status, 201);
+  env_.Advance(1);
+  EXPECT_EQ(Send("POST", "/api/queue", Role::kRun, body, late).status, 403);
+  EXPECT_EQ(queue_->List()->size(), 1u);
+}
+
+// The stream of a job's output looks at the queue every 100 ms of the Env's clock and says
+// it waits after each 2 s without output: on the driven clock, exactly so, with no real wait.
+TEST_F(QueueApiTest, AQuietEventStreamWaitsOnTheEnvsClockUntilItsJobEnds) {
+  const int64_t id = *queue_->Add(Plan(), "ann");
+  const ApiResponse events =
+      Send("GET", "/api/queue/" + std::to_string(id) + "/events", Role::kRead);
+  ASSERT_TRUE(events.stream);
+  env_.SetHorizon(int64_t{10'000'000'000});
+  std::ostringstream out;
+  bool streamed = false;
+  std::thread reader([&] { streamed = events.stream(out); });
+  env_.AwaitParked();  // at 10 s, its next look due at 10.1 s
+  std::string text = out.str();
+  size_t waits = 0;
+  for (size_t at = text.find(": waiting"); at != std::string::npos;
+       at = text.find(": waiting", at + 1)) {
+    ++waits;
+  }
+  EXPECT_EQ(waits, 4u) << text;  // at 2.1, 4.2, 6.3 and 8.4 s
+  EXPECT_EQ(text.find("event: end"), std::string::npos) << text;
+  ASSERT_TRUE(queue_->AppendLog(id, "out", "last words\n").ok());
+  ASSERT_TRUE(queue_->Finish(id, JobState::kDone, 0, "").ok());
+  env_.SetHorizon(int64_t{20'000'000'000});
+  reader.join();
+  EXPECT_TRUE(streamed);
+  text = out.str();
+  EXPECT_NE(text.find("last words"), std::string::npos) << text;
+  EXPECT_NE(text.find("event: end"), std::string::npos) << text;
+  EXPECT_EQ(env_.MonotonicNs(), int64_t{10'100'000'000});  // it ended at the first look after
 }
 
 TEST(TokenGrants, ReadsRolesAndRefusesBadLines) {
