@@ -327,7 +327,6 @@ class Benchmark::Impl {
 
   // Own sampling (not joined).
   std::unique_ptr<MonitorSession> session_;
-  ProcessTreeProbe* tree_ = nullptr;
   json meta_;
 };
 
@@ -638,15 +637,13 @@ Status Benchmark::Impl::Start(json meta) {
     Env& env = *options_.env;
     // This process and its children, with machine-wide energy when asked for. (Hardware
     // counters are not: perf events follow a process from its exec, and this one runs.)
-    ProbeChoice choice;  // member by member: see MakeProbes (monitor.cc)
+    ProbeChoice choice;  // member by member: see CommandProbeChoice (monitor.cc)
     choice.tree.monitor_pid = ::getpid();
     choice.tree.proc_root = env.ProcRoot();
     choice.tree.include_monitor = true;
     choice.energy = true;
-    ChosenProbes chosen = ChooseProbes(env, std::move(choice), meta_);
-    tree_ = chosen.tree;
     session_ = std::make_unique<MonitorSession>(
-        *sample_store_, run_.id, std::move(chosen.probes),
+        *sample_store_, run_.id, std::move(choice), meta_,
         MonitorSession::Options{.env = &env,
                                 .intervals = intervals,
                                 .flush_interval_ns = options_.flush_interval_ns,
@@ -659,7 +656,7 @@ Status Benchmark::Impl::Start(json meta) {
     std::vector<clockid_t> clocks = session_->ThreadCpuClocks();
     clocks.emplace_back();
     pthread_getcpuclockid(writer_.native_handle(), &clocks.back());
-    tree_->ExcludeThreadCpu(clocks);
+    session_->tree()->ExcludeThreadCpu(clocks);
   } else {
     writer_ = std::thread([this] { WriterLoop(); });
   }
@@ -727,8 +724,9 @@ RunTotals Benchmark::Impl::OwnRunTotals(int64_t duration_ns, const CpuSeconds& d
   in.reaped.write_bytes = (self.ru_oublock + children.ru_oublock - self_at_open_.ru_oublock -
                            children_at_open_.ru_oublock) *
                           512;
-  in.sampled_memory_peak_bytes = tree_->peak_memory_bytes();
-  in.sampled_rss_sum_peak_bytes = tree_->peak_rss_sum_bytes();
+  const ProcessTreeProbe& tree = *session_->tree();
+  in.sampled_memory_peak_bytes = tree.peak_memory_bytes();
+  in.sampled_rss_sum_peak_bytes = tree.peak_rss_sum_bytes();
   RunTotals out = ComputeRunTotals(in);
   // Where the figures came from, in the API's words: the process itself, not reaped commands.
   out.sources["cpu"] =

@@ -91,9 +91,8 @@ Result<MonitorOutcome> RunResidentLoad(Store& store, const MonitorOptions& optio
   p.sources["cgroup_unavailable"] = "a resident command, started before the run";
   ReapedTotals reaped;
   UnavailableMetrics unavailable_gpu;
-  ProcessTreeProbe* tree = nullptr;
   MonitorSession session(
-      store, p.run.id, MakeProbes(opt, p, std::move(perf), reaped, unavailable_gpu, tree),
+      store, p.run.id, CommandProbeChoice(opt, p, std::move(perf), reaped, unavailable_gpu), p.meta,
       {.env = &env, .intervals = intervals, .flush_interval_ns = opt.flush_interval_ns});
   p.meta["resident"] = {{"pid", command.pid()}, {"ready_s", command.ready_s()}};
   p.meta["tree_membership"] = "proc walk (footprint's children: the resident command)";
@@ -109,8 +108,9 @@ Result<MonitorOutcome> RunResidentLoad(Store& store, const MonitorOptions& optio
   AwaitLoad(driver, command.pid(), stop);
   out.signal_received = stop.received();
   session.Stop();
-  RecordTotals(ResidentTotals(session.duration_ns(), cpu_before, ProcessCpuNs(stat), *tree),
-               session, p, out);
+  RecordTotals(
+      ResidentTotals(session.duration_ns(), cpu_before, ProcessCpuNs(stat), *session.tree()),
+      session, p, out);
   AddDriverResult(driver, store, p, out);
   unavailable_gpu.Warn(out.warnings);
   StoreResidentEnd(session, driver, p.run, out);

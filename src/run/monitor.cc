@@ -218,29 +218,21 @@ Result<std::unique_ptr<Probe>> OpenCpuRing(const MonitorOptions& opt, PreparedRu
   return std::unique_ptr<Probe>();
 }
 
-std::vector<std::unique_ptr<Probe>> MakeProbes(const MonitorOptions& opt, PreparedRun& p,
-                                               PerfProbe::Options perf, const ReapedTotals& reaped,
-                                               UnavailableMetrics& unavailable_gpu,
-                                               ProcessTreeProbe*& tree, ContainerMembers* container,
-                                               std::unique_ptr<Probe> cpu_ring) {
-  Env& env = *opt.env;
+ProbeChoice CommandProbeChoice(const MonitorOptions& opt, const PreparedRun& p,
+                               PerfProbe::Options perf, const ReapedTotals& reaped,
+                               UnavailableMetrics& unavailable_gpu) {
   // Filled in member by member: GCC 12 at -O3 takes a nested braced Options for one whose
   // std::string may be used uninitialized (-Wmaybe-uninitialized), which -Werror stops.
   ProbeChoice choice;
   choice.tree.monitor_pid = ::getpid();
   if (p.cgroup && !p.cgroup->procs_path().empty()) choice.tree.cgroup = p.cgroup.get();
   choice.tree.reaped = &reaped;
-  choice.tree.proc_root = env.ProcRoot();
+  choice.tree.proc_root = opt.env->ProcRoot();
   choice.exact_intervals = ExactIntervals(opt);
-  choice.cpu_ring = std::move(cpu_ring);
   choice.energy = true;
   choice.perf = std::move(perf);
   choice.gpu = GpuChoice(opt.metrics, opt.gpus, unavailable_gpu);
-  choice.gpu->members = container;  // with the tree's processes (set_tree below)
-  ChosenProbes chosen = ChooseProbes(env, std::move(choice), p.meta);
-  tree = chosen.tree;
-  if (container) container->set_tree(tree);
-  return std::move(chosen.probes);
+  return choice;
 }
 
 namespace {
@@ -511,39 +503,27 @@ struct CommandRun {
   ReapedTotals reaped;  // what WaitForCommand reaped, for the tree probe
   ReapedUsage usage;    // the same, for the totals
   UnavailableMetrics unavailable_gpu;
-  ProcessTreeProbe* tree = nullptr;  // the session's
   // A container the command starts is measured in a parent cgroup footprint makes for it
   // (docs/containers.md): its engine's processes are not the command's.
   std::unique_ptr<ContainerWatch> container;
-  std::unique_ptr<ContainerMembers> container_members;  // the GPU's processes, theirs too
-  ContainerProbe* container_probe = nullptr;            // the session's
   // The command as it is started: inside a profiler when one is asked for and present.
   std::vector<std::string> command;
   std::map<std::string, std::string> environment;
   std::unique_ptr<ProfilerSession> profiler;
 };
 
-// The run's record and cgroup (PrepareRun), a container's cgroup, the kernel's ring for `cpu`
-// and the run's probes, which it returns: slow or fallible, all before the command exists.
-Result<std::vector<std::unique_ptr<Probe>>> PrepareCommandRun(const MonitorOptions& opt,
-                                                              PerfProbe::Options perf,
-                                                              CommandRun& r) {
+// The run's record and cgroup (PrepareRun), a container's cgroup, the kernel's ring for `cpu`,
+// and what its session is to measure, which it returns: slow or fallible, all before the
+// command exists.
+Result<ProbeChoice> PrepareCommandRun(const MonitorOptions& opt, PerfProbe::Options perf,
+                                      CommandRun& r) {
   r.intervals = ResolveIntervals(opt);
   FP_ASSIGN_OR_RETURN(r.p, PrepareRun(opt, r.intervals));
   FP_ASSIGN_OR_RETURN(r.container, ContainerWatch::ForCommand(opt.command, r.p.run.id));
-  if (r.container) {
-    r.container_members = std::make_unique<ContainerMembers>(&r.container->cgroup());
-  }
-  FP_ASSIGN_OR_RETURN(std::unique_ptr<Probe> cpu_ring, OpenCpuRing(opt, r.p, r.intervals));
-  std::vector<std::unique_ptr<Probe>> probes =
-      MakeProbes(opt, r.p, std::move(perf), r.reaped, r.unavailable_gpu, r.tree,
-                 r.container_members.get(), std::move(cpu_ring));
-  if (r.container) {
-    auto owned = std::make_unique<ContainerProbe>(&r.container->cgroup());
-    r.container_probe = owned.get();
-    probes.push_back(std::move(owned));
-  }
-  return probes;
+  ProbeChoice choice = CommandProbeChoice(opt, r.p, std::move(perf), r.reaped, r.unavailable_gpu);
+  FP_ASSIGN_OR_RETURN(choice.cpu_ring, OpenCpuRing(opt, r.p, r.intervals));
+  if (r.container) choice.container = &r.container->cgroup();
+  return choice;
 }
 
 // The command as it is started (a container's rewritten, inside a profiler when one is asked
@@ -624,22 +604,23 @@ WaitResult AwaitCommand(Env& env, CommandRun& r, GatedCommand& gated, const sigs
 void ConcludeCommand(const MonitorOptions& opt, Store& store, CommandRun& r, const WaitResult& w,
                      MonitorSession& session, MonitorOutcome& out) {
   PreparedRun& p = r.p;
-  p.meta["tree_membership"] = r.tree->uses_cgroup() ? "cgroup" : "proc walk (subreaper)";
+  ProcessTreeProbe& tree = *session.tree();
+  p.meta["tree_membership"] = tree.uses_cgroup() ? "cgroup" : "proc walk (subreaper)";
   if (r.container) {
     const int client_status = ShellStatus(w.wait_status);
     p.meta["container"] = r.container->Meta(client_status);
     if (std::string line = r.container->NotRunLine(client_status); !line.empty()) {
-      r.container_probe->ContainerDidNotRun();
+      session.container()->ContainerDidNotRun();
       out.warnings.push_back(line);
     }
   }
   const TotalsInputs accounts =
-      KernelAccounts(session.duration_ns(), r.usage, p.cgroup.get(), *r.tree);
+      KernelAccounts(session.duration_ns(), r.usage, p.cgroup.get(), tree);
   Conclude(w, accounts, session, p, out);
   if (r.profiler) r.profiler->Finish(store, p.run.id, out.totals, p.meta, out.warnings);
   if (opt.driver) AddDriverResult(*opt.driver, store, p, out);
   r.unavailable_gpu.Warn(out.warnings);
-  if (int64_t left = r.tree->CountLiveProcesses(); left > 0) {
+  if (int64_t left = tree.CountLiveProcesses(); left > 0) {
     out.warnings.push_back(std::to_string(left) +
                            " process(es) started by the command were still running when it "
                            "exited; they were measured until then");
@@ -663,13 +644,10 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   FP_ASSIGN_OR_RETURN(OutputFile output, OutputFile::Open(opt.output));
   // --- Everything slow or fallible happens before the command exists. -----------------
   CommandRun r;
-  FP_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Probe>> probes,
-                      PrepareCommandRun(opt, std::move(perf), r));
-  MonitorSession session(store, r.p.run.id, std::move(probes),
-                         {.env = opt.env,
-                          .intervals = r.intervals,
-                          .exact_intervals = ExactIntervals(opt),
-                          .flush_interval_ns = opt.flush_interval_ns});
+  FP_ASSIGN_OR_RETURN(ProbeChoice probes, PrepareCommandRun(opt, std::move(perf), r));
+  MonitorSession session(
+      store, r.p.run.id, std::move(probes), r.p.meta,
+      {.env = opt.env, .intervals = r.intervals, .flush_interval_ns = opt.flush_interval_ns});
   FP_RETURN_IF_ERROR(PrepareCommand(opt, store, r));
   FP_RETURN_IF_ERROR(session.CreateRun(r.p.run, r.p.meta));  // one commit for run and series
   // From here on the run exists: if footprint fails before the command starts, the session

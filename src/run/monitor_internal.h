@@ -8,12 +8,12 @@
 
 #include "footprint/monitor.h"
 #include "probe/cgroup.h"
-#include "probe/container_probe.h"
 #include "probe/gpu_backends.h"
 #include "probe/perf_probe.h"
 #include "probe/process_tree_probe.h"
 #include "sampler/sampler.h"
 #include "session/monitor_session.h"
+#include "session/probe_set.h"
 #include "session/totals.h"
 
 namespace footprint {
@@ -49,15 +49,13 @@ inline constexpr int64_t kCpuRingBelowIntervalNs = 10'000'000;
 Result<std::unique_ptr<Probe>> OpenCpuRing(const MonitorOptions& opt, PreparedRun& p,
                                            const MetricIntervals& intervals);
 
-// The probes of a command's run; `tree` receives the process-tree probe, which the totals read.
-// With `container` (a container the command starts), the GPU's .tree metrics count the tree's
-// processes and the container's. With `cpu_ring` (OpenCpuRing), the tree's `cpu` is its.
-std::vector<std::unique_ptr<Probe>> MakeProbes(const MonitorOptions& opt, PreparedRun& p,
-                                               PerfProbe::Options perf, const ReapedTotals& reaped,
-                                               UnavailableMetrics& unavailable_gpu,
-                                               ProcessTreeProbe*& tree,
-                                               ContainerMembers* container = nullptr,
-                                               std::unique_ptr<Probe> cpu_ring = nullptr);
+// What a command's session is to measure (its probes are the session's to pick): the tree of
+// footprint's descendants, in the run's cgroup when it has one, with what was `reaped`; the
+// machine, energy, hardware counters `perf` and the GPUs the options ask for. `run` adds the
+// kernel's ring for cpu (OpenCpuRing) and a container the command starts.
+ProbeChoice CommandProbeChoice(const MonitorOptions& opt, const PreparedRun& p,
+                               PerfProbe::Options perf, const ReapedTotals& reaped,
+                               UnavailableMetrics& unavailable_gpu);
 
 // The run's totals into `out`, with what the session's probes found, and where they came from
 // into its meta (sources beside the run's own, p.sources; accounting, memory peaks).

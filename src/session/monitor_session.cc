@@ -17,13 +17,27 @@ void WarnOnStderr(const std::string& line) {
   (void)!::write(STDERR_FILENO, text.data(), text.size());
 }
 
+MonitorSession::MonitorSession(Store& store, std::string run_id, ProbeChoice choice,
+                               nlohmann::json& meta, const Options& options)
+    : MonitorSession(store, std::move(run_id), ChooseProbes(*options.env, std::move(choice), meta),
+                     options) {}
+
 MonitorSession::MonitorSession(Store& store, std::string run_id,
                                std::vector<std::unique_ptr<Probe>> probes, const Options& options)
+    : MonitorSession(store, std::move(run_id), ChosenProbes{.probes = std::move(probes)}, options) {
+}
+
+MonitorSession::MonitorSession(Store& store, std::string run_id, ChosenProbes chosen,
+                               const Options& options)
     : store_(store),
       run_id_(std::move(run_id)),
       options_(options),
+      tree_(chosen.tree),
+      container_(chosen.container),
+      members_(std::move(chosen.members)),
       queue_(options.queue_capacity),
-      sampler_(*options.env, std::move(probes), options.intervals, queue_, options.exact_intervals),
+      sampler_(*options.env, std::move(chosen.probes), options.intervals, queue_,
+               chosen.exact_intervals),
       writer_(*options.env, store, queue_, run_id_, options.flush_interval_ns) {
   writer_.set_notice(options.on_data_loss);
   // footprint's cost of this run is counted from here: the probes' discovery, the series, the

@@ -5,12 +5,14 @@
 // end on the session's clock, and its end stored, or, when something fails before it starts,
 // the reason it failed. `footprint run` and `experiment` (through RunMonitored), the Slurm
 // agent, the resident load, an attached container and the in-process API (Benchmark) all
-// measure through it; each only describes its run and its probes.
+// measure through it; each only describes its run and what to measure (a ProbeChoice), and the
+// session picks the probes (ChooseProbes) and computes the totals the caller's kernel accounts
+// give (ComputeRunTotals, in Finish).
 //
-// Life cycle: construct (the probes declare their series) -> CreateRun (the run and its series
-// in one commit) -> AttachToCommand -> Start() (t0) -> Stop() (the end) -> Finish(findings) ->
-// StoreEnd(totals). Between CreateRun and Start, Abandon(why) ends the run instead: a run the
-// session created is never left 'running', to be taken for interrupted.
+// Life cycle: construct (the probes are picked and declare their series) -> CreateRun (the run and
+// its series in one commit) -> AttachToCommand -> Start() (t0) -> Stop() (the end) ->
+// Finish(findings) -> StoreEnd(totals). Between CreateRun and Start, Abandon(why) ends the run
+// instead: a run the session created is never left 'running', to be taken for interrupted.
 //
 // Thread-safety: one controlling thread calls everything but SetInterval, which any thread may
 // call between Start and Stop. The store is used by the writer thread between Start and Stop
@@ -35,6 +37,7 @@
 #include "sampler/sample_queue.h"
 #include "sampler/sampler.h"
 #include "sampler/writer.h"
+#include "session/probe_set.h"
 #include "session/totals.h"
 
 namespace footprint {
@@ -47,7 +50,6 @@ class MonitorSession {
   struct Options {
     Env* env = &Env::Default();   // must outlive the session
     MetricIntervals intervals{};  // per metric; 0 = not sampled
-    MetricSet exact_intervals;    // metrics given an interval of their own (Sampler's `exact`)
     int64_t flush_interval_ns = 500'000'000;
     size_t queue_capacity = 1 << 16;
     // True when footprint's process does nothing but monitor (`footprint run`): its own CPU
@@ -60,7 +62,13 @@ class MonitorSession {
     Writer::Notice on_data_loss = WarnOnStderr;
   };
 
-  // `probes` are owned; the store must outlive the session.
+  // The probes `choice` describes (ChooseProbes), on options.env's /proc and /sys; a GPU's
+  // meta.gpu goes into `meta`, and the metrics choice.exact_intervals names are woken at their
+  // own interval even beside a kernel buffer. The store must outlive the session.
+  MonitorSession(Store& store, std::string run_id, ProbeChoice choice, nlohmann::json& meta,
+                 const Options& options);
+  // Probes the caller made, owned: for what no ProbeChoice describes (an attached container,
+  // a test's probe). No tree, no container.
   MonitorSession(Store& store, std::string run_id, std::vector<std::unique_ptr<Probe>> probes,
                  const Options& options);
   ~MonitorSession();  // stops the threads if they still run
@@ -113,10 +121,20 @@ class MonitorSession {
   // After Stop: CPU time of the session's threads.
   double threads_cpu_s() const;
 
+  // The process-tree probe the session picked (its peaks and CPU feed the totals), and a
+  // container's probe when the choice had one; null otherwise. Owned by the session.
+  ProcessTreeProbe* tree() const { return tree_; }
+  ContainerProbe* container() const { return container_; }
+
  private:
+  MonitorSession(Store& store, std::string run_id, ChosenProbes chosen, const Options& options);
+
   Store& store_;
   const std::string run_id_;
   const Options options_;
+  ProcessTreeProbe* tree_;
+  ContainerProbe* container_;
+  std::unique_ptr<ContainerMembers> members_;  // the GPU probe's: outlives the sampler
   SampleQueue queue_;
   Sampler sampler_;
   Writer writer_;

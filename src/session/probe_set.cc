@@ -8,6 +8,7 @@ namespace footprint {
 
 ChosenProbes ChooseProbes(Env& env, ProbeChoice choice, nlohmann::json& meta) {
   ChosenProbes out;
+  out.exact_intervals = choice.exact_intervals;
   choice.tree.env = &env;
   choice.tree.exact_intervals = choice.exact_intervals;
   if (choice.cpu_ring) choice.tree.served_elsewhere.set(static_cast<size_t>(MetricId::kCpu));
@@ -18,12 +19,22 @@ ChosenProbes ChooseProbes(Env& env, ProbeChoice choice, nlohmann::json& meta) {
   out.probes.push_back(std::make_unique<SystemProbe>(env, choice.exact_intervals));
   if (choice.energy) out.probes.push_back(std::make_unique<RaplProbe>(env.SysRoot()));
   if (choice.perf) out.probes.push_back(std::make_unique<PerfProbe>(std::move(*choice.perf)));
+  if (choice.container) {
+    out.members = std::make_unique<ContainerMembers>(choice.container);
+    out.members->set_tree(out.tree);
+  }
   if (choice.gpu) {
-    ProcessMembers* members = choice.gpu->members ? choice.gpu->members : out.tree;
+    ProcessMembers* members = out.tree;
+    if (out.members) members = out.members.get();
     if (auto gpu = OpenGpuProbe(env, choice.gpu->wanted, members, choice.gpu->devices, meta,
                                 choice.gpu->unavailable)) {
       out.probes.push_back(std::move(gpu));
     }
+  }
+  if (choice.container) {
+    auto container = std::make_unique<ContainerProbe>(choice.container);
+    out.container = container.get();
+    out.probes.push_back(std::move(container));
   }
   return out;
 }

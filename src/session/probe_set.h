@@ -1,8 +1,9 @@
-// The probes of one run, chosen in one place. `run` (and the resident load), the Slurm step
-// agent and the in-process API each describe their run — how its process tree is found, what
-// else it measures — and get the same probes in the same order: a kernel ring for the tree's
-// cpu where one serves it, the tree, the machine's CPU and memory, then RAPL, hardware
-// counters and GPUs as asked. The tree comes before the probes that ask it for its members.
+// The probes of one run, chosen in one place: the MonitorSession picks them from a run's
+// ProbeChoice. `run` (and the resident load), the Slurm step agent and the in-process API each
+// describe their run — how its process tree is found, what else it measures — and get the same
+// probes in the same order: a kernel ring for the tree's cpu where one serves it, the tree, the
+// machine's CPU and memory, then RAPL, hardware counters, GPUs and a container's cgroup as
+// asked. The tree comes before the probes that ask it for its members.
 #ifndef FOOTPRINT_SESSION_PROBE_SET_H_
 #define FOOTPRINT_SESSION_PROBE_SET_H_
 
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "footprint/env.h"
+#include "probe/container_probe.h"
 #include "probe/perf_probe.h"
 #include "probe/probe.h"
 #include "probe/process_tree_probe.h"
@@ -30,19 +32,26 @@ struct ProbeChoice {
   std::optional<PerfProbe::Options> perf;  // hardware counters the command inherits
   struct Gpu {
     MetricSet wanted;
-    std::optional<std::string> devices;  // overrides CUDA_VISIBLE_DEVICES-style selection
-    ProcessMembers* members = nullptr;   // whose PIDs the .tree metrics count; none: the tree
+    std::optional<std::string> devices;         // overrides CUDA_VISIBLE_DEVICES-style selection
     UnavailableMetrics* unavailable = nullptr;  // told why metrics asked for cannot be had
   };
   std::optional<Gpu> gpu;
+  // A container the command starts, measured in this cgroup of its own (docs/containers.md):
+  // its probe comes last, and the GPU's .tree metrics count its processes with the tree's.
+  const RunCgroup* container = nullptr;
 };
 
 struct ChosenProbes {
   std::vector<std::unique_ptr<Probe>> probes;
-  ProcessTreeProbe* tree = nullptr;  // owned by `probes`; the totals read its peaks
+  ProcessTreeProbe* tree = nullptr;           // owned by `probes`; the totals read its peaks
+  ContainerProbe* container = nullptr;        // owned by `probes`, with a container
+  std::unique_ptr<ContainerMembers> members;  // the GPU's processes with a container
+  MetricSet exact_intervals;                  // the choice's, for the sampler
 };
 
-// The probes `choice` describes, on `env`'s /proc and /sys; the GPU probe writes meta.gpu.
+// The probes `choice` describes, on `env`'s /proc and /sys; the GPU probe writes meta.gpu. The
+// MonitorSession's to call; whoever holds them keeps the members (with a container) alive as
+// long as the probes.
 ChosenProbes ChooseProbes(Env& env, ProbeChoice choice, nlohmann::json& meta);
 
 // The GPUs of a run measuring `metrics` (NVML is loaded only when a GPU metric is among them).

@@ -187,22 +187,17 @@ RunRecord PartRecord(const MonitorOptions& mo, const StartedStep& started, const
   return run;
 }
 
-// The probes of a step's processes on this node; `tree` receives the process-tree probe.
-std::vector<std::unique_ptr<Probe>> StepProbes(const MonitorOptions& mo, pid_t daemon,
-                                               const std::string& node, json& meta,
-                                               UnavailableMetrics& unavailable_gpu,
-                                               ProcessTreeProbe*& tree) {
-  Env& env = *mo.env;
-  ProbeChoice choice;  // member by member: see MakeProbes (monitor.cc)
+// What to measure of a step on this node: the step daemon's descendants, the machine, GPUs.
+ProbeChoice StepProbeChoice(const MonitorOptions& mo, pid_t daemon, const std::string& node,
+                            UnavailableMetrics& unavailable_gpu) {
+  ProbeChoice choice;  // member by member: see CommandProbeChoice (monitor.cc)
   choice.tree.monitor_pid = daemon;
-  choice.tree.proc_root = env.ProcRoot();
+  choice.tree.proc_root = mo.env->ProcRoot();
   choice.exact_intervals = ExactIntervals(mo);
   choice.gpu = GpuChoice(mo.metrics, mo.gpus, unavailable_gpu);
   choice.tree.foreign_root = true;
   choice.tree.entity = node;
-  ChosenProbes chosen = ChooseProbes(env, std::move(choice), meta);
-  tree = chosen.tree;
-  return std::move(chosen.probes);
+  return choice;
 }
 
 // The step's part of the run, its totals, as the kernel's accounts of its processes allow.
@@ -243,8 +238,7 @@ int AwaitStepEnd(Env& env, const KernelFile& daemon_stat, const StopSignalCatche
 
 // The node's part as the session measured it: its status, totals and meta, its end stored.
 MonitorOutcome ConcludeStep(const MonitorOptions& mo, MonitorSession& session, RunRecord& run,
-                            json& meta, const ProcessTreeProbe& tree, int signal_received,
-                            UnavailableMetrics& unavailable_gpu) {
+                            json& meta, int signal_received, UnavailableMetrics& unavailable_gpu) {
   MonitorOutcome out;
   out.signal_received = signal_received;
   run.status = signal_received ? RunStatus::kInterrupted : RunStatus::kOk;
@@ -255,7 +249,7 @@ MonitorOutcome ConcludeStep(const MonitorOptions& mo, MonitorSession& session, R
   const bool cpu_sampled = mo.metrics.test(size_t(MetricId::kCpu));
   const std::string node = meta["span"]["host"];
   ProbeFindings findings{out.totals, meta, out.warnings};
-  session.Finish(StepTotals(session.duration_ns(), tree, cpu_sampled, node), findings);
+  session.Finish(StepTotals(session.duration_ns(), *session.tree(), cpu_sampled, node), findings);
   unavailable_gpu.Warn(out.warnings);
   out.end_stored = session.StoreEnd(out.totals, out.warnings).ok();
   return out;
@@ -305,10 +299,9 @@ Result<MonitorOutcome> MonitorSlurmStep(Store& store, const StepAgentOptions& op
   const std::string node = meta["span"]["host"];
   const MetricIntervals intervals = ResolveIntervals(mo);
   meta["intervals_ns"] = IntervalsMeta(intervals);
-  ProcessTreeProbe* tree = nullptr;
   UnavailableMetrics unavailable_gpu;
   MonitorSession session(
-      store, run.id, StepProbes(mo, started.daemon.pid, node, meta, unavailable_gpu, tree),
+      store, run.id, StepProbeChoice(mo, started.daemon.pid, node, unavailable_gpu), meta,
       {.env = &env, .intervals = intervals, .flush_interval_ns = mo.flush_interval_ns});
   FP_RETURN_IF_ERROR(session.CreateRun(run, meta));
 
@@ -317,8 +310,7 @@ Result<MonitorOutcome> MonitorSlurmStep(Store& store, const StepAgentOptions& op
   FP_RETURN_IF_ERROR(session.Start().status());
   const int signal_received = AwaitStepEnd(env, daemon_stat, stop);
   session.Stop();
-  MonitorOutcome out =
-      ConcludeStep(mo, session, run, meta, *tree, signal_received, unavailable_gpu);
+  MonitorOutcome out = ConcludeStep(mo, session, run, meta, signal_received, unavailable_gpu);
   out.run = std::move(run);
   return out;
 }

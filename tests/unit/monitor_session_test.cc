@@ -6,7 +6,10 @@
 #include "session/monitor_session.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -233,6 +236,57 @@ TEST_F(MonitorSessionTest, AnEndTheStoreRefusesIsReportedNotLost) {
   EXPECT_EQ(Stored().status, RunStatus::kRunning);
   EXPECT_EQ(totals_["clock_finished"], 1);
   EXPECT_EQ(StoredMs("cpu").size(), 11u);  // the samples were stored before the end
+}
+
+// Stands in for the kernel's ring (CpuRingProbe, which needs a cgroup): cpu under an entity of
+// its own, so that the test sees whose series it is.
+class RingStandIn final : public Probe {
+ public:
+  std::string_view name() const override { return "ring"; }
+  std::vector<SeriesSpec> Series(const MetricSet&) override { return {{MetricId::kCpu, "ring"}}; }
+  void Sample(int64_t, const MetricSet&, SampleOut&) override {}
+};
+
+// What a run describes is what its session measures with: a ring that serves cpu comes first
+// and the tree leaves cpu to it, the tree's series carry the entity asked for, the machine's
+// follow, and RAPL (a fake powercap zone) is there only when energy is asked for.
+TEST_F(MonitorSessionTest, TheSessionPicksTheProbesItsChoiceDescribes) {
+  const std::string zone = dir_.File("sys/class/powercap/intel-rapl:0");
+  std::filesystem::create_directories(zone);
+  std::ofstream(zone + "/name") << "package-0\n";
+  std::ofstream(zone + "/energy_uj") << "10\n";
+  std::ofstream(zone + "/max_energy_range_uj") << "1000000\n";
+  env_.sys_root = dir_.File("sys");
+  MetricIntervals intervals{};
+  for (MetricId m :
+       {MetricId::kCpu, MetricId::kMemory, MetricId::kSysMemory, MetricId::kEnergyCpu}) {
+    intervals[static_cast<size_t>(m)] = 100 * kNsPerMs;
+  }
+  for (const bool energy : {false, true}) {
+    ProbeChoice choice;
+    choice.tree.monitor_pid = ::getpid();
+    choice.tree.proc_root = "/proc";
+    choice.tree.entity = "node-7";
+    choice.cpu_ring = std::make_unique<RingStandIn>();
+    choice.energy = energy;
+    const std::string id = energy ? "with-energy" : "without-energy";
+    nlohmann::json meta = nlohmann::json::object();
+    MonitorSession session(*store_, id, std::move(choice), meta,
+                           {.env = &env_, .intervals = intervals, .on_data_loss = nullptr});
+    RunRecord run;
+    run.id = id;
+    run.name = "choice";
+    ASSERT_TRUE(session.CreateRun(run, meta).ok());
+    EXPECT_NE(session.tree(), nullptr);
+    EXPECT_EQ(session.container(), nullptr);
+    auto series = store_->ListSeries(id);
+    ASSERT_TRUE(series.ok()) << series.status().message();
+    std::vector<std::string> stored;
+    for (const SeriesRecord& s : *series) stored.push_back(s.metric + "/" + s.entity);
+    std::vector<std::string> expected = {"cpu/ring", "memory/node-7", "sys.memory/system"};
+    if (energy) expected.push_back("energy.cpu/system");
+    EXPECT_EQ(stored, expected) << id;
+  }
 }
 
 }  // namespace
