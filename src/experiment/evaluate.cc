@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiment/plan.h"
+#include "footprint/env.h"
 #include "util/file.h"
 #include "util/json_text.h"
 #include "util/sha256.h"
@@ -327,11 +328,11 @@ std::vector<std::string> InContainer(const EvaluationManifest& m, std::vector<st
     if (!file.empty()) folders.push_back(std::filesystem::path(file).parent_path().string());
   }
   if (!m.inputs_folder.empty()) folders.push_back(m.inputs_folder);
-  if (const char* path = std::getenv("PYTHONPATH"); path && *path) {
-    for (std::string_view dir : Split(path, ':')) {
+  if (auto path = Env::Default().Var("PYTHONPATH"); path && !path->empty()) {
+    for (std::string_view dir : Split(*path, ':')) {
       if (!dir.empty()) folders.emplace_back(dir);
     }
-    argv.insert(argv.end(), {"-e", std::string("PYTHONPATH=") + path});
+    argv.insert(argv.end(), {"-e", "PYTHONPATH=" + *path});
   }
   for (const std::string& folder : folders)
     argv.insert(argv.end(), {"-v", folder + ":" + folder + ":ro"});

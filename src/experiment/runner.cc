@@ -24,6 +24,7 @@
 #include "experiment/devices.h"
 #include "experiment/plan.h"
 #include "experiment/repro.h"
+#include "footprint/env.h"
 #include "footprint/experiment.h"
 #include "footprint/monitor.h"
 #include "run/run_metadata.h"
@@ -481,7 +482,7 @@ Result<int> RunWorkload(const std::vector<const PlannedRun*>& runs, ExperimentCo
     for (const auto& [k, v] : (*devices)->EnvFor(i)) run.env[k] = v;
     // Output through a PrefixedOutput is a pipe, which Python buffers: unbuffered, as radT
     // runs its scripts, lines come as they are printed. Unless the user chose otherwise.
-    if (runs.size() > 1 && std::getenv("PYTHONUNBUFFERED") == nullptr) {
+    if (runs.size() > 1 && !Env::Default().Var("PYTHONUNBUFFERED")) {
       run.env.try_emplace("PYTHONUNBUFFERED", "1");
     }
     prepared.push_back(OptionsFor(ctx.plan, run, ctx.options, &ctx.cache));

@@ -1,7 +1,6 @@
 #include "predict/calibration.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -9,6 +8,7 @@
 #include <vector>
 
 #include "core/identity.h"
+#include "footprint/env.h"
 #include "predict/json_members.h"
 #include "predict/machine.h"
 #include "predict/predictors.h"
@@ -271,11 +271,7 @@ json CalibrationMachine(const json& record) {
 Result<std::string> StoreCalibration(Store& store, const json& record,
                                      const std::vector<std::string>& command, double cpu_user_s,
                                      double cpu_system_s) {
-  const auto now = [] {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-  };
+  const auto now = [] { return Env::Default().RealtimeNs(); };
   RunRecord run;
   run.id = NewRunId();
   run.name = kCalibrationRun;

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <filesystem>
@@ -18,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "footprint/env.h"
 #include "footprint/mig.h"
 #include "footprint/model_graph.h"
 #include "footprint/store.h"
@@ -81,7 +81,7 @@ std::string DeviceOf(const std::string& measured_on) {
 // DEVICE-predictor.json (cpu-predictor.json, h100-80gb-predictor.json), else the source tree's;
 // empty when neither has one.
 std::string DefaultPredictor(const std::string& device) {
-  if (const char* p = std::getenv("FOOTPRINT_PREDICTOR"); p && *p) return p;
+  if (auto p = Env::Default().Var("FOOTPRINT_PREDICTOR"); p && !p->empty()) return *p;
   const std::string file = "/" + Lower(device) + "-predictor.json";
   for (const char* dir : {FOOTPRINT_INSTALLED_PREDICTORS, FOOTPRINT_SOURCE_PREDICTORS}) {
     if (std::ifstream(dir + file)) return dir + file;
@@ -404,9 +404,10 @@ Result<int> Calibrate(const PredictOptions& o, std::ostream& out) {
   if (o.quick) argv.push_back("--quick");
   rusage before{}, after{};
   ::getrusage(RUSAGE_CHILDREN, &before);
-  const auto started = std::chrono::steady_clock::now();
+  Env& env = Env::Default();
+  const int64_t started_ns = env.MonotonicNs();
   const int status = RunCalibrationScript(argv);
-  const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - started;
+  const double wall_s = static_cast<double>(env.MonotonicNs() - started_ns) / 1e9;
   ::getrusage(RUSAGE_CHILDREN, &after);
   if (status == 128 + SIGINT || status == 128 + SIGTERM) {
     std::cerr << "footprint predict: the calibration was interrupted: nothing was stored "
@@ -425,7 +426,7 @@ Result<int> Calibrate(const PredictOptions& o, std::ostream& out) {
   const double user_s = Seconds(after.ru_utime) - Seconds(before.ru_utime);
   const double system_s = Seconds(after.ru_stime) - Seconds(before.ru_stime);
   (*record)["cpu_s"] = user_s + system_s;  // the interpreter's start and imports included
-  (*record)["wall_s"] = wall.count();
+  (*record)["wall_s"] = wall_s;
   FP_ASSIGN_OR_RETURN(auto store, OpenStore(o.db));
   argv[3] = "OUT.json";  // the folder is gone once stored
   FP_ASSIGN_OR_RETURN(const std::string run,

@@ -6,6 +6,7 @@
 #include <set>
 #include <string_view>
 
+#include "footprint/env.h"
 #include "util/file.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
@@ -178,8 +179,8 @@ Result<std::unique_ptr<ContainerWatch>> ContainerWatch::ForCommand(
   w->parsed_ = *parsed;
   w->parent_ = "/" + name;
   w->roots_ = own.all_roots;
-  const char* tmp = ::getenv("TMPDIR");
-  w->cidfile_ = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + name + ".cid";
+  const std::string tmp = Env::Default().Var("TMPDIR").value_or("");
+  w->cidfile_ = (tmp.empty() ? "/tmp" : tmp) + "/" + name + ".cid";
   ::unlink(w->cidfile_.c_str());  // the engines refuse to overwrite one
   w->engine_version_ = CaptureFirstLine({command[0], "--version"});
   if (!parsed->image.empty()) {

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <iostream>
 
@@ -21,7 +20,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr auto kMeasureEvery = std::chrono::milliseconds(20);
+constexpr int64_t kMeasureEveryNs = 20'000'000;
 
 // A process of the profiler's: one its tool runs (nsys, ncu, nsys-launcher, ...), not the
 // program it profiles.
@@ -139,7 +138,7 @@ void ProfilerSession::Start() {
 void ProfilerSession::Loop() {
   while (!stop_.load()) {
     Measure();
-    std::this_thread::sleep_for(kMeasureEvery);
+    env_.SleepUntil(env_.MonotonicNs() + kMeasureEveryNs);
   }
 }
 

@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -302,11 +301,12 @@ Result<std::map<size_t, experiment::QueuedJob>> PlanJobsQueued(const ExperimentP
   return jobs;
 }
 
-// Sleeps `ns` in short slices; false when a stop signal came meanwhile.
-bool SleepUnlessStopped(int64_t ns, const StopSignalCatcher& stop) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
-  while (stop.received() == 0 && std::chrono::steady_clock::now() < end) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+// Sleeps `ns` on the Env's clock in slices of 50 ms; false when a stop signal came meanwhile.
+bool SleepUnlessStopped(int64_t ns, const StopSignalCatcher& stop, Env& env) {
+  const int64_t end = env.MonotonicNs() + ns;
+  for (int64_t now = env.MonotonicNs(); stop.received() == 0 && now < end;
+       now = env.MonotonicNs()) {
+    env.SleepUntil(std::min(end, now + 50'000'000));
   }
   return stop.received() == 0;
 }
@@ -336,7 +336,7 @@ Status WaitForJobs(std::vector<WorkloadJob> jobs, const ExperimentPlan& plan,
         job = finished ? jobs.erase(job) : job + 1;
       }
     }
-    if (!jobs.empty() && !SleepUnlessStopped(slurm.poll_ns, stop)) {
+    if (!jobs.empty() && !SleepUnlessStopped(slurm.poll_ns, stop, Env::Default())) {
       outcome.signal_received = stop.received();
       for (const WorkloadJob& job : jobs) outcome.queued_jobs.push_back(job.id);
       return Status::Ok();

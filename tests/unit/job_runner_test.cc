@@ -1,5 +1,6 @@
 // The runner of serve's queue (job_runner.h) on FakeEnv's driven clock, around a real job: a
-// footprint stand-in (a shell script) that ignores SIGTERM and says so.
+// footprint stand-in (a shell script) that ignores SIGTERM and says so, and runs until killed
+// or until the test lets it end.
 #include "serve/job_runner.h"
 
 #include <gtest/gtest.h>
@@ -33,12 +34,16 @@ class JobRunnerTest : public ::testing::Test {
     std::ofstream(dir_.File("p/plan.csv"))
         << "Experiment,Workload,Status,Run,Devices,Collocation,File,Listeners,Params\n"
            "e,w,,,0,-,/bin/true,none,\n";
-    // Stands in for footprint: ignores SIGTERM (it says "term") and ticks until killed.
+    // Stands in for footprint: ignores SIGTERM (it says "term") and ticks until killed or
+    // until the file `end` appears in its folder.
     std::ofstream(script_) << "#!/bin/sh\ntrap 'echo term' TERM\necho started\n"
-                              "while :; do echo tick; sleep 0.05; done\n";
+                              "while [ ! -e end ]; do echo tick; sleep 0.05; done\n";
     ::chmod(script_.c_str(), 0755);
   }
 
+  int64_t AddPlan() {
+    return *queue_->Add({.kind = "plan", .file = "plan.csv", .target = "cpu"}, "ann");
+  }
   // The job's output so far, and the sequence number of its last chunk.
   std::pair<std::string, int64_t> Output(int64_t id) {
     std::string text;
@@ -76,7 +81,7 @@ class JobRunnerTest : public ::testing::Test {
 TEST_F(JobRunnerTest, SigkillFollowsSigtermAfterTheGraceOnTheEnvsClock) {
   JobCatalog catalog({"", dir_.File("p")}, script_, db_, "");
   JobRunner runner(*queue_, catalog, env_);
-  const int64_t id = *queue_->Add({.kind = "plan", .file = "plan.csv", .target = "cpu"}, "ann");
+  const int64_t id = AddPlan();
   ASSERT_TRUE(runner.Start().ok());
   runner.Wake();  // the clock stands still: only a wake starts the job
   ASSERT_TRUE(Await([&] { return Output(id).first.find("started") != std::string::npos; }));
@@ -94,6 +99,43 @@ TEST_F(JobRunnerTest, SigkillFollowsSigtermAfterTheGraceOnTheEnvsClock) {
   EXPECT_EQ(job.state, JobState::kCancelled);
   EXPECT_NE(job.reason.find("killed by signal 9"), std::string::npos) << job.reason;
   runner.Stop();
+}
+
+// A serve stopped while a job runs (the fault): that job is stored failed, interrupted, once
+// the Env's clock reached its SIGKILL; the job queued behind it stays queued, and the next
+// serve's runner runs it to its end with all of its output.
+TEST_F(JobRunnerTest, AServeStoppedMidJobLosesNoQueuedJob) {
+  JobCatalog catalog({"", dir_.File("p")}, script_, db_, "");
+  const int64_t first = AddPlan(), second = AddPlan();  // one target: one at a time
+  {
+    JobRunner runner(*queue_, catalog, env_);
+    ASSERT_TRUE(runner.Start().ok());
+    runner.Wake();
+    ASSERT_TRUE(Await([&] { return Output(first).first.find("started") != std::string::npos; }));
+    std::thread stopping([&] { runner.Stop(); });
+    ASSERT_TRUE(Await([&] { return Output(first).first.find("term") != std::string::npos; }));
+    env_.SetHorizon(env_.MonotonicNs() + 10'000 * kMs);
+    env_.Advance(kTermGraceMs * kMs);
+    stopping.join();
+  }
+  const Job stopped = *queue_->Get(first);
+  EXPECT_EQ(stopped.state, JobState::kFailed);
+  EXPECT_TRUE(stopped.reason.starts_with("interrupted: footprint serve stopped while it ran"))
+      << stopped.reason;
+  EXPECT_EQ(queue_->Get(second)->state, JobState::kQueued);
+
+  std::ofstream(dir_.File("p/end")) << "";  // the next job ends by itself
+  JobRunner next(*queue_, catalog, env_);
+  ASSERT_TRUE(next.Start().ok());
+  ASSERT_TRUE(Await([&] {
+    return queue_->Get(second)->state != JobState::kRunning &&
+           queue_->Get(second)->state != JobState::kQueued;
+  }));
+  const Job done = *queue_->Get(second);
+  EXPECT_EQ(done.state, JobState::kDone) << done.reason;
+  EXPECT_EQ(done.exit_code, 0);
+  EXPECT_EQ(Output(second).first, "started\n");
+  next.Stop();
 }
 
 }  // namespace
