@@ -88,6 +88,9 @@ struct LoadOptions {
   // How long the command may take to say `ready` (loading its model), or its server to take a
   // connection (--ready-timeout).
   int64_t ready_timeout_ns = 600'000'000'000;
+  // The clock that times the queries and every wait for the command, and the driver thread's
+  // CPU-time clock: the run's Env (MonitorOptions::env), on whose clock DriverStart::t0_ns is.
+  Env* env = &Env::Default();
   std::string http_url;  // not empty: an HTTP SUT (http://HOST:PORT/PATH), not the line protocol
   std::string http_body = R"({"id": {id}, "samples": [{samples}]})";
   // Sample indices (src/run/load_samples.cc): drawn with their own seed (--sample-seed), apart

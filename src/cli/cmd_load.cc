@@ -311,7 +311,7 @@ class EvaluationAgent {
       key_ = key;
       std::vector<std::string> argv = r.command;
       argv.back() = std::to_string(LargestBatch(key));
-      auto started = ResidentCommand::Start(argv, r.load.ready_timeout_ns);
+      auto started = ResidentCommand::Start(argv, r.load.ready_timeout_ns, *r.load.env);
       if (!started.ok()) {  // e.g. the largest batch does not fit: each run tries its own
         failed_key_ = key;
         SayOnStderr(started.status().message() + "; each run starts the agent itself");

@@ -38,7 +38,8 @@ void ReplaceAll(std::string& text, std::string_view name, std::string_view value
 
 class HttpTransport final : public SutTransport {
  public:
-  HttpTransport(const HttpTarget& target, int pidfd) : target_(target), pidfd_(pidfd) {}
+  HttpTransport(const HttpTarget& target, int pidfd, Env& env)
+      : target_(target), pidfd_(pidfd), env_(env) {}
   ~HttpTransport() override {
     for (Connection& c : connections_) CloseFd(c.fd);
   }
@@ -140,6 +141,7 @@ class HttpTransport final : public SutTransport {
 
   HttpTarget target_;
   int pidfd_;
+  Env& env_;
   std::vector<Connection> connections_;
   std::deque<std::pair<int64_t, std::string>> waiting_;  // queries with no connection yet
   std::vector<std::pair<int64_t, std::string>> failed_;  // to hand to the sink
@@ -149,9 +151,9 @@ class HttpTransport final : public SutTransport {
 
 // Ready once the server accepts a connection, which is kept for the first query.
 std::string HttpTransport::WaitUntilReady(int64_t deadline_ns) {
-  if (!waiting_since_ns_) waiting_since_ns_ = MonotonicNs();
+  if (!waiting_since_ns_) waiting_since_ns_ = env_.MonotonicNs();
   std::string error = "nothing tried";
-  while (MonotonicNs() < deadline_ns) {
+  while (env_.MonotonicNs() < deadline_ns) {
     if (pidfd_ >= 0) {
       pollfd exited{pidfd_, POLLIN, 0};
       if (::poll(&exited, 1, 0) == 1)
@@ -161,7 +163,7 @@ std::string HttpTransport::WaitUntilReady(int64_t deadline_ns) {
       const int fd = Connect(error, family, address);
       if (fd < 0) continue;
       pollfd done{fd, POLLOUT, 0};
-      const int64_t left_ms = (deadline_ns - MonotonicNs()) / 1'000'000;
+      const int64_t left_ms = (deadline_ns - env_.MonotonicNs()) / 1'000'000;
       ::poll(&done, 1, static_cast<int>(std::clamp<int64_t>(left_ms, 1, 1000)));
       int so_error = ETIMEDOUT;
       socklen_t len = sizeof so_error;
@@ -175,8 +177,7 @@ std::string HttpTransport::WaitUntilReady(int64_t deadline_ns) {
       error = std::strerror(so_error);
       ::close(fd);
     }
-    const timespec pause = TimespecOf(kReadyPollNs);
-    ::nanosleep(&pause, nullptr);
+    env_.SleepUntil(env_.MonotonicNs() + kReadyPollNs);
   }
   return "the server at " + Inert(target_.url) + " took no connection within " +
          FormatDuration(static_cast<double>(deadline_ns - *waiting_since_ns_) / 1e9) +
@@ -204,7 +205,7 @@ std::string HttpTransport::Pump(int64_t timeout_ns, const AnswerSink& sink) {
   for (const auto& [id, why] : failed_) {
     SutAnswer a;
     a.id = id;
-    a.completed_ns = MonotonicNs();
+    a.completed_ns = env_.MonotonicNs();
     a.error = why;
     sink(a);
   }
@@ -244,7 +245,7 @@ void HttpTransport::Read(Connection& c, const AnswerSink& sink) {
   char buf[1 << 16];
   for (;;) {
     const ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
-    const int64_t at = MonotonicNs();
+    const int64_t at = env_.MonotonicNs();
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) return;
     const bool closed = n <= 0;
@@ -355,8 +356,9 @@ Result<HttpTarget> ParseHttpTarget(std::string_view url, std::string body_templa
   return t;
 }
 
-std::unique_ptr<SutTransport> MakeHttpTransport(const HttpTarget& target, int command_pidfd) {
-  return std::make_unique<HttpTransport>(target, command_pidfd);
+std::unique_ptr<SutTransport> MakeHttpTransport(const HttpTarget& target, int command_pidfd,
+                                                Env& env) {
+  return std::make_unique<HttpTransport>(target, command_pidfd, env);
 }
 
 }  // namespace footprint

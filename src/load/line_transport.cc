@@ -21,7 +21,7 @@ constexpr size_t kMaxLine = 1 << 20;  // an answer line longer than this is garb
 
 class LineTransport final : public SutTransport {
  public:
-  LineTransport(int to, int from) : to_(to), from_(from) {
+  LineTransport(int to, int from, Env& env) : to_(to), from_(from), env_(env) {
     ::fcntl(to_, F_SETFL, ::fcntl(to_, F_GETFL) | O_NONBLOCK);
     ::fcntl(from_, F_SETFL, ::fcntl(from_, F_GETFL) | O_NONBLOCK);
   }
@@ -61,8 +61,8 @@ class LineTransport final : public SutTransport {
 
   bool WaitForEnd(int64_t deadline_ns, const AnswerSink& sink) override {
     for (bool open = true; open;) {
-      if (MonotonicNs() >= deadline_ns) return false;
-      Wait(deadline_ns - MonotonicNs());
+      if (env_.MonotonicNs() >= deadline_ns) return false;
+      Wait(deadline_ns - env_.MonotonicNs());
       open = Read([&](std::string_view line, int64_t at) { sink(Parse(line, at)); });
     }
     return true;
@@ -120,7 +120,7 @@ class LineTransport final : public SutTransport {
     char buf[1 << 16];
     for (;;) {
       ssize_t n = ::read(from_, buf, sizeof buf);
-      const int64_t read_ns = MonotonicNs();
+      const int64_t read_ns = env_.MonotonicNs();
       if (n == 0) return false;
       if (n < 0) return errno == EAGAIN || errno == EINTR;
       in_.append(buf, static_cast<size_t>(n));
@@ -139,6 +139,7 @@ class LineTransport final : public SutTransport {
   }
 
   int to_, from_;
+  Env& env_;
   std::string out_, in_;
   size_t written_ = 0;
   // WaitUntilReady's state: since when it waits, the first line (cut), the output's end.
@@ -149,17 +150,17 @@ class LineTransport final : public SutTransport {
 
 // The command's first line must be `ready`. The verdict is kept: asked again, the same one.
 std::string LineTransport::WaitUntilReady(int64_t deadline_ns) {
-  if (!waiting_since_ns_) waiting_since_ns_ = MonotonicNs();
+  if (!waiting_since_ns_) waiting_since_ns_ = env_.MonotonicNs();
   while (!first_line_) {
     if (output_closed_) return "the command closed its output before it said 'ready'";
-    if (MonotonicNs() >= deadline_ns) {
+    if (env_.MonotonicNs() >= deadline_ns) {
       return "the command did not say 'ready' within " +
              FormatDuration(static_cast<double>(deadline_ns - *waiting_since_ns_) / 1e9) +
              " (--ready-timeout): a command of the line protocol writes a line 'ready' on its "
              "stdout once it can take queries (footprint load --help); one that serves HTTP "
              "needs --http URL";
     }
-    if (!Wait(deadline_ns - MonotonicNs())) return "the command stopped reading";
+    if (!Wait(deadline_ns - env_.MonotonicNs())) return "the command stopped reading";
     output_closed_ = !Read([&](std::string_view line, int64_t) {
       if (!first_line_) first_line_ = std::string(line.substr(0, 120));
     });
@@ -173,8 +174,8 @@ std::string LineTransport::WaitUntilReady(int64_t deadline_ns) {
 
 }  // namespace
 
-std::unique_ptr<SutTransport> MakeLineTransport(int to, int from) {
-  return std::make_unique<LineTransport>(to, from);
+std::unique_ptr<SutTransport> MakeLineTransport(int to, int from, Env& env) {
+  return std::make_unique<LineTransport>(to, from, env);
 }
 
 }  // namespace footprint

@@ -306,7 +306,7 @@ Status LoadDriver::Start(const DriverStart& start) {
   pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, start.command, 0));
   std::unique_ptr<SutTransport> transport;
   if (options_.http_url.empty()) {
-    transport = MakeLineTransport(start.to_command, start.from_command);
+    transport = MakeLineTransport(start.to_command, start.from_command, *options_.env);
   } else {
     if (pidfd_ < 0) {  // without it, the server could neither be watched nor stopped
       return Unsupported(std::string("--http needs pidfd_open (Linux 5.3): ") +
@@ -314,7 +314,7 @@ Status LoadDriver::Start(const DriverStart& start) {
     }
     FP_ASSIGN_OR_RETURN(HttpTarget target, ParseHttpTarget(options_.http_url, options_.http_body));
     target.keep_answers = options_.accuracy;
-    transport = MakeHttpTransport(target, pidfd_);
+    transport = MakeHttpTransport(target, pidfd_, *options_.env);
   }
   thread_ = std::thread([this, start, t = std::shared_ptr<SutTransport>(std::move(transport))] {
     Drive(*t, start.t0_ns);
@@ -343,12 +343,12 @@ bool LoadDriver::StopCommand() {
 // --ready-timeout (seen_.ready_timed_out). The transports say the same failure again when asked
 // again, so that a failure found just as the notice was due is not lost.
 std::string LoadDriver::AwaitReady(SutTransport& sut) {
-  const int64_t start_ns = MonotonicNs();
+  const int64_t start_ns = options_.env->MonotonicNs();
   const int64_t notice_ns = start_ns + kReadyNoticeNs;
   const int64_t deadline_ns = start_ns + options_.ready_timeout_ns;
   if (notice_ns < deadline_ns) {
     std::string why = sut.WaitUntilReady(notice_ns);
-    if (why.empty() || MonotonicNs() < notice_ns) return why;
+    if (why.empty() || options_.env->MonotonicNs() < notice_ns) return why;
     const std::string patience =
         "; footprint waits " +
         FormatDuration(static_cast<double>(options_.ready_timeout_ns) / 1e9) +
@@ -365,7 +365,7 @@ std::string LoadDriver::AwaitReady(SutTransport& sut) {
     }
   }
   std::string why = sut.WaitUntilReady(deadline_ns);
-  seen_.ready_timed_out = !why.empty() && MonotonicNs() >= deadline_ns;
+  seen_.ready_timed_out = !why.empty() && options_.env->MonotonicNs() >= deadline_ns;
   return why;
 }
 
@@ -375,7 +375,8 @@ void LoadDriver::EndCommand(SutTransport& sut, const AnswerSink& answer) {
   if (resident_ != nullptr) {  // it goes on to the next load once it has finished this one
     if (seen_.ended_because != "done") return;
     sut.SendControl("#end");
-    const std::string why = sut.WaitUntilReady(MonotonicNs() + options_.ready_timeout_ns);
+    const std::string why =
+        sut.WaitUntilReady(options_.env->MonotonicNs() + options_.ready_timeout_ns);
     resident_ready_ = why.empty();
     if (!why.empty()) exit_note_ = "the resident command did not finish the load: " + why;
     return;
@@ -385,7 +386,7 @@ void LoadDriver::EndCommand(SutTransport& sut, const AnswerSink& answer) {
     StopCommand();  // its death by SIGTERM is no normal end: the load never started
   } else if (sut.StopsCommandAtEnd()) {
     stopped_command_ = StopCommand();
-  } else if (!sut.WaitForEnd(MonotonicNs() + kSutExitGraceNs, answer)) {
+  } else if (!sut.WaitForEnd(options_.env->MonotonicNs() + kSutExitGraceNs, answer)) {
     exit_note_ = "the command's output was still open " +
                  FormatDuration(static_cast<double>(kSutExitGraceNs) / 1e9) +
                  " after the end of its stdin: " +
@@ -413,7 +414,7 @@ class LoadIssuer {
         gap_s_(o.scenario == Scenario::kServer ? o.qps : 1.0),
         draw_(o) {}
 
-  int64_t Now() const { return MonotonicNs() - t0_ns_; }
+  int64_t Now() const { return o_.env->MonotonicNs() - t0_ns_; }
   // The command said it was ready: the load starts now.
   void Begin() {
     start_ns_ = Now();
@@ -586,11 +587,10 @@ void LoadDriver::Drive(SutTransport& sut, int64_t t0_ns) {
     seen_.cpu_source = cpu_->source();
   }
   EndCommand(sut, answer);
-  timespec zero{}, cpu{};
+  timespec zero{};
   while (sigtimedwait(&pipe_signal, nullptr, &zero) > 0) {
   }
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
-  seen_.driver_cpu_s = static_cast<double>(NsOf(cpu)) / 1e9;
+  seen_.driver_cpu_s = static_cast<double>(options_.env->CpuNs(CLOCK_THREAD_CPUTIME_ID)) / 1e9;
   finished_.store(true, std::memory_order_release);
 }
 

@@ -7,7 +7,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <thread>
 
 #include "util/clock.h"
 #include "util/file.h"
@@ -17,16 +16,17 @@
 namespace footprint {
 namespace {
 
-// Waits up to `grace_ns` for `pid` to end: its wait status, or none while it runs.
-std::optional<int> AwaitExit(pid_t pid, int64_t grace_ns) {
-  const int64_t deadline_ns = MonotonicNs() + grace_ns;
+// Waits up to `grace_ns` of `env`'s clock for `pid` to end, looking every 10 ms: its wait
+// status, or none while it runs.
+std::optional<int> AwaitExit(pid_t pid, int64_t grace_ns, Env& env) {
+  const int64_t deadline_ns = env.MonotonicNs() + grace_ns;
   for (;;) {
     int status = 0;
     const pid_t got = ::waitpid(pid, &status, WNOHANG);
     if (got == pid) return status;
     if (got < 0 && errno != EINTR) return 0;  // not ours any more: nothing to wait for
-    if (MonotonicNs() >= deadline_ns) return std::nullopt;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (env.MonotonicNs() >= deadline_ns) return std::nullopt;
+    env.SleepUntil(env.MonotonicNs() + 10 * kNsPerMs);
   }
 }
 
@@ -46,7 +46,7 @@ std::optional<int> AwaitExit(pid_t pid, int64_t grace_ns) {
 }  // namespace
 
 Result<std::unique_ptr<ResidentCommand>> ResidentCommand::Start(
-    const std::vector<std::string>& argv, int64_t ready_timeout_ns) {
+    const std::vector<std::string>& argv, int64_t ready_timeout_ns, Env& env) {
   int in[2] = {-1, -1}, out[2] = {-1, -1}, report[2] = {-1, -1};
   for (int* pipe : {in, out, report}) {
     if (::pipe2(pipe, O_CLOEXEC) == 0) continue;
@@ -59,7 +59,7 @@ Result<std::unique_ptr<ResidentCommand>> ResidentCommand::Start(
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  const int64_t start_ns = MonotonicNs();
+  const int64_t start_ns = env.MonotonicNs();
   const pid_t pid = ::fork();
   if (pid == 0) ExecResident(args.data(), in[0], out[1], report[1]);
   const int fork_error = errno;
@@ -68,9 +68,9 @@ Result<std::unique_ptr<ResidentCommand>> ResidentCommand::Start(
     for (int fd : {in[1], out[0], report[0]}) ::close(fd);
     return IoError(std::string("cannot start the agent: ") + std::strerror(fork_error));
   }
-  std::unique_ptr<ResidentCommand> c(new ResidentCommand());
+  std::unique_ptr<ResidentCommand> c(new ResidentCommand(env));
   c->pid_ = pid;
-  c->transport_ = MakeLineTransport(in[1], out[0]);
+  c->transport_ = MakeLineTransport(in[1], out[0], env);
   int exec_error = 0;
   const bool failed = ::read(report[0], &exec_error, sizeof exec_error) == sizeof exec_error;
   ::close(report[0]);
@@ -82,7 +82,7 @@ Result<std::unique_ptr<ResidentCommand>> ResidentCommand::Start(
     c->End();
     return IoError("the agent " + Inert(ShellCommandLine(argv)) + " never took queries: " + why);
   }
-  c->ready_s_ = static_cast<double>(MonotonicNs() - start_ns) / 1e9;
+  c->ready_s_ = static_cast<double>(env.MonotonicNs() - start_ns) / 1e9;
   return c;
 }
 
@@ -93,12 +93,12 @@ int ResidentCommand::End() {
   transport_->EndQueries();
   // What it still writes is read (and dropped) until it closes its output, so that a full
   // pipe cannot hold it.
-  transport_->WaitForEnd(MonotonicNs() + kSutExitGraceNs, [](const SutAnswer&) {});
-  std::optional<int> status = AwaitExit(pid_, kSutExitGraceNs);
+  transport_->WaitForEnd(env_.MonotonicNs() + kSutExitGraceNs, [](const SutAnswer&) {});
+  std::optional<int> status = AwaitExit(pid_, kSutExitGraceNs, env_);
   for (int signal : {SIGTERM, SIGKILL}) {
     if (status) break;
     ::kill(pid_, signal);
-    status = AwaitExit(pid_, kSutExitGraceNs);
+    status = AwaitExit(pid_, kSutExitGraceNs, env_);
   }
   status_ = ShellStatus(status.value_or(0));
   return *status_;

@@ -38,9 +38,11 @@ class ResidentCommand {
   // Starts `argv` (looked up in PATH) with its stdin and stdout as the line protocol's pipes
   // and its stderr footprint's, outside any run (the variables that join one are removed), and
   // waits up to `ready_timeout_ns` for its first `ready`. Not found, not executable, or not
-  // ready in time (then stopped): NotFound or IoError, one line.
+  // ready in time (then stopped): NotFound or IoError, one line. Every wait is on `env`'s
+  // clock, the loads' (LoadOptions::env).
   static Result<std::unique_ptr<ResidentCommand>> Start(const std::vector<std::string>& argv,
-                                                        int64_t ready_timeout_ns);
+                                                        int64_t ready_timeout_ns,
+                                                        Env& env = Env::Default());
   ~ResidentCommand();  // End()s it if it still runs
   ResidentCommand(const ResidentCommand&) = delete;
   ResidentCommand& operator=(const ResidentCommand&) = delete;
@@ -54,8 +56,9 @@ class ResidentCommand {
   int End();
 
  private:
-  ResidentCommand() = default;
+  explicit ResidentCommand(Env& env) : env_(env) {}
   pid_t pid_ = -1;
+  Env& env_;
   std::unique_ptr<SutTransport> transport_;
   double ready_s_ = 0;
   std::optional<int> status_;

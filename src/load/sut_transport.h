@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/status.h"
 
 namespace footprint {
@@ -65,8 +66,8 @@ class SutTransport {
 };
 
 // The line protocol (include/footprint/load.h) over the command's stdin (`to`) and stdout
-// (`from`), both owned from here on.
-std::unique_ptr<SutTransport> MakeLineTransport(int to, int from);
+// (`from`), both owned from here on. Answers are timed and deadlines read on `env`'s clock.
+std::unique_ptr<SutTransport> MakeLineTransport(int to, int from, Env& env);
 
 // HTTP/1.1 to a server on this machine.
 struct HttpTarget {
@@ -89,7 +90,10 @@ Result<HttpTarget> ParseHttpTarget(std::string_view url, std::string body_templa
 
 // One POST per query on keep-alive connections (a new one while all are busy). `command_pidfd`
 // (or -1) tells when the server has exited. Readiness: the server accepts a connection.
-std::unique_ptr<SutTransport> MakeHttpTransport(const HttpTarget& target, int command_pidfd);
+// Answers are timed, deadlines read and the pauses between tries to connect taken on `env`'s
+// clock.
+std::unique_ptr<SutTransport> MakeHttpTransport(const HttpTarget& target, int command_pidfd,
+                                                Env& env);
 
 }  // namespace footprint
 

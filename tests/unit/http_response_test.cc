@@ -1,16 +1,23 @@
 // The HTTP response reader of `footprint load --http` (src/run/http_response.h): framing,
-// tokens and first-byte times, whatever way the bytes are split between reads.
+// tokens and first-byte times, whatever way the bytes are split between reads; and the HTTP
+// transport's wait for a server, on FakeEnv's driven clock.
 #include "load/http_response.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "fake_env.h"
 #include "footprint/load.h"
 #include "load/sut_transport.h"
+#include "util/strings.h"
 
 namespace footprint {
 namespace {
@@ -126,6 +133,31 @@ TEST(ParseHttpTarget, TakesLoopbackUrlsAndRefusesOthers) {
   EXPECT_NE(ParseHttpTarget("https://127.0.0.1/", "{}").status().message().find("http://"),
             std::string::npos);
   EXPECT_FALSE(ParseHttpTarget("http://:80/", "{}").ok());
+}
+
+// No server takes a connection (a bound socket that does not listen refuses them): the
+// transport tries every 10 ms of the Env's clock until the deadline, then says how long it
+// waited and why. On the driven clock the wait ends exactly at the deadline, with no real wait.
+TEST(HttpTransport, WaitsForTheServerUntilTheDeadlineOnTheEnvsClock) {
+  const int refusing = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(::bind(refusing, reinterpret_cast<sockaddr*>(&address), length), 0);
+  ASSERT_EQ(::getsockname(refusing, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/";
+  auto target = ParseHttpTarget(url, "{}");
+  ASSERT_TRUE(target.ok()) << target.status().message();
+  FakeEnv env;
+  const int64_t deadline_ns = 5'000'000'000;
+  env.SetHorizon(deadline_ns);
+  auto transport = MakeHttpTransport(*target, -1, env);
+  const std::string why = transport->WaitUntilReady(deadline_ns);
+  ::close(refusing);
+  EXPECT_EQ(env.MonotonicNs(), deadline_ns);
+  EXPECT_NE(why.find("took no connection within " + FormatDuration(5.0)), std::string::npos) << why;
+  EXPECT_NE(why.find("Connection refused"), std::string::npos) << why;
 }
 
 // Malformed URLs are refused before anything runs, with one printable line saying what is wrong.
