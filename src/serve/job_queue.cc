@@ -5,7 +5,6 @@
 
 #include "footprint/store.h"
 #include "store/sqlite_stmt.h"
-#include "util/clock.h"
 #include "util/json_bounded.h"
 #include "util/json_text.h"
 
@@ -114,7 +113,7 @@ nlohmann::json JobJson(const Job& job) {
           {"requeued_from", OrNull(job.requeued_from)}};
 }
 
-Result<std::unique_ptr<JobQueue>> JobQueue::Open(const std::string& db) {
+Result<std::unique_ptr<JobQueue>> JobQueue::Open(const std::string& db, Env& env) {
   if (db.starts_with("postgresql://") || db.starts_with("postgres://")) {
     return Unsupported(
         "the queue of footprint serve is kept in an SQLite database; give one with "
@@ -123,7 +122,7 @@ Result<std::unique_ptr<JobQueue>> JobQueue::Open(const std::string& db) {
   FP_ASSIGN_OR_RETURN(SqliteConnection connection, OpenConnection(db, db, SQLITE_OPEN_READWRITE));
   sqlite3_busy_timeout(connection.get(), StoreOptions{}.busy_timeout_ms);
   FP_RETURN_IF_ERROR(CheckFootprintDatabase(connection.get(), db));
-  std::unique_ptr<JobQueue> queue(new JobQueue(std::move(connection)));
+  std::unique_ptr<JobQueue> queue(new JobQueue(std::move(connection), env));
   FP_RETURN_IF_ERROR(queue->Exec(kQueueTables));
   return queue;
 }
@@ -158,7 +157,7 @@ Result<int64_t> JobQueue::Add(const JobRequest& request, std::string_view who) {
                "INSERT INTO queue_jobs(kind, file, overrides, target, priority, state, owner, "
                "queued_at_ns) VALUES(?, ?, ?, ?, ?, 'queued', ?, ?)",
                request.kind, request.file, overrides.dump(), request.target, request.priority, who,
-               RealtimeNs()) != SQLITE_DONE) {
+               env_.RealtimeNs()) != SQLITE_DONE) {
     return SqlError(db_.get(), "add a job");
   }
   return sqlite3_last_insert_rowid(db_.get());
@@ -214,7 +213,7 @@ Status JobQueue::Cancel(const std::vector<int64_t>& ids, std::string_view who, b
                             "UPDATE queue_jobs SET cancel_requested = 1 WHERE id = ? AND "
                             "state = 'running'") == SQLITE_OK;
   for (size_t i = 0; ok && i < ids.size(); ++i) {
-    queued.Bind(1, RealtimeNs());
+    queued.Bind(1, env_.RealtimeNs());
     queued.Bind(2, "cancelled by " + std::string(who) + " before it started");
     queued.Bind(3, ids[i]);
     running.Bind(1, ids[i]);
@@ -273,7 +272,7 @@ Result<std::optional<Job>> JobQueue::ClaimNext(std::string_view target) {
   }
   if (job &&
       ExecWith(db_.get(), "UPDATE queue_jobs SET state = 'running', started_at_ns = ? WHERE id = ?",
-               RealtimeNs(), job->id) != SQLITE_DONE) {
+               env_.RealtimeNs(), job->id) != SQLITE_DONE) {
     Status error = SqlError(db_.get(), "start a job");
     (void)Exec("ROLLBACK");
     return error;
@@ -318,7 +317,7 @@ Status JobQueue::Finish(int64_t id, JobState state, std::optional<int> exit_code
   if (ExecWith(db_.get(),
                "UPDATE queue_jobs SET state = ?, ended_at_ns = ?, exit_code = ?, reason = ? "
                "WHERE id = ?",
-               JobStateName(state), RealtimeNs(), exit_code, reason, id) != SQLITE_DONE) {
+               JobStateName(state), env_.RealtimeNs(), exit_code, reason, id) != SQLITE_DONE) {
     return SqlError(db_.get(), "finish a job");
   }
   return Status::Ok();
@@ -330,7 +329,7 @@ Result<int> JobQueue::MarkInterrupted() {
                "UPDATE queue_jobs SET state = 'failed', ended_at_ns = ?, reason = "
                "'interrupted: the footprint serve that ran it stopped before it ended' "
                "WHERE state = 'running'",
-               RealtimeNs()) != SQLITE_DONE) {
+               env_.RealtimeNs()) != SQLITE_DONE) {
     return SqlError(db_.get(), "mark interrupted jobs");
   }
   return sqlite3_changes(db_.get());
@@ -349,7 +348,7 @@ Status JobQueue::AppendLog(int64_t id, std::string_view stream, std::string_view
   if (ExecWith(db_.get(),
                "INSERT INTO queue_log(job_id, seq, t_ns, stream, text) VALUES(?1, "
                "(SELECT ifnull(max(seq), 0) + 1 FROM queue_log WHERE job_id = ?1), ?2, ?3, ?4)",
-               id, RealtimeNs(), stream, SqlBlob{chunk}) != SQLITE_DONE) {
+               id, env_.RealtimeNs(), stream, SqlBlob{chunk}) != SQLITE_DONE) {
     return SqlError(db_.get(), "keep a job's output");
   }
   return Status::Ok();
@@ -378,7 +377,7 @@ Status JobQueue::Audit(std::string_view who, std::string_view action, std::optio
   std::lock_guard lock(mu_);
   if (ExecWith(db_.get(),
                "INSERT INTO queue_audit(at_ns, who, action, job_id, detail) VALUES(?, ?, ?, ?, ?)",
-               RealtimeNs(), who, action, job_id, detail) != SQLITE_DONE) {
+               env_.RealtimeNs(), who, action, job_id, detail) != SQLITE_DONE) {
     return SqlError(db_.get(), "write its audit row");
   }
   return Status::Ok();

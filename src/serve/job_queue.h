@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/status.h"
 #include "store/sqlite_connection.h"
 
@@ -88,8 +89,8 @@ class JobQueue {
  public:
   // Opens the queue of an existing footprint SQLite database, creating its tables when absent.
   // Unsupported for a postgresql:// location; the store's errors for a missing file or one that
-  // is not footprint's.
-  static Result<std::unique_ptr<JobQueue>> Open(const std::string& db);
+  // is not footprint's. Jobs, output and audit rows are stamped with `env`'s wall clock.
+  static Result<std::unique_ptr<JobQueue>> Open(const std::string& db, Env& env = Env::Default());
   ~JobQueue();
 
   // Queues a request (checked by the caller, job_spec.h) for `who`. InvalidArgument when
@@ -129,7 +130,7 @@ class JobQueue {
   Result<std::vector<AuditEntry>> AuditLog(int64_t limit = 200);
 
  private:
-  explicit JobQueue(SqliteConnection db) : db_(std::move(db)) {}
+  JobQueue(SqliteConnection db, Env& env) : db_(std::move(db)), env_(env) {}
   Status Exec(std::string_view sql);
   // The job `id`, or with nullopt every job, newest first; at most `limit`.
   Result<std::vector<Job>> Select(std::optional<int64_t> id, int64_t limit);
@@ -137,6 +138,7 @@ class JobQueue {
 
   std::mutex mu_;
   SqliteConnection db_;
+  Env& env_;
   std::map<int64_t, int64_t> log_bytes_;  // per running job, to cap its log
 };
 
