@@ -57,7 +57,8 @@ class Env {
 
   // Opens a shared library by its soname (e.g. "libnvidia-ml.so.1") as dlopen would, or
   // returns nullptr with dlerror()'s words in `error`. The Env decides which file serves a
-  // soname (tests load fakes). `path_used` (may be null) receives the file it tried.
+  // soname (tests load fakes). `path_used` (may be null) receives the file it tried. The real
+  // Env does not search for NVML or CUDA where no NVIDIA driver's device node exists.
   virtual void* OpenLibrary(const std::string& soname, std::string* error,
                             std::string* path_used) = 0;
 

@@ -2,6 +2,7 @@
 #include "footprint/env.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -38,11 +39,21 @@ class RealEnv final : public Env {
                     std::string* path_used) override {
     std::string path = soname;
     // Tests and unusual installations point footprint at another file for a vendor library.
+    bool overridden = false;
     for (const auto& [name, variable] : kOverrides) {
       if (soname != name) continue;
-      if (auto file = Var(variable); file && !file->empty()) path = *file;
+      if (auto file = Var(variable); file && !file->empty()) {
+        path = *file;
+        overridden = true;
+      }
     }
     if (path_used != nullptr) *path_used = path;
+    // Without the driver's device nodes the NVIDIA libraries cannot serve, and looking for them
+    // in every library folder cost each run about 90 failed opens (0.4 ms of CPU).
+    if (!overridden && NeedsNvidiaDriver(soname) && !NvidiaDriverPresent()) {
+      if (error != nullptr) *error = soname + ": no NVIDIA driver here (no /dev/nvidiactl)";
+      return nullptr;
+    }
     void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr && error != nullptr) {
       const char* why = ::dlerror();
@@ -64,6 +75,14 @@ class RealEnv final : public Env {
       {"libdcgm.so.4", "FOOTPRINT_DCGM_LIBRARY"},
       {"libpq.so.5", "FOOTPRINT_PQ_LIBRARY"},
   };
+  static bool NeedsNvidiaDriver(std::string_view soname) {
+    return soname == "libnvidia-ml.so.1" || soname == "libcuda.so.1";
+  }
+  // /dev/dxg: the driver of WSL 2, where the libraries serve without /dev/nvidiactl.
+  static bool NvidiaDriverPresent() {
+    return ::access("/dev/nvidiactl", F_OK) == 0 || ::access("/dev/dxg", F_OK) == 0;
+  }
+
   std::string sys_root_ = "/sys";
 };
 
