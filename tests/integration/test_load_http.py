@@ -4,7 +4,8 @@ ground truth). Checked: streamed answers (server-sent events) give the time to f
 per output token within 2 % of the server's own plus the measured transport overhead; every
 query's times are in the order they happened; the server stopped with SIGTERM at the end is an
 ok run; HTTP errors are counted and make the load invalid; a server that dies mid-load, one that
-never listens (told within 10 s, given up after --ready-timeout), and a URL that is not a valid
+never listens (told, and given up after --ready-timeout: the transport's wait is tested
+exactly on a driven clock in tests/unit/http_response_test.cc), and a URL that is not a valid
 http:// URL each get one clear line."""
 import subprocess
 import sys
@@ -115,10 +116,9 @@ def test_a_server_that_never_listens_is_told_and_given_up(tmp_path):
     lines = [(time.monotonic() - began, line) for line in proc.stderr]
     assert proc.wait(timeout=60) == 125, lines
     waiting = [(t, l) for t, l in lines if f"waiting for the server at {url} to take a" in l]
-    assert len(waiting) == 1 and waiting[0][0] < 10 and "6.000 s (--ready-timeout)" in \
-        waiting[0][1], lines
+    assert len(waiting) == 1 and "6.000 s (--ready-timeout)" in waiting[0][1], lines
     given_up = [(t, l) for t, l in lines if "the load never started" in l]
-    assert len(given_up) == 1 and 6 <= given_up[0][0] < 20, lines
+    assert len(given_up) == 1 and given_up[0][0] >= 6 and waiting[0][0] < given_up[0][0], lines
     assert f"the server at {url} took no connection within 6.000 s (--ready-timeout" in \
         given_up[0][1]
     s = show(db)  # stopped by footprint, yet not an ok run: the load never started
