@@ -34,13 +34,9 @@ std::pair<int64_t, int64_t> ProcessCpuNs(const KernelFile& stat) {
 // The run's totals: the CPU the command's process used between the run's two ends, the
 // sampled peaks; no I/O totals (the kernel folds a process's block I/O into its parent only
 // when it is reaped, after the run).
-RunTotals ResidentTotals(int64_t duration_ns, std::pair<int64_t, int64_t> cpu_before,
-                         std::pair<int64_t, int64_t> cpu_after, const ProcessTreeProbe& tree) {
-  TotalsInputs in;
-  in.duration_ns = duration_ns;
-  in.sampled_max_process_bytes = tree.peak_process_rss_bytes();
-  in.sampled_rss_sum_peak_bytes = tree.peak_rss_sum_bytes();
-  in.sampled_memory_peak_bytes = tree.peak_memory_bytes();
+RunTotals ResidentTotals(const MonitorSession& session, std::pair<int64_t, int64_t> cpu_before,
+                         std::pair<int64_t, int64_t> cpu_after) {
+  TotalsInputs in = session.SampledTotalsInputs();
   in.tree_cpu_ns =
       std::make_pair(cpu_after.first - cpu_before.first, cpu_after.second - cpu_before.second);
   in.tree_cpu_source =
@@ -108,9 +104,7 @@ Result<MonitorOutcome> RunResidentLoad(Store& store, const MonitorOptions& optio
   AwaitLoad(driver, command.pid(), stop);
   out.signal_received = stop.received();
   session.Stop();
-  RecordTotals(
-      ResidentTotals(session.duration_ns(), cpu_before, ProcessCpuNs(stat), *session.tree()),
-      session, p, out);
+  RecordTotals(ResidentTotals(session, cpu_before, ProcessCpuNs(stat)), session, p, out);
   AddDriverResult(driver, store, p, out);
   unavailable_gpu.Warn(out.warnings);
   StoreResidentEnd(session, driver, p.run, out);

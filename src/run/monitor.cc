@@ -340,17 +340,12 @@ WaitResult WaitForCommand(Env& env, pid_t child, const sigset_t& signals, Reaped
   return w;
 }
 
-// The kernel's accounts of the tree as the totals function takes them.
-TotalsInputs KernelAccounts(int64_t duration_ns, const ReapedUsage& usage, const RunCgroup* cgroup,
-                            const ProcessTreeProbe& tree) {
-  TotalsInputs in;
-  in.duration_ns = duration_ns;
+// The kernel's accounts of the tree, beside what the session sampled, as the totals function
+// takes them.
+TotalsInputs KernelAccounts(const MonitorSession& session, const ReapedUsage& usage,
+                            const RunCgroup* cgroup) {
+  TotalsInputs in = session.SampledTotalsInputs();
   in.reaped = usage;
-  in.sampled_max_process_bytes = tree.peak_process_rss_bytes();
-  in.sampled_rss_sum_peak_bytes = tree.peak_rss_sum_bytes();
-  in.sampled_memory_peak_bytes = tree.peak_memory_bytes();
-  in.memory_from_cgroup = tree.memory_from_cgroup();
-  in.sampled_page_cache_peak_bytes = tree.peak_page_cache_bytes();
   if (cgroup && cgroup->has_cpu()) {
     in.tree_cpu_ns = cgroup->CpuUserSystemNs();
     in.tree_cpu_source = cgroup->cpu_source();
@@ -614,8 +609,7 @@ void ConcludeCommand(const MonitorOptions& opt, Store& store, CommandRun& r, con
       out.warnings.push_back(line);
     }
   }
-  const TotalsInputs accounts =
-      KernelAccounts(session.duration_ns(), r.usage, p.cgroup.get(), tree);
+  const TotalsInputs accounts = KernelAccounts(session, r.usage, p.cgroup.get());
   Conclude(w, accounts, session, p, out);
   if (r.profiler) r.profiler->Finish(store, p.run.id, out.totals, p.meta, out.warnings);
   if (opt.driver) AddDriverResult(*opt.driver, store, p, out);

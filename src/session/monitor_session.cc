@@ -110,6 +110,18 @@ void MonitorSession::Stop() {
   writer_.Stop();
 }
 
+TotalsInputs MonitorSession::SampledTotalsInputs() const {
+  TotalsInputs in;
+  in.duration_ns = duration_ns();
+  if (tree_ == nullptr) return in;
+  in.sampled_max_process_bytes = tree_->peak_process_rss_bytes();
+  in.sampled_rss_sum_peak_bytes = tree_->peak_rss_sum_bytes();
+  in.sampled_memory_peak_bytes = tree_->peak_memory_bytes();
+  in.memory_from_cgroup = tree_->memory_from_cgroup();
+  in.sampled_page_cache_peak_bytes = tree_->peak_page_cache_bytes();
+  return in;
+}
+
 double MonitorSession::threads_cpu_s() const {
   return static_cast<double>(sampler_.stats().cpu_ns) / 1e9 +
          RusageCpuSeconds(writer_.stats().usage);

@@ -102,6 +102,10 @@ class MonitorSession {
   void Stop();
   // After Stop: monotonic ns from t0 to the end.
   int64_t duration_ns() const { return end_ns_ - t0_ns_; }
+  // After Stop: what the totals take from the session itself — the run's duration and, with a
+  // tree, its sampled peaks (memory, the sum of RSS, the largest process, the page cache) —
+  // for the caller to add the kernel's accounts to and hand to ComputeRunTotals.
+  TotalsInputs SampledTotalsInputs() const;
   // After Stop: the run's totals (ComputeRunTotals) into findings.totals, where they came from
   // into meta.sources (beside what it held), meta.accounting and meta.memory_peaks; then each
   // probe's findings (a probe whose figures join the totals, a container's, says so in

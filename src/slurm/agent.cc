@@ -201,15 +201,10 @@ ProbeChoice StepProbeChoice(const MonitorOptions& mo, pid_t daemon, const std::s
 }
 
 // The step's part of the run, its totals, as the kernel's accounts of its processes allow.
-RunTotals StepTotals(int64_t duration_ns, const ProcessTreeProbe& tree, bool cpu_sampled,
-                     const std::string& node) {
-  TotalsInputs in;
-  in.duration_ns = duration_ns;
-  in.sampled_max_process_bytes = tree.peak_process_rss_bytes();
-  in.sampled_rss_sum_peak_bytes = tree.peak_rss_sum_bytes();
-  in.sampled_memory_peak_bytes = tree.peak_memory_bytes();
+RunTotals StepTotals(const MonitorSession& session, bool cpu_sampled, const std::string& node) {
+  TotalsInputs in = session.SampledTotalsInputs();
   if (cpu_sampled) {
-    in.tree_cpu_ns = tree.cpu_user_system_ns();
+    in.tree_cpu_ns = session.tree()->cpu_user_system_ns();
     in.tree_cpu_source = "the step's processes on " + node +
                          " (slurmstepd's descendants at the last sample, and the tasks it "
                          "waited for)";
@@ -249,7 +244,7 @@ MonitorOutcome ConcludeStep(const MonitorOptions& mo, MonitorSession& session, R
   const bool cpu_sampled = mo.metrics.test(size_t(MetricId::kCpu));
   const std::string node = meta["span"]["host"];
   ProbeFindings findings{out.totals, meta, out.warnings};
-  session.Finish(StepTotals(session.duration_ns(), *session.tree(), cpu_sampled, node), findings);
+  session.Finish(StepTotals(session, cpu_sampled, node), findings);
   unavailable_gpu.Warn(out.warnings);
   out.end_stored = session.StoreEnd(out.totals, out.warnings).ok();
   return out;
