@@ -58,7 +58,9 @@ struct PushOutcome {
 // writer died is closed: the runs it created and never finished are marked interrupted.
 // kInvalidArgument when `uri` names another server, kDatabase when the server cannot be reached
 // (what was sent stays sent, the rest waits), kIo when a live process holds the buffer.
-Result<PushOutcome> PushBuffer(const std::string& path, const std::string& uri = "");
+// libpq is loaded, and the shipments are stamped, through `env`.
+Result<PushOutcome> PushBuffer(const std::string& path, const std::string& uri = "",
+                               Env& env = Env::Default());
 
 // A writer's buffer that may still hold changes of a run (Store::PendingBuffers), with its
 // file's state when it is on this machine and still there.

@@ -416,7 +416,7 @@ class BufferedStore final : public Store {
             ", which cannot be reached; `footprint push` sends them once it answers");
       return;
     }
-    PushLeftBehind(dir_, open_location(), s.notice);  // the server answers: what others left
+    PushLeftBehind(dir_, open_location(), s.notice, s.env);  // the server answers: what others left
   }
 
   std::shared_ptr<Shipping> shipping_;

@@ -65,7 +65,7 @@ Result<std::vector<BufferState>> ListBuffers(const std::string& dir) {
   return out;
 }
 
-Result<PushOutcome> PushBuffer(const std::string& path, const std::string& uri) {
+Result<PushOutcome> PushBuffer(const std::string& path, const std::string& uri, Env& env) {
   FP_ASSIGN_OR_RETURN(std::unique_ptr<Journal> journal, Journal::Open(path));
   if (!journal) {
     return IoError(path +
@@ -78,14 +78,14 @@ Result<PushOutcome> PushBuffer(const std::string& path, const std::string& uri) 
                            RedactedLocation(uri));
   }
   FP_ASSIGN_OR_RETURN(std::unique_ptr<Store> remote,
-                      OpenPostgresStore(uri.empty() ? location : uri, {}, Env::Default()));
+                      OpenPostgresStore(uri.empty() ? location : uri, {}, env));
   auto* log = dynamic_cast<ShipmentLog*>(remote.get());
   if (log == nullptr) return InternalError(location + " keeps no records of buffers");
   FP_ASSIGN_OR_RETURN(JournalBacklog backlog, journal->Backlog());
   if (!backlog.closed) {  // its writer died: nothing more will come from it
     FP_RETURN_IF_ERROR(journal->Add(JournalOp::kClose, "", CloseEntry(/*died=*/true)).status());
   }
-  Shipper shipper(*journal, *remote, *log, Env::Default());
+  Shipper shipper(*journal, *remote, *log, env);
   FP_RETURN_IF_ERROR(shipper.ShipAll());
   PushOutcome out{shipper.sent(), shipper.already_there(), false};
   FP_RETURN_IF_ERROR(journal->Remove());
@@ -93,13 +93,14 @@ Result<PushOutcome> PushBuffer(const std::string& path, const std::string& uri) 
   return out;
 }
 
-void PushLeftBehind(const std::string& dir, const std::string& uri, const BufferNotice& notice) {
+void PushLeftBehind(const std::string& dir, const std::string& uri, const BufferNotice& notice,
+                    Env& env) {
   Result<std::vector<BufferState>> buffers = ListBuffers(dir);
   if (!buffers.ok()) return;
   const std::string location = RedactedLocation(uri);
   for (const BufferState& b : *buffers) {
     if (b.live || b.location != location) continue;
-    Result<PushOutcome> out = PushBuffer(b.path, uri);
+    Result<PushOutcome> out = PushBuffer(b.path, uri, env);
     if (out.ok() && notice) {
       notice("sent what an earlier footprint left in " + b.path + " (" + std::to_string(b.samples) +
              " samples, " + std::to_string(out->sent) + " changes)");

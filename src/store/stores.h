@@ -44,7 +44,9 @@ Result<std::unique_ptr<Store>> OpenBufferedStore(std::unique_ptr<Store> remote, 
 
 // Sends the buffers in `dir` that earlier footprints left for the server at `uri` (they ended
 // before the server took everything), saying each on `notice`; one that cannot be sent stays.
-void PushLeftBehind(const std::string& dir, const std::string& uri, const BufferNotice& notice);
+// Through `env`, as PushBuffer.
+void PushLeftBehind(const std::string& dir, const std::string& uri, const BufferNotice& notice,
+                    Env& env);
 
 // `text` with every password `location` carries replaced by "***" (libpq may quote the URI it
 // could not parse in its message).
