@@ -189,6 +189,11 @@ TEST_F(GitRecord, LooseAndPackedRefsCleanAndDirtyWithoutStartingGit) {
   std::filesystem::remove(repo + "/data.txt");
   ExpectSameAsGit(repo, true);
   Git(repo, {"checkout", "-q", "data.txt"});
+  std::filesystem::rename(repo + "/src", repo + "/moved");  // a tracked file's folder is gone
+  ASSERT_FALSE(Git(repo, {"status", "--porcelain", "--untracked-files=no"}).empty());
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_EQ(GitInfo(repo).value("dirty", false), true);
+  std::filesystem::rename(repo + "/moved", repo + "/src");
   Git(repo, {"gc", "-q"});  // refs into packed-refs, commits into a pack
   ASSERT_FALSE(std::filesystem::exists(repo + "/.git/refs/heads/main"));
   ExpectSameAsGit(repo, false);
