@@ -9,9 +9,6 @@
 #include <utility>
 
 #include "footprint/profiler.h"
-#include "probe/container_probe.h"
-#include "probe/gpu_backends.h"
-#include "probe/system_probe.h"
 #include "run/container.h"
 #include "run/monitor_internal.h"
 #include "run/run_metadata.h"
@@ -157,16 +154,13 @@ Result<MonitorOutcome> RunAttachedContainer(Store& store, const MonitorOptions& 
                      opt.tags, opt.params, opt.record_git, meta);
   meta["intervals_ns"] = IntervalsMeta(intervals);
   meta["container"] = AttachMeta(found, dirs.v2_dir.empty() ? dirs.v1_cpuacct_dir : dirs.v2_dir);
-  std::vector<std::unique_ptr<Probe>> probes;
-  probes.push_back(std::make_unique<ContainerProbe>(cgroup->get()));
-  probes.push_back(std::make_unique<SystemProbe>(env, ExactIntervals(opt)));
-  ContainerMembers members(cgroup->get());  // its GPU use: NVML's processes in its cgroup
-  if (auto gpu = OpenGpuProbe(env, opt.metrics, &members, opt.gpus, meta, nullptr)) {
-    probes.push_back(std::move(gpu));
-  }
+  ProbeChoice choice{.exact_intervals = ExactIntervals(opt),
+                     .gpu = ProbeChoice::Gpu{.wanted = opt.metrics, .devices = opt.gpus},
+                     .container = cgroup->get(),
+                     .attached = true};
   BlockedStopSignals signals;
   MonitorSession session(
-      store, run.id, std::move(probes),
+      store, run.id, std::move(choice), meta,
       {.env = &env, .intervals = intervals, .flush_interval_ns = opt.flush_interval_ns});
   FP_RETURN_IF_ERROR(session.CreateRun(run, meta));
   FP_ASSIGN_OR_RETURN(const int64_t t0, session.Start());

@@ -67,8 +67,8 @@ class MonitorSession {
   // own interval even beside a kernel buffer. The store must outlive the session.
   MonitorSession(Store& store, std::string run_id, ProbeChoice choice, nlohmann::json& meta,
                  const Options& options);
-  // Probes the caller made, owned: for what no ProbeChoice describes (an attached container,
-  // a test's probe). No tree, no container.
+  // Probes the caller made, owned: for tests' own probes (a driven clock's); production
+  // callers describe a ProbeChoice. No tree, no container.
   MonitorSession(Store& store, std::string run_id, std::vector<std::unique_ptr<Probe>> probes,
                  const Options& options);
   ~MonitorSession();  // stops the threads if they still run

@@ -6,9 +6,10 @@
 
 namespace footprint {
 
-ChosenProbes ChooseProbes(Env& env, ProbeChoice choice, nlohmann::json& meta) {
-  ChosenProbes out;
-  out.exact_intervals = choice.exact_intervals;
+namespace {
+
+// The command's process tree, after the kernel's ring for its cpu when one serves it.
+void ChooseTree(Env& env, ProbeChoice& choice, ChosenProbes& out) {
   choice.tree.env = &env;
   choice.tree.exact_intervals = choice.exact_intervals;
   if (choice.cpu_ring) choice.tree.served_elsewhere.set(static_cast<size_t>(MetricId::kCpu));
@@ -16,6 +17,24 @@ ChosenProbes ChooseProbes(Env& env, ProbeChoice choice, nlohmann::json& meta) {
   out.tree = tree.get();
   if (choice.cpu_ring) out.probes.push_back(std::move(choice.cpu_ring));
   out.probes.push_back(std::move(tree));
+}
+
+void ChooseContainer(const RunCgroup* cgroup, ChosenProbes& out) {
+  auto container = std::make_unique<ContainerProbe>(cgroup);
+  out.container = container.get();
+  out.probes.push_back(std::move(container));
+}
+
+}  // namespace
+
+ChosenProbes ChooseProbes(Env& env, ProbeChoice choice, nlohmann::json& meta) {
+  ChosenProbes out;
+  out.exact_intervals = choice.exact_intervals;
+  if (choice.attached) {
+    ChooseContainer(choice.container, out);
+  } else {
+    ChooseTree(env, choice, out);
+  }
   out.probes.push_back(std::make_unique<SystemProbe>(env, choice.exact_intervals));
   if (choice.energy) out.probes.push_back(std::make_unique<RaplProbe>(env.SysRoot()));
   if (choice.perf) out.probes.push_back(std::make_unique<PerfProbe>(std::move(*choice.perf)));
@@ -31,11 +50,7 @@ ChosenProbes ChooseProbes(Env& env, ProbeChoice choice, nlohmann::json& meta) {
       out.probes.push_back(std::move(gpu));
     }
   }
-  if (choice.container) {
-    auto container = std::make_unique<ContainerProbe>(choice.container);
-    out.container = container.get();
-    out.probes.push_back(std::move(container));
-  }
+  if (choice.container && !choice.attached) ChooseContainer(choice.container, out);
   return out;
 }
 

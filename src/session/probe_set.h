@@ -3,7 +3,8 @@
 // describe their run — how its process tree is found, what else it measures — and get the same
 // probes in the same order: a kernel ring for the tree's cpu where one serves it, the tree, the
 // machine's CPU and memory, then RAPL, hardware counters, GPUs and a container's cgroup as
-// asked. The tree comes before the probes that ask it for its members.
+// asked. The tree comes before the probes that ask it for its members. An attached container
+// (no command, no tree) gets its cgroup's probe where the tree would be.
 #ifndef FOOTPRINT_SESSION_PROBE_SET_H_
 #define FOOTPRINT_SESSION_PROBE_SET_H_
 
@@ -39,6 +40,10 @@ struct ProbeChoice {
   // A container the command starts, measured in this cgroup of its own (docs/containers.md):
   // its probe comes last, and the GPU's .tree metrics count its processes with the tree's.
   const RunCgroup* container = nullptr;
+  // The container is a running one footprint attached to (`footprint run --container`), not
+  // the command's: no command, so no tree (`tree` and `cpu_ring` are unused); its cgroup is
+  // what is measured, its probe first, and the GPU's .tree metrics count its processes alone.
+  bool attached = false;
 };
 
 struct ChosenProbes {

@@ -289,5 +289,38 @@ TEST_F(MonitorSessionTest, TheSessionPicksTheProbesItsChoiceDescribes) {
   }
 }
 
+// An attached container (`footprint run --container`) is described, not assembled: there is
+// no tree, the container's cgroup (a folder laid out as one) is measured first, the machine's
+// after it.
+TEST_F(MonitorSessionTest, AnAttachedContainersChoiceMeasuresItsCgroupFirstWithoutATree) {
+  std::filesystem::create_directories(dir_.File("libpod-1"));
+  std::ofstream(dir_.File("libpod-1/cgroup.procs")) << ::getpid() << "\n";
+  CgroupSupport dirs;
+  dirs.v2_dir = dir_.File("libpod-1");
+  auto cgroup = RunCgroup::Observe(dirs);
+  ASSERT_TRUE(cgroup.ok()) << cgroup.status().message();
+  MetricIntervals intervals{};
+  for (MetricId m : {MetricId::kCpu, MetricId::kMemory, MetricId::kSysMemory}) {
+    intervals[static_cast<size_t>(m)] = 100 * kNsPerMs;
+  }
+  nlohmann::json meta = nlohmann::json::object();
+  MonitorSession session(*store_, "attached",
+                         ProbeChoice{.container = cgroup->get(), .attached = true}, meta,
+                         {.env = &env_, .intervals = intervals, .on_data_loss = nullptr});
+  RunRecord run;
+  run.id = "attached";
+  run.name = "container";
+  ASSERT_TRUE(session.CreateRun(run, meta).ok());
+  EXPECT_EQ(session.tree(), nullptr);
+  EXPECT_NE(session.container(), nullptr);
+  auto series = store_->ListSeries("attached");
+  ASSERT_TRUE(series.ok()) << series.status().message();
+  std::vector<std::string> stored;
+  for (const SeriesRecord& s : *series) stored.push_back(s.metric + "/" + s.entity);
+  const std::vector<std::string> expected = {"cpu/container", "memory/container",
+                                             "sys.memory/system"};
+  EXPECT_EQ(stored, expected);
+}
+
 }  // namespace
 }  // namespace footprint
