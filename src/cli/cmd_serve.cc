@@ -11,6 +11,7 @@ namespace footprint::cli {
 
 Action AddServe(CLI::App& app) {
   auto options = std::make_shared<serve::ServeOptions>();
+  options->env = &Env::Default();  // the binary's, which the module's deadlines are on
   CLI::App* cmd = AddDbSubcommand(
       app, "serve",
       "Serve a web UI and a JSON API over the database (read-only): browse experiments, "

@@ -11,5 +11,5 @@ extern "C" __attribute__((visibility("default"))) footprint::Status footprint_se
   out << "footprint serve: " << (server)->Url() << " (" << options.db
       << (queue ? ", runs read-only, with its queue" : ", read-only") << "); Ctrl-C stops it"
       << std::endl;
-  return footprint::serve::ServeUntilSignal(*server);
+  return footprint::serve::ServeUntilSignal(*server, *options.env);
 }

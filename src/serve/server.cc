@@ -263,10 +263,10 @@ struct Connection {
 
 namespace {
 
-// Waits up to `deadline_ns` until `fd` is ready for `events`.
-bool WaitFor(int fd, short events, int64_t deadline_ns) {
+// Waits up to `deadline_ns` (on `env`'s monotonic clock) until `fd` is ready for `events`.
+bool WaitFor(int fd, short events, int64_t deadline_ns, Env& env) {
   for (;;) {
-    const int64_t left_ns = deadline_ns - MonotonicNs();
+    const int64_t left_ns = deadline_ns - env.MonotonicNs();
     if (left_ns <= 0) return false;
     pollfd p{fd, events, 0};
     const int n =
@@ -279,16 +279,16 @@ bool WaitFor(int fd, short events, int64_t deadline_ns) {
 // httplib's view of a connection while a request is served: the bytes the head reader already
 // received first, then the socket, until the request's deadline (so that a body, too, must
 // arrive in time). Writes wait kWriteTimeoutNs for progress, as httplib's own stream does.
+// Deadlines are on `env`'s clock.
 class ConnectionStream final : public httplib::Stream {
  public:
-  explicit ConnectionStream(Connection& c) : c_(c) {}
+  ConnectionStream(Connection& c, Env& env) : c_(c), env_(env) {}
 
   bool is_readable() const override {
-    return c_.consumed < c_.input.size() || (c_.fd >= 0 && WaitFor(c_.fd, POLLIN, c_.deadline_ns));
+    return c_.consumed < c_.input.size() ||
+           (c_.fd >= 0 && WaitFor(c_.fd, POLLIN, c_.deadline_ns, env_));
   }
-  bool is_writable() const override {
-    return c_.fd < 0 || WaitFor(c_.fd, POLLOUT, MonotonicNs() + kWriteTimeoutNs);
-  }
+  bool is_writable() const override { return c_.fd < 0 || WaitToWrite(); }
 
   ssize_t read(char* ptr, size_t size) override {
     if (c_.consumed < c_.input.size()) {
@@ -299,7 +299,7 @@ class ConnectionStream final : public httplib::Stream {
     }
     if (c_.fd < 0) return 0;
     for (;;) {
-      if (!WaitFor(c_.fd, POLLIN, c_.deadline_ns)) return -1;
+      if (!WaitFor(c_.fd, POLLIN, c_.deadline_ns, env_)) return -1;
       const ssize_t n = ::recv(c_.fd, ptr, size, 0);
       if (n >= 0 || (errno != EAGAIN && errno != EINTR)) return n;
     }
@@ -311,7 +311,7 @@ class ConnectionStream final : public httplib::Stream {
       return static_cast<ssize_t>(size);
     }
     for (;;) {
-      if (!WaitFor(c_.fd, POLLOUT, MonotonicNs() + kWriteTimeoutNs)) return -1;
+      if (!WaitToWrite()) return -1;
       const ssize_t n = ::send(c_.fd, ptr, size, MSG_NOSIGNAL);
       if (n >= 0 || (errno != EAGAIN && errno != EINTR)) return n;
     }
@@ -326,6 +326,9 @@ class ConnectionStream final : public httplib::Stream {
   socket_t socket() const override { return c_.fd; }
 
  private:
+  bool WaitToWrite() const {
+    return WaitFor(c_.fd, POLLOUT, env_.MonotonicNs() + kWriteTimeoutNs, env_);
+  }
   template <typename Query>
   void Address(Query query, std::string& ip, int& port) const {
     sockaddr_storage a{};
@@ -346,6 +349,7 @@ class ConnectionStream final : public httplib::Stream {
   }
 
   Connection& c_;
+  Env& env_;
 };
 
 // Sends `response` as far as the socket takes it at once, and closes the connection. What the
@@ -368,16 +372,17 @@ void CloseWith(Connection& c, const std::string& response) {
 // The connections of a server between accept() and their request threads. One thread reads
 // every connection's request head (epoll); only a whole head goes to a request thread, so a
 // client that trickles its head holds none. A head that is not whole by the connection's
-// deadline gets 408. With `reserved` > 0, that many of the threads serve only requests that
-// carry the token (`privileged`); the others serve everyone, token holders first.
+// deadline (on `env`'s clock) gets 408. With `reserved` > 0, that many of the threads serve only
+// requests that carry the token (`privileged`); the others serve everyone, token holders first.
 class ConnectionGate {
  public:
   // Serves one request of the connection; false when the connection is to be closed.
   using ServeFn = std::function<bool(Connection&)>;
   using ClassifyFn = std::function<bool(std::string_view head)>;
 
-  ConnectionGate(int threads, int reserved, ServeFn serve, ClassifyFn privileged)
-      : threads_(threads),
+  ConnectionGate(Env& env, int threads, int reserved, ServeFn serve, ClassifyFn privileged)
+      : env_(env),
+        threads_(threads),
         ordinary_limit_(threads - reserved),
         serve_(std::move(serve)),
         privileged_(std::move(privileged)) {}
@@ -398,6 +403,7 @@ class ConnectionGate {
   void Dispatch(std::unique_ptr<Connection> c);
   void Work();
 
+  Env& env_;
   const int threads_;
   const int ordinary_limit_;
   ServeFn serve_;
@@ -472,7 +478,7 @@ void ConnectionGate::Admit(int fd) {
 void ConnectionGate::Await(std::unique_ptr<Connection> c) {
   c->input.erase(0, c->consumed);
   c->consumed = 0;
-  c->deadline_ns = MonotonicNs() + kRequestTimeoutNs;
+  c->deadline_ns = env_.MonotonicNs() + kRequestTimeoutNs;
   std::lock_guard lock(mu_);
   if (!reading_) return CloseWith(*c, "");
   AwaitLocked(std::move(c));
@@ -519,7 +525,7 @@ void ConnectionGate::ReadHeads() {
   while (reading_) {
     int timeout_ms = -1;
     if (!deadlines_.empty()) {
-      const int64_t left_ns = deadlines_.begin()->first - MonotonicNs();
+      const int64_t left_ns = deadlines_.begin()->first - env_.MonotonicNs();
       timeout_ms = static_cast<int>(std::clamp<int64_t>(left_ns / kNsPerMs + 1, 0, 60'000));
     }
     lock.unlock();
@@ -567,7 +573,7 @@ void ConnectionGate::OnReadable(int fd) {
 
 // Connections past their deadline: 408 when a request had begun, closed silently when idle.
 void ConnectionGate::ExpireOverdue() {
-  const int64_t now = MonotonicNs();
+  const int64_t now = env_.MonotonicNs();
   while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
     std::unique_ptr<Connection> c = Release(deadlines_.begin()->second);
     CloseWith(*c, c->input.empty() ? "" : RequestTimeoutResponse());
@@ -790,7 +796,7 @@ struct Server::Impl {
 
   // Serves the request at the front of `c` (whole, or arriving by its deadline).
   bool ServeRequest(Connection& c) {
-    ConnectionStream stream(c);
+    ConnectionStream stream(c, *options.env);
     return http.ServeOne(stream, ++c.requests >= kKeepAliveMaxCount);
   }
 
@@ -906,14 +912,15 @@ Status Server::Impl::StartQueue() {
       return InvalidArgument("--manifests and --plans name folders; " + *folder + " is none");
     }
   }
-  FP_ASSIGN_OR_RETURN(queue, JobQueue::Open(options.db));
+  FP_ASSIGN_OR_RETURN(queue, JobQueue::Open(options.db, *options.env));
   std::error_code ec;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   catalog =
       std::make_unique<JobCatalog>(JobFolders{options.manifests, options.plans}, self,
                                    std::filesystem::absolute(options.db).string(), options.python);
-  queue_api = std::make_unique<QueueApi>(*queue, *catalog, [this] { runner->Wake(); });
-  runner = std::make_unique<JobRunner>(*queue, *catalog, Env::Default());
+  queue_api = std::make_unique<QueueApi>(
+      *queue, *catalog, [this] { runner->Wake(); }, *options.env);
+  runner = std::make_unique<JobRunner>(*queue, *catalog, *options.env);
   return runner->Start();
 }
 
@@ -962,7 +969,7 @@ void Server::Impl::GateConnections() {
           : std::max(kDefaultThreads, static_cast<int>(std::thread::hardware_concurrency()));
   const int reserved = grants.empty() ? 0 : threads / 4;
   gate = std::make_unique<ConnectionGate>(
-      threads, reserved, [this](Connection& c) { return ServeRequest(c); },
+      *options.env, threads, reserved, [this](Connection& c) { return ServeRequest(c); },
       [this](std::string_view head) {
         if (grants.empty()) return true;
         const std::optional<std::string> token = HeadToken(head);
@@ -1075,7 +1082,7 @@ std::string Server::Answer(std::string_view request) {
   return c.output;
 }
 
-Status ServeUntilSignal(Server& server) {
+Status ServeUntilSignal(Server& server, Env& env) {
   sigset_t stop_signals, previous;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
@@ -1090,7 +1097,7 @@ Status ServeUntilSignal(Server& server) {
         // Again until Run returns: a stop that comes before listening begins is ignored.
         while (!done.load()) {
           server.Stop();
-          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          env.SleepUntil(env.MonotonicNs() + 50 * kNsPerMs);
         }
         return;
       }

@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 
+#include "footprint/env.h"
 #include "footprint/status.h"
 #include "serve/queue_api.h"
 
@@ -52,6 +53,9 @@ struct ServeOptions {
   // queue kept in the database and needs tokens (an admin token is generated when none is
   // given). `python` is the interpreter evaluations' agents run under (empty: evaluate's).
   std::string manifests, plans, python;
+  // The clock the requests' deadlines, the queue and the stop's retries are on (the CLI's
+  // Env::Default(); tests drive a FakeEnv). Must outlive the server.
+  Env* env = &Env::Default();
 };
 
 // 127.0.0.0/8, ::1 and localhost.
@@ -100,8 +104,9 @@ class Server {
 };
 
 // Runs `server` until SIGINT or SIGTERM (blocked for the duration, awaited on a thread of its
-// own, so the request threads never see them), then stops it and returns.
-Status ServeUntilSignal(Server& server);
+// own, so the request threads never see them), then stops it and returns. A stop that comes
+// before listening begins is retried on `env`'s clock until Run returns.
+Status ServeUntilSignal(Server& server, Env& env);
 
 }  // namespace footprint::serve
 
