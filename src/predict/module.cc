@@ -166,6 +166,7 @@ json CoverageJson(const WideningFit& fit) {
   return {{"stated", kStatedCoverage},
           {"plain", fit.coverage_plain},
           {"widened", fit.coverage_widened},
+          {"nested", fit.coverage_nested},
           {"novel_half", {{"plain", fit.novel_half_plain}, {"widened", fit.novel_half_widened}}},
           {"widening", fit.widening},
           {"rows", fit.rows}};
@@ -434,8 +435,8 @@ Result<int> Calibrate(const PredictOptions& o, std::ostream& out) {
   return ReportCalibration(*record, run, store->location(), o.json, out);
 }
 
-// How sure a prediction is: on the predictor's machine, within its 80th-percentile relative
-// error on held-out families, widened by the model's novelty (novelty.h); elsewhere, within
+// How sure a prediction is: on the predictor's machine, within its band over held-out
+// families (FamilyBandError), widened by the model's novelty (novelty.h); elsewhere, within
 // kOtherMachineFactor; with operators that have no cost formula, a lower bound without a band.
 struct Confidence {
   bool other_machine = false;
@@ -462,7 +463,8 @@ json Interval(double value, double p80, const Confidence& c) {
     std::snprintf(within, sizeof within,
                   "fitted on another or an unrecorded machine: widened to a factor %.1f", factor);
   } else {
-    std::snprintf(within, sizeof within, "80 %% of held-out-family predictions were within %ld %%",
+    std::snprintf(within, sizeof within,
+                  "80 %% of held-out families had every prediction within %ld %%",
                   std::lround(p80 * 100));
   }
   std::string why = within;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <set>
+#include <utility>
 
 namespace footprint::predict {
 namespace {
@@ -36,6 +38,51 @@ double ShareInside(const std::vector<LeftOutPrediction>& predictions, const P80O
   }
   return static_cast<double>(inside) / static_cast<double>(predictions.size());
 }
+
+// Each family's band as a fit without it would state it (FamilyBandError of the other
+// families' predictions), and the novel half of the rows: the farthest from the other families',
+// where such a band is likeliest to fall short (pooled, familiar rows inside their band would
+// make up for them).
+class FamilyBands {
+ public:
+  explicit FamilyBands(std::vector<LeftOutPrediction> predictions)
+      : predictions_(std::move(predictions)) {
+    std::set<std::string> families;
+    for (const LeftOutPrediction& p : predictions_) families.insert(p.family);
+    for (const std::string& family : families) {
+      std::vector<LeftOutPrediction> others;
+      std::copy_if(predictions_.begin(), predictions_.end(), std::back_inserter(others),
+                   [&](const LeftOutPrediction& p) { return p.family != family; });
+      band_[family] = FamilyBandError(others);
+    }
+    novel_half_ = predictions_;
+    std::stable_sort(novel_half_.begin(), novel_half_.end(),
+                     [](const auto& a, const auto& b) { return a.novelty > b.novelty; });
+    novel_half_.resize((novel_half_.size() + 1) / 2);
+  }
+  const std::map<std::string, double>& band() const { return band_; }
+  const std::vector<LeftOutPrediction>& novel_half() const { return novel_half_; }
+  double CoverageOf(const std::vector<LeftOutPrediction>& rows, double widening) const {
+    return ShareInside(
+        rows, [&](const LeftOutPrediction& p) { return band_.at(p.family); }, widening);
+  }
+  // The smallest widening (in steps of kWideningStep) that puts kStatedCoverage of the rows and
+  // of the novel half inside their band; kMaxWidening where none does.
+  double SmallestWidening() const {
+    for (int step = 0; step * kWideningStep <= kMaxWidening; ++step) {
+      const double w = step * kWideningStep;
+      if (CoverageOf(predictions_, w) >= kStatedCoverage &&
+          CoverageOf(novel_half_, w) >= kStatedCoverage) {
+        return w;
+      }
+    }
+    return kMaxWidening;
+  }
+
+ private:
+  std::vector<LeftOutPrediction> predictions_, novel_half_;
+  std::map<std::string, double> band_;
+};
 
 }  // namespace
 
@@ -75,10 +122,19 @@ double BandError(double predicted, double measured) {
   return std::max(predicted / measured, measured / predicted) - 1;
 }
 
-double P80RelativeError(std::vector<double> errors) {
-  if (errors.empty()) return 0;
+double FamilyBandError(const std::vector<LeftOutPrediction>& predictions) {
+  std::map<std::string, double> worst;
+  for (const LeftOutPrediction& p : predictions) {
+    worst[p.family] = std::max(worst[p.family], BandError(p.predicted, p.measured));
+  }
+  if (worst.empty()) return 0;
+  std::vector<double> errors;
+  for (const auto& [family, error] : worst) errors.push_back(error);
   std::sort(errors.begin(), errors.end());
-  return errors[std::min(errors.size() - 1, errors.size() * 8 / 10)];
+  // The conformal rank: a new family is one more draw, so the ceil((n + 1) x 0.8)-th of n.
+  const double n = static_cast<double>(errors.size());
+  const size_t rank = static_cast<size_t>(std::ceil((n + 1) * kStatedCoverage - 1e-9));
+  return errors[std::min(errors.size(), std::max<size_t>(rank, 1)) - 1];
 }
 
 bool InsideBand(double predicted, double measured, double factor) {
@@ -91,41 +147,26 @@ double Coverage(const std::vector<LeftOutPrediction>& predictions, double p80, d
 }
 
 WideningFit FitWidening(const std::vector<LeftOutPrediction>& predictions) {
-  std::set<std::string> families;
-  for (const LeftOutPrediction& p : predictions) families.insert(p.family);
-  // Each family's band: what a fit without it would state, the other families' p80.
-  std::map<std::string, double> band;
-  for (const std::string& family : families) {
-    std::vector<double> others;
-    for (const LeftOutPrediction& p : predictions) {
-      if (p.family != family) others.push_back(BandError(p.predicted, p.measured));
-    }
-    band[family] = P80RelativeError(others);
-  }
-  // The novel half: the rows farthest from the other families', where a band from their errors
-  // is likeliest to fall short (pooled, the familiar rows could make up for them).
-  std::vector<LeftOutPrediction> novel = predictions;
-  std::stable_sort(novel.begin(), novel.end(),
-                   [](const auto& a, const auto& b) { return a.novelty > b.novelty; });
-  novel.resize((novel.size() + 1) / 2);
-  auto coverage = [&](const std::vector<LeftOutPrediction>& rows, double widening) {
-    return ShareInside(
-        rows, [&](const LeftOutPrediction& p) { return band[p.family]; }, widening);
-  };
+  const FamilyBands bands(predictions);
   WideningFit fit;
   fit.rows = predictions.size();
-  fit.widening = kMaxWidening;
-  for (int step = 0; step * kWideningStep <= kMaxWidening; ++step) {
-    const double w = step * kWideningStep;
-    if (coverage(predictions, w) >= kStatedCoverage && coverage(novel, w) >= kStatedCoverage) {
-      fit.widening = w;
-      break;
+  fit.widening = bands.SmallestWidening();
+  fit.coverage_plain = bands.CoverageOf(predictions, 0);
+  fit.coverage_widened = bands.CoverageOf(predictions, fit.widening);
+  fit.novel_half_plain = bands.CoverageOf(bands.novel_half(), 0);
+  fit.novel_half_widened = bands.CoverageOf(bands.novel_half(), fit.widening);
+  // Nested: each family inside the band and the widening fitted without it.
+  size_t inside = 0;
+  for (const auto& [family, band] : bands.band()) {
+    std::vector<LeftOutPrediction> others, own;
+    for (const LeftOutPrediction& p : predictions) (p.family == family ? own : others).push_back(p);
+    const double widening = FamilyBands(others).SmallestWidening();
+    for (const LeftOutPrediction& p : own) {
+      inside += InsideBand(p.predicted, p.measured, BandFactor(band, widening, p.novelty)) ? 1 : 0;
     }
   }
-  fit.coverage_plain = coverage(predictions, 0);
-  fit.coverage_widened = coverage(predictions, fit.widening);
-  fit.novel_half_plain = coverage(novel, 0);
-  fit.novel_half_widened = coverage(novel, fit.widening);
+  fit.coverage_nested =
+      predictions.empty() ? 0 : static_cast<double>(inside) / static_cast<double>(fit.rows);
   return fit;
 }
 

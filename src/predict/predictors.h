@@ -1,8 +1,9 @@
 // The predictors of `footprint predict`, fitted on footprint's own measurements: a row per
 // (model, batch) with the graph's features (model_graph.h) and what was measured. Latency:
 //   flops_linear  t = a + b * FLOPs                                   (the baseline)
-//   roofline      t = a + sum over operator kinds of FLOPs_k / rate_k + bytes / bandwidth,
-//                 every term non-negative (fitted per kind: convolutions, matrix products, ...)
+//   roofline      t = a + sum over operator kinds of FLOPs_k / rate_k + bytes / bandwidth
+//                 + weights streamed (recurrent ones at every step) / their bandwidth, every
+//                 term non-negative (fitted per kind: convolutions, matrix products, ...)
 //   trees         gradient-boosted trees (xgboost) over the per-kind aggregates, on log t
 // Peak memory: m = a + b * parameter bytes + c * peak live activations (non-negative).
 // Energy per query (where the dataset has it, from a GPU's counter): the latency's predictors.
@@ -25,7 +26,8 @@
 namespace footprint::predict {
 
 // The graph's features, by name: totals and FLOPs and bytes per operator kind, where a
-// depthwise Conv (OperatorCost::depthwise) is the kind "dwconv".
+// depthwise Conv (OperatorCost::depthwise) is the kind "dwconv", and recurrent_weight_bytes,
+// the recurrent weights a cell reads at every step, summed over the steps.
 std::map<std::string, double> Features(const ModelGraph& graph);
 // The operator kinds the features group types into ("conv", "gemm", "norm", "elementwise",
 // "pool", "movement", "other"), by type alone.
@@ -86,7 +88,7 @@ struct Errors {
   std::string worst_family;
   double within_10pct = 0;        // share of rows within +-10 %
   double spearman = 0;            // rank correlation of predicted and measured
-  double p80_relative_error = 0;  // of BandError: the band, a factor 1 + it either side
+  double p80_relative_error = 0;  // FamilyBandError (novelty.h): the band, 1 + it either side
   size_t rows = 0;
 };
 // Leave-one-family-out over `rows`: each family predicted by a fit on the others.

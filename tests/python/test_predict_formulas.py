@@ -109,6 +109,20 @@ def test_a_pytorch_lstm_counts_what_its_weights_multiply(tmp_path):
     macs = 5 * 3 * sum(p.numel() for n, p in lstm.named_parameters() if n.startswith("weight"))
     f = features(path)
     assert f["unknown_operators"] == {} and f["macs"] == macs
+    # Each layer's recurrent weights are read at every one of the 5 steps, whatever the batch
+    # (3 samples): what the roofline's weights term streams from memory.
+    recurrent = sum(p.numel() * 4 for n, p in lstm.named_parameters() if n.startswith("weight_hh"))
+    assert f["features"]["recurrent_weight_bytes"] == 5 * recurrent
+
+
+@pytest.mark.parametrize("directions", [1, 2])
+def test_a_recurrent_cell_reads_its_recurrent_weights_at_every_step(tmp_path, directions):
+    # seq 5, LSTM of 8 hidden: R is directions x 32 x 8 float32, read at each of the 5 steps
+    # of each direction; the batch (2) reads it once a step.
+    f = recurrent(tmp_path, "LSTM", 8, directions=directions)
+    assert f["features"]["recurrent_weight_bytes"] == 5 * directions * 32 * 8 * 4
+    assert single(tmp_path, "Relu", [[2, 3]], value("y", None))["features"][
+        "recurrent_weight_bytes"] == 0
 
 
 def test_fused_operators_count_what_their_decomposition_counts(tmp_path):

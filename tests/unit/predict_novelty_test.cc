@@ -86,13 +86,25 @@ TEST(PredictNovelty, WideningCoversTheNovelFamily) {
   EXPECT_EQ(fit.rows, 35u);
   // Without novelty the LSTM's rows fall outside their band: 25 of 35.
   EXPECT_NEAR(fit.coverage_plain, 25.0 / 35, 1e-12);
-  // The others' p80 is 1 / 0.9 - 1 (BandError), and (1 + 1 / 9) x (1 + w 0.8) reaches 3 from
-  // w = 2.125: 2.15 in steps of 0.05; every row is then inside.
+  // The LSTM's band, the other families' worst, is 1 / 0.9 - 1 (BandError), and (1 + 1 / 9) x
+  // (1 + w 0.8) reaches 3 from w = 2.125: 2.15 in steps of 0.05; every row is then inside.
   EXPECT_NEAR(fit.widening, 2.15, 1e-9);
   EXPECT_DOUBLE_EQ(fit.coverage_widened, 1);
   // The novel half (18 rows): the LSTM's 10, outside without widening, and 8 familiar ones.
   EXPECT_NEAR(fit.novel_half_plain, 8.0 / 18, 1e-12);
   EXPECT_DOUBLE_EQ(fit.novel_half_widened, 1);
+  // Nested, the LSTM is judged by a widening fitted on the five others, which need none: the
+  // widening learnt from the LSTM's own rows does not count for them.
+  EXPECT_NEAR(fit.coverage_nested, 25.0 / 35, 1e-12);
+}
+
+TEST(PredictNovelty, NestedCoverageKeepsAWideningLearntElsewhere) {
+  // Two novel families, each 3x too fast: a widening fitted on one covers the other.
+  std::vector<LeftOutPrediction> p = FamiliarAndNovel();
+  for (int i = 0; i < 10; ++i) p.push_back({"GRU", 1.0 / 3, 1, 0.8});
+  const WideningFit fit = FitWidening(p);
+  EXPECT_DOUBLE_EQ(fit.coverage_widened, 1);
+  EXPECT_DOUBLE_EQ(fit.coverage_nested, 1);
 }
 
 TEST(PredictNovelty, NoWideningWhereThePlainBandAlreadyHolds) {
@@ -116,10 +128,19 @@ TEST(PredictNovelty, BandErrorIsTheFactorEitherSide) {
   EXPECT_NEAR(BandError(1.0 / 3, 1), 2, 1e-12);
 }
 
-TEST(PredictNovelty, P80IsTheEightiethPercentile) {
-  EXPECT_DOUBLE_EQ(P80RelativeError({}), 0);
-  EXPECT_DOUBLE_EQ(P80RelativeError({0.5, 0.1, 0.4, 0.3, 0.2}), 0.5);
-  EXPECT_DOUBLE_EQ(P80RelativeError({0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}), 0.9);
+TEST(PredictNovelty, TheBandIsOfFamiliesNotRows) {
+  EXPECT_DOUBLE_EQ(FamilyBandError({}), 0);
+  // One family of 50 rows within 5 %, nine of one row each, 10 % to 90 % off: by rows the
+  // 80th percentile would be 5 %; by families it is the 9th of the ten worst ((10 + 1) x 0.8
+  // = 8.8, up to 9), 80 %.
+  std::vector<LeftOutPrediction> p(50, {"Many", 1.05, 1, 0});
+  for (int i = 1; i <= 9; ++i) p.push_back({"F" + std::to_string(i), 1 + i / 10.0, 1, 0});
+  EXPECT_NEAR(FamilyBandError(p), 0.8, 1e-12);
+  // A family counts by its worst row.
+  p.push_back({"Many", 1.0 / 3, 1, 0});
+  EXPECT_NEAR(FamilyBandError(p), 0.9, 1e-12);
+  // With as few families as the rank exceeds, the worst of them.
+  EXPECT_NEAR(FamilyBandError({{"A", 1.2, 1, 0}, {"B", 1.4, 1, 0}}), 0.4, 1e-12);
 }
 
 }  // namespace
