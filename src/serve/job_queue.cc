@@ -5,6 +5,7 @@
 
 #include "footprint/store.h"
 #include "store/sqlite_stmt.h"
+#include "util/clock.h"
 #include "util/json_bounded.h"
 #include "util/json_text.h"
 
@@ -120,11 +121,18 @@ Result<std::unique_ptr<JobQueue>> JobQueue::Open(const std::string& db, Env& env
         "-o (PostgreSQL databases are served read-only, without a queue)");
   }
   FP_ASSIGN_OR_RETURN(SqliteConnection connection, OpenConnection(db, db, SQLITE_OPEN_READWRITE));
-  sqlite3_busy_timeout(connection.get(), StoreOptions{}.busy_timeout_ms);
-  FP_RETURN_IF_ERROR(CheckFootprintDatabase(connection.get(), db));
   std::unique_ptr<JobQueue> queue(new JobQueue(std::move(connection), env));
+  FP_RETURN_IF_ERROR(CheckFootprintDatabase(queue->db_.get(), db));
   FP_RETURN_IF_ERROR(queue->Exec(kQueueTables));
   return queue;
+}
+
+// Waits for another connection's lock as the SQLite store does, on the Env's clock.
+JobQueue::JobQueue(SqliteConnection db, Env& env)
+    : busy_wait_(env, int64_t{StoreOptions{}.busy_timeout_ms} * kNsPerMs),
+      db_(std::move(db)),
+      env_(env) {
+  busy_wait_.InstallOn(db_.get());
 }
 
 JobQueue::~JobQueue() = default;
@@ -148,8 +156,12 @@ Result<int64_t> JobQueue::Add(const JobRequest& request, std::string_view who) {
       count.Step() != SQLITE_ROW) {
     return SqlError(db_.get(), "count its jobs");
   }
-  if (count.Int(0) >= kMaxActiveJobs) {
-    return InvalidArgument("the queue holds " + std::to_string(count.Int(0)) +
+  const int64_t active = count.Int(0);
+  // Ends the read, so that the insert waits for another writer's lock (SQLite refuses a read
+  // that turns into a write at once, without its busy handler).
+  count.Reset();
+  if (active >= kMaxActiveJobs) {
+    return InvalidArgument("the queue holds " + std::to_string(active) +
                            " jobs queued or running, its limit; cancel some or wait");
   }
   nlohmann::json overrides = request.overrides;

@@ -30,6 +30,7 @@
 
 #include "footprint/env.h"
 #include "footprint/status.h"
+#include "store/sqlite_busy.h"
 #include "store/sqlite_connection.h"
 
 namespace footprint::serve {
@@ -130,13 +131,14 @@ class JobQueue {
   Result<std::vector<AuditEntry>> AuditLog(int64_t limit = 200);
 
  private:
-  JobQueue(SqliteConnection db, Env& env) : db_(std::move(db)), env_(env) {}
+  JobQueue(SqliteConnection db, Env& env);
   Status Exec(std::string_view sql);
   // The job `id`, or with nullopt every job, newest first; at most `limit`.
   Result<std::vector<Job>> Select(std::optional<int64_t> id, int64_t limit);
   Status CheckOwners(const std::vector<int64_t>& ids, std::string_view who, bool admin);
 
   std::mutex mu_;
+  SqliteBusyWait busy_wait_;  // the connection's, on env_'s clock: outlives it
   SqliteConnection db_;
   Env& env_;
   std::map<int64_t, int64_t> log_bytes_;  // per running job, to cap its log

@@ -18,6 +18,7 @@
 #include "serve/job_spec.h"
 #include "serve/queue_api.h"
 #include "test_util.h"
+#include "util/clock.h"
 
 namespace footprint::serve {
 namespace {
@@ -48,6 +49,27 @@ TEST_F(JobQueueTest, RefusesFilesThatAreNotFootprintDatabases) {
   EXPECT_NE(empty.status().message().find("not a footprint database"), std::string::npos);
   EXPECT_FALSE(JobQueue::Open(dir_.File("missing.db")).ok());
   EXPECT_EQ(JobQueue::Open("postgresql://db/x").status().code(), StatusCode::kUnsupported);
+}
+
+// A write that finds the database locked by another connection (a footprint run writing)
+// waits the store's busy timeout on the Env's clock, then fails saying so: on the driven
+// clock the 30 s pass at once and end exactly at the timeout.
+TEST_F(JobQueueTest, AWriteToALockedDatabaseGivesUpAtItsTimeoutOnTheEnvsClock) {
+  FakeEnv env;
+  env.SetHorizon(INT64_MAX);
+  auto queue = JobQueue::Open(db_, env);
+  ASSERT_TRUE(queue.ok()) << queue.status().message();
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(db_.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  auto refused = (*queue)->Add(Plan(), "ann");
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("locked"), std::string::npos)
+      << refused.status().message();
+  EXPECT_EQ(env.MonotonicNs(), int64_t{StoreOptions{}.busy_timeout_ms} * kNsPerMs);
+  EXPECT_EQ(sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(other);
+  EXPECT_TRUE((*queue)->Add(Plan(), "ann").ok());
 }
 
 TEST_F(JobQueueTest, StartsByPriorityThenAgeOnePerTarget) {
