@@ -41,10 +41,11 @@ struct BufferState {
   std::vector<std::string> runs;  // runs with changes waiting
 };
 
-// Every buffer in `dir` (none when it does not exist), oldest first.
-Result<std::vector<BufferState>> ListBuffers(const std::string& dir);
-// The buffer at `path`.
-Result<BufferState> ReadBuffer(const std::string& path);
+// Every buffer in `dir` (none when it does not exist), oldest first. A buffer's file locked by
+// its writer is waited for on `env`'s clock (as long as a store waits for its database).
+Result<std::vector<BufferState>> ListBuffers(const std::string& dir, Env& env = Env::Default());
+// The buffer at `path`, read as ListBuffers reads each.
+Result<BufferState> ReadBuffer(const std::string& path, Env& env = Env::Default());
 
 struct PushOutcome {
   int64_t sent = 0;           // changes the server took
@@ -69,7 +70,9 @@ struct WaitingBuffer {
   std::optional<BufferState> here;
 };
 // The buffers that may still hold changes of `run`, for `show`: none while the run is live.
-Result<std::vector<WaitingBuffer>> WaitingBuffers(Store& store, const RunRecord& run);
+// Read as ListBuffers reads them.
+Result<std::vector<WaitingBuffer>> WaitingBuffers(Store& store, const RunRecord& run,
+                                                  Env& env = Env::Default());
 
 }  // namespace footprint
 

@@ -57,7 +57,7 @@ struct Shipping {
   // Makes the buffer at `dir` and the connection the thread uses.
   Status OpenJournal(const std::string& dir) {
     const JournalInfo info{NewRunId(), remote->location(), HostName(), env.RealtimeNs()};
-    FP_ASSIGN_OR_RETURN(journal, Journal::Create(dir + "/" + info.writer + ".db", info));
+    FP_ASSIGN_OR_RETURN(journal, Journal::Create(dir + "/" + info.writer + ".db", info, env));
     FP_ASSIGN_OR_RETURN(ship_journal, journal->SecondConnection());
     shipper = std::make_unique<Shipper>(*ship_journal, *remote, log, env);
     return Status::Ok();

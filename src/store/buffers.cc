@@ -41,19 +41,19 @@ std::string BufferDirectory(Env& env) {
   return env.Var("HOME").value_or("") + "/.local/state/footprint/buffers";
 }
 
-Result<BufferState> ReadBuffer(const std::string& path) {
-  FP_ASSIGN_OR_RETURN(std::unique_ptr<Journal> journal, Journal::Open(path));
+Result<BufferState> ReadBuffer(const std::string& path, Env& env) {
+  FP_ASSIGN_OR_RETURN(std::unique_ptr<Journal> journal, Journal::Open(path, env));
   if (!journal) return StateOf(path, nullptr, {});
   FP_ASSIGN_OR_RETURN(JournalBacklog backlog, journal->Backlog());
   return StateOf(path, journal.get(), backlog);
 }
 
-Result<std::vector<BufferState>> ListBuffers(const std::string& dir) {
+Result<std::vector<BufferState>> ListBuffers(const std::string& dir, Env& env) {
   std::vector<BufferState> out;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     if (entry.path().extension() != ".db") continue;
-    FP_ASSIGN_OR_RETURN(BufferState s, ReadBuffer(entry.path().string()));
+    FP_ASSIGN_OR_RETURN(BufferState s, ReadBuffer(entry.path().string(), env));
     out.push_back(std::move(s));
   }
   if (ec && ec != std::errc::no_such_file_or_directory) {
@@ -66,7 +66,7 @@ Result<std::vector<BufferState>> ListBuffers(const std::string& dir) {
 }
 
 Result<PushOutcome> PushBuffer(const std::string& path, const std::string& uri, Env& env) {
-  FP_ASSIGN_OR_RETURN(std::unique_ptr<Journal> journal, Journal::Open(path));
+  FP_ASSIGN_OR_RETURN(std::unique_ptr<Journal> journal, Journal::Open(path, env));
   if (!journal) {
     return IoError(path +
                    " is open in another process (the footprint writing it is alive, or "
@@ -95,7 +95,7 @@ Result<PushOutcome> PushBuffer(const std::string& path, const std::string& uri, 
 
 void PushLeftBehind(const std::string& dir, const std::string& uri, const BufferNotice& notice,
                     Env& env) {
-  Result<std::vector<BufferState>> buffers = ListBuffers(dir);
+  Result<std::vector<BufferState>> buffers = ListBuffers(dir, env);
   if (!buffers.ok()) return;
   const std::string location = RedactedLocation(uri);
   for (const BufferState& b : *buffers) {
@@ -108,7 +108,7 @@ void PushLeftBehind(const std::string& dir, const std::string& uri, const Buffer
   }
 }
 
-Result<std::vector<WaitingBuffer>> WaitingBuffers(Store& store, const RunRecord& run) {
+Result<std::vector<WaitingBuffer>> WaitingBuffers(Store& store, const RunRecord& run, Env& env) {
   std::vector<WaitingBuffer> out;
   if (run.status == RunStatus::kRunning) return out;
   FP_ASSIGN_OR_RETURN(std::vector<PendingBuffer> pending, store.PendingBuffers(run.id));
@@ -118,7 +118,7 @@ Result<std::vector<WaitingBuffer>> WaitingBuffers(Store& store, const RunRecord&
     // Read where this machine sees the file: its own disk, or a shared folder (--buffer-dir)
     // another node wrote to, where the name (the writer's UUID) tells it is the same buffer.
     if (std::filesystem::exists(w.where.path)) {
-      Result<BufferState> s = ReadBuffer(w.where.path);
+      Result<BufferState> s = ReadBuffer(w.where.path, env);
       if (s.ok() && (s->writer == w.where.writer || (s->live && w.where.host == host))) {
         w.here = std::move(*s);
       }

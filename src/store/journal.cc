@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "store/sqlite_stmt.h"
+#include "util/clock.h"
 #include "util/file.h"
 
 namespace footprint {
@@ -38,7 +39,6 @@ Status Connect(const std::string& path, sqlite3*& db) {
     return DatabaseError("cannot open the local buffer " + path + ": " + why);
   }
   sqlite3_extended_result_codes(db, 1);
-  sqlite3_busy_timeout(db, 30000);
   return Status::Ok();
 }
 
@@ -74,6 +74,16 @@ Status OpenLocked(const std::string& path, bool create, sqlite3*& db, int& lock_
 
 }  // namespace
 
+// Another connection's lock is awaited as the SQLite store awaits it, on the Env's clock.
+Journal::Journal(sqlite3* db, std::string path, int lock_fd, Env& env)
+    : env_(env),
+      busy_wait_(env, int64_t{StoreOptions{}.busy_timeout_ms} * kNsPerMs),
+      db_(db),
+      path_(std::move(path)),
+      lock_fd_(lock_fd) {
+  busy_wait_.InstallOn(db_);
+}
+
 Journal::~Journal() {
   sqlite3_close_v2(db_);
   CloseFd(lock_fd_);
@@ -89,7 +99,8 @@ Status Journal::Exec(const char* sql, std::string_view doing) {
                                                                         : Error(doing);
 }
 
-Result<std::unique_ptr<Journal>> Journal::Create(const std::string& path, const JournalInfo& info) {
+Result<std::unique_ptr<Journal>> Journal::Create(const std::string& path, const JournalInfo& info,
+                                                 Env& env) {
   std::error_code ec;
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
   std::filesystem::create_directories(folder, ec);
@@ -102,7 +113,7 @@ Result<std::unique_ptr<Journal>> Journal::Create(const std::string& path, const 
   int lock_fd = -1;
   FP_RETURN_IF_ERROR(OpenLocked(path, /*create=*/true, db, lock_fd));
   if (lock_fd < 0) return DatabaseError("another process took the new local buffer " + path);
-  std::unique_ptr<Journal> j(new Journal(db, path, lock_fd));
+  std::unique_ptr<Journal> j(new Journal(db, path, lock_fd, env));
   FP_RETURN_IF_ERROR(
       j->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", "cannot set up"));
   FP_RETURN_IF_ERROR(j->Exec(kSchema, "cannot set up"));
@@ -119,12 +130,12 @@ Result<std::unique_ptr<Journal>> Journal::Create(const std::string& path, const 
   return j;
 }
 
-Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path) {
+Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, Env& env) {
   sqlite3* db = nullptr;
   int lock_fd = -1;
   FP_RETURN_IF_ERROR(OpenLocked(path, /*create=*/false, db, lock_fd));
   if (lock_fd < 0) return std::unique_ptr<Journal>();
-  std::unique_ptr<Journal> j(new Journal(db, path, lock_fd));
+  std::unique_ptr<Journal> j(new Journal(db, path, lock_fd, env));
   Stmt s;
   if (s.Prepare(db, "SELECT writer, location, host, created_ns FROM journal_info") != SQLITE_OK ||
       s.Step() != SQLITE_ROW) {
@@ -138,7 +149,7 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path) {
 Result<std::unique_ptr<Journal>> Journal::SecondConnection() const {
   sqlite3* db = nullptr;
   FP_RETURN_IF_ERROR(Connect(path_, db));
-  std::unique_ptr<Journal> j(new Journal(db, path_, -1));
+  std::unique_ptr<Journal> j(new Journal(db, path_, -1, env_));
   j->info_ = info_;
   return j;
 }

@@ -27,8 +27,10 @@
 #include <string_view>
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/status.h"
 #include "footprint/store.h"
+#include "store/sqlite_busy.h"
 
 namespace footprint {
 
@@ -71,11 +73,14 @@ struct JournalBacklog {
 
 class Journal {
  public:
-  // Creates the file at `path` (its folder too, readable by its owner only) for `info`.
-  static Result<std::unique_ptr<Journal>> Create(const std::string& path, const JournalInfo& info);
+  // Creates the file at `path` (its folder too, readable by its owner only) for `info`. Its
+  // connections wait for another's lock on `env`'s clock (SqliteBusyWait); `env` must outlive
+  // the journal.
+  static Result<std::unique_ptr<Journal>> Create(const std::string& path, const JournalInfo& info,
+                                                 Env& env);
   // Opens an existing journal: nullptr when another process holds it (a live writer or a
-  // push), kDatabase when it is not a journal.
-  static Result<std::unique_ptr<Journal>> Open(const std::string& path);
+  // push), kDatabase when it is not a journal. Waits for locks on `env`'s clock, as Create.
+  static Result<std::unique_ptr<Journal>> Open(const std::string& path, Env& env);
   // Another connection to this journal, for another thread of the process that holds it (the
   // shipper's); it takes no lock of its own. Destroy it before this one.
   Result<std::unique_ptr<Journal>> SecondConnection() const;
@@ -100,11 +105,12 @@ class Journal {
   Status Remove();
 
  private:
-  Journal(sqlite3* db, std::string path, int lock_fd)
-      : db_(db), path_(std::move(path)), lock_fd_(lock_fd) {}
+  Journal(sqlite3* db, std::string path, int lock_fd, Env& env);
   Status Error(std::string_view doing) const;
   Status Exec(const char* sql, std::string_view doing);
 
+  Env& env_;
+  SqliteBusyWait busy_wait_;  // db_'s, on env_'s clock
   sqlite3* db_;
   std::string path_;
   int lock_fd_;

@@ -9,8 +9,10 @@
 #include <fstream>
 #include <limits>
 
+#include "fake_env.h"
 #include "store/journal_records.h"
 #include "test_util.h"
+#include "util/clock.h"
 
 namespace footprint {
 namespace {
@@ -20,7 +22,7 @@ using testing::TempDir;
 TEST(Journal, KeepsEntriesInOrderUntilForgotten) {
   TempDir dir;
   const std::string path = dir.File("buffers/w.db");  // the folder is made
-  auto j = Journal::Create(path, {"w-uuid", "postgresql://db/fp", "host1", 42});
+  auto j = Journal::Create(path, {"w-uuid", "postgresql://db/fp", "host1", 42}, Env::Default());
   ASSERT_TRUE(j.ok()) << j.status().message();
   const SamplePoint samples[] = {{-2, 10, 1.5}, {-2, 20, 2.5}, {-3, 10, -1.0}};
   auto a = (*j)->Add(JournalOp::kCreateRun, "r1", "{}");
@@ -72,14 +74,14 @@ TEST(Journal, KeepsEntriesInOrderUntilForgotten) {
 TEST(Journal, OneProcessAtATimeAndRemovedWhenDone) {
   TempDir dir;
   const std::string path = dir.File("w.db");
-  auto writer = Journal::Create(path, {"w", "postgresql://db/fp", "h", 1});
+  auto writer = Journal::Create(path, {"w", "postgresql://db/fp", "h", 1}, Env::Default());
   ASSERT_TRUE(writer.ok());
   ASSERT_TRUE((*writer)->Add(JournalOp::kCreateRun, "r", "{}").ok());
-  auto other = Journal::Open(path);  // a push while the writer lives
+  auto other = Journal::Open(path, Env::Default());  // a push while the writer lives
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(*other, nullptr);
   writer->reset();  // the writer ends without sending: the file stays
-  auto pusher = Journal::Open(path);
+  auto pusher = Journal::Open(path, Env::Default());
   ASSERT_TRUE(pusher.ok() && *pusher != nullptr);
   EXPECT_EQ((*pusher)->info().writer, "w");
   EXPECT_EQ((*pusher)->info().location, "postgresql://db/fp");
@@ -89,11 +91,32 @@ TEST(Journal, OneProcessAtATimeAndRemovedWhenDone) {
   EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
 }
 
+// An entry that finds the file locked by another connection (the shipper's, mid-transaction)
+// waits the store's busy timeout on the Env's clock, then fails: on the driven clock the 30 s
+// pass at once and end exactly at the timeout; once the lock is gone the entry is kept.
+TEST(Journal, AnEntryWaitsForALockOnTheEnvsClock) {
+  TempDir dir;
+  const std::string path = dir.File("w.db");
+  FakeEnv env;
+  env.SetHorizon(INT64_MAX);
+  auto j = Journal::Create(path, {"w", "postgresql://db/fp", "h", 1}, env);
+  ASSERT_TRUE(j.ok()) << j.status().message();
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  EXPECT_FALSE((*j)->Add(JournalOp::kCreateRun, "r", "{}").ok());
+  EXPECT_EQ(env.MonotonicNs(), int64_t{StoreOptions{}.busy_timeout_ms} * kNsPerMs);
+  EXPECT_EQ(sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(other);
+  EXPECT_TRUE((*j)->Add(JournalOp::kCreateRun, "r", "{}").ok());
+  EXPECT_EQ((*j)->Backlog()->entries, 1);
+}
+
 TEST(Journal, AFileThatIsNotABufferIsRefused) {
   TempDir dir;
   const std::string path = dir.File("junk.db");
   std::ofstream(path) << "not sqlite at all, but long enough to be read as a header......";
-  auto j = Journal::Open(path);
+  auto j = Journal::Open(path, Env::Default());
   ASSERT_FALSE(j.ok());
   EXPECT_NE(j.status().message().find("is not a local buffer of footprint"), std::string::npos)
       << j.status().message();
