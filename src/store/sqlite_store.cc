@@ -23,6 +23,7 @@
 #include "store/schema.h"
 #include "store/side_files.h"
 #include "store/sql_reads.h"
+#include "store/sqlite_busy.h"
 #include "store/sqlite_connection.h"
 #include "store/sqlite_stmt.h"
 #include "store/stores.h"
@@ -150,15 +151,6 @@ class SqliteStore final : public SqlReads<SqliteStore> {
   // anything is written, so that another program's database is left as it was.
   Status CheckSchemaIsFootprints();
 
-  // SQLite's busy handler, on the Env's clock: sleeps as sqlite3_busy_timeout would, ever
-  // longer up to 100 ms, until `timeout_ns` has passed since the lock was first refused.
-  struct BusyWait {
-    Env* env;
-    int64_t timeout_ns;
-    int64_t since_ns = 0;  // when the lock now awaited was first refused
-  };
-  static int WaitWhileBusy(void* wait, int refusals);
-
   SideFileJanitor janitor_;
   sqlite3* db_;
   std::string path_;
@@ -168,7 +160,7 @@ class SqliteStore final : public SqlReads<SqliteStore> {
   std::optional<std::pair<dev_t, ino_t>> opened_file_;  // the file opened, for CheckLocation
   Stmt insert_sample_, heartbeat_;                      // prepared once, for the writer's hot path
   Stmt insert_scope_, end_scope_, insert_value_, ensure_series_;  // prepared on first use
-  BusyWait busy_wait_{};
+  std::optional<SqliteBusyWait> busy_wait_;                       // installed in Init
 };
 
 // True when the database at `path` or its WAL has grown to the process's file size limit
@@ -329,21 +321,10 @@ Status SqliteStore::EnsureListIndexes() {
   return Status::Ok();
 }
 
-int SqliteStore::WaitWhileBusy(void* wait, int refusals) {
-  static constexpr int64_t kBackOffMs[] = {1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100};
-  BusyWait& w = *static_cast<BusyWait*>(wait);
-  const int64_t now = w.env->MonotonicNs();
-  if (refusals == 0) w.since_ns = now;
-  const int64_t give_up_ns = w.since_ns + w.timeout_ns;
-  if (now >= give_up_ns) return 0;
-  const size_t step = std::min<size_t>(refusals, std::size(kBackOffMs) - 1);
-  w.env->SleepUntil(std::min(now + kBackOffMs[step] * kNsPerMs, give_up_ns));
-  return 1;
-}
-
 Status SqliteStore::Init(const StoreOptions& options) {
-  busy_wait_ = {.env = options.env, .timeout_ns = int64_t{options.busy_timeout_ms} * kNsPerMs};
-  sqlite3_busy_handler(db_, &SqliteStore::WaitWhileBusy, &busy_wait_);
+  const int64_t busy_timeout_ns = int64_t{options.busy_timeout_ms} * kNsPerMs;
+  busy_wait_.emplace(*options.env, busy_timeout_ns);
+  busy_wait_->InstallOn(db_);
   sqlite3_extended_result_codes(db_, 1);
   struct stat st;
   if (::stat(path_.c_str(), &st) == 0) opened_file_ = {st.st_dev, st.st_ino};
@@ -351,7 +332,7 @@ Status SqliteStore::Init(const StoreOptions& options) {
   // deadlock: switching to WAL, or a read turning into a write while another connection
   // creates the same new file. Such steps are retried here within the same busy timeout.
   Env& env = *options.env;
-  const int64_t give_up_ns = env.MonotonicNs() + busy_wait_.timeout_ns;
+  const int64_t give_up_ns = env.MonotonicNs() + busy_timeout_ns;
   Status st_init;
   for (int attempt = 0;; ++attempt) {
     st_init = Configure();
