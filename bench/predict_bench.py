@@ -166,6 +166,7 @@ def evaluation(fp, device, train):
 CONFIGURATIONS = {
     "OpenBLAS on its SSE3 kernels (OPENBLAS_CORETYPE=Prescott), 1 thread":
         ({"OPENBLAS_CORETYPE": "Prescott"}, 1),
+    "OpenBLAS on its own kernel, 2 threads (the predictor was fitted on 1)": ({}, 2),
 }
 MODELS = {"resnet34": "ResNet", "mobilenet_v2": "MobileNet", "efficientnet_b0": "EfficientNet",
           "squeezenet1_1": "SqueezeNet", "regnet_y_400mf": "RegNet", "densenet121": "DenseNet",
