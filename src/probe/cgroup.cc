@@ -449,15 +449,20 @@ std::optional<std::pair<int64_t, int64_t>> RunCgroup::CpuUserSystemNs() const {
     if (!user || !sys) return std::nullopt;
     return std::make_pair(*user * 1000, *sys * 1000);
   }
-  if (cpu_kind_ == CpuKind::kV1) {
-    auto user = ReadWholeFile(cpu_dir_ + "/cpuacct.usage_user");
-    auto sys = ReadWholeFile(cpu_dir_ + "/cpuacct.usage_sys");
-    if (!user.ok() || !sys.ok()) return std::nullopt;
-    auto u = ParseInt(*user), s = ParseInt(*sys);
-    if (!u || !s) return std::nullopt;
-    return std::make_pair(*u, *s);
-  }
-  return std::nullopt;
+  if (cpu_kind_ != CpuKind::kV1) return std::nullopt;
+  // cpuacct.usage is exact (the scheduler's runtime); cpuacct.usage_user and usage_sys count
+  // whole ticks and, on a busy machine, missed most of them (68 of a 300 ms burn here), so
+  // they cannot make the total. cpuacct.stat's ticks only split it, all to user when they
+  // saw nothing, as the kernel's cputime_adjust does for v2's cpu.stat.
+  const std::optional<int64_t> total = CpuUsageNs();
+  auto stat = ReadWholeFile(cpu_dir_ + "/cpuacct.stat");
+  if (!total || !stat.ok()) return std::nullopt;
+  const int64_t user_ticks = FindKeyedValue(*stat, "user").value_or(0);
+  const int64_t system_ticks = FindKeyedValue(*stat, "system").value_or(0);
+  if (system_ticks <= 0) return std::make_pair(*total, int64_t{0});
+  const int64_t system_ns = static_cast<int64_t>(static_cast<double>(*total) * system_ticks /
+                                                 (user_ticks + system_ticks));
+  return std::make_pair(*total - system_ns, system_ns);
 }
 
 std::optional<int64_t> RunCgroup::MemoryPeakBytes() const {
