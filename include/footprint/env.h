@@ -1,7 +1,7 @@
 // Env: every outside effect of footprint's measuring pipeline behind one interface — the
-// clocks (monotonic, wall and CPU-time) and waiting on them, where /proc and /sys are, how vendor
-// libraries are loaded, and the process environment — so that tests can drive time and inject
-// faults (LevelDB's idea).
+// clocks (monotonic, wall and CPU-time) and waiting on them, where /proc and /sys are, reading
+// files, how vendor libraries are loaded, and the process environment — so that tests can drive
+// time and inject faults (LevelDB's idea).
 //
 // Probes, the sampler, the writer and the store read no environment variable and no clock of
 // their own: they ask the Env they were given (MonitorOptions::env, BenchmarkOptions::env,
@@ -25,6 +25,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "footprint/status.h"
 
 namespace footprint {
 
@@ -54,6 +56,14 @@ class Env {
   // Roots of the kernel's file systems ("/proc", "/sys" on the real machine).
   virtual std::string ProcRoot() = 0;
   virtual std::string SysRoot() = 0;
+
+  // Reads a whole file (a ref, a log, a predictor). IoError naming the path and the reason
+  // when it cannot be opened or read. No size cap and no check of the file's kind: a file a
+  // person names is checked first (util/file.h's CheckRegularFile).
+  virtual Result<std::string> ReadFile(const std::string& path) = 0;
+  // Whether the file can be opened for reading, without reading it (a model of gigabytes):
+  // OK, or IoError naming the path and the reason.
+  virtual Status CheckReadable(const std::string& path) = 0;
 
   // Opens a shared library by its soname (e.g. "libnvidia-ml.so.1") as dlopen would, or
   // returns nullptr with dlerror()'s words in `error`. The Env decides which file serves a

@@ -4,10 +4,13 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 
 #include "util/clock.h"
+#include "util/file.h"
 
 namespace footprint {
 namespace {
@@ -34,6 +37,14 @@ class RealEnv final : public Env {
 
   std::string ProcRoot() override { return "/proc"; }
   std::string SysRoot() override { return sys_root_; }
+
+  Result<std::string> ReadFile(const std::string& path) override { return ReadWholeFile(path); }
+  Status CheckReadable(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return IoError("cannot open " + path + ": " + std::strerror(errno));
+    CloseFd(fd);
+    return Status::Ok();
+  }
 
   void* OpenLibrary(const std::string& soname, std::string* error,
                     std::string* path_used) override {

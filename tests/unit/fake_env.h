@@ -6,14 +6,17 @@
 // moves. CPU-time clocks stand at what the test advanced them to (CLOCK_THREAD_CPUTIME_ID is
 // one clock, whichever thread reads it). Variables come from a map; libraries from a soname ->
 // file map (unmapped sonames fail as a machine without them would); /proc and /sys are the
-// real ones unless set.
+// real ones unless set. Files are the real ones but where the test put a content (`files`: a
+// fake one, or a truncated copy: Truncate) or a fault (`file_errors`: ENOENT, EACCES, ...).
 #ifndef FOOTPRINT_TESTS_UNIT_FAKE_ENV_H_
 #define FOOTPRINT_TESTS_UNIT_FAKE_ENV_H_
 
 #include <dlfcn.h>
 
 #include <chrono>
+#include <cstring>
 #include <map>
+#include <set>
 
 #include "footprint/env.h"
 
@@ -58,6 +61,23 @@ class FakeEnv final : public Env {
   std::string ProcRoot() override { return proc_root; }
   std::string SysRoot() override { return sys_root; }
 
+  Result<std::string> ReadFile(const std::string& path) override {
+    FP_RETURN_IF_ERROR(CheckReadable(path));
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = files.find(path);
+    if (it != files.end()) return it->second;
+    return Env::Default().ReadFile(path);
+  }
+  Status CheckReadable(const std::string& path) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    files_asked_.insert(path);
+    if (auto it = file_errors.find(path); it != file_errors.end()) {
+      return IoError("cannot open " + path + ": " + std::strerror(it->second));
+    }
+    if (files.contains(path)) return Status::Ok();
+    return Env::Default().CheckReadable(path);
+  }
+
   void* OpenLibrary(const std::string& soname, std::string* error,
                     std::string* path_used) override {
     auto it = libraries.find(soname);
@@ -72,6 +92,18 @@ class FakeEnv final : public Env {
     auto it = vars.find(std::string(name));
     if (it == vars.end()) return std::nullopt;
     return it->second;
+  }
+
+  // Serves the first `bytes` of the real file at `path` from now on, as a file cut short would.
+  void Truncate(const std::string& path, size_t bytes) {
+    Result<std::string> text = Env::Default().ReadFile(path);
+    std::lock_guard<std::mutex> lock(mu_);
+    files[path] = text.ok() ? text->substr(0, bytes) : "";
+  }
+  // Whether the code under test asked for the file at `path` (read or checked it).
+  bool Asked(const std::string& path) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return files_asked_.contains(path);
   }
 
   // Lets the clock run by itself up to `ns`.
@@ -102,6 +134,8 @@ class FakeEnv final : public Env {
   std::string sys_root = "/sys";
   std::map<std::string, std::string> vars;
   std::map<std::string, std::string> libraries;  // soname -> file
+  std::map<std::string, std::string> files;      // path -> content served instead of the disk's
+  std::map<std::string, int> file_errors;        // path -> errno its open fails with
 
  private:
   static constexpr int64_t kEpochOffset = 1'700'000'000'000'000'000;
@@ -111,6 +145,7 @@ class FakeEnv final : public Env {
   int64_t horizon_ = 0;
   int parked_ = 0;
   std::map<clockid_t, int64_t> cpu_ns_;
+  std::set<std::string> files_asked_;
 };
 
 }  // namespace footprint
