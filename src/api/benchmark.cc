@@ -826,7 +826,7 @@ Result<std::unique_ptr<Benchmark>> Benchmark::Open(const BenchmarkOptions& optio
   json meta;
   RunRecord run = NewRunRecord(ReadNulSeparatedWords(env.ProcRoot() + "/self/cmdline"),
                                options.name, options.description, options.tags, options.params,
-                               /*record_git=*/true, meta);
+                               /*record_git=*/true, meta, env);
   // The session creates the run and anchors its t0 (Impl::Start).
   auto impl = std::make_unique<Impl>(std::move(store), std::move(sample_store).value(),
                                      std::move(run), false, 0, options);

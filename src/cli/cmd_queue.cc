@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "cli/format.h"
+#include "footprint/env.h"
 #include "serve/job_queue.h"
 #include "serve/job_spec.h"
 #include "util/host.h"
@@ -25,7 +26,7 @@ struct QueueArgs {
 
 // Who the shell's user is in the audit rows: whoever may write the database file may change
 // its queue, so the command line acts as an admin.
-std::string ShellUser() { return UserName() + " (shell)"; }
+std::string ShellUser() { return UserName(Env::Default().Var("USER")) + " (shell)"; }
 
 Result<int> Add(QueueArgs& args, serve::JobQueue& queue) {
   for (const std::string& set : args.sets) {

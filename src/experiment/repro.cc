@@ -3,6 +3,7 @@
 
 #include <cctype>
 
+#include "footprint/env.h"
 #include "footprint/store.h"
 #include "probe/nvml.h"
 #include "run/run_metadata.h"
@@ -89,7 +90,7 @@ std::string ReproCache::Sha256(const std::string& path) {
 json ReproCache::Git(const std::string& dir) {
   auto it = git_.find(dir);
   if (it != git_.end()) return it->second;
-  return git_[dir] = GitInfo(dir);
+  return git_[dir] = GitInfo(dir, Env::Default());
 }
 
 std::string ReproCache::DriverVersion() {

@@ -279,7 +279,7 @@ Result<std::string> StoreCalibration(Store& store, const json& record,
   run.command = command;
   run.cwd = CurrentDir();
   run.host = HostName();
-  run.user = UserName();
+  run.user = UserName(Env::Default().Var("USER"));
   const double wall_s = Number(record, "wall_s", 0);
   run.ended_at_ns = now();
   run.started_at_ns = *run.ended_at_ns - static_cast<int64_t>(wall_s * 1e9);

@@ -151,7 +151,7 @@ Result<MonitorOutcome> RunAttachedContainer(Store& store, const MonitorOptions& 
   json meta;
   RunRecord& run = out.run;
   run = NewRunRecord({"--container", name}, opt.name.empty() ? name : opt.name, opt.description,
-                     opt.tags, opt.params, opt.record_git, meta);
+                     opt.tags, opt.params, opt.record_git, meta, env);
   meta["intervals_ns"] = IntervalsMeta(intervals);
   meta["container"] = AttachMeta(found, dirs.v2_dir.empty() ? dirs.v1_cpuacct_dir : dirs.v2_dir);
   ProbeChoice choice{.exact_intervals = ExactIntervals(opt),

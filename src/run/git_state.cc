@@ -27,8 +27,8 @@ constexpr int kMaxSymbolicRefDepth = 5;  // git's own limit
 constexpr size_t kMaxIndexEntriesWalked = 100000;
 constexpr size_t kSha1Bytes = 20;
 
-std::optional<std::string> ReadSmall(const std::string& path) {
-  auto text = ReadWholeFile(path);
+std::optional<std::string> ReadSmall(Env& env, const std::string& path) {
+  auto text = env.ReadFile(path);
   if (!text.ok()) return std::nullopt;
   return std::move(*text);
 }
@@ -43,11 +43,13 @@ bool IsHexOid(std::string_view s) {
 }
 
 // The git dir a `.git` entry names: the folder itself or the target of a "gitdir:" file.
-std::optional<std::string> GitDirOf(const std::string& dot_git, const std::string& parent) {
+// Whether it is a folder is the file system's answer (the Env reads files, not folders).
+std::optional<std::string> GitDirOf(Env& env, const std::string& dot_git,
+                                    const std::string& parent) {
   struct stat st;
   if (::stat(dot_git.c_str(), &st) != 0) return std::nullopt;
   if (S_ISDIR(st.st_mode)) return dot_git;
-  auto text = ReadSmall(dot_git);
+  auto text = ReadSmall(env, dot_git);
   if (!text || !text->starts_with("gitdir:")) return std::nullopt;
   return Joined(parent, Trim(std::string_view(*text).substr(7)));
 }
@@ -58,8 +60,9 @@ bool IsPerWorktreeRef(std::string_view name) {
          name.starts_with("refs/rewritten/");
 }
 
-std::optional<std::string> PackedRef(const std::string& common_dir, std::string_view name) {
-  auto text = ReadSmall(common_dir + "/packed-refs");
+std::optional<std::string> PackedRef(Env& env, const std::string& common_dir,
+                                     std::string_view name) {
+  auto text = ReadSmall(env, common_dir + "/packed-refs");
   if (!text) return std::nullopt;
   for (std::string_view line : Split(*text, '\n')) {
     if (line.empty() || line[0] == '#' || line[0] == '^') continue;  // header, peeled tag
@@ -81,11 +84,11 @@ std::string ShortRefName(std::string_view name) {
 
 }  // namespace
 
-std::optional<GitLayout> FindGitRepository(const std::string& dir) {
+std::optional<GitLayout> FindGitRepository(const std::string& dir, Env& env) {
   for (std::string d = dir; !d.empty();) {
-    if (auto git_dir = GitDirOf(d == "/" ? "/.git" : d + "/.git", d)) {
+    if (auto git_dir = GitDirOf(env, d == "/" ? "/.git" : d + "/.git", d)) {
       GitLayout repo{.work_tree = d, .git_dir = *git_dir, .common_dir = *git_dir};
-      if (auto common = ReadSmall(repo.git_dir + "/commondir")) {
+      if (auto common = ReadSmall(env, repo.git_dir + "/commondir")) {
         repo.common_dir = Joined(repo.git_dir, Trim(*common));
       }
       return repo;
@@ -97,12 +100,12 @@ std::optional<GitLayout> FindGitRepository(const std::string& dir) {
   return std::nullopt;
 }
 
-std::optional<GitHead> ReadGitHead(const GitLayout& repo) {
+std::optional<GitHead> ReadGitHead(const GitLayout& repo, Env& env) {
   std::string name = "HEAD";
   for (int depth = 0; depth < kMaxSymbolicRefDepth; ++depth) {
     const std::string& dir = IsPerWorktreeRef(name) ? repo.git_dir : repo.common_dir;
-    std::optional<std::string> value = ReadSmall(dir + "/" + name);
-    if (!value && name != "HEAD") value = PackedRef(repo.common_dir, name);
+    std::optional<std::string> value = ReadSmall(env, dir + "/" + name);
+    if (!value && name != "HEAD") value = PackedRef(env, repo.common_dir, name);
     if (!value) return std::nullopt;
     std::string_view text = Trim(*value);
     if (text.starts_with("ref:")) {
@@ -269,8 +272,9 @@ std::optional<std::string> TreeLine(std::string_view commit_text) {
 
 constexpr size_t kCommitPrefix = 128;  // "commit SIZE\0tree HEX\n" fits
 
-std::optional<std::string> LooseCommitTree(const std::string& objects, const std::string& oid) {
-  auto file = ReadSmall(objects + "/" + oid.substr(0, 2) + "/" + oid.substr(2));
+std::optional<std::string> LooseCommitTree(Env& env, const std::string& objects,
+                                           const std::string& oid) {
+  auto file = ReadSmall(env, objects + "/" + oid.substr(0, 2) + "/" + oid.substr(2));
   if (!file) return std::nullopt;
   auto text = InflatedPrefix(*file, kCommitPrefix);
   if (!text || !text->starts_with("commit ")) return std::nullopt;
@@ -287,7 +291,9 @@ struct Descriptor {
   }
 };
 
-// Where a pack index (version 2) places `oid` in its pack; nullopt when it is not there.
+// Where a pack index (version 2) places `oid` in its pack; nullopt when it is not there. The
+// pack index and the pack are read by pread where they are, not through the Env: a whole-file
+// read would copy megabytes to look at a few dozen bytes.
 std::optional<uint64_t> PackOffset(const std::string& idx_path, const std::string& oid_bytes) {
   Descriptor idx{::open(idx_path.c_str(), O_RDONLY | O_CLOEXEC)};
   std::array<char, 8 + 256 * 4> head;
@@ -359,20 +365,17 @@ std::optional<std::string> PackedCommitTree(const std::string& objects, const st
 // Whether git may convert a file's content on its way into a blob (line endings, filters):
 // then a size that differs from the index's is no proof of a change. Any config or
 // attributes file that could ask for it counts.
-bool MayConvertContent(const GitLayout& repo, const GitIndex& index) {
-  struct stat st;
-  if (::stat((repo.common_dir + "/info/attributes").c_str(), &st) == 0) return true;
+bool MayConvertContent(Env& env, const GitLayout& repo, const GitIndex& index) {
+  if (env.CheckReadable(repo.common_dir + "/info/attributes").ok()) return true;
   for (const IndexEntry& e : index.entries) {
     if (e.path == ".gitattributes" || e.path.ends_with("/.gitattributes")) return true;
   }
-  const char* home = std::getenv("HOME");
-  const char* xdg = std::getenv("XDG_CONFIG_HOME");
-  std::string user = home ? std::string(home) : "";
+  const std::string user = env.Var("HOME").value_or("");
+  const std::optional<std::string> xdg = env.Var("XDG_CONFIG_HOME");
   for (const std::string& path :
        {repo.common_dir + "/config", repo.git_dir + "/config.worktree", user + "/.gitconfig",
-        xdg ? std::string(xdg) + "/git/config" : user + "/.config/git/config",
-        std::string("/etc/gitconfig")}) {
-    auto text = ReadSmall(path);
+        xdg ? *xdg + "/git/config" : user + "/.config/git/config", std::string("/etc/gitconfig")}) {
+    auto text = ReadSmall(env, path);
     if (!text) continue;
     const std::string lower = Lower(*text);
     for (std::string_view key : {"autocrlf", "eol", "attributesfile", "include"}) {
@@ -423,11 +426,13 @@ GitDirty CompareEntry(const std::string& work_tree, const IndexEntry& e,
 
 }  // namespace
 
-GitDirty GitDirtyFromIndex(const GitLayout& repo, const std::string& head_commit) {
+GitDirty GitDirtyFromIndex(const GitLayout& repo, const std::string& head_commit, Env& env) {
   if (head_commit.size() != 2 * kSha1Bytes) return GitDirty::kUnsure;  // SHA-256 objects
   const std::string index_path = repo.git_dir + "/index";
+  // The index's own stat data (when it was written) comes from the file system, as the work
+  // tree's it is compared with do.
   struct stat index_stat;
-  auto data = ReadSmall(index_path);
+  auto data = ReadSmall(env, index_path);
   if (!data || ::stat(index_path.c_str(), &index_stat) != 0) return GitDirty::kUnsure;
   std::optional<GitIndex> index = ParseIndex(*data);
   if (!index) return GitDirty::kUnsure;
@@ -436,12 +441,12 @@ GitDirty GitDirtyFromIndex(const GitLayout& repo, const std::string& head_commit
     verdict = GitDirty::kUnsure;  // `git add` invalidated the cached tree
   } else {
     const std::string objects = repo.common_dir + "/objects";
-    auto head_tree = LooseCommitTree(objects, head_commit);
+    auto head_tree = LooseCommitTree(env, objects, head_commit);
     if (!head_tree) head_tree = PackedCommitTree(objects, head_commit);
     if (!head_tree) verdict = GitDirty::kUnsure;
     if (head_tree && *head_tree != index->root_tree) return GitDirty::kDirty;
   }
-  const bool may_convert = MayConvertContent(repo, *index);
+  const bool may_convert = MayConvertContent(env, repo, *index);
   for (const IndexEntry& e : index->entries) {
     GitDirty entry = CompareEntry(repo.work_tree, e, index_stat.st_mtim, may_convert);
     if (entry == GitDirty::kDirty) return entry;

@@ -92,15 +92,15 @@ json GitInfoFromGit(const std::string& dir) {
 
 }  // namespace
 
-json GitInfo(const std::string& dir) {
+json GitInfo(const std::string& dir, Env& env) {
   // Outside a repository a run never pays for git; inside, git starts only where the
   // repository's files cannot settle the answer (run/git_state.h).
-  std::optional<GitLayout> repo = FindGitRepository(dir);
+  std::optional<GitLayout> repo = FindGitRepository(dir, env);
   if (!repo) return nullptr;
-  std::optional<GitHead> head = ReadGitHead(*repo);
+  std::optional<GitHead> head = ReadGitHead(*repo, env);
   if (!head) return GitInfoFromGit(dir);
   json g = {{"commit", head->commit}, {"branch", head->branch}};
-  switch (GitDirtyFromIndex(*repo, head->commit)) {
+  switch (GitDirtyFromIndex(*repo, head->commit, env)) {
     case GitDirty::kClean:
       g["dirty"] = false;
       break;
@@ -142,7 +142,7 @@ std::string DefaultRunName(const std::vector<std::string>& command) {
 RunRecord NewRunRecord(const std::vector<std::string>& command, std::string name,
                        std::string description, const std::map<std::string, std::string>& tags,
                        const std::map<std::string, std::string>& params, bool record_git,
-                       json& meta) {
+                       json& meta, Env& env) {
   RunRecord run;
   run.id = NewRunId();
   run.name = name.empty() ? DefaultRunName(command) : std::move(name);
@@ -150,16 +150,16 @@ RunRecord NewRunRecord(const std::vector<std::string>& command, std::string name
   run.command = command;
   run.cwd = CurrentDir();
   run.host = HostName();
-  run.user = UserName();
+  run.user = UserName(env.Var("USER"));
   run.started_at_ns = RealtimeNs();
   meta = {{"tags", tags},
           {"params", params},
           {"hardware", HardwareInfo()},
           {"monitor", MonitorIdentity()},
           {"footprint_version", FootprintVersion()}};
-  if (json slurm = SlurmJob(Env::Default()); !slurm.is_null()) meta["slurm"] = std::move(slurm);
+  if (json slurm = SlurmJob(env); !slurm.is_null()) meta["slurm"] = std::move(slurm);
   if (record_git) {
-    json git = GitInfo(run.cwd);
+    json git = GitInfo(run.cwd, env);
     if (!git.is_null()) meta["git"] = git;
   }
   return run;

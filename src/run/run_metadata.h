@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/store.h"
 #include "util/host.h"
 
@@ -18,9 +19,10 @@ namespace footprint {
 // CPU model, logical cores, memory, kernel and OS.
 nlohmann::json HardwareInfo();
 // {"commit": "...", "dirty": bool, "branch": "..."} when `dir` is inside a git work tree with
-// a commit checked out; null otherwise. Read from `.git` itself; git is started only for what
-// its files do not settle (run/git_state.h), and "dirty" is left out when that git is missing.
-nlohmann::json GitInfo(const std::string& dir);
+// a commit checked out; null otherwise. Read from `.git` itself through `env`; git is started
+// only for what its files do not settle (run/git_state.h), and "dirty" is left out when that
+// git is missing.
+nlohmann::json GitInfo(const std::string& dir, Env& env);
 // This process as a monitor: {"pid", "start_ticks", "boot_id", "host"}.
 nlohmann::json MonitorIdentity();
 
@@ -33,11 +35,12 @@ std::string DefaultRunName(const std::vector<std::string>& command);
 
 // A new run record (status running, started now) with everything known before it starts:
 // id, name (default: DefaultRunName), command, cwd, host, user, and in `meta` the
-// tags, params, hardware, monitor identity, footprint version, and git when asked for.
+// tags, params, hardware, monitor identity, footprint version, and git when asked for. The
+// user (USER where the password database has no name), the Slurm job and git through `env`.
 RunRecord NewRunRecord(const std::vector<std::string>& command, std::string name,
                        std::string description, const std::map<std::string, std::string>& tags,
                        const std::map<std::string, std::string>& params, bool record_git,
-                       nlohmann::json& meta);
+                       nlohmann::json& meta, Env& env = Env::Default());
 
 }  // namespace footprint
 

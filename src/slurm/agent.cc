@@ -174,7 +174,7 @@ RunRecord PartRecord(const MonitorOptions& mo, const StartedStep& started, const
   std::vector<std::string> command = ProcWords(mo.env->ProcRoot(), started.tasks[0], "cmdline");
   if (command.empty()) command = {"slurmstepd: [" + daemon.job + "." + daemon.step + "]"};
   RunRecord run = NewRunRecord(command, mo.name, mo.description, mo.tags, mo.params,
-                               /*record_git=*/false, meta);
+                               /*record_git=*/false, meta, *mo.env);
   json slurm = StepJob(started.told, own, daemon);
   const std::string node = slurm.value("node", HostName());
   meta["span"] = {

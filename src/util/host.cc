@@ -3,8 +3,6 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include <cstdlib>
-
 #include "util/file.h"
 #include "util/proc_parse.h"
 #include "util/strings.h"
@@ -17,10 +15,9 @@ std::string HostName() {
   return buf;
 }
 
-std::string UserName() {
+std::string UserName(const std::optional<std::string>& user_variable) {
   if (passwd* pw = ::getpwuid(::geteuid())) return pw->pw_name;
-  const char* u = std::getenv("USER");
-  return u ? u : std::to_string(::geteuid());
+  return user_variable ? *user_variable : std::to_string(::geteuid());
 }
 
 std::string CurrentDir() {

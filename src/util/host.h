@@ -12,7 +12,9 @@
 namespace footprint {
 
 std::string HostName();
-std::string UserName();
+// The effective user's name in the password database; else `user_variable` (USER, as the
+// caller's Env has it: util sits below the Env); else the uid.
+std::string UserName(const std::optional<std::string>& user_variable);
 std::string CurrentDir();
 // /proc/sys/kernel/random/boot_id: changes with every boot.
 std::string BootId();

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -160,6 +161,15 @@ class GitRecord : public ::testing::Test {
     return repo;
   }
 
+  // GitInfo(dir, env) where no git can be started: what the files alone settle.
+  static nlohmann::json GitInfoWithoutGit(const std::string& dir, Env& env) {
+    const std::string path = std::getenv("PATH");
+    ::setenv("PATH", "/nonexistent", 1);
+    nlohmann::json git = GitInfo(dir, env);
+    ::setenv("PATH", path.c_str(), 1);
+    return git;
+  }
+
   // GitInfo(dir) with no git to start, against what git says of `dir`.
   void ExpectSameAsGit(const std::string& dir, bool expect_dirty) {
     const std::string head = Git(dir, {"rev-parse", "HEAD"});
@@ -167,10 +177,7 @@ class GitRecord : public ::testing::Test {
     const bool dirty = !Git(dir, {"status", "--porcelain", "--untracked-files=no"}).empty();
     ASSERT_EQ(dirty, expect_dirty) << "the test's own setup";
     std::this_thread::sleep_for(std::chrono::milliseconds(30));  // git status rewrote the index
-    const std::string path = std::getenv("PATH");
-    ::setenv("PATH", "/nonexistent", 1);
-    const nlohmann::json git = GitInfo(dir + "/src");
-    ::setenv("PATH", path.c_str(), 1);
+    const nlohmann::json git = GitInfoWithoutGit(dir + "/src", Env::Default());
     ASSERT_TRUE(git.is_object()) << "no git record for " << dir;
     EXPECT_EQ(git.value("commit", ""), head);
     EXPECT_EQ(git.value("branch", ""), branch);
@@ -192,7 +199,7 @@ TEST_F(GitRecord, LooseAndPackedRefsCleanAndDirtyWithoutStartingGit) {
   std::filesystem::rename(repo + "/src", repo + "/moved");  // a tracked file's folder is gone
   ASSERT_FALSE(Git(repo, {"status", "--porcelain", "--untracked-files=no"}).empty());
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  EXPECT_EQ(GitInfo(repo).value("dirty", false), true);
+  EXPECT_EQ(GitInfo(repo, Env::Default()).value("dirty", false), true);
   std::filesystem::rename(repo + "/moved", repo + "/src");
   Git(repo, {"gc", "-q"});  // refs into packed-refs, commits into a pack
   ASSERT_FALSE(std::filesystem::exists(repo + "/.git/refs/heads/main"));
@@ -227,11 +234,64 @@ TEST_F(GitRecord, WhatTheIndexCannotSettleIsAskedOfGit) {
   const std::string repo = NewRepository("staged");
   Write(repo + "/data.txt", "four\n");
   Git(repo, {"add", "data.txt"});  // invalidates the index's cached tree
-  const nlohmann::json git = GitInfo(repo);
+  const nlohmann::json git = GitInfo(repo, Env::Default());
   EXPECT_EQ(git.value("dirty", false), true);
   Git(repo, {"reset", "-q"});
   Git(repo, {"checkout", "-q", "data.txt"});
-  EXPECT_EQ(GitInfo(repo).value("dirty", true), false);
+  EXPECT_EQ(GitInfo(repo, Env::Default()).value("dirty", true), false);
+}
+
+// The files of `.git` are read through the Env: HEAD and the ref it names as the Env has them.
+TEST_F(GitRecord, HeadAndRefsAreTheEnvs) {
+  const std::string repo = NewRepository("faked");
+  const std::string first = Git(repo, {"rev-parse", "HEAD~1"});
+  FakeEnv env;
+  env.files[repo + "/.git/HEAD"] = "ref: refs/heads/elsewhere\n";
+  env.files[repo + "/.git/refs/heads/elsewhere"] = first + "\n";
+  const nlohmann::json git = GitInfoWithoutGit(repo, env);
+  ASSERT_TRUE(git.is_object());
+  EXPECT_EQ(git.value("commit", ""), first);
+  EXPECT_EQ(git.value("branch", ""), "elsewhere");
+  // The index holds the second commit's tree, not the first's: `git status` would list it.
+  EXPECT_EQ(git.value("dirty", false), true);
+}
+
+// A packed-refs file that cannot be read leaves HEAD to git: no record where git is missing,
+// git's answer where it is there.
+TEST_F(GitRecord, AnUnreadablePackedRefsIsLeftToGit) {
+  const std::string repo = NewRepository("packed");
+  Git(repo, {"gc", "-q"});
+  ASSERT_FALSE(std::filesystem::exists(repo + "/.git/refs/heads/main"));
+  const std::string head = Git(repo, {"rev-parse", "HEAD"});
+  FakeEnv env;
+  EXPECT_EQ(GitInfoWithoutGit(repo, env).value("commit", ""), head);
+  env.file_errors[repo + "/.git/packed-refs"] = EACCES;
+  EXPECT_TRUE(GitInfoWithoutGit(repo, env).is_null());
+  EXPECT_TRUE(env.Asked(repo + "/.git/packed-refs"));
+  const nlohmann::json from_git = GitInfo(repo, env);
+  EXPECT_EQ(from_git.value("commit", ""), head);
+  EXPECT_EQ(from_git.value("dirty", true), false);
+}
+
+// Where git's own configuration is comes from the Env's HOME and XDG_CONFIG_HOME: one that
+// converts line endings makes a file's new size no proof of a change, which only git can tell.
+TEST_F(GitRecord, GitsConfigurationIsFoundFromTheEnvsHome) {
+  const std::string repo = NewRepository("configured");
+  Write(repo + "/data.txt", "three\n");  // a new size: dirty from the index alone
+  const std::string home = dir_.File("home"), xdg = dir_.File("xdg");
+  std::filesystem::create_directories(home);
+  FakeEnv env;
+  env.vars["HOME"] = home;
+  EXPECT_EQ(GitInfoWithoutGit(repo, env).value("dirty", false), true);
+  Write(home + "/.gitconfig", "[core]\n\tautocrlf = true\n");
+  EXPECT_FALSE(GitInfoWithoutGit(repo, env).contains("dirty"));
+  EXPECT_TRUE(env.Asked(home + "/.gitconfig"));
+
+  FakeEnv xdg_env;
+  xdg_env.vars["XDG_CONFIG_HOME"] = xdg;
+  EXPECT_EQ(GitInfoWithoutGit(repo, xdg_env).value("dirty", false), true);
+  Write(xdg + "/git/config", "[core]\n\teol = crlf\n");
+  EXPECT_FALSE(GitInfoWithoutGit(repo, xdg_env).contains("dirty"));
 }
 
 }  // namespace
