@@ -128,7 +128,7 @@ Result<int64_t> SubmitWorkload(const ExperimentPlan& plan, size_t index,
   }
   args.insert(args.end(), slurm.sbatch_args.begin(), slurm.sbatch_args.end());
   return experiment::Submit(args, base + ".sh", slurm.spool_dir + "/sbatch.log",
-                            {{"FOOTPRINT_DB", options.db}});
+                            {{"FOOTPRINT_DB", options.db}}, Env::Default());
 }
 
 double Total(const std::map<std::string, double>& totals, const std::string& name) {

@@ -1,8 +1,6 @@
 #include "slurm/jobs.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "util/strings.h"
 #include "util/subprocess.h"
@@ -134,29 +132,29 @@ std::optional<size_t> WorkloadOfComment(std::string_view comment, const std::str
 }
 
 Result<int64_t> Submit(const std::vector<std::string>& args, const std::string& script,
-                       const std::string& log, const std::map<std::string, std::string>& env) {
+                       const std::string& log, const std::map<std::string, std::string>& variables,
+                       Env& env) {
   std::vector<std::string> argv = {"sbatch", "--parsable"};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.push_back(script);
-  const auto start = [&]() -> std::streamoff {
-    std::ifstream in(log, std::ios::ate);
-    return in ? static_cast<std::streamoff>(in.tellg()) : 0;
-  }();
-  const int status = RunAndWait(argv, env, {}, log);
-  std::ifstream in(log);
-  in.seekg(start);
-  std::stringstream said;
-  said << in.rdbuf();
-  const std::string text = said.str();  // the lines below are views into it
+  Result<std::string> before = env.ReadFile(log);  // sbatch's answer is what follows
+  const int status = RunAndWait(argv, variables, {}, log);
+  if (status == 127) return IoError("sbatch was not found: install Slurm's client commands");
+  Result<std::string> log_text = env.ReadFile(log);
+  if (!log_text.ok()) {
+    return IoError("sbatch exited " + std::to_string(status) + " but its answer cannot be read (" +
+                   log_text.status().message() + "): squeue --me says whether the job was queued");
+  }
+  std::string_view said = *log_text;
+  if (before.ok() && before->size() <= said.size()) said.remove_prefix(before->size());
   std::string last_line;
-  for (std::string_view line : Split(text, '\n')) {
+  for (std::string_view line : Split(said, '\n')) {
     line = Trim(line);
     if (line.empty()) continue;
     auto id = ParseInt(line.substr(0, line.find(';')));  // "JOB" or "JOB;CLUSTER"
     if (status == 0 && id && *id > 0) return *id;
     last_line = std::string(line);
   }
-  if (status == 127) return IoError("sbatch was not found: install Slurm's client commands");
   return IoError("sbatch failed (exit " + std::to_string(status) + ")" +
                  (last_line.empty() ? "" : ": " + last_line) + "; see " + log);
 }

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/status.h"
 
 namespace footprint::experiment {
@@ -67,11 +68,13 @@ std::string JobComment(const std::string& plan_path, size_t workload_index);
 // The workload index a comment marks for `plan_path`, or nullopt (another plan's, or none).
 std::optional<size_t> WorkloadOfComment(std::string_view comment, const std::string& plan_path);
 
-// Submits `script` with sbatch and `args` before it, `env` added to the environment sbatch
-// passes on to the job. The job id, or IoError with sbatch's last line of error (what it
-// printed goes to `log`, appended).
+// Submits `script` with sbatch and `args` before it, `variables` added to the environment
+// sbatch passes on to the job. The job id, or IoError with sbatch's last line of error (what it
+// printed goes to `log`, appended, and is read back through `env`; IoError saying so when it
+// cannot be).
 Result<int64_t> Submit(const std::vector<std::string>& args, const std::string& script,
-                       const std::string& log, const std::map<std::string, std::string>& env);
+                       const std::string& log, const std::map<std::string, std::string>& variables,
+                       Env& env);
 // The user's jobs in the queue. IoError when squeue fails (slurmctld down or not reached).
 Result<std::vector<QueuedJob>> ListQueue();
 // sstat of every step of `job_id` still running; empty when none is (or sstat failed: the

@@ -1,8 +1,15 @@
 // What --executor slurm reads from Slurm's commands: lines as Slurm 22.05 (Debian 12) prints
 // them, and the durations and sizes Slurm writes.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+
+#include "fake_env.h"
 #include "slurm/jobs.h"
+#include "test_util.h"
 
 namespace footprint::experiment {
 namespace {
@@ -90,6 +97,43 @@ TEST(SlurmJobs, CommentsNameThePlanAndTheWorkload) {
   EXPECT_EQ(WorkloadOfComment(comment, "/q/plan.csv"), std::nullopt);
   EXPECT_EQ(WorkloadOfComment("footprint experiment /p/plan.csv workload x", "/p/plan.csv"),
             std::nullopt);
+}
+
+// Submit with an `sbatch` of the test's first on PATH, which answers as sbatch --parsable does.
+class SlurmSubmit : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string sbatch = dir_.File("sbatch");
+    std::ofstream(sbatch) << "#!/bin/sh\necho '4242;cluster'\n";
+    ASSERT_EQ(::chmod(sbatch.c_str(), 0755), 0);
+    path_ = std::getenv("PATH");
+    ::setenv("PATH", (dir_.path() + ":" + path_).c_str(), 1);
+    std::ofstream(log_) << "17\n";  // an earlier submission's answer
+  }
+  void TearDown() override { ::setenv("PATH", path_.c_str(), 1); }
+
+  testing::TempDir dir_;
+  std::string path_;
+  const std::string log_ = dir_.File("sbatch.log");
+};
+
+TEST_F(SlurmSubmit, TheJobIsWhatSbatchAddedToTheLog) {
+  FakeEnv env;
+  auto job = Submit({"--ntasks=1"}, "job.sh", log_, {}, env);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(*job, 4242);
+  EXPECT_TRUE(env.Asked(log_));
+}
+
+TEST_F(SlurmSubmit, ALogThatCannotBeReadIsSaid) {
+  FakeEnv env;
+  env.file_errors[log_] = ENOENT;
+  auto job = Submit({"--ntasks=1"}, "job.sh", log_, {}, env);
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.status().code(), StatusCode::kIo);
+  EXPECT_EQ(job.status().message(),
+            "sbatch exited 0 but its answer cannot be read (cannot open " + log_ +
+                ": No such file or directory): squeue --me says whether the job was queued");
 }
 
 }  // namespace
