@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/load.h"
 #include "footprint/status.h"
 
@@ -80,8 +81,8 @@ Result<EvaluationManifest> ParseManifest(const std::string& text, const std::str
 
 // The model file's checksum against the pinned one: InvalidArgument (one line, both digests)
 // when they differ or when the file (or the ONNX graph named) is not a regular file, NotFound
-// when it cannot be read; OK for a builder.
-Status CheckModelFile(const EvaluationManifest& manifest);
+// when it cannot be read (the graph's openness asked of `env`); OK for a builder.
+Status CheckModelFile(const EvaluationManifest& manifest, Env& env);
 
 // Whether `version` (e.g. "1.13.0+cpu"; a local suffix after '+' is ignored) satisfies
 // `constraint`: clauses "OP VERSION" joined by commas, OP one of >= <= > < == !=, versions

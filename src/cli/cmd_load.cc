@@ -486,7 +486,7 @@ MonitorOptions EvaluationRunOptions(const EvaluationManifest& m, const std::stri
 // footprint evaluate once its options are parsed: the manifest checked, then its runs in turn.
 Result<int> RunEvaluateCommand(const EvaluateArgs& args) {
   FP_ASSIGN_OR_RETURN(EvaluationManifest m, LoadManifest(args.manifest));
-  FP_RETURN_IF_ERROR(CheckModelFile(m));
+  FP_RETURN_IF_ERROR(CheckModelFile(m, Env::Default()));
   const std::string python = m.python.empty() ? args.python : m.python;
   const std::vector<EvaluationRun> runs = PlanEvaluation(m, python);
   if (args.dry_run) {

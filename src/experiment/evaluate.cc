@@ -6,7 +6,6 @@
 #include <compare>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "experiment/plan.h"
@@ -451,13 +450,13 @@ Result<EvaluationManifest> LoadManifest(const std::string& path) {
   return ParseManifest(text, path);
 }
 
-Status CheckModelFile(const EvaluationManifest& m) {
+Status CheckModelFile(const EvaluationManifest& m, Env& env) {
   // Checked to be regular files before they are opened: a FIFO would block, a device may never
   // end.
   if (!m.graph_file.empty()) {
     FP_RETURN_IF_ERROR(CheckRegularFile(m.graph_file, "model.graph"));
-    if (!std::ifstream(m.graph_file)) {
-      return NotFound("model.graph " + m.graph_file + " cannot be read");
+    if (Status readable = env.CheckReadable(m.graph_file); !readable.ok()) {
+      return NotFound("model.graph: " + readable.message());
     }
   }
   if (m.model_file.empty()) return Status::Ok();

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 
+#include "fake_env.h"
 #include "test_util.h"
 
 namespace footprint {
@@ -141,13 +143,28 @@ TEST_F(ManifestTest, TheModelsGraphIsFoundNextToTheManifestAndMustBeReadable) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(m->graph_file, dir_.File("r18.onnx"));
   EXPECT_EQ(m->family, "ResNet");
-  const Status missing = CheckModelFile(*m);
+  const Status missing = CheckModelFile(*m, Env::Default());
   EXPECT_EQ(missing.code(), StatusCode::kNotFound);
   EXPECT_NE(missing.message().find("cannot read model.graph " + dir_.File("r18.onnx")),
             std::string::npos)
       << missing.message();
   std::ofstream(dir_.File("r18.onnx")) << "graph";
-  EXPECT_TRUE(CheckModelFile(*m).ok());
+  EXPECT_TRUE(CheckModelFile(*m, Env::Default()).ok());
+}
+
+// Whether the graph can be opened is the Env's answer (as root, the test cannot make a file
+// unreadable on disk).
+TEST_F(ManifestTest, AGraphTheEnvCannotOpenIsSaid) {
+  auto m = Load("model: {torchvision: resnet18, graph: r18.onnx}\nscenarios: {multi: {}}\n");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  std::ofstream(dir_.File("r18.onnx")) << "graph";
+  FakeEnv env;
+  EXPECT_TRUE(CheckModelFile(*m, env).ok());
+  env.file_errors[m->graph_file] = EACCES;
+  const Status unreadable = CheckModelFile(*m, env);
+  EXPECT_EQ(unreadable.code(), StatusCode::kNotFound);
+  EXPECT_EQ(unreadable.message(),
+            "model.graph: cannot open " + m->graph_file + ": Permission denied");
 }
 
 // Files that are not regular are refused before they are opened: `evaluate /dev/zero` read
@@ -164,13 +181,15 @@ TEST_F(ManifestTest, RefusesFifosDevicesAndHugeFiles) {
   }
   auto graph = Load("model: {torchvision: resnet18, graph: fifo.yaml}\nscenarios: {multi: {}}\n");
   ASSERT_TRUE(graph.ok()) << graph.status().message();
-  EXPECT_NE(CheckModelFile(*graph).message().find("model.graph " + fifo + " is a FIFO"),
-            std::string::npos);
+  EXPECT_NE(
+      CheckModelFile(*graph, Env::Default()).message().find("model.graph " + fifo + " is a FIFO"),
+      std::string::npos);
   auto model = Load("model: {file: /dev/zero, sha256: " + std::string(64, '0') +
                     "}\nscenarios: {multi: {}}\n");
   ASSERT_TRUE(model.ok()) << model.status().message();
-  EXPECT_NE(CheckModelFile(*model).message().find("the model file /dev/zero is a device"),
-            std::string::npos);
+  EXPECT_NE(
+      CheckModelFile(*model, Env::Default()).message().find("the model file /dev/zero is a device"),
+      std::string::npos);
   std::string huge = "model: {torchvision: resnet18}\nscenarios: {multi: {}}\n";
   huge.resize(kMaxManifestBytes + 1, '#');
   auto big = Load(huge);
