@@ -24,10 +24,9 @@
 #include "predict/calibration.h"
 #include "predict/json_members.h"
 #include "predict/machine.h"
+#include "predict/predictor_file.h"
 #include "predict/predictors.h"
 #include "predict/training_data.h"
-#include "util/file.h"
-#include "util/json_bounded.h"
 #include "util/rusage.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
@@ -36,13 +35,6 @@ namespace footprint::predict {
 namespace {
 
 using json = nlohmann::json;
-
-// 2: depthwise convolutions are a kind of their own ("dwconv"), no longer in "conv".
-// 3: a CPU predictor records its machine (machine.h); Einsum and recurrent cells count as
-// matrix products, Gather reads the rows it gathers. A version-2 file is read as one without a
-// machine record: the features of the families it was fitted on did not change.
-constexpr int kPredictorVersion = 3;
-constexpr int kOldestPredictorVersion = 2;
 
 // How far a prediction may be off on a machine other than the predictor's (or one it does not
 // record): a factor either side. On the one such machine measured (issue 39: an Intel Xeon with
@@ -75,30 +67,6 @@ std::string DeviceOf(const std::string& measured_on) {
   if (measured_on.empty() || Lower(measured_on) == "cpu") return "cpu";
   const MigGpu* gpu = FindMigGpu(measured_on);
   return gpu ? std::string(gpu->name) : measured_on;
-}
-
-// The shipped predictor of `device`: $FOOTPRINT_PREDICTOR, else the installed
-// DEVICE-predictor.json (cpu-predictor.json, h100-80gb-predictor.json), else the source tree's;
-// empty when neither has one.
-std::string DefaultPredictor(const std::string& device) {
-  if (auto p = Env::Default().Var("FOOTPRINT_PREDICTOR"); p && !p->empty()) return *p;
-  const std::string file = "/" + Lower(device) + "-predictor.json";
-  for (const char* dir : {FOOTPRINT_INSTALLED_PREDICTORS, FOOTPRINT_SOURCE_PREDICTORS}) {
-    if (std::ifstream(dir + file)) return dir + file;
-  }
-  return "";
-}
-
-// A predictor file weighs a few hundred KB, its trees included.
-constexpr size_t kMaxPredictorBytes = size_t{64} << 20;
-
-// A JSON object from a file a person named: a regular file within kMaxPredictorBytes.
-Result<json> ReadJson(const std::string& path, const std::string& what) {
-  FP_ASSIGN_OR_RETURN(const std::string text, ReadInputFile(path, kMaxPredictorBytes, what));
-  Result<json> j = ParseBoundedJson(text);
-  if (!j.ok()) return InvalidArgument(what + " " + path + ": " + j.status().message());
-  if (!j->is_object()) return InvalidArgument(what + " " + path + " is not JSON");
-  return std::move(j).value();
 }
 
 json ErrorsJson(const Errors& e) {
@@ -415,7 +383,7 @@ Result<int> Calibrate(const PredictOptions& o, std::ostream& out) {
                  "(footprint predict --calibrate measures again)\n";
     return status;
   }
-  Result<json> record = ReadJson(result, "the calibration");
+  Result<json> record = ReadJsonFile(result, "the calibration", env);
   if (!record.ok()) {
     return InternalError(kCalibrationPython + std::string(" -m footprint.calibrate exited ") +
                          std::to_string(status) + " without a result: nothing was stored");
@@ -625,26 +593,6 @@ Status PredictFromFile(const json& file, const std::map<std::string, double>& fe
   return Status::Ok();
 }
 
-// The predictor file at `path` for `device`: InvalidArgument, one line with what to do, for one
-// of a version this footprint does not read or of another device.
-Result<json> ReadPredictor(const std::string& path, const std::string& device) {
-  FP_ASSIGN_OR_RETURN(json file, ReadJson(path, "the predictor"));
-  if (const int version = static_cast<int>(Number(file, "version", 0));
-      version < kOldestPredictorVersion || version > kPredictorVersion) {
-    return InvalidArgument("the predictor " + path + " is of version " + std::to_string(version) +
-                           ", this footprint reads version " + std::to_string(kPredictorVersion) +
-                           " (and version 2, which records no machine): train it again "
-                           "(footprint predict --train DATA --out FILE)");
-  }
-  const std::string trained_on = Text(file, "device", "cpu");
-  if (Lower(trained_on) != Lower(device)) {
-    return InvalidArgument("the predictor " + path + " was trained on " + trained_on + ", not " +
-                           device + ": pass --predictor with one trained there " +
-                           "(footprint predict --train)");
-  }
-  return file;
-}
-
 // "Swoosh x2, TopK x1": the operator types without a cost formula, counted; `count` their sum.
 std::string WithoutFormula(const ModelGraph& g, int& count) {
   std::string types;
@@ -682,7 +630,12 @@ std::string CheckMachine(const json& file, json& answer) {
 // warnings said in it.
 Status Answer(const PredictOptions& o, const ModelGraph& g, const MigGpu* gpu, json& answer) {
   const std::string device = gpu ? std::string(gpu->name) : "cpu";
-  const std::string path = o.predictor.empty() ? DefaultPredictor(device) : o.predictor;
+  Env& env = Env::Default();  // the caller is the command line
+  const std::string path =
+      o.predictor.empty()
+          ? DefaultPredictor(device, {FOOTPRINT_INSTALLED_PREDICTORS, FOOTPRINT_SOURCE_PREDICTORS},
+                             env)
+          : o.predictor;
   if (path.empty() && gpu == nullptr) {
     return NotFound(
         "no predictor for cpu was found (installed in share/footprint/predict, or the source "
@@ -702,7 +655,7 @@ Status Answer(const PredictOptions& o, const ModelGraph& g, const MigGpu* gpu, j
     PredictFromGraphAlone(g, *gpu, answer);
     return Status::Ok();
   }
-  FP_ASSIGN_OR_RETURN(const json file, ReadPredictor(path, device));
+  FP_ASSIGN_OR_RETURN(const json file, ReadPredictor(path, device, env));
   std::optional<Calibration> calibration;
   if (gpu == nullptr) {
     const std::string warning = CheckMachine(file, answer);
