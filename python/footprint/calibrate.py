@@ -2,17 +2,21 @@
 --calibrate`` (docs/prediction.md), measured through PyTorch as footprint's agent runs it (the
 threads of ``--threads``, OpenBLAS pinned to them, ``inference_mode``):
 
-- the rate of dense convolutions and of matrix products as a curve over M, the rows of the
-  GEMM each becomes (a convolution's output pixels times the batch, a product's rows): small
-  M cannot fill the kernels; apart, the convolutions PyTorch runs image by image through
-  im2col and the BLAS rather than oneDNN: small 3x3 ones of one image, and on one thread the
-  1x1 ones (their M: one image's pixels);
-- how fast weights stream from memory: a matrix-vector product's (64 MiB of weights) and a
+- the rate of dense convolutions as a curve over M, the rows of the GEMM each becomes (a
+  convolution's output pixels times the batch), and of matrix products over M and their width
+  (96 to 768): small M cannot fill the kernels; apart, the convolutions PyTorch runs image by
+  image through im2col and the BLAS rather than oneDNN: small 3x3 ones of one image, and on one
+  thread the 1x1 ones (their M: one image's pixels), and the 1x1 ones oneDNN runs (16 images:
+  there on any thread count), which do a few multiply-accumulates per byte where 3x3 ones do
+  many;
+- how fast weights stream: a matrix-vector product's as a curve over the weights' size (a
+  recurrent cell's gate shape, 4h x h, 256 KiB to 64 MiB: from the caches to memory) and a
   convolution's at one output pixel (9 MiB, reordered for the kernel at every call);
+- the wait of a BLAS product that follows an OpenMP parallel region (PyTorch's element-wise
+  work above its grain): on more than one thread the two pools take turns on the cores;
 - attention's batched products, softmax, layer normalisation, max and average pooling (their
-  FLOP rates), depthwise
-  convolutions (their bytes per second), element-wise work and batch normalisation (bytes per
-  second as a curve over the tensor's size, 256 KiB to 64 MiB);
+  FLOP rates), depthwise convolutions (their bytes per second), element-wise work and batch
+  normalisation (bytes per second as a curve over the tensor's size, 256 KiB to 64 MiB);
 - the cost of one operator call (a tiny ``add``), which dominates small models;
 - reference models (ResNet-18, MobileNetV3-small, a small ViT), timed and exported to ONNX
   beside OUT.json, so that footprint can state how far its prediction from these rates is off.
@@ -72,10 +76,11 @@ class Bench:
 
 
 def _dense_rates(b: Bench, quick: bool) -> dict:
-    """FLOP/s of 3x3 convolutions (ResNet's stages) and of matrix products (a transformer's
-    projections, a classifier) at several M, the GEMM's rows."""
+    """FLOP/s of 3x3 and 1x1 convolutions (ResNet's stages, MobileNet's pointwise layers) at
+    several M, the GEMM's rows, and of matrix products (a transformer's projections, a
+    classifier) at several M and widths."""
     torch, F = b.torch, b.torch.nn.functional
-    conv, small, pointwise, gemm = [], [], [], []
+    conv, small, pointwise, onednn_pointwise, gemm = [], [], [], [], []
     stages = [(64, 56), (128, 28), (256, 14), (512, 7)]
     if quick:  # the same channels, smaller images
         stages = [(64, 28), (128, 14), (256, 7), (512, 4)]
@@ -91,16 +96,28 @@ def _dense_rates(b: Bench, quick: bool) -> dict:
         curve.append({"m": m, "flops_per_s": 2 * m * channels * channels * 9 / t})
     # On one thread PyTorch runs every 1x1 convolution without stride of fewer than 16 images
     # the same way, image by image: a GEMM of M = the pixels of one image.
+    # With 16 images or more (and on more than one thread at any batch) they go to oneDNN,
+    # where a 1x1 convolution, a few multiply-accumulates per byte, need not run at a 3x3 one's
+    # rate at the same M: a curve of its own, over the pixels of every image.
     for channels, size in ((32, 64), (64, 32), (128, 16), (256, 8), (512, 4)):
-        x, w = torch.randn(1, channels, size, size), torch.randn(channels, channels, 1, 1)
-        t = b.time(lambda: F.conv2d(x, w))
-        pointwise.append({"m": size * size, "flops_per_s": 2 * size * size * channels ** 2 / t})
-    for m in (1, 8, 64, 256, 1024):
-        x, w = torch.randn(m, 768), torch.randn(768, 768)
-        t = b.time(lambda: F.linear(x, w))
-        gemm.append({"m": m, "flops_per_s": 2 * m * 768 * 768 / t})
+        w = torch.randn(channels, channels, 1, 1)
+        for images, curve in ((1, pointwise), (16, onednn_pointwise)):
+            x = torch.randn(images, channels, size, size)
+            t = b.time(lambda: F.conv2d(x, w))
+            m = images * size * size
+            curve.append({"m": m, "flops_per_s": 2 * m * channels ** 2 / t})
+    # Products with weights over M and their width (Swin's first stage is 96 wide, ViT-B 768):
+    # a narrow product does fewer multiply-accumulates per value it reads, and a second thread
+    # has less to share.
+    for width in (96, 192, 384, 768):
+        w = torch.randn(width, width)
+        for m in (1, 8, 64, 256, 1024):
+            x = torch.randn(m, width)
+            t = b.time(lambda: F.linear(x, w))
+            gemm.append({"m": m, "weight_bytes": 4 * width * width,
+                         "flops_per_s": 2 * m * width * width / t})
     return {"conv": _curve(conv), "conv_small": _curve(small), "conv_1x1": _curve(pointwise),
-            "gemm": _curve(gemm)}
+            "conv_1x1_onednn": _curve(onednn_pointwise), "gemm": gemm}
 
 
 def _curve(points: list) -> list:
@@ -112,12 +129,20 @@ def _curve(points: list) -> list:
 
 
 def _memory_rates(b: Bench, quick: bool) -> dict:
-    """Bytes per second: weights streamed by a matrix-vector product, depthwise convolutions
-    and element-wise work (as footprint counts bytes: inputs, weights and outputs)."""
+    """Bytes per second: weights streamed by a matrix-vector product (a curve over their
+    size), depthwise convolutions and element-wise work (as footprint counts bytes: inputs,
+    weights and outputs)."""
     torch, F = b.torch, b.torch.nn.functional
-    rows = 2048 if quick else 4096
-    w, v = torch.randn(rows, 4096), torch.randn(1, 4096)
-    stream = rows * 4096 * 4 / b.time(lambda: F.linear(v, w))
+    # A matrix-vector product's weights (a recurrent cell's step at batch 1, a classifier) as a
+    # curve over their size: within the caches they stream at several times memory's rate
+    # (here, at one thread, 768x768 floats at 76 GB/s, an LSTM's 2048x512 at 15, 64 MiB at 5).
+    # The gate shape of a recurrent cell of h units, 4h x h: with a 768-wide product in the
+    # caches, a 512-unit LSTM's steps were costed at a fifth of their time.
+    weights = []
+    for h in (128, 256, 512, 1024) if quick else (128, 256, 512, 1024, 2048):
+        w, v = torch.randn(4 * h, h), torch.randn(1, h)
+        weights.append({"bytes": w.numel() * 4,
+                        "bytes_per_s": w.numel() * 4 / b.time(lambda: F.linear(v, w))})
     # A convolution's weights are reordered for its kernel at every call: they stream slower.
     x, k = torch.randn(1, 512, 1, 1), torch.randn(512, 512, 3, 3)
     conv_stream = k.numel() * 4 / b.time(lambda: F.conv2d(x, k, padding=1))
@@ -139,7 +164,7 @@ def _memory_rates(b: Bench, quick: bool) -> dict:
         x, scale = x.view(8, 64, -1), torch.ones(64)
         batchnorm.append({"bytes": 4 * n, "bytes_per_s": 2 * n * 4 / b.time(
             lambda: F.batch_norm(x, scale, scale, scale, scale, False))})
-    return {"weight_stream_bytes_per_s": stream, "conv_weight_stream_bytes_per_s": conv_stream,
+    return {"weights": weights, "conv_weight_stream_bytes_per_s": conv_stream,
             "dwconv_bytes_per_s": statistics.median(dw), "elementwise": elementwise,
             "batchnorm": batchnorm}
 
@@ -169,6 +194,19 @@ def _pool_rates(b: Bench) -> dict:
     kernel_elements = F.max_pool2d(x, 3, 2).numel() * 9
     return {"maxpool_flops_per_s": kernel_elements / b.time(lambda: F.max_pool2d(x, 3, 2)),
             "avgpool_flops_per_s": kernel_elements / b.time(lambda: F.avg_pool2d(x, 3, 2))}
+
+
+def _blas_after_openmp(b: Bench) -> float:
+    """Seconds a BLAS product waits when it follows an OpenMP parallel region: an element-wise
+    add above PyTorch's grain (32768 elements), then a product above OpenBLAS's threshold for
+    threads (262144 multiply-accumulates), timed in turns, less the two timed alone. On more
+    than one thread PyTorch's OpenMP workers spin after their region on the cores OpenBLAS's
+    threads need (one of each beside the caller: three threads for two cores); on one thread
+    there are no workers, and footprint predict counts none."""
+    torch, F = b.torch, b.torch.nn.functional
+    x, a, w = torch.randn(1 << 18), torch.randn(64, 768), torch.randn(768, 768)
+    both = b.time(lambda: (torch.add(x, x), F.linear(a, w)))
+    return max(0.0, both - b.time(lambda: torch.add(x, x)) - b.time(lambda: F.linear(a, w)))
 
 
 def _overhead(b: Bench) -> float:
@@ -251,7 +289,7 @@ def calibrate(args: argparse.Namespace) -> dict:
     torch.manual_seed(0)
     b = Bench(torch, args.repeat_ms / 1e3, 7 if args.quick else 9)
     from footprint.agent import describe
-    record = {"version": 2, "quick": args.quick, "threads": torch.get_num_threads(),
+    record = {"version": 3, "quick": args.quick, "threads": torch.get_num_threads(),
               "machine": describe(torch.device("cpu"))}
     _say("matrix products and convolutions")
     record["rates"] = _dense_rates(b, args.quick)
@@ -261,6 +299,7 @@ def calibrate(args: argparse.Namespace) -> dict:
     record["rates"].update(_transformer_rates(b, args.quick))
     record["rates"].update(_pool_rates(b))
     record["rates"]["operator_overhead_s"] = _overhead(b)
+    record["rates"]["blas_after_openmp_s"] = _blas_after_openmp(b)
     _say("reference models")
     record["references"] = _references(b, torchvision, os.path.dirname(args.out) or ".",
                                        args.quick)

@@ -4,19 +4,24 @@
 // count) then holds here.
 //
 // The latency is a roofline per operator:
-//   t = sum over operators of max(FLOPs / rate(kind, M), weight bytes / stream rate)
-//       + an overhead per operator call,
+//   t = sum over operators of max(FLOPs / rate(kind, M), weight bytes / rate(weight bytes))
+//       + the BLAS's waits after OpenMP regions + an overhead per operator call,
 // where dense convolutions and matrix products with weights take the rate of their kind at
-// their M (the rows of the GEMM they become: multiply-accumulates / weights), a convolution
-// the curve of the kernel PyTorch picks for it (oneDNN, or image by image through im2col and
-// the BLAS: 1x1 ones on one thread, small ones of one image), matrix products of two
+// their M (the rows of the GEMM they become: multiply-accumulates / weights), a product the
+// rate at its M and its weights' size (its width), a convolution the curve of the kernel
+// PyTorch picks for it (oneDNN, 3x3 and 1x1 apart, or image by image through im2col and the
+// BLAS: 1x1 ones on one thread, small ones of one image), a product's weights the rate of a
+// matrix-vector product over weights of their size (caches to memory), matrix products of two
 // activations (attention) the batched product's rate, softmax and layer normalisation their
 // FLOP rates, depthwise convolutions their bytes at their bandwidth, and the rest (element-wise,
 // batch normalisation, pooling, copies) their bytes at a bandwidth measured as a curve over
 // the tensor's size (caches to memory). A convolution with batch normalisation folded into it
 // by the export adds the pass and the call PyTorch makes for it; a recurrent operator is its
-// input's projections in one product, then step by step a product of M = the batch and the
-// cell's calls. The overhead per call is the one figure no microbenchmark gives (a module's
+// input's projections in one product, then step by step a product of M = the batch (its
+// recurrent weights read at their size's rate) and the cell's calls. On more than one thread,
+// a product on OpenBLAS's threads that follows an OpenMP region (oneDNN, element-wise work
+// above PyTorch's grain) waits for the cores OpenMP's workers spin on: a wait measured by the
+// calibration. The overhead per call is the one figure no microbenchmark gives (a module's
 // call from Python): it is fitted on the reference models timed during the calibration, and
 // each reference's error is that of an overhead fitted on the other models: the band is their
 // worst error, at least kLeastCalibratedBand.
@@ -28,6 +33,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "footprint/model_graph.h"
 #include "footprint/status.h"
@@ -53,6 +59,20 @@ struct Calibration {
 
 // The latency of `g` at a calibration's rates and overhead.
 double CalibratedLatency(const ModelGraph& g, const nlohmann::json& record);
+
+// A term of the roofline is exercised by the calibration's references where one of them spends
+// at least this share of its compute time in it; a prediction with kUncoveredShare of its
+// compute time or more in terms none exercises stands where the references do not check it.
+inline constexpr double kExercisedShare = 0.05;
+inline constexpr double kUncoveredShare = 0.25;
+
+// Where a calibrated prediction of `g` stands on ground the calibration's evidence does not
+// cover, one sentence each, none where it does: a batch outside those the references were timed
+// at; kUncoveredShare of the predicted compute time or more in terms no reference exercises
+// (an LSTM's recurrent cells: no reference has one); a reference the calibration's own rates
+// missed by more than kLeastCalibratedBand (with the overhead fitted on the others): the band
+// then rests on references this machine's rates do not explain.
+std::vector<std::string> CalibrationGaps(const ModelGraph& g, const nlohmann::json& record);
 
 // Adds the overhead per operator call, the references' errors and the band to what
 // calibrate.py wrote (its ONNX references are read here). InvalidArgument when a rate is
