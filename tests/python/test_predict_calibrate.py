@@ -148,6 +148,78 @@ def test_after_calibrating_another_blas_kernel_predicts_within_the_stated_band(t
     assert json.loads(plain.stdout)["calibrated"] is None
 
 
+# A calibrate.py that measures nothing: it writes the record the test gives it (FAKE_RECORD), so
+# that every rate is known and the prediction can be computed by hand.
+FAKE_CALIBRATE = """
+import json, os, shutil, sys
+shutil.copy(os.environ["FAKE_RECORD"], sys.argv[1])
+"""
+
+
+def fake_calibration(tmp_path, rates, references, here):
+    """`footprint predict --calibrate` with FAKE_CALIBRATE: `rates` and `references` stored as
+    this machine's (`here`: footprint's record of it) calibration in tmp_path/fp.db."""
+    package = tmp_path / "fake" / "footprint"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "calibrate.py").write_text(FAKE_CALIBRATE)
+    blas = here.get("blas") or {}
+    record = {"version": 3, "threads": 1, "wall_s": 1.0, "cpu_s": 1.0, "rates": rates,
+              "references": references,
+              "machine": {"device_name": here["cpu_model"], "isa": here["isa"],
+                          "cores": here["cores"], "threads": 1,
+                          "blas_library": blas.get("library"), "blas_kernel": blas.get("kernel"),
+                          "blas_threads": 1}}
+    (tmp_path / "record.json").write_text(json.dumps(record))
+    env = child_env(FAKE_RECORD=str(tmp_path / "record.json"))
+    env["PYTHONPATH"] = os.pathsep.join([str(package.parent), env["PYTHONPATH"]])
+    db = tmp_path / "fp.db"
+    cal = footprint("predict", "--calibrate", "--json", "-o", db, env=env)
+    assert cal.returncode == 0, cal.stderr
+    return db
+
+
+def test_a_recurrent_step_reads_its_weights_at_the_calibrated_rate_of_their_size(tmp_path):
+    """The LSTM's steps cost what the calibration's matrix-vector products over weights of
+    their size say (a 512-unit cell reads 2048 x 512 floats, 4 MiB, at every step), every
+    other rate set too fast to count."""
+    lstm = export(tmp_path, "lstm", 64)
+    here = json.loads(footprint("predict", "--json", lstm, "--batch", 1,
+                                "-o", tmp_path / "none.db").stdout)["machine"]["here"]
+    fast = 1e18
+
+    def curve(x, rate):
+        return [{x: 1, rate: fast}]
+
+    def rates(four_mib_rate):
+        return {
+            "conv": curve("m", "flops_per_s"), "conv_small": curve("m", "flops_per_s"),
+            "conv_1x1": curve("m", "flops_per_s"), "conv_1x1_onednn": curve("m", "flops_per_s"),
+            "gemm": [{"m": 1, "weight_bytes": 1, "flops_per_s": fast}],
+            "elementwise": curve("bytes", "bytes_per_s"),
+            "batchnorm": curve("bytes", "bytes_per_s"),
+            # 100 GB/s up to 1 MiB (the caches), `four_mib_rate` at 4 MiB.
+            "weights": [{"bytes": 1 << 20, "bytes_per_s": 100e9},
+                        {"bytes": 4 << 20, "bytes_per_s": four_mib_rate}],
+            "conv_weight_stream_bytes_per_s": fast, "dwconv_bytes_per_s": fast,
+            "attention_flops_per_s": fast, "softmax_flops_per_s": fast,
+            "layernorm_flops_per_s": fast, "maxpool_flops_per_s": fast,
+            "avgpool_flops_per_s": fast, "operator_overhead_s": 1e-15, "blas_after_openmp_s": 0}
+
+    # References measured at almost nothing: the overhead per call is fitted at its floor.
+    references = [{"model": name, "onnx": str(lstm), "batch": 1, "latency_s": 1e-9}
+                  for name in ("a", "b")]
+    steps = 2 * 64  # two layers of 64 steps
+    for rate in (1e9, 4e9):
+        db = fake_calibration(tmp_path / str(rate), rates(rate), references, here)
+        for batch in (1, 8):  # at batch 8 the FLOPs are still free: the weights decide
+            p = json.loads(footprint("predict", "--json", lstm, "--batch", batch,
+                                     "-o", db).stdout)
+            assert p["calibrated"] is not None
+            # (The classifier's 20 KB of weights, at 100 GB/s, add 0.2 us.)
+            assert p["latency_s"]["value"] == pytest.approx(steps * (4 << 20) / rate, rel=1e-5)
+
+
 def start_calibrating(db):
     """footprint predict --calibrate in a session of its own, once calibrate.py has begun."""
     proc = subprocess.Popen(footprint_command() + ["predict", "--calibrate", "-o", str(db)],
