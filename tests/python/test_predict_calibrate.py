@@ -179,6 +179,27 @@ def fake_calibration(tmp_path, rates, references, here):
     return db
 
 
+def fake_rates(four_mib_rate):
+    """Rates at which everything is free but weights: 100 GB/s up to 1 MiB (the caches),
+    `four_mib_rate` at 4 MiB and beyond."""
+    fast = 1e18
+
+    def curve(x, rate):
+        return [{x: 1, rate: fast}]
+
+    return {
+        "conv": curve("m", "flops_per_s"), "conv_small": curve("m", "flops_per_s"),
+        "conv_1x1": curve("m", "flops_per_s"), "conv_1x1_onednn": curve("m", "flops_per_s"),
+        "gemm": [{"m": 1, "weight_bytes": 1, "flops_per_s": fast}],
+        "elementwise": curve("bytes", "bytes_per_s"), "batchnorm": curve("bytes", "bytes_per_s"),
+        "weights": [{"bytes": 1 << 20, "bytes_per_s": 100e9},
+                    {"bytes": 4 << 20, "bytes_per_s": four_mib_rate}],
+        "conv_weight_stream_bytes_per_s": fast, "dwconv_bytes_per_s": fast,
+        "attention_flops_per_s": fast, "softmax_flops_per_s": fast,
+        "layernorm_flops_per_s": fast, "maxpool_flops_per_s": fast, "avgpool_flops_per_s": fast,
+        "operator_overhead_s": 1e-15, "blas_after_openmp_s": 0}
+
+
 def test_a_recurrent_step_reads_its_weights_at_the_calibrated_rate_of_their_size(tmp_path):
     """The LSTM's steps cost what the calibration's matrix-vector products over weights of
     their size say (a 512-unit cell reads 2048 x 512 floats, 4 MiB, at every step), every
@@ -186,32 +207,12 @@ def test_a_recurrent_step_reads_its_weights_at_the_calibrated_rate_of_their_size
     lstm = export(tmp_path, "lstm", 64)
     here = json.loads(footprint("predict", "--json", lstm, "--batch", 1,
                                 "-o", tmp_path / "none.db").stdout)["machine"]["here"]
-    fast = 1e18
-
-    def curve(x, rate):
-        return [{x: 1, rate: fast}]
-
-    def rates(four_mib_rate):
-        return {
-            "conv": curve("m", "flops_per_s"), "conv_small": curve("m", "flops_per_s"),
-            "conv_1x1": curve("m", "flops_per_s"), "conv_1x1_onednn": curve("m", "flops_per_s"),
-            "gemm": [{"m": 1, "weight_bytes": 1, "flops_per_s": fast}],
-            "elementwise": curve("bytes", "bytes_per_s"),
-            "batchnorm": curve("bytes", "bytes_per_s"),
-            # 100 GB/s up to 1 MiB (the caches), `four_mib_rate` at 4 MiB.
-            "weights": [{"bytes": 1 << 20, "bytes_per_s": 100e9},
-                        {"bytes": 4 << 20, "bytes_per_s": four_mib_rate}],
-            "conv_weight_stream_bytes_per_s": fast, "dwconv_bytes_per_s": fast,
-            "attention_flops_per_s": fast, "softmax_flops_per_s": fast,
-            "layernorm_flops_per_s": fast, "maxpool_flops_per_s": fast,
-            "avgpool_flops_per_s": fast, "operator_overhead_s": 1e-15, "blas_after_openmp_s": 0}
-
     # References measured at almost nothing: the overhead per call is fitted at its floor.
     references = [{"model": name, "onnx": str(lstm), "batch": 1, "latency_s": 1e-9}
                   for name in ("a", "b")]
     steps = 2 * 64  # two layers of 64 steps
     for rate in (1e9, 4e9):
-        db = fake_calibration(tmp_path / str(rate), rates(rate), references, here)
+        db = fake_calibration(tmp_path / str(rate), fake_rates(rate), references, here)
         for batch in (1, 8):  # at batch 8 the FLOPs are still free: the weights decide
             p = json.loads(footprint("predict", "--json", lstm, "--batch", batch,
                                      "-o", db).stdout)
