@@ -21,15 +21,21 @@ from fp_helpers import (FOOTPRINT, clean_env, describe, fp, load_queries, neares
                         single_error_line, wl)
 
 
+def sut_log(log):
+    """The SUT's own account of each query it answered, by id (tests/workloads/sut.cc)."""
+    truth = {}
+    for line in log.read_text().splitlines():
+        qid, samples, received, sent = map(int, line.split())
+        truth[qid] = {"samples": samples, "received_ns": received, "sent_ns": sent}
+    return truth
+
+
 def load(db, tmp_path, scenario, mode, ms, threads, *options, expect_rc=0):
     log = tmp_path / f"sut-{scenario}-{mode}.log"
     proc = fp("load", "-o", db, "--no-git", "-q", "--scenario", scenario, *options, "--",
               wl("sut"), mode, ms, threads, log)
     assert proc.returncode == expect_rc, describe(proc)
-    truth = {}
-    for line in log.read_text().splitlines():
-        qid, samples, received, sent = map(int, line.split())
-        truth[qid] = {"samples": samples, "received_ns": received, "sent_ns": sent}
+    truth = sut_log(log)
     s = show(db)
     queries = load_queries(db, s["run"]["id"])
     return {"show": s, "truth": truth, "queries": queries, "proc": proc}
@@ -304,22 +310,29 @@ def test_percentile_option_judges_the_load(tmp_path):
         single_error_line(bad)
 
 
+def capacity_of(answered):
+    """Queries per second a one-worker SUT serves: the inverse of its mean service, each from
+    when the worker took the query (its arrival, or the previous answer) to its answer. The
+    mean, not the median: beside busy loops a sleeping worker wakes late now and then, and the
+    median (still 2 ms there) overstated what it served by 28 %."""
+    done = sorted(answered, key=lambda t: t["sent_ns"])
+    service = [(b["sent_ns"] - max(b["received_ns"], a["sent_ns"])) / 1e9
+               for a, b in zip(done, done[1:])]
+    return len(service) / sum(service)
+
+
 def test_find_peak_finds_the_largest_valid_rate_near_the_capacity(tmp_path):
     """A SUT of one worker of 2 ms: its capacity, the inverse of its median service time in an
     offline run, is about 480 queries/s. With a bound of 100 ms (50 service times) and 5 s per
     trial, the valid peak lies at the capacity (2 % over it, the backlog at the end reaches the
     bound). The search stops with the largest valid rate within 5 % of the smallest invalid
     one (NextPeakRate's unit test: within 5 % of a known limit); on a shared machine the noise
-    moves the valid peak too, so here within 10 % of the capacity. Each trial is a run of one
-    group, with its rate."""
+    moves the valid peak too, so here within 10 % of the capacity. On a busy machine the
+    capacity itself moves, so it is measured three times: offline before and after the search,
+    and in the search's last trial, the one at its boundary; the peak lies within 10 % of the
+    range they span. Each trial is a run of one group, with its rate."""
     db = tmp_path / "peak.db"
     offline = load(db, tmp_path, "offline", "fixed", 2, 1, "--min-queries", 500)
-    # Each query's service: from when the worker took it (its arrival, or the previous answer)
-    # to its answer; the median, so that a moment the machine was busy does not count.
-    done = sorted(offline["truth"].values(), key=lambda t: t["sent_ns"])
-    service = [(b["sent_ns"] - max(b["received_ns"], a["sent_ns"])) / 1e9
-               for a, b in zip(done, done[1:])]
-    capacity = 1 / nearest_rank(service, 0.5)
     proc = fp("load", "-o", db, "--no-git", "-q", "--scenario", "server", "--find-peak",
               "--latency-bound", "100ms", "--qps", 200, "--duration", "5s", "--min-queries", 500,
               "--", wl("sut"), "fixed", 2, 1, tmp_path / "peak.log")
@@ -327,7 +340,12 @@ def test_find_peak_finds_the_largest_valid_rate_near_the_capacity(tmp_path):
     last = proc.stderr.strip().splitlines()[-1]
     assert " trials; peak " in last, proc.stderr
     peak = float(last.split("; peak ")[1].split()[0])
-    assert abs(peak - capacity) <= 0.10 * capacity, (peak, capacity, proc.stderr)
+    after = load(tmp_path / "after.db", tmp_path, "offline", "fixed", 2, 1, "--min-queries", 500)
+    capacities = [capacity_of(offline["truth"].values()),
+                  capacity_of(sut_log(tmp_path / "peak.log").values()),
+                  capacity_of(after["truth"].values())]
+    assert 0.90 * min(capacities) <= peak <= 1.10 * max(capacities), \
+        (peak, capacities, proc.stderr)
     group = last.split("group ")[1].split(":")[0]
     con = sqlite3.connect(db)
     trials = con.execute("SELECT repetition, meta FROM runs WHERE group_id = ? ORDER BY "
