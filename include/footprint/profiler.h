@@ -69,7 +69,8 @@ struct ProfileCost {
   double trace_bytes = 0;  // the run's artifacts
 };
 // Runs `base.command` once per tool; the monitored runs are stored in `store`, named
-// "profile-cost:TOOL". `hook_dir` holds the PyTorch window's sitecustomize.py.
+// "profile-cost:TOOL", and the run with no tool is timed on `base.env`'s clock. `hook_dir`
+// holds the PyTorch window's sitecustomize.py.
 Result<std::vector<ProfileCost>> MeasureProfileCost(Store& store, const MonitorOptions& base,
                                                     int torch_steps, const std::string& hook_dir);
 

@@ -2,9 +2,7 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "load/resident_command.h"
@@ -12,6 +10,7 @@
 #include "run/stop_signals.h"
 #include "session/monitor_session.h"
 #include "session/totals.h"
+#include "util/clock.h"
 #include "util/file.h"
 #include "util/json_text.h"
 #include "util/proc_parse.h"
@@ -50,12 +49,13 @@ RunTotals ResidentTotals(const MonitorSession& session, std::pair<int64_t, int64
   return totals;
 }
 
-// Waits for the load to end. A stop signal to footprint stops the command (a terminal's Ctrl-C
-// reached it already), whose output then closes and ends the load.
-void AwaitLoad(LoadDriver& driver, pid_t command, const StopSignalCatcher& stop) {
+// Waits for the load to end, looking every 20 ms of `env`'s clock. A stop signal to footprint
+// stops the command (a terminal's Ctrl-C reached it already), whose output then closes and ends
+// the load.
+void AwaitLoad(Env& env, LoadDriver& driver, pid_t command, const StopSignalCatcher& stop) {
   for (bool stopped = false; !driver.finished();) {
     if (!stopped && stop.received() != 0) stopped = ::kill(command, SIGTERM) == 0;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    env.SleepUntil(env.MonotonicNs() + 20 * kNsPerMs);
   }
   driver.AwaitEnd();
 }
@@ -101,7 +101,7 @@ Result<MonitorOutcome> RunResidentLoad(Store& store, const MonitorOptions& optio
   run.update({{"run_id", p.run.id}, {"db", store.open_location()}, {"t0_ns", t0}});
   command.transport().SendControl("#run\t" + JsonText(run, -1));
   (void)driver.Start({-1, -1, command.pid(), t0});  // a resident driver starts its thread only
-  AwaitLoad(driver, command.pid(), stop);
+  AwaitLoad(env, driver, command.pid(), stop);
   out.signal_received = stop.received();
   session.Stop();
   RecordTotals(ResidentTotals(session, cpu_before, ProcessCpuNs(stat)), session, p, out);

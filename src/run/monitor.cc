@@ -270,12 +270,11 @@ bool ReapEnded(pid_t child, ReapedUsage& usage, ReapedTotals& reaped, int& child
   return child_done;
 }
 
-// SIGKILL to the whole tree (every live process below footprint: the command's, and orphans
-// it adopted as subreaper), again while new processes appear (a fork between the listing and
-// the kill), until none is left alive (zombies wait for footprint to reap them) or about 2 s
-// have passed: the run ends with the tree gone, not dying.
+}  // namespace
+
 void KillTree(Env& env) {
-  for (int pass = 0; pass < 400; ++pass) {
+  const int64_t give_up_ns = env.MonotonicNs() + kKillTreeGiveUpNs;
+  for (;;) {
     bool alive = false;
     for (pid_t pid : Descendants(env)) {
       auto stat = ReadWholeFile(env.ProcRoot() + "/" + std::to_string(pid) + "/stat");
@@ -284,10 +283,13 @@ void KillTree(Env& env) {
       ::kill(pid, SIGKILL);
       alive = true;
     }
-    if (!alive) return;
-    ::usleep(5000);
+    const int64_t now = env.MonotonicNs();
+    if (!alive || now >= give_up_ns) return;
+    env.SleepUntil(std::min(now + kKillTreePassNs, give_up_ns));
   }
 }
+
+namespace {
 
 // A stop signal the command outlives (Ctrl-C, SIGTERM, ...): the second makes footprint say
 // what a third does, the third kills the whole tree (a command that ignores them can always be

@@ -62,6 +62,15 @@ ProbeChoice CommandProbeChoice(const MonitorOptions& opt, const PreparedRun& p,
 void RecordTotals(const RunTotals& totals, MonitorSession& session, PreparedRun& p,
                   MonitorOutcome& out);
 
+// SIGKILL to the whole tree (every live process below footprint: the command's, and orphans
+// it adopted as subreaper), again every kKillTreePassNs while new processes appear (a fork
+// between the listing and the kill), until none is left alive (zombies wait for footprint to
+// reap them) or kKillTreeGiveUpNs have passed on `env`'s clock: the run ends with the tree
+// gone, not dying.
+inline constexpr int64_t kKillTreePassNs = 5'000'000;
+inline constexpr int64_t kKillTreeGiveUpNs = 2'000'000'000;
+void KillTree(Env& env);
+
 // What the driver measured joins the run (before it is stored as ended).
 void AddDriverResult(CommandDriver& driver, Store& store, PreparedRun& p, MonitorOutcome& out);
 

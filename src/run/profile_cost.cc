@@ -8,7 +8,6 @@
 
 #include "footprint/monitor.h"
 #include "footprint/profiler.h"
-#include "util/clock.h"
 #include "util/rusage.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
@@ -18,12 +17,13 @@ extern char** environ;
 namespace footprint {
 namespace {
 
-// The command with no tool at all: wall time and the kernel's rusage of its tree.
-Result<ProfileCost> RunBare(const std::vector<std::string>& command) {
+// The command with no tool at all: wall time on `env`'s clock and the kernel's rusage of its
+// tree.
+Result<ProfileCost> RunBare(Env& env, const std::vector<std::string>& command) {
   std::vector<char*> argv;
   for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  const int64_t start = MonotonicNs();
+  const int64_t start = env.MonotonicNs();
   pid_t pid;
   if (int err = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ); err != 0) {
     return InvalidArgument("cannot run '" + command[0] + "': " + std::strerror(err));
@@ -33,7 +33,7 @@ Result<ProfileCost> RunBare(const std::vector<std::string>& command) {
   while (::wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
   }
   ProfileCost row{.tool = "none"};
-  row.duration_s = static_cast<double>(MonotonicNs() - start) / 1e9;
+  row.duration_s = static_cast<double>(env.MonotonicNs() - start) / 1e9;
   row.exit_status = ShellStatus(status);
   row.cpu_s = RusageCpuSeconds(ru);
   row.peak_memory_bytes = static_cast<double>(ru.ru_maxrss) * 1024;
@@ -71,7 +71,7 @@ Result<std::vector<ProfileCost>> MeasureProfileCost(Store& store, const MonitorO
                                                     int torch_steps, const std::string& hook_dir) {
   FP_RETURN_IF_ERROR(ValidateMonitorOptions(base));
   std::vector<ProfileCost> rows;
-  FP_ASSIGN_OR_RETURN(ProfileCost bare, RunBare(base.command));
+  FP_ASSIGN_OR_RETURN(ProfileCost bare, RunBare(*base.env, base.command));
   rows.push_back(bare);
   FP_ASSIGN_OR_RETURN(ProfileCost alone, RunMeasured(store, base, "footprint"));
   rows.push_back(alone);

@@ -2,15 +2,19 @@
 #include "footprint/monitor.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "fake_env.h"
 #include "faulty_store.h"
+#include "footprint/profiler.h"
 #include "footprint/report.h"
+#include "run/monitor_internal.h"
 #include "test_util.h"
 #include "util/clock.h"
 #include "util/file.h"
@@ -125,15 +129,8 @@ INSTANTIATE_TEST_SUITE_P(
                       DatabaseFault{"SlowDisk", 0, 0, 150, false, false}),
     [](const auto& p) { return std::string(p.param.name); });
 
-// On a driven clock (FakeEnv) the run's schedule is exact whatever the machine's load: the
-// sampler meets every deadline up to the horizon while the real command runs, each series has
-// a sample at each, and the run lasts what the clock says.
-TEST(RunMonitored, OnTheDrivenClockEveryDeadlineIsASample) {
-  FakeEnv env;
-  env.SetHorizon(900 * kNsPerMs);  // the writer's first flush (1 s) is beyond it: it waits
-  TempDir dir;
-  auto store = OpenStore(dir.File("fp.db"));
-  ASSERT_TRUE(store.ok());
+// /bin/sleep 0.2 measured on `env`'s clock: cpu and memory every 100 ms, flushed every 1 s.
+MonitorOptions SleepOnTheClockOf(FakeEnv& env) {
   MonitorOptions o;
   o.env = &env;
   o.command = {"/bin/sleep", "0.2"};
@@ -143,7 +140,19 @@ TEST(RunMonitored, OnTheDrivenClockEveryDeadlineIsASample) {
                   .set(static_cast<size_t>(MetricId::kMemory));
   o.interval_ns = 100 * kNsPerMs;
   o.flush_interval_ns = kNsPerSec;
-  auto out = RunMonitored(**store, o);
+  return o;
+}
+
+// On a driven clock (FakeEnv) the run's schedule is exact whatever the machine's load: the
+// sampler meets every deadline up to the horizon while the real command runs, each series has
+// a sample at each, and the run lasts what the clock says.
+TEST(RunMonitored, OnTheDrivenClockEveryDeadlineIsASample) {
+  FakeEnv env;
+  env.SetHorizon(900 * kNsPerMs);  // the writer's first flush (1 s) is beyond it: it waits
+  TempDir dir;
+  auto store = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(store.ok());
+  auto out = RunMonitored(**store, SleepOnTheClockOf(env));
   ASSERT_TRUE(out.ok()) << out.status().message();
   EXPECT_EQ(out->exit_status, 0);
   EXPECT_EQ(out->totals.at("duration_s"), 0.9);
@@ -411,6 +420,70 @@ TEST(RunMonitored, OutputGoesToTheFileAskedFor) {
   EXPECT_NE(refused.status().message().find("cannot open the command's output file"),
             std::string::npos);
   EXPECT_EQ((*store)->ListRuns()->size(), 2u);  // refused before the run was created
+}
+
+// A fake /proc in which this process has one child, kStubbornPid, in `state` ('S' alive, 'Z'
+// dead). No process can have that pid (it is above the kernel's PID_MAX_LIMIT): the SIGKILLs
+// KillTree sends it reach nobody.
+constexpr pid_t kStubbornPid = 2'147'480'000;
+void FakeChildInProc(const std::string& root, char state) {
+  const std::string self = std::to_string(::getpid());
+  std::filesystem::create_directories(root + "/" + self + "/task/" + self);
+  std::ofstream(root + "/" + self + "/task/" + self + "/children") << kStubbornPid << " ";
+  const std::string dir = root + "/" + std::to_string(kStubbornPid);
+  std::filesystem::create_directories(dir);
+  std::string stat = *ReadWholeFile("/proc/self/stat");
+  stat = std::to_string(kStubbornPid) + " (stubborn) " + state + stat.substr(stat.rfind(')') + 3);
+  std::ofstream(dir + "/stat.new") << stat;
+  std::filesystem::rename(dir + "/stat.new", dir + "/stat");  // whole, for a reader meanwhile
+}
+
+// A tree that outlives every SIGKILL (a process stuck in the kernel) is given up exactly at
+// kKillTreeGiveUpNs on the Env's clock, however long that took on the machine's.
+TEST(KillTree, GivesUpAtItsDeadlineOnTheEnvsClock) {
+  TempDir proc;
+  FakeChildInProc(proc.path(), 'S');
+  FakeEnv env;
+  env.proc_root = proc.path();
+  env.SetHorizon(10 * kKillTreeGiveUpNs);
+  KillTree(env);
+  EXPECT_EQ(env.MonotonicNs(), kKillTreeGiveUpNs);
+}
+
+// A tree that dies while KillTree waits between two passes ends it at the next pass: on the
+// driven clock, the first pass after the horizon, at which the child was seen dead.
+TEST(KillTree, EndsAtTheFirstPassThatFindsTheTreeGone) {
+  TempDir proc;
+  FakeChildInProc(proc.path(), 'S');
+  FakeEnv env;
+  env.proc_root = proc.path();
+  env.SetHorizon(kNsPerSec);
+  std::thread killer([&] { KillTree(env); });
+  env.AwaitParked();  // at the pass after 1 s: time stands still there
+  FakeChildInProc(proc.path(), 'Z');
+  env.SetHorizon(10 * kKillTreeGiveUpNs);
+  killer.join();
+  EXPECT_EQ(env.MonotonicNs(), kNsPerSec + kKillTreePassNs);
+}
+
+// profile-cost's run with no tool is timed on its Env's clock: on a driven clock that stands
+// still while /bin/sleep runs, it lasts 0 s; the run under footprint lasts what the clock
+// reached meanwhile (its horizon).
+TEST(MeasureProfileCost, TheRunWithNoToolIsTimedOnTheEnvsClock) {
+  FakeEnv env;  // no PATH: neither nsys nor ncu is found
+  env.SetHorizon(900 * kNsPerMs);
+  TempDir dir;
+  auto store = OpenStore(dir.File("fp.db"));
+  ASSERT_TRUE(store.ok());
+  auto rows = MeasureProfileCost(**store, SleepOnTheClockOf(env), 1, dir.path());
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].tool, "none");
+  EXPECT_EQ((*rows)[0].exit_status, 0);
+  EXPECT_EQ((*rows)[0].duration_s, 0.0);
+  EXPECT_GT((*rows)[0].peak_memory_bytes, 0);  // it did run: the kernel's account of it
+  EXPECT_EQ((*rows)[1].tool, "footprint");
+  EXPECT_EQ((*rows)[1].duration_s, 0.9);
 }
 
 TEST(ValidateMonitorOptions, RejectsWhatCannotRun) {

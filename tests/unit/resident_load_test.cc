@@ -10,9 +10,11 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "fake_env.h"
 #include "footprint/store.h"
 #include "load/resident_command.h"
 #include "test_util.h"
+#include "util/clock.h"
 
 namespace footprint {
 namespace {
@@ -48,16 +50,29 @@ for line in sys.stdin:
     print("ready", flush=True)
 )";
 
-TEST(ResidentLoad, EachRunChargesItsOwnLoadAndTheCommandStartsOnce) {
-  testing::TempDir dir;
-  const std::string script = dir.File("sut.py"), log = dir.File("sut.log");
-  std::ofstream(script) << kResidentSut;
-  auto store = OpenStore(dir.File("fp.db"));
-  ASSERT_TRUE(store.ok()) << store.status().message();
-  const std::vector<std::string> argv = {"/usr/bin/python3", script, log};
-  auto command = ResidentCommand::Start(argv, 60'000'000'000);
-  ASSERT_TRUE(command.ok()) << command.status().message();
-  EXPECT_GE((*command)->ready_s(), 0.5);  // its start-up, in no run
+// The SUT above, started as a resident command (logging to sut.log in the test's folder), and
+// a store for its runs.
+class ResidentLoad : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::ofstream(dir_.File("sut.py")) << kResidentSut;
+    auto store = OpenStore(dir_.File("fp.db"));
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    store_ = std::move(store).value();
+    auto command = ResidentCommand::Start(argv_, 60'000'000'000);
+    ASSERT_TRUE(command.ok()) << command.status().message();
+    command_ = std::move(command).value();
+  }
+
+  footprint::testing::TempDir dir_;
+  const std::vector<std::string> argv_ = {"/usr/bin/python3", dir_.File("sut.py"),
+                                          dir_.File("sut.log")};
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<ResidentCommand> command_;
+};
+
+TEST_F(ResidentLoad, EachRunChargesItsOwnLoadAndTheCommandStartsOnce) {
+  EXPECT_GE(command_->ready_s(), 0.5);  // its start-up, in no run
 
   std::map<std::string, double> load_cpu_s;
   for (int burn_ms : {10, 20, 40}) {
@@ -65,11 +80,11 @@ TEST(ResidentLoad, EachRunChargesItsOwnLoadAndTheCommandStartsOnce) {
     load.min_duration_ns = 0;
     load.min_queries = 10;
     MonitorOptions o;
-    o.command = argv;
+    o.command = argv_;
     o.name = "resident-" + std::to_string(burn_ms);
     o.record_git = false;
-    LoadDriver driver(load, {}, &(*command)->transport());
-    auto out = RunResidentLoad(**store, o, **command, driver, {{"burn_ms", burn_ms}});
+    LoadDriver driver(load, {}, &command_->transport());
+    auto out = RunResidentLoad(*store_, o, *command_, driver, {{"burn_ms", burn_ms}});
     ASSERT_TRUE(out.ok()) << out.status().message();
     EXPECT_EQ(out->run.status, RunStatus::kOk);
     EXPECT_TRUE(driver.resident_ready());
@@ -82,20 +97,20 @@ TEST(ResidentLoad, EachRunChargesItsOwnLoadAndTheCommandStartsOnce) {
     EXPECT_GE(run_cpu, *driver.summary().cpu_s - 0.02);
     EXPECT_LT(run_cpu, *driver.summary().cpu_s + 0.25);
   }
-  EXPECT_EQ((*command)->End(), 0);
+  EXPECT_EQ(command_->End(), 0);
 
   // The command's own account of each load, against what each run says.
-  std::ifstream in(log);
+  std::ifstream in(dir_.File("sut.log"));
   int starts = 0, loads = 0;
   for (std::string line; std::getline(in, line);) {
     const auto entry = nlohmann::json::parse(line);
     if (entry.contains("started")) {
       ++starts;
-      EXPECT_EQ(entry["started"], (*command)->pid());
+      EXPECT_EQ(entry["started"], command_->pid());
       continue;
     }
     ++loads;
-    EXPECT_EQ(entry["pid"], (*command)->pid());
+    EXPECT_EQ(entry["pid"], command_->pid());
     const double own = entry["cpu_s"];
     const double measured = load_cpu_s.at(entry["run_id"]);
     // Two readings of 10 ms ticks, and the control lines' work, which its own figure includes.
@@ -107,26 +122,18 @@ TEST(ResidentLoad, EachRunChargesItsOwnLoadAndTheCommandStartsOnce) {
 
 // A stop signal to footprint (not to the command) mid-load: the command is stopped, the load
 // ends, and the run is stored as interrupted instead of footprint dying with it.
-TEST(ResidentLoad, AStopSignalStoresTheRunAsInterrupted) {
-  testing::TempDir dir;
-  const std::string script = dir.File("sut.py");
-  std::ofstream(script) << kResidentSut;
-  auto store = OpenStore(dir.File("fp.db"));
-  ASSERT_TRUE(store.ok()) << store.status().message();
-  const std::vector<std::string> argv = {"/usr/bin/python3", script, dir.File("sut.log")};
-  auto command = ResidentCommand::Start(argv, 60'000'000'000);
-  ASSERT_TRUE(command.ok()) << command.status().message();
+TEST_F(ResidentLoad, AStopSignalStoresTheRunAsInterrupted) {
   LoadOptions load;
   load.min_duration_ns = 60'000'000'000;  // far longer than the test waits
   MonitorOptions o;
-  o.command = argv;
+  o.command = argv_;
   o.record_git = false;
-  LoadDriver driver(load, {}, &(*command)->transport());
+  LoadDriver driver(load, {}, &command_->transport());
   std::thread signal_soon([] {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     ::kill(::getpid(), SIGTERM);
   });
-  auto out = RunResidentLoad(**store, o, **command, driver, {{"burn_ms", 1}});
+  auto out = RunResidentLoad(*store_, o, *command_, driver, {{"burn_ms", 1}});
   signal_soon.join();
   ASSERT_TRUE(out.ok()) << out.status().message();
   EXPECT_EQ(out->signal_received, SIGTERM);
@@ -134,7 +141,33 @@ TEST(ResidentLoad, AStopSignalStoresTheRunAsInterrupted) {
   EXPECT_NE(driver.summary().ended_because, "done");
   EXPECT_FALSE(driver.resident_ready());
   EXPECT_GT(driver.summary().completed, 0);
-  EXPECT_EQ((*command)->End(), 128 + SIGTERM);
+  EXPECT_EQ(command_->End(), 128 + SIGTERM);
+}
+
+// The run waits for its load on its Env's clock, looking every 20 ms: on a driven clock that
+// stands at 0 while the load runs and is let go to 20 ms once the load has finished, the run
+// lasts exactly 20 ms, whatever the load took on the machine's clock.
+TEST_F(ResidentLoad, TheRunAwaitsItsLoadOnTheEnvsClock) {
+  LoadOptions load;
+  load.min_duration_ns = 0;
+  load.min_queries = 5;
+  FakeEnv env;  // its horizon stands at 0
+  MonitorOptions o;
+  o.env = &env;
+  o.command = argv_;
+  o.record_git = false;
+  LoadDriver driver(load, {}, &command_->transport());
+  std::thread let_go([&] {
+    while (!driver.finished()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    env.SetHorizon(20 * kNsPerMs);
+  });
+  auto out = RunResidentLoad(*store_, o, *command_, driver, {{"burn_ms", 1}});
+  let_go.join();
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(out->run.status, RunStatus::kOk);
+  EXPECT_EQ(driver.summary().completed, 5);
+  EXPECT_EQ(out->totals.at("duration_s"), 0.02);
+  EXPECT_EQ(command_->End(), 0);
 }
 
 }  // namespace
