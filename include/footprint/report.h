@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "footprint/buffer.h"
+#include "footprint/env.h"
 #include "footprint/status.h"
 #include "footprint/store.h"
 
@@ -146,10 +147,15 @@ MetricSummary Summarize(std::vector<double>& values);
 std::vector<ScopeSummary> SummarizeScopes(const std::vector<ScopeRecord>& scopes);
 
 // Seconds from a run's start to its end (`duration_s` when stored; for a run still running or
-// interrupted, to its last heartbeat or now).
-double RunDuration(const RunRecord& run, const std::map<std::string, double>& totals);
+// interrupted, to its last heartbeat or `now_ns`, UTC wall clock).
+double RunDuration(const RunRecord& run, const std::map<std::string, double>& totals,
+                   int64_t now_ns);
 
-Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend_points = 0);
+// What `show` says of `run`: its totals (summed over its hosts), duration (RunDuration, "now"
+// on `env`'s wall clock), metrics with `trend_points` points of trend, scopes, values and
+// artifacts.
+Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend_points = 0,
+                                Env& env = Env::Default());
 
 // The `show --json` object of one run: run, totals, metrics, scopes, values, artifacts, meta.
 std::string SummaryJson(const RunSummary& summary, int indent = 2);

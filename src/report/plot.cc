@@ -318,13 +318,14 @@ Status PlotsUnavailable() {
       "nodejs and npm installed (scripts/setup)");
 }
 
-// The runs' array of the page's data; returns each run's duration, where its bands end.
-std::vector<double> WritePlotRuns(const std::vector<RunData>& data, JsonOut& j) {
+// The runs' array of the page's data; returns each run's duration (a running one's until
+// `now_ns`), where its bands end.
+std::vector<double> WritePlotRuns(const std::vector<RunData>& data, int64_t now_ns, JsonOut& j) {
   std::vector<double> ends;
   j.Key("runs").Open('[');
   for (const RunData& d : data) {
     const RunRecord& r = d.run;
-    ends.push_back(RunDuration(r, d.totals));
+    ends.push_back(RunDuration(r, d.totals, now_ns));
     j.Open('{').Key("id").Str(r.id).Key("name").Str(r.name).Key("label").Str(RunLabel(r));
     j.Key("status").Str(RunStatusName(r.status)).Key("command").Str(ShellCommandLine(r.command));
     j.Key("group_id").Str(r.group_id).Key("repetition").Int(r.repetition);
@@ -488,11 +489,12 @@ Result<std::string> PlotDataJson(Store& store, const std::vector<RunRecord>& run
   JsonOut j(body);
   j.Open('{').Key("format").Int(1).Key("footprint").Str(FootprintVersion());
   j.Key("library").Str(assets->library_version);
-  j.Key("generated_ms").Int(RealtimeNs() / kNsPerMs);
+  const int64_t now_ns = options.env->RealtimeNs();
+  j.Key("generated_ms").Int(now_ns / kNsPerMs);
   j.Key("max_points").Int(static_cast<int64_t>(options.max_points));
   j.Key("raw_limit").Int(static_cast<int64_t>(options.raw_limit));
   j.Key("db").Str(store.location());
-  const std::vector<double> ends = WritePlotRuns(data, j);
+  const std::vector<double> ends = WritePlotRuns(data, now_ns, j);
 
   // Sampled metrics, each with its series from every run.
   size_t raw_left = options.raw_limit;
@@ -513,7 +515,7 @@ Result<std::string> PlotDataJson(Store& store, const std::vector<RunRecord>& run
 
 Result<std::string> LiveSeriesJson(Store& store, const RunRecord& run,
                                    const std::vector<std::string>& metrics, size_t max_points,
-                                   int64_t after_ns) {
+                                   int64_t after_ns, Env& env) {
   FP_ASSIGN_OR_RETURN(auto loaded, LoadSampled(store, {run}));
   PlotCatalog catalog = Catalog(loaded);
   std::vector<std::string> metric_names;
@@ -523,7 +525,8 @@ Result<std::string> LiveSeriesJson(Store& store, const RunRecord& run,
   std::string body;
   JsonOut j(body);
   j.Open('{').Key("run").Str(run.id).Key("status").Str(RunStatusName(run.status));
-  j.Key("duration_s").Num(RunDuration(run, d.totals)).Key("after_ns").Int(after_ns);
+  const double duration_s = RunDuration(run, d.totals, env.RealtimeNs());
+  j.Key("duration_s").Num(duration_s).Key("after_ns").Int(after_ns);
   PlotStats stats;
   size_t raw_left = 0;  // the points are what the page appends; no CSV copy
   FP_RETURN_IF_ERROR(

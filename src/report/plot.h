@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/status.h"
 #include "footprint/store.h"
 
@@ -48,6 +49,8 @@ struct PlotOptions {
   size_t raw_limit = 200'000;        // samples embedded at full resolution, in all
   std::string title;                 // empty: from the runs' names
   bool no_metrics = false;           // scopes only: no metric's chart, whatever `metrics` says
+  // Its wall clock dates the page and ends the durations of runs still running.
+  Env* env = &Env::Default();
 };
 
 // What WritePlot wrote.
@@ -74,10 +77,11 @@ Result<std::string> PlotDataJson(Store& store, const std::vector<RunRecord>& run
 // The samples of one run's sampled series taken after `after_ns` (ns since the run's start),
 // each series downsampled with LTTB to at most `max_points`: what a page showing a live run
 // appends. {"run", "status", "duration_s", "after_ns", "metrics": [as PlotDataJson, each
-// series with "end_ns", the time of its last sample], "samples"}. `metrics` empty: all.
+// series with "end_ns", the time of its last sample], "samples"}. `metrics` empty: all. A run
+// still running lasts until `env`'s wall clock (RunDuration).
 Result<std::string> LiveSeriesJson(Store& store, const RunRecord& run,
                                    const std::vector<std::string>& metrics, size_t max_points,
-                                   int64_t after_ns);
+                                   int64_t after_ns, Env& env);
 
 // Whether the charting library was embedded at build time.
 bool PlotAvailable();

@@ -9,7 +9,6 @@
 #include "footprint/report.h"
 #include "footprint/stats.h"
 #include "report/run_json.h"
-#include "util/clock.h"
 #include "util/json_bounded.h"
 #include "util/json_text.h"
 
@@ -73,9 +72,10 @@ Result<RunRecord> ResolveRun(const std::vector<RunRecord>& runs, std::string_vie
                   "' (tried id, id prefix of 4+ characters, name); list runs with footprint runs");
 }
 
-double RunDuration(const RunRecord& run, const std::map<std::string, double>& totals) {
+double RunDuration(const RunRecord& run, const std::map<std::string, double>& totals,
+                   int64_t now_ns) {
   if (auto it = totals.find("duration_s"); it != totals.end()) return it->second;
-  int64_t end = run.ended_at_ns.value_or(run.heartbeat_ns.value_or(RealtimeNs()));
+  int64_t end = run.ended_at_ns.value_or(run.heartbeat_ns.value_or(now_ns));
   return static_cast<double>(std::max<int64_t>(0, end - run.started_at_ns)) / 1e9;
 }
 
@@ -306,14 +306,14 @@ Result<std::vector<SeriesRecord>> SeriesOfRun(Store& store, const RunRecord& run
 
 }  // namespace
 
-Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend_points) {
+Result<RunSummary> SummarizeRun(Store& store, const RunRecord& run, size_t trend_points, Env& env) {
   RunSummary out;
   out.run = run;
   FP_ASSIGN_OR_RETURN(auto totals, store.LoadTotals(run.id));
   out.totals = std::move(totals);
   FP_ASSIGN_OR_RETURN(out.hosts, HostParts(store, run, &out.hosts_expected));
   if (!out.hosts.empty()) out.totals = SumHostTotals(out.hosts);
-  out.duration_s = RunDuration(run, out.totals);
+  out.duration_s = RunDuration(run, out.totals, env.RealtimeNs());
   FP_ASSIGN_OR_RETURN(auto scopes, store.ListScopes(run.id));
   out.scopes = SummarizeScopes(scopes);
   for (const ScopeRecord& sc : scopes) out.scope_names[sc.id] = sc.name;

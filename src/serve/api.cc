@@ -295,13 +295,13 @@ json TableFigures(const std::map<std::string, double>& totals) {
           {"monitor_peak_rss_bytes", OrNull(total("monitor_peak_rss_bytes"))}};
 }
 
-// A run in lists: the run object of show --json, its duration, tags, params and `figures`
-// (TableFigures).
-json RunRow(const RunRecord& r, const json& meta, json figures) {
+// A run in lists: the run object of show --json, its duration (a running run's until `now_ns`),
+// tags, params and `figures` (TableFigures).
+json RunRow(const RunRecord& r, const json& meta, json figures, int64_t now_ns) {
   json row = RunJson(r);
   row["experiment"] = r.experiment;
   row["workload"] = r.workload;
-  row["duration_s"] = RunDuration(r, {});
+  row["duration_s"] = RunDuration(r, {}, now_ns);
   row["tags"] = meta.value("tags", json::object());
   row["params"] = meta.value("params", json::object());
   row["figures"] = std::move(figures);
@@ -359,12 +359,12 @@ struct RunOrder {
 // A run's sort key: a number or a text (or nothing: last).
 using SortKey = std::variant<std::monostate, double, std::string>;
 
-SortKey KeyOf(const RunOrder& order, ListedRun& listed, const json* figures) {
+SortKey KeyOf(const RunOrder& order, ListedRun& listed, const json* figures, int64_t now_ns) {
   const RunRecord& r = listed.run;
   if (order.column == "started") return static_cast<double>(r.started_at_ns);
   if (order.column == "name") return Lower(r.name);
   if (order.column == "status") return std::string(RunStatusName(r.status));
-  if (order.column == "duration") return RunDuration(r, {});
+  if (order.column == "duration") return RunDuration(r, {}, now_ns);
   if (figures) {
     const json& v = (*figures)[order.Figure()];
     return v.is_number() ? SortKey(v.get<double>()) : SortKey();
@@ -382,8 +382,9 @@ SortKey KeyOf(const RunOrder& order, ListedRun& listed, const json* figures) {
 
 // Sorts `runs` (newest first) by `order`, stably: equal keys stay newest first. Sorting by a
 // figure reads the totals of every run (`figures`, filled for all); otherwise only the page's.
+// Running runs last until `now_ns`.
 Status SortRuns(Store& store, const RunOrder& order, std::vector<ListedRun>& runs,
-                std::vector<json>& figures) {
+                std::vector<json>& figures, int64_t now_ns) {
   if (order.column == "started" && order.descending) return Status::Ok();
   const bool by_figure = !order.Figure().empty();
   std::vector<std::pair<SortKey, size_t>> keys;
@@ -393,7 +394,7 @@ Status SortRuns(Store& store, const RunOrder& order, std::vector<ListedRun>& run
       FP_ASSIGN_OR_RETURN(auto totals, store.LoadTotals(runs[i].run.id));
       figures[i] = TableFigures(totals);
     }
-    keys.emplace_back(KeyOf(order, runs[i], by_figure ? &figures[i] : nullptr), i);
+    keys.emplace_back(KeyOf(order, runs[i], by_figure ? &figures[i] : nullptr, now_ns), i);
   }
   std::stable_sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) {
     const bool a_none = a.first.index() == 0, b_none = b.first.index() == 0;
@@ -478,10 +479,10 @@ Result<RunsPage> StorePage(Store& store, RunQuery query) {
 
 // The page from every run, filtered and sorted here: for what StoreQuery cannot push down.
 Result<RunsPage> MemoryPage(Store& store, const RunFilter& filter, const RunOrder& order,
-                            size_t limit, size_t offset) {
+                            size_t limit, size_t offset, int64_t now_ns) {
   FP_ASSIGN_OR_RETURN(auto runs, FilteredRuns(store, filter));
   std::vector<json> figures(runs.size());
-  FP_RETURN_IF_ERROR(SortRuns(store, order, runs, figures));
+  FP_RETURN_IF_ERROR(SortRuns(store, order, runs, figures, now_ns));
   RunsPage page;
   page.total = runs.size();
   for (size_t i = offset; i < runs.size() && page.runs.size() < limit; ++i) {
@@ -491,17 +492,18 @@ Result<RunsPage> MemoryPage(Store& store, const RunFilter& filter, const RunOrde
   return page;
 }
 
+// The page of runs `filter` keeps in `order` (running runs last until `now_ns`).
 Result<RunsPage> FindRunsPage(Store& store, const RunFilter& filter, const RunOrder& order,
-                              size_t limit, size_t offset) {
+                              size_t limit, size_t offset, int64_t now_ns) {
   if (auto query = StoreQuery(filter, order)) {
     query->limit = static_cast<int64_t>(limit);
     query->offset = static_cast<int64_t>(offset);
     return StorePage(store, *std::move(query));
   }
-  return MemoryPage(store, filter, order, limit, offset);
+  return MemoryPage(store, filter, order, limit, offset, now_ns);
 }
 
-ApiResponse ListRunsPage(Store& store, const Params& params) {
+ApiResponse ListRunsPage(Store& store, const Params& params, Env& env) {
   auto filter = RunFilter::Parse(params);
   if (!filter.ok()) return Failure(filter.status());
   auto order = RunOrder::Parse(params);
@@ -510,8 +512,9 @@ ApiResponse ListRunsPage(Store& store, const Params& params) {
   if (!limit.ok()) return Failure(limit.status());
   auto offset = IntParam(params, "offset", 0, 0, INT32_MAX);
   if (!offset.ok()) return Failure(offset.status());
+  const int64_t now_ns = env.RealtimeNs();
   auto found = FindRunsPage(store, *filter, *order, static_cast<size_t>(*limit),
-                            static_cast<size_t>(*offset));
+                            static_cast<size_t>(*offset), now_ns);
   if (!found.ok()) return Failure(found.status());
   json page = json::array();
   for (size_t i = 0; i < found->runs.size(); ++i) {
@@ -521,7 +524,7 @@ ApiResponse ListRunsPage(Store& store, const Params& params) {
       if (!totals.ok()) return Failure(totals.status());
       figures = TableFigures(*totals);
     }
-    page.push_back(RunRow(found->runs[i].run, found->runs[i].meta(), std::move(figures)));
+    page.push_back(RunRow(found->runs[i].run, found->runs[i].meta(), std::move(figures), now_ns));
   }
   return JsonResponse(JsonText({{"total", found->total},
                                 {"offset", *offset},
@@ -534,12 +537,13 @@ ApiResponse ListRunsPage(Store& store, const Params& params) {
 }
 
 // experiments -> workloads -> runs (newest first), of the runs the filter keeps.
-ApiResponse Tree(Store& store, const Params& params) {
+ApiResponse Tree(Store& store, const Params& params, Env& env) {
   auto filter = RunFilter::Parse(params);
   if (!filter.ok()) return Failure(filter.status());
   // The newest kMaxTreeRuns: one page, from the store's SQL unless a tag or param filter
   // needs every run.
-  auto runs = FindRunsPage(store, *filter, RunOrder{}, kMaxTreeRuns, 0);
+  const int64_t now_ns = env.RealtimeNs();
+  auto runs = FindRunsPage(store, *filter, RunOrder{}, kMaxTreeRuns, 0, now_ns);
   if (!runs.ok()) return Failure(runs.status());
   // Named experiments and workloads by name; the unnamed ones ("") last.
   auto order = [](const std::string& a, const std::string& b) {
@@ -556,7 +560,7 @@ ApiResponse Tree(Store& store, const Params& params) {
                     {"name", r.name},
                     {"status", RunStatusName(r.status)},
                     {"started_at_ns", r.started_at_ns},
-                    {"duration_s", RunDuration(r, {})},
+                    {"duration_s", RunDuration(r, {}, now_ns)},
                     {"group_id", TextOrNull(r.group_id)},
                     {"repetition", r.repetition}});
     if (auto lost = IncompleteReason(r)) list.back()["incomplete"] = *lost;
@@ -576,8 +580,8 @@ ApiResponse Tree(Store& store, const Params& params) {
                                 {"experiments", experiments}}));
 }
 
-ApiResponse RunSummaryResponse(Store& store, const RunRecord& run) {
-  auto summary = SummarizeRun(store, run);
+ApiResponse RunSummaryResponse(Store& store, const RunRecord& run, Env& env) {
+  auto summary = SummarizeRun(store, run, 0, env);
   if (!summary.ok()) return Failure(summary.status());
   return JsonResponse(SummaryJson(*summary, -1));
 }
@@ -710,14 +714,14 @@ ApiResponse RunArtifact(Store& store, const RunRecord& run, std::string_view nam
   return r;
 }
 
-ApiResponse Plot(Store& store, const Params& params) {
+ApiResponse Plot(Store& store, const Params& params, Env& env) {
   auto all = ListReconciledRuns(store);
   if (!all.ok()) return Failure(all.status());
   auto runs = SelectedRuns(*all, params, "runs");
   if (!runs.ok()) return Failure(runs.status());
   auto points = IntParam(params, "points", kDefaultPoints, 3, kMaxPoints);
   if (!points.ok()) return Failure(points.status());
-  PlotOptions options{.max_points = static_cast<size_t>(*points), .raw_limit = 0};
+  PlotOptions options{.max_points = static_cast<size_t>(*points), .raw_limit = 0, .env = &env};
   auto metrics = ListParam(params, "metrics", 1000);
   if (!metrics.ok()) return Failure(metrics.status());
   auto scopes = ListParam(params, "scopes", 1000);
@@ -729,7 +733,7 @@ ApiResponse Plot(Store& store, const Params& params) {
   return JsonResponse(std::move(body).value());
 }
 
-ApiResponse Series(Store& store, const Params& params) {
+ApiResponse Series(Store& store, const Params& params, Env& env) {
   auto spec = Param(params, "run");
   if (!spec || spec->empty()) return ErrorResponse(400, "run= is required (one run)");
   auto run = FindRun(store, *spec);
@@ -740,7 +744,7 @@ ApiResponse Series(Store& store, const Params& params) {
   if (!since.ok()) return Failure(since.status());
   auto metrics = ListParam(params, "metrics", 1000);
   if (!metrics.ok()) return Failure(metrics.status());
-  auto body = LiveSeriesJson(store, *run, *metrics, static_cast<size_t>(*points), *since);
+  auto body = LiveSeriesJson(store, *run, *metrics, static_cast<size_t>(*points), *since, env);
   if (!body.ok()) return Failure(body.status());
   return JsonResponse(std::move(body).value());
 }
@@ -845,10 +849,10 @@ ApiResponse Api::Handle(const ApiRequest& request) {
     const std::string& path = request.path;
     const Params& params = request.params;
     if (path == "/api/info") return Info(pool_, store, queue_);
-    if (path == "/api/runs") return ListRunsPage(store, params);
-    if (path == "/api/tree") return Tree(store, params);
-    if (path == "/api/plot") return Plot(store, params);
-    if (path == "/api/series") return Series(store, params);
+    if (path == "/api/runs") return ListRunsPage(store, params, env_);
+    if (path == "/api/tree") return Tree(store, params, env_);
+    if (path == "/api/plot") return Plot(store, params, env_);
+    if (path == "/api/series") return Series(store, params, env_);
     if (path == "/api/compare") return CompareSets(store, params);
     if (path == "/api/export") return Export(pool_, store, params);
     constexpr std::string_view kRunPrefix = "/api/runs/";
@@ -860,7 +864,7 @@ ApiResponse Api::Handle(const ApiRequest& request) {
       if (spec.empty() || spec.size() > 200) return ErrorResponse(400, "no run named in the path");
       auto run = FindRun(store, spec);
       if (!run.ok()) return Failure(run.status());
-      if (what.empty()) return RunSummaryResponse(store, *run);
+      if (what.empty()) return RunSummaryResponse(store, *run, env_);
       if (what == "scopes") return RunScopes(store, *run);
       if (what == "values") return RunValues(store, *run);
       if (what == "series") return RunSeries(store, *run);

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/status.h"
 #include "footprint/store.h"
 
@@ -67,8 +68,9 @@ int HttpStatusOf(const Status& status);
 
 class Api {
  public:
-  // `queue`: whether serve runs a queue (/api/info says so, for the page).
-  explicit Api(StorePool& pool, bool queue = false) : pool_(pool), queue_(queue) {}
+  // `queue`: whether serve runs a queue (/api/info says so, for the page). `env`'s wall clock
+  // is "now" for the durations of runs still running.
+  Api(StorePool& pool, bool queue, Env& env) : pool_(pool), queue_(queue), env_(env) {}
 
   // Answers a GET of `request.path` (under /api/). Never throws.
   ApiResponse Handle(const ApiRequest& request);
@@ -76,6 +78,7 @@ class Api {
  private:
   StorePool& pool_;
   bool queue_;
+  Env& env_;
 };
 
 // Limits of request parameters, also documented in docs/serve.md.

@@ -768,7 +768,7 @@ struct Server::Impl {
   explicit Impl(ServeOptions o)
       : options(std::move(o)),
         pool(options.db),
-        api(pool, !options.manifests.empty() || !options.plans.empty()) {}
+        api(pool, !options.manifests.empty() || !options.plans.empty(), *options.env) {}
   ~Impl() {
     if (runner) runner->Stop();
   }

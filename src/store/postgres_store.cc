@@ -171,8 +171,12 @@ class PostgresStore final : public SqlReads<PostgresStore>, public ShipmentLog {
  public:
   static constexpr SqlDialect kDialect = SqlDialect::kPostgres;
 
-  PostgresStore(const pq::Library* lib, std::string uri, bool read_only)
-      : lib_(lib), uri_(std::move(uri)), location_(RedactedLocation(uri_)), read_only_(read_only) {}
+  PostgresStore(const pq::Library* lib, std::string uri, bool read_only, Env& env)
+      : SqlReads(env),
+        lib_(lib),
+        uri_(std::move(uri)),
+        location_(RedactedLocation(uri_)),
+        read_only_(read_only) {}
   ~PostgresStore() override { Disconnect(); }
 
   // Opens the connection when none is open (the first statement after Disconnect does too),
@@ -733,7 +737,7 @@ Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& uri,
                                                  const StoreOptions& options, Env& env,
                                                  PostgresConnect when) {
   FP_ASSIGN_OR_RETURN(const pq::Library* lib, pq::Load(env));
-  auto store = std::make_unique<PostgresStore>(lib, uri, options.read_only);
+  auto store = std::make_unique<PostgresStore>(lib, uri, options.read_only, env);
   if (when == PostgresConnect::kNow) FP_RETURN_IF_ERROR(store->Connect());
   return std::unique_ptr<Store>(std::move(store));
 }

@@ -5,7 +5,8 @@
 //   template <typename RowFn>
 //   Status QueryRows(std::string_view sql, const std::vector<SqlParam>& params, RowFn row);
 // which binds `params` as $1, $2, ..., calls row(r) for each row r (a Row as rows.h reads it) and
-// fails with the store's own error.
+// fails with the store's own error. It hands SqlReads its Env (StoreOptions::env), whose wall
+// clock ends the durations of running runs when a page of runs is sorted by duration.
 #ifndef FOOTPRINT_STORE_SQL_READS_H_
 #define FOOTPRINT_STORE_SQL_READS_H_
 
@@ -16,15 +17,17 @@
 #include <utility>
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/store.h"
 #include "store/rows.h"
-#include "util/clock.h"
 
 namespace footprint {
 
 template <typename Derived>
 class SqlReads : public Store {
  public:
+  explicit SqlReads(Env& env) : env_(env) {}
+
   Result<std::vector<ScopeRecord>> ListScopes(const std::string& run_id) override {
     return Rows<ScopeRecord>(kScopesOfRun, {run_id}, [](const auto& r) { return ReadScope(r); });
   }
@@ -51,7 +54,7 @@ class SqlReads : public Store {
     return std::move(runs.front());
   }
   Result<RunPage> ListRunsPage(const RunQuery& query) override {
-    const RunPageSql sql = BuildRunPageSql(query, Derived::kDialect, RealtimeNs());
+    const RunPageSql sql = BuildRunPageSql(query, Derived::kDialect, env_.RealtimeNs());
     RunPage page;
     const std::vector<SqlParam> where(sql.params.begin(), sql.params.begin() + sql.where_params);
     FP_RETURN_IF_ERROR(self().QueryRows(RunPageCountSql(sql), where,
@@ -69,6 +72,8 @@ class SqlReads : public Store {
 
  private:
   Derived& self() { return static_cast<Derived&>(*this); }
+
+  Env& env_;
 
   // Every row of `sql`, read by `read`.
   template <typename Record, typename ReadFn>

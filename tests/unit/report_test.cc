@@ -7,7 +7,10 @@
 #include <set>
 #include <string>
 
+#include "fake_env.h"
+#include "report/plot.h"
 #include "test_util.h"
+#include "util/clock.h"
 
 namespace footprint {
 namespace {
@@ -79,6 +82,54 @@ TEST(ResolveRun, IdPrefixNameLast) {
   EXPECT_EQ(ResolveRun(runs, "zzzz").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(ResolveRun(runs, "a").status().code(), StatusCode::kNotFound);  // too short
   EXPECT_EQ(ResolveRun({}, "last").status().code(), StatusCode::kNotFound);
+}
+
+// A run still running, with no heartbeat yet, lasts until "now", which is the Env's: at two
+// driven times the summary, the live series, the plot and a page of runs sorted by duration
+// (the store's SQL) all say how long it has run, and sort it against a finished run of 3 s.
+TEST(RunDuration, ARunningRunLastsUntilTheEnvsNow) {
+  FakeEnv env;
+  testing::TempDir dir;
+  auto store = OpenStore(dir.File("fp.db"), {.env = &env});
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  RunRecord finished;
+  finished.id = "finished";
+  finished.command = {"true"};
+  finished.started_at_ns = env.RealtimeNs() - 10 * kNsPerSec;
+  ASSERT_TRUE((*store)->CreateRun(finished).ok());
+  finished.status = RunStatus::kOk;
+  finished.ended_at_ns = finished.started_at_ns + 3 * kNsPerSec;
+  ASSERT_TRUE((*store)->FinishRun(finished, {}).ok());
+  RunRecord running;
+  running.id = "running";
+  running.command = {"sleep", "60"};
+  running.started_at_ns = env.RealtimeNs();
+  ASSERT_TRUE((*store)->CreateRun(running).ok());
+  RunQuery by_duration;
+  by_duration.sort = RunQuery::Sort::kDuration;
+  PlotOptions plot;
+  plot.env = &env;
+  for (const auto& [elapsed_s, longest] : {std::pair{2, "finished"}, std::pair{4, "running"}}) {
+    SCOPED_TRACE(elapsed_s);
+    env.Advance(running.started_at_ns + elapsed_s * kNsPerSec - env.RealtimeNs());
+    EXPECT_EQ(RunDuration(running, {}, env.RealtimeNs()), elapsed_s);
+    auto summary = SummarizeRun(**store, running, 0, env);
+    ASSERT_TRUE(summary.ok()) << summary.status().message();
+    EXPECT_EQ(summary->duration_s, elapsed_s);
+    auto live = LiveSeriesJson(**store, running, {}, 100, INT64_MIN, env);
+    ASSERT_TRUE(live.ok()) << live.status().message();
+    EXPECT_EQ(nlohmann::json::parse(*live)["duration_s"], elapsed_s);
+    auto page = (*store)->ListRunsPage(by_duration);
+    ASSERT_TRUE(page.ok()) << page.status().message();
+    ASSERT_EQ(page->runs.size(), 2u);
+    EXPECT_EQ(page->runs.front().id, longest);
+    if (!PlotAvailable()) continue;  // built without the charting library
+    auto data = PlotDataJson(**store, {running}, plot);
+    ASSERT_TRUE(data.ok()) << data.status().message();
+    const auto doc = nlohmann::json::parse(*data);
+    EXPECT_EQ(doc["generated_ms"], env.RealtimeNs() / kNsPerMs);
+    EXPECT_EQ(doc["runs"][0]["duration_s"], elapsed_s);
+  }
 }
 
 TEST(SummaryJson, CarriesTheDesignFieldsAndNullsForUnknownTotals) {
