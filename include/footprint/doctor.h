@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "footprint/env.h"
+
 namespace footprint {
 
 struct DoctorCheck {
@@ -22,7 +24,11 @@ struct DoctorCheck {
   std::vector<std::string> lines;
 };
 
-std::vector<DoctorCheck> RunDoctor();
+// The checks, in the order `footprint doctor` prints them. Vendor libraries (NVML, its activity
+// sources), CUDA_VISIBLE_DEVICES, PATH, the sysfs root and $FOOTPRINT_DB come from `env`; the
+// process tree, cgroup, perf and container checks, and libpq (loaded once per process), are
+// this machine's.
+std::vector<DoctorCheck> RunDoctor(Env& env = Env::Default());
 
 }  // namespace footprint
 

@@ -4,8 +4,6 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include <cstdlib>
-
 #include "doctor/container_checks.h"
 #include "footprint/profiler.h"
 #include "footprint/store.h"
@@ -26,14 +24,15 @@
 namespace footprint {
 namespace {
 
-// The line saying which GPUs CUDA_VISIBLE_DEVICES leaves to runs, or "" when it is not set.
-std::string VisibleDevicesLine(const std::vector<GpuEntity>& gpus) {
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (visible == nullptr) return "";
-  GpuSelection sel = SelectGpus(gpus, std::optional<std::string>(visible));
+// The line saying which GPUs `env`'s CUDA_VISIBLE_DEVICES leaves to runs, or "" when it is not
+// set.
+std::string VisibleDevicesLine(Env& env, const std::vector<GpuEntity>& gpus) {
+  const std::optional<std::string> visible = env.Var("CUDA_VISIBLE_DEVICES");
+  if (!visible) return "";
+  GpuSelection sel = SelectGpus(gpus, visible);
   std::string chosen;
   for (size_t i : sel.entities) chosen += (chosen.empty() ? "" : " ") + gpus[i].entity;
-  return "CUDA_VISIBLE_DEVICES='" + std::string(visible) + "': runs measure " +
+  return "CUDA_VISIBLE_DEVICES='" + *visible + "': runs measure " +
          (chosen.empty() ? "no GPU" : chosen) +
          (sel.ignored.empty() ? "" : " (" + sel.ignored + ")");
 }
@@ -68,12 +67,12 @@ DoctorCheck GpuEntityCheck(nvml::Library& nvml, GpuActivitySources& activity,
 }
 
 // "nvml": whether NVML loads; then one check per GPU and MIG device with each GPU metric.
-void AddGpuChecks(std::vector<DoctorCheck>& checks) {
+void AddGpuChecks(Env& env, std::vector<DoctorCheck>& checks) {
   std::string enables;
   for (MetricId m : kGpuMetrics)
     enables += (enables.empty() ? "" : ", ") + std::string(InfoOf(m).name);
   DoctorCheck c{"nvml", false, "", enables};
-  auto lib = nvml::Library::Open(Env::Default());
+  auto lib = nvml::Library::Open(env);
   if (!lib.ok()) {
     c.detail = lib.status().message();
     checks.push_back(c);
@@ -91,22 +90,22 @@ void AddGpuChecks(std::vector<DoctorCheck>& checks) {
     return;
   }
   c.ok = true;
-  GpuActivitySources activity = OpenActivitySources(Env::Default(), *lib);
+  GpuActivitySources activity = OpenActivitySources(env, *lib);
   size_t whole = 0;
   for (const GpuEntity& g : *gpus) whole += !g.is_mig();
   c.detail += ", " + std::to_string(whole) + " GPU(s)";
-  if (std::string line = VisibleDevicesLine(*gpus); !line.empty()) c.lines.push_back(line);
+  if (std::string line = VisibleDevicesLine(env, *gpus); !line.empty()) c.lines.push_back(line);
   checks.push_back(c);
   for (const GpuEntity& g : *gpus) checks.push_back(GpuEntityCheck(nvml, activity, *gpus, g));
 }
 
 // Nsight Systems and Nsight Compute, which radT's profiler listeners start (docs/profiling.md).
-void AddProfilerChecks(std::vector<DoctorCheck>& checks) {
+void AddProfilerChecks(Env& env, std::vector<DoctorCheck>& checks) {
   for (const auto& [tool, listeners] :
        {std::pair{"nsys", "nsys, nsysraw"}, std::pair{"ncu", "ncu, ncuraw, ncuattach"}}) {
     DoctorCheck c{std::string("profiler ") + tool, false, "",
                   std::string("the listeners ") + listeners + " (run --profiler, plans)"};
-    auto path = FindOnPath(Env::Default(), tool);
+    auto path = FindOnPath(env, tool);
     c.ok = path.has_value();
     if (!path) {
       c.detail = std::string(tool) + " is not on PATH: runs that ask for it go on unprofiled";
@@ -213,9 +212,9 @@ DoctorCheck SystemCheck() {
 }
 
 // Opt-in: energy.cpu / energy.dram. Reads the counters as the probe will.
-DoctorCheck RaplCheck() {
+DoctorCheck RaplCheck(Env& env) {
   DoctorCheck c{"rapl", false, "", "energy.cpu, energy.dram, cpu_energy_j, dram_energy_j"};
-  RaplDiscovery rapl = DiscoverRapl(Env::Default().SysRoot());
+  RaplDiscovery rapl = DiscoverRapl(env.SysRoot());
   std::string readable, unreadable, other;
   for (const RaplDomain& d : rapl.domains) {
     if (!d.counted) {
@@ -260,16 +259,17 @@ void AddPerfChecks(std::vector<DoctorCheck>& checks) {
   }
 }
 
-DoctorCheck DatabaseCheck() {
+DoctorCheck DatabaseCheck(Env& env) {
   DoctorCheck c{"database", true, "", "storage of runs"};
   c.detail = "SQLite " + std::string(sqlite3_libversion()) + ", schema v" +
              std::to_string(kSchemaVersion) + ", default " +
-             RedactedLocation(DefaultStoreLocation());
+             RedactedLocation(DefaultStoreLocation(env));
   return c;
 }
 
 DoctorCheck PostgresqlCheck() {
   DoctorCheck c{"postgresql", false, "", "postgresql:// databases (docs/cluster.md)"};
+  // The real machine's: libpq is loaded once per process (pq::Load), whichever Env asks first.
   auto lib = pq::Load(Env::Default());
   c.ok = lib.ok();
   if (c.ok) {
@@ -284,7 +284,7 @@ DoctorCheck PostgresqlCheck() {
 
 }  // namespace
 
-std::vector<DoctorCheck> RunDoctor() {
+std::vector<DoctorCheck> RunDoctor(Env& env) {
   std::vector<DoctorCheck> checks;
   const std::string self = "/proc/" + std::to_string(::getpid());
   checks.push_back(ProcessTreeCheck(self));
@@ -293,13 +293,13 @@ std::vector<DoctorCheck> RunDoctor() {
   checks.push_back(IoAccountingCheck(self));
   AddCgroupChecks(checks);
   checks.push_back(SystemCheck());
-  AddGpuChecks(checks);
+  AddGpuChecks(env, checks);
   AddContainerChecks(checks);
-  checks.push_back(RaplCheck());
+  checks.push_back(RaplCheck(env));
   AddPerfChecks(checks);
-  checks.push_back(DatabaseCheck());
+  checks.push_back(DatabaseCheck(env));
   checks.push_back(PostgresqlCheck());
-  AddProfilerChecks(checks);
+  AddProfilerChecks(env, checks);
   return checks;
 }
 
