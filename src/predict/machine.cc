@@ -27,15 +27,15 @@ std::string CpuinfoField(const std::string& cpuinfo, std::string_view key) {
   return "";
 }
 
-// OpenBLAS's kernel and threads, asked of the library (the first that loads of `library` and
-// libopenblas.so.0); null when none loads or it is not OpenBLAS. The library stays loaded: it
-// starts its threads when loaded, and this process ends soon after.
-json AskOpenBlas(const std::string& library) {
+// OpenBLAS's kernel and threads, asked of the library (the first that `env` loads of `library`
+// and libopenblas.so.0); null when none loads or it is not OpenBLAS. The library stays loaded:
+// it starts its threads when loaded, and this process ends soon after.
+json AskOpenBlas(Env& env, const std::string& library) {
   for (const std::string& name : {library, std::string("libopenblas.so.0")}) {
     if (name.empty() || (name.find('/') != std::string::npos && !std::filesystem::exists(name))) {
       continue;
     }
-    void* handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    void* handle = env.OpenLibrary(name, /*error=*/nullptr, /*path_used=*/nullptr);
     if (handle == nullptr) continue;
     auto corename = reinterpret_cast<char* (*)()>(::dlsym(handle, "openblas_get_corename"));
     auto threads = reinterpret_cast<int (*)()>(::dlsym(handle, "openblas_get_num_threads"));
@@ -111,9 +111,9 @@ json MachineOfRows(const std::vector<Row>& rows) {
   return m;
 }
 
-json ThisMachine(const std::string& blas_library) {
+json ThisMachine(const std::string& blas_library, Env& env) {
   json m = json::object();
-  const Result<std::string> cpuinfo = ReadWholeFile("/proc/cpuinfo");
+  const Result<std::string> cpuinfo = ReadWholeFile(env.ProcRoot() + "/cpuinfo");
   if (cpuinfo.ok()) {
     m["cpu_model"] = CpuinfoField(*cpuinfo, "model name");
     // x86 names them "flags", ARM "Features".
@@ -130,7 +130,7 @@ json ThisMachine(const std::string& blas_library) {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof set, &set) == 0) m["cores"] = CPU_COUNT(&set);
-  m["blas"] = AskOpenBlas(blas_library);
+  m["blas"] = AskOpenBlas(env, blas_library);
   return m;
 }
 

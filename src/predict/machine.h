@@ -8,7 +8,8 @@
 //            "blas": {"library": PATH, "kernel": "Haswell", "threads": 1}}, each member present
 // only where every row recorded the same value.
 //
-// Thread-safety: ThisMachine reads /proc and loads the BLAS library; the rest is pure.
+// Thread-safety: ThisMachine reads /proc and loads the BLAS library (through its Env); the rest
+// is pure.
 #ifndef FOOTPRINT_PREDICT_MACHINE_H_
 #define FOOTPRINT_PREDICT_MACHINE_H_
 
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "footprint/env.h"
 #include "predict/predictors.h"
 
 namespace footprint::predict {
@@ -29,10 +31,11 @@ inline constexpr const char* kIsaFlags[] = {"sse4_2",   "avx",      "avx2",     
 // rows recorded none.
 nlohmann::json MachineOfRows(const std::vector<Row>& rows);
 
-// This machine as a record: the CPU's model, its ISA flags (of kIsaFlags), its cores (those
-// this process may run on), and where `blas_library` (else libopenblas.so.0) loads and is
-// OpenBLAS, its kernel (openblas_get_corename, which follows OPENBLAS_CORETYPE) and threads.
-nlohmann::json ThisMachine(const std::string& blas_library);
+// This machine as a record: the CPU's model and ISA flags (of kIsaFlags, from `env`'s
+// /proc/cpuinfo), its cores (those this process may run on), and where `blas_library` (else
+// libopenblas.so.0) loads through `env` and is OpenBLAS, its kernel (openblas_get_corename,
+// which follows OPENBLAS_CORETYPE) and threads; "blas" is null where none loads.
+nlohmann::json ThisMachine(const std::string& blas_library, Env& env = Env::Default());
 
 struct MachineVerdict {
   bool recorded = false;                 // the predictor names its CPU model
