@@ -185,14 +185,16 @@ TEST(RunMonitored, BusyChildWithTotalsAndSeries) {
   o.tags = {{"k", "v"}};
   o.interval_ns = 20'000'000;
   o.metric_interval_ns[MetricId::kMemory] = 5'000'000;
+  const int64_t called_ns = MonotonicNs();
   auto out = RunMonitored(**store, o);
+  const double returned_after_s = (MonotonicNs() - called_ns) / 1e9;
   ASSERT_TRUE(out.ok()) << out.status().message();
   EXPECT_EQ(out->exit_status, 0);
   EXPECT_EQ(out->run.status, RunStatus::kOk);
   EXPECT_TRUE(out->launch_error.empty());
   const auto& t = out->totals;
   EXPECT_GE(t.at("duration_s"), 0.5);
-  EXPECT_LT(t.at("duration_s"), 2.0);
+  EXPECT_LT(t.at("duration_s"), returned_after_s);
   // One busy thread: never more CPU than wall time, and the exact sources agree.
   const double cpu = t.at("cpu_user_s") + t.at("cpu_system_s");
   EXPECT_GT(cpu, 0.05);
@@ -213,9 +215,15 @@ TEST(RunMonitored, BusyChildWithTotalsAndSeries) {
   ASSERT_TRUE(summary.ok());
   std::map<std::string, size_t> counts;
   for (const MetricSummary& m : summary->metrics) counts[m.metric] = m.count;
-  EXPECT_GE(counts["cpu"], 15u);
-  EXPECT_GE(counts["memory"], 3 * counts["cpu"]);  // 5 ms against 20 ms
   auto meta = nlohmann::json::parse((*runs)[0].meta_json);
+  // 25 passes are due for cpu and 100 for memory. Beside busy loops the sampler wakes late (6
+  // cpu samples in one run): then the run must say which series fell below the asked rate.
+  const nlohmann::json below = meta.value("below_asked_rate", nlohmann::json::object());
+  EXPECT_TRUE(counts["cpu"] >= 15u || below.contains("cpu")) << meta.dump();
+  EXPECT_GE(counts["memory"], counts["cpu"]);  // every pass that reads cpu reads memory
+  if (!below.contains("memory")) {
+    EXPECT_GE(counts["memory"], 3 * counts["cpu"]) << meta.dump();  // 5 ms against 20 ms
+  }
   EXPECT_EQ(meta["tags"]["k"], "v");
   EXPECT_EQ(meta["monitor"]["samples_dropped"], 0);
 }
