@@ -40,6 +40,10 @@ struct OperatorCost {
   // A recurrent operator (LSTM, GRU, RNN): the steps it takes one after the other (sequence x
   // directions), and the recurrent weights each of them reads (one direction's).
   double sequential_steps = 0, step_param_bytes = 0;
+  // A MatMul's independent matrix products (its output's dimensions before the last two: the
+  // batch and heads of attention), each of which PyTorch runs as a GEMM of its own; 0 for
+  // another operator.
+  double matrices = 0;
 };
 
 struct ModelGraph {

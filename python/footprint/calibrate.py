@@ -170,17 +170,25 @@ def _memory_rates(b: Bench, quick: bool) -> dict:
 
 
 def _transformer_rates(b: Bench, quick: bool) -> dict:
-    """FLOP/s of attention's batched products (heads x tokens x tokens), of softmax (5 FLOPs
-    per element, as footprint counts it) and of layer normalisation (7 per element)."""
+    """FLOP/s of attention's batched products (heads x tokens x tokens) as a curve over the
+    multiply-accumulates of each head's product (PyTorch runs one GEMM per head and image, and
+    OpenBLAS runs one of at most 262144 on one thread: Swin's 7x7 windows are below, ViT's
+    tokens above), of softmax (5 FLOPs per element, as footprint counts it) and of layer
+    normalisation (7 per element)."""
     torch, F = b.torch, b.torch.nn.functional
-    heads, tokens, dim = (4, 65, 64) if quick else (12, 197, 64)
-    q, k = torch.randn(heads, tokens, dim), torch.randn(heads, dim, tokens)
-    attention = 2 * heads * tokens * tokens * dim / b.time(lambda: torch.matmul(q, k))
+    heads, dim = 12, 64
+    attention = []
+    for tokens in (16, 32, 64, 128, 197):
+        q, k = torch.randn(heads, tokens, dim), torch.randn(heads, dim, tokens)
+        each = tokens * tokens * dim
+        attention.append({"macs": each, "flops_per_s": 2 * heads * each / b.time(
+            lambda: torch.matmul(q, k))})
+    tokens = 65 if quick else 197
     s = torch.randn(heads, tokens, tokens)
     softmax = 5 * s.numel() / b.time(lambda: torch.softmax(s, -1))
     x = torch.randn(tokens, 768)
     layernorm = 7 * x.numel() / b.time(lambda: F.layer_norm(x, (768,)))
-    return {"attention_flops_per_s": attention, "softmax_flops_per_s": softmax,
+    return {"attention": attention, "softmax_flops_per_s": softmax,
             "layernorm_flops_per_s": layernorm}
 
 

@@ -39,12 +39,14 @@ struct Rates {
   Curve elementwise, batchnorm;
   // Bytes/s over the weights' bytes: a matrix-vector product's (from the caches to memory).
   Curve weights;
-  double conv_stream = 0, dwconv = 0;                // bytes/s
-  double attention = 0, softmax = 0, layernorm = 0;  // FLOP/s
-  double maxpool = 0, avgpool = 0;                   // kernel elements/s
-  double call = 0;                                   // s: one bare operator call
-  double blas_after_openmp = 0;  // s: a BLAS product's wait after an OpenMP region
-  int threads = 1;               // PyTorch's, as calibrated
+  // FLOP/s of products of two activations (attention) over each matrix's MACs.
+  Curve attention;
+  double conv_stream = 0, dwconv = 0;  // bytes/s
+  double softmax = 0, layernorm = 0;   // FLOP/s
+  double maxpool = 0, avgpool = 0;     // kernel elements/s
+  double call = 0;                     // s: one bare operator call
+  double blas_after_openmp = 0;        // s: a BLAS product's wait after an OpenMP region
+  int threads = 1;                     // PyTorch's, as calibrated
 };
 
 Curve CurveOf(const json& points, const char* x, const char* rate) {
@@ -80,9 +82,9 @@ Rates RatesOf(const json& record) {
           CurveOf(Member(r, "elementwise"), "bytes", "bytes_per_s"),
           CurveOf(Member(r, "batchnorm"), "bytes", "bytes_per_s"),
           CurveOf(Member(r, "weights"), "bytes", "bytes_per_s"),
+          CurveOf(Member(r, "attention"), "macs", "flops_per_s"),
           Number(r, "conv_weight_stream_bytes_per_s", 0),
           Number(r, "dwconv_bytes_per_s", 0),
-          Number(r, "attention_flops_per_s", 0),
           Number(r, "softmax_flops_per_s", 0),
           Number(r, "layernorm_flops_per_s", 0),
           Number(r, "maxpool_flops_per_s", 0),
@@ -145,6 +147,12 @@ double WeightSeconds(double weight_bytes, const Rates& r) {
 // GEMM_MULTITHREAD_THRESHOLD) on the caller's thread alone.
 bool ThreadedBlas(double macs, int threads) { return threads > 1 && macs > 65536.0 * 4; }
 
+// The multiply-accumulates of each GEMM an operator becomes: a MatMul's per matrix (attention:
+// per head and image), another's all.
+double EachMacs(const OperatorCost& op) {
+  return op.matrices > 0 ? op.macs / op.matrices : op.macs;
+}
+
 // The seconds a dense convolution or product with weights computes at `r` (FLOPs at its
 // kind's rate at its M, or its weights streamed, whichever is longer).
 double DenseSeconds(const OperatorCost& op, int64_t batch, const Rates& r) {
@@ -194,7 +202,7 @@ double OperatorSeconds(const OperatorCost& op, int64_t batch, const Rates& r) {
   if (op.depthwise) return bytes / r.dwconv + NormSeconds(op, r);
   const std::string_view kind = KindOf(op.type);
   if (kind == "conv" || kind == "gemm") {
-    if (op.param_bytes <= 0 || op.macs <= 0) return op.flops / r.attention;
+    if (op.param_bytes <= 0 || op.macs <= 0) return op.flops / RateAt(r.attention, EachMacs(op));
     if (op.sequential_steps > 0) return RecurrentSeconds(op, batch, r);
     return DenseSeconds(op, batch, r) + NormSeconds(op, r);
   }
@@ -232,7 +240,7 @@ Pool PoolOf(const OperatorCost& op, int64_t batch, const Rates& r) {
     return Pool::kOpenMp;
   }
   if (kind == "conv" || kind == "gemm") {
-    return ThreadedBlas(op.macs, r.threads) ? Pool::kBlas : Pool::kCaller;
+    return ThreadedBlas(EachMacs(op), r.threads) ? Pool::kBlas : Pool::kCaller;
   }
   return op.bytes_written / 4 > kGrain ? Pool::kOpenMp : Pool::kCaller;  // float32
 }
@@ -284,12 +292,11 @@ Work WorkOf(const ModelGraph& g, const Rates& r) {
 }
 
 Status CheckRates(const Rates& r) {
-  for (double rate :
-       {r.conv_stream, r.dwconv, r.attention, r.softmax, r.layernorm, r.maxpool, r.avgpool}) {
+  for (double rate : {r.conv_stream, r.dwconv, r.softmax, r.layernorm, r.maxpool, r.avgpool}) {
     if (!(rate > 0)) return InvalidArgument("the calibration lacks a rate or holds one <= 0");
   }
   for (const Curve* curve : {&r.conv, &r.conv_small, &r.conv_1x1, &r.conv_1x1_onednn,
-                             &r.elementwise, &r.batchnorm, &r.weights}) {
+                             &r.elementwise, &r.batchnorm, &r.weights, &r.attention}) {
     if (curve->empty()) return InvalidArgument("the calibration lacks a curve of rates");
   }
   if (r.gemm.empty()) return InvalidArgument("the calibration lacks the products' rates");

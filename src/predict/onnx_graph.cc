@@ -174,6 +174,13 @@ bool Cost(const onnx::NodeProto& node, const std::vector<const Tensor*>& in,
   if ((!first_out || !first_out->known) && input(0) && FusedOperationsPerElement().count(type)) {
     out_elems = input(0)->elements();
   }
+  if (type == "MatMul" || type == "MatMulInteger") {
+    if (first_out && first_out->dims.size() > 2) {
+      c.matrices = Product({first_out->dims.begin(), first_out->dims.end() - 2});
+    } else {
+      c.matrices = 1;
+    }
+  }
   if (type == "Conv" || type == "ConvTranspose" || type == "Gemm" || type == "MatMul" ||
       type == "MatMulInteger") {
     return DenseCost(node, in, out_elems, c);

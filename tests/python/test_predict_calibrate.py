@@ -195,7 +195,7 @@ def fake_rates(four_mib_rate):
         "weights": [{"bytes": 1 << 20, "bytes_per_s": 100e9},
                     {"bytes": 4 << 20, "bytes_per_s": four_mib_rate}],
         "conv_weight_stream_bytes_per_s": fast, "dwconv_bytes_per_s": fast,
-        "attention_flops_per_s": fast, "softmax_flops_per_s": fast,
+        "attention": curve("macs", "flops_per_s"), "softmax_flops_per_s": fast,
         "layernorm_flops_per_s": fast, "maxpool_flops_per_s": fast, "avgpool_flops_per_s": fast,
         "operator_overhead_s": 1e-15, "blas_after_openmp_s": 0}
 

@@ -40,7 +40,7 @@ json Record(int threads) {
             {"weights", Flat("bytes", "bytes_per_s", fast)},
             {"conv_weight_stream_bytes_per_s", fast},
             {"dwconv_bytes_per_s", fast},
-            {"attention_flops_per_s", fast},
+            {"attention", Flat("macs", "flops_per_s", fast)},
             {"softmax_flops_per_s", fast},
             {"layernorm_flops_per_s", fast},
             {"maxpool_flops_per_s", fast},
@@ -147,6 +147,31 @@ TEST(PredictCalibration, AProductTakesTheRateOfItsWidth) {
   EXPECT_NEAR(at_m, 0.7, 1e-12);
   const double rate = ((10e9 + at_m * 40e9) + (20e9 + at_m * 80e9)) / 2;
   EXPECT_NEAR(CalibratedLatency(Graph({op}, 1), record), op.flops / rate, 1e-12);
+}
+
+// Attention's product of `images` x `heads` matrices of `tokens` x 64 by 64 x `tokens`.
+OperatorCost Attention(double images, double heads, double tokens) {
+  OperatorCost op;
+  op.type = "MatMul";
+  op.matrices = images * heads;
+  op.macs = op.matrices * tokens * tokens * 64;
+  op.flops = 2 * op.macs;
+  op.bytes_read = op.matrices * 2 * tokens * 64 * 4;
+  op.bytes_written = op.matrices * tokens * tokens * 4;
+  return op;
+}
+
+TEST(PredictCalibration, AttentionTakesTheRateOfEachHeadsProduct) {
+  json record = Record(1);
+  // 10 GFLOP/s for a product of 65536 MACs, 100 for one of 2.5 M (a 197-token head).
+  record["rates"]["attention"] = {{{"macs", 65536}, {"flops_per_s", 10e9}},
+                                  {{"macs", 197.0 * 197 * 64}, {"flops_per_s", 100e9}}};
+  // Small windows (32 tokens: 65536 MACs a head, as Swin's 7x7 ones are small) at 10; a
+  // ViT's 197 tokens at 100.
+  const OperatorCost windows = Attention(8 * 16 * 3, 1, 32);
+  const OperatorCost heads = Attention(8 * 12, 1, 197);
+  EXPECT_NEAR(CalibratedLatency(Graph({windows}, 8), record), windows.flops / 10e9, 1e-12);
+  EXPECT_NEAR(CalibratedLatency(Graph({heads}, 8), record), heads.flops / 100e9, 1e-12);
 }
 
 TEST(PredictCalibration, OneByOneConvolutionsOnOneDnnTakeTheirOwnCurve) {
