@@ -147,10 +147,11 @@ double WeightSeconds(double weight_bytes, const Rates& r) {
 // GEMM_MULTITHREAD_THRESHOLD) on the caller's thread alone.
 bool ThreadedBlas(double macs, int threads) { return threads > 1 && macs > 65536.0 * 4; }
 
-// The multiply-accumulates of each GEMM an operator becomes: a MatMul's per matrix (attention:
-// per head and image), another's all.
+// The multiply-accumulates of each GEMM an operator becomes: a product of two activations'
+// per matrix (attention: per head and image), another's all (PyTorch runs a Linear over every
+// row of a batch in one GEMM).
 double EachMacs(const OperatorCost& op) {
-  return op.matrices > 0 ? op.macs / op.matrices : op.macs;
+  return op.matrices > 0 && op.param_bytes <= 0 ? op.macs / op.matrices : op.macs;
 }
 
 // The seconds a dense convolution or product with weights computes at `r` (FLOPs at its
