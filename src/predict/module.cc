@@ -606,9 +606,9 @@ std::string WithoutFormula(const ModelGraph& g, int& count) {
 
 // The CPU predictor's machine against this one, into answer["machine"]; the warning where they
 // differ or the predictor does not record its machine (empty where they match).
-std::string CheckMachine(const json& file, json& answer) {
+std::string CheckMachine(const json& file, json& answer, Env& env) {
   const json recorded = Object(file, "machine");
-  const json here = ThisMachine(Text(Object(recorded, "blas"), "library", ""));
+  const json here = ThisMachine(Text(Object(recorded, "blas"), "library", ""), env);
   const MachineVerdict verdict = CompareMachines(recorded, here);
   answer["machine"] = {{"fitted_on", recorded},
                        {"here", here},
@@ -658,7 +658,7 @@ Status Answer(const PredictOptions& o, const ModelGraph& g, const MigGpu* gpu, j
   FP_ASSIGN_OR_RETURN(const json file, ReadPredictor(path, device, env));
   std::optional<Calibration> calibration;
   if (gpu == nullptr) {
-    const std::string warning = CheckMachine(file, answer);
+    const std::string warning = CheckMachine(file, answer, env);
     FP_ASSIGN_OR_RETURN(calibration, NewestCalibration(o.db, answer["machine"]["here"]));
     confidence.other_machine = !warning.empty() && !calibration;
     if (confidence.other_machine) answer["warnings"].push_back(warning);

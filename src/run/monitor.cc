@@ -158,7 +158,7 @@ Status ValidateMonitorOptions(const MonitorOptions& o) {
 Result<PreparedRun> PrepareRun(const MonitorOptions& opt, const MetricIntervals& intervals) {
   PreparedRun p;
   p.run = NewRunRecord(opt.command, opt.name, opt.description, opt.tags, opt.params, opt.record_git,
-                       p.meta);
+                       p.meta, *opt.env);
   if (!opt.working_dir.empty()) {
     struct stat st;
     if (::stat(opt.working_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {

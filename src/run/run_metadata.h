@@ -40,7 +40,7 @@ std::string DefaultRunName(const std::vector<std::string>& command);
 RunRecord NewRunRecord(const std::vector<std::string>& command, std::string name,
                        std::string description, const std::map<std::string, std::string>& tags,
                        const std::map<std::string, std::string>& params, bool record_git,
-                       nlohmann::json& meta, Env& env = Env::Default());
+                       nlohmann::json& meta, Env& env);
 
 }  // namespace footprint
 

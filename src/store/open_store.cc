@@ -81,10 +81,11 @@ std::string DefaultStoreLocation(Env& env) {
 
 Result<std::unique_ptr<Store>> OpenStore(const std::string& location, const StoreOptions& options) {
   if (IsServerLocation(location)) {
-    if (options.read_only) return OpenPostgresStore(location, options, Env::Default());
-    FP_ASSIGN_OR_RETURN(auto remote, OpenPostgresStore(location, options, Env::Default(),
-                                                       PostgresConnect::kOnFirstUse));
-    return OpenBufferedStore(std::move(remote), Env::Default(), [](const std::string& line) {
+    Env& env = *options.env;
+    if (options.read_only) return OpenPostgresStore(location, options, env);
+    FP_ASSIGN_OR_RETURN(auto remote,
+                        OpenPostgresStore(location, options, env, PostgresConnect::kOnFirstUse));
+    return OpenBufferedStore(std::move(remote), env, [](const std::string& line) {
       std::fprintf(stderr, "footprint: %s\n", line.c_str());
     });
   }

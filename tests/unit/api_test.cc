@@ -239,7 +239,7 @@ TEST(Benchmark, JoinsTheEnclosingRun) {
     auto store = OpenStore(db);
     ASSERT_TRUE(store.ok());
     nlohmann::json meta;
-    run = NewRunRecord({"outer"}, "outer", "", {}, {}, false, meta);
+    run = NewRunRecord({"outer"}, "outer", "", {}, {}, false, meta, Env::Default());
     ASSERT_TRUE((*store)->CreateRun(run).ok());
   }
   const int64_t t0 = MonotonicNs() - 5 * kNsPerMs;  // the run started 5 ms ago
