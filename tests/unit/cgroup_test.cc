@@ -72,6 +72,27 @@ TEST(DetectCgroups, NothingMountedSaysWhy) {
   EXPECT_FALSE(s.why_no_memory.empty());
 }
 
+// Starts `program arguments` through a shell that first waits for a line on its stdin: the
+// caller moves it into a cgroup, then writes to `gate` (the pipe's end, the caller's to close).
+// Returns the shell's pid, or -1.
+pid_t StartBehindAGate(std::string program, const std::string& arguments, int& gate) {
+  int ends[2];
+  if (pipe(ends) != 0) return -1;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, ends[0], STDIN_FILENO);
+  posix_spawn_file_actions_addclose(&actions, ends[1]);
+  std::string script = "read go && exec \"$0\" " + arguments;
+  char* argv[] = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"), script.data(),
+                  program.data(), nullptr};
+  pid_t pid = -1;
+  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv, environ) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  close(ends[0]);
+  gate = ends[1];
+  return pid;
+}
+
 TEST(RunCgroup, MeasuresAProcessMovedIntoIt) {
   auto cg = RunCgroup::Create(DetectCgroups(), "footprint-unit-" + std::to_string(getpid()));
   if (!cg.ok()) GTEST_SKIP() << "no cgroup here: " << cg.status().message();
@@ -79,22 +100,12 @@ TEST(RunCgroup, MeasuresAProcessMovedIntoIt) {
   // The workload waits on its stdin until it is in the cgroup: pages it touched before would
   // stay charged to the cgroup it came from (v1 does not move charges), and the cgroup's own
   // peak would read 0 (one run in ten did).
-  std::string touch = testing::Workload("touch_memory");
-  int gate[2];
-  ASSERT_EQ(pipe(gate), 0);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, gate[0], STDIN_FILENO);
-  posix_spawn_file_actions_addclose(&actions, gate[1]);
-  char* argv[] = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"),
-                  const_cast<char*>("read go && exec \"$0\" 48 1"), touch.data(), nullptr};
-  pid_t pid;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv, environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
-  close(gate[0]);
+  int gate = -1;
+  const pid_t pid = StartBehindAGate(testing::Workload("touch_memory"), "48 1", gate);
+  ASSERT_GT(pid, 0);
   ASSERT_TRUE(run.Join(pid).ok());
-  ASSERT_EQ(write(gate[1], "go\n", 3), 3);
-  close(gate[1]);
+  ASSERT_EQ(write(gate, "go\n", 3), 3);
+  close(gate);
   ProcessTreeProbe probe({getpid(), &run, nullptr, "/proc", false});
   std::vector<SeriesSpec> specs = probe.Series(DefaultMetrics());
   struct Out final : SampleOut {
@@ -142,23 +153,12 @@ TEST(RunCgroup, AV1CpuacctTotalIsTheExactRuntimeOfWhatRanInIt) {
   support.v2_memory = false;
   auto cg = RunCgroup::Create(support, "footprint-unit-v1-" + std::to_string(getpid()));
   if (!cg.ok()) GTEST_SKIP() << "no cgroup here: " << cg.status().message();
-  std::string burn = testing::Workload("burn");
-  int gate[2];
-  ASSERT_EQ(pipe(gate), 0);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, gate[0], STDIN_FILENO);
-  posix_spawn_file_actions_addclose(&actions, gate[1]);
-  char* argv[] = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"),
-                  const_cast<char*>("read go && exec \"$0\" 1 0.3 >/dev/null"), burn.data(),
-                  nullptr};
-  pid_t pid;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv, environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
-  close(gate[0]);
+  int gate = -1;
+  const pid_t pid = StartBehindAGate(testing::Workload("burn"), "1 0.3 >/dev/null", gate);
+  ASSERT_GT(pid, 0);
   ASSERT_TRUE((*cg)->Join(pid).ok());
-  ASSERT_EQ(write(gate[1], "go\n", 3), 3);
-  close(gate[1]);
+  ASSERT_EQ(write(gate, "go\n", 3), 3);
+  close(gate);
   int status = 0;
   rusage ru{};
   ASSERT_EQ(wait4(pid, &status, 0, &ru), pid);
