@@ -668,6 +668,7 @@ Status Answer(const PredictOptions& o, const ModelGraph& g, const MigGpu* gpu, j
                          {"training_set", Object(file, "training_set")}};
   FP_RETURN_IF_ERROR(PredictFromFile(file, Features(g), confidence, answer));
   answer["calibrated"] = nullptr;
+  answer["calibration_gaps"] = nullptr;
   if (calibration) {
     // This machine's rates replace the predictor's fitted ones: the band is the calibration's,
     // not widened by novelty (fitted on the predictor's errors, not the calibration's).
@@ -676,6 +677,12 @@ Status Answer(const PredictOptions& o, const ModelGraph& g, const MigGpu* gpu, j
     answer["latency_s"] = Interval(CalibratedLatency(g, calibration->record),
                                    Number(calibration->record, "band", 0), confidence);
     answer["predictor"]["latency"] = "calibrated roofline";
+    // Said on every call where the calibration's references do not check the prediction.
+    answer["calibration_gaps"] = CalibrationGaps(g, calibration->record);
+    for (const json& gap : answer["calibration_gaps"]) {
+      answer["warnings"].push_back("the calibration does not cover this prediction: " +
+                                   gap.get<std::string>());
+    }
   }
   return Status::Ok();
 }
