@@ -367,9 +367,11 @@ Result<int> Calibrate(const PredictOptions& o, std::ostream& out) {
     ~Removed() { std::filesystem::remove_all(path); }
   } removed{folder};
   const std::string result = folder + "/calibration.json";
-  std::vector<std::string> argv = {kCalibrationPython,    "-m",
-                                   "footprint.calibrate", result,
-                                   "--threads",           std::to_string(o.threads)};
+  // -P: `python -m` puts the current folder first on sys.path, so a folder named footprint
+  // there (a checkout, a build's python/) would run its calibrate.py instead of this one's.
+  std::vector<std::string> argv = {kCalibrationPython,       "-P",   "-m",
+                                   "footprint.calibrate",    result, "--threads",
+                                   std::to_string(o.threads)};
   if (o.quick) argv.push_back("--quick");
   rusage before{}, after{};
   ::getrusage(RUSAGE_CHILDREN, &before);
@@ -397,7 +399,7 @@ Result<int> Calibrate(const PredictOptions& o, std::ostream& out) {
   (*record)["cpu_s"] = user_s + system_s;  // the interpreter's start and imports included
   (*record)["wall_s"] = wall_s;
   FP_ASSIGN_OR_RETURN(auto store, OpenStore(o.db));
-  argv[3] = "OUT.json";  // the folder is gone once stored
+  argv[4] = "OUT.json";  // the folder is gone once stored
   FP_ASSIGN_OR_RETURN(const std::string run,
                       StoreCalibration(*store, *record, argv, user_s, system_s));
   return ReportCalibration(*record, run, store->location(), o.json, out);

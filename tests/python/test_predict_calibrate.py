@@ -186,8 +186,14 @@ def fake_calibration(tmp_path, rates, references, here):
     (tmp_path / "record.json").write_text(json.dumps(record))
     env = child_env(FAKE_RECORD=str(tmp_path / "record.json"))
     env["PYTHONPATH"] = os.pathsep.join([str(package.parent), env["PYTHONPATH"]])
+    # Run from a folder holding another footprint package, as a checkout or a build's python/
+    # does: `python -m` would take the current folder's first, and this one measures nothing.
+    decoy = tmp_path / "decoy" / "footprint"
+    decoy.mkdir(parents=True)
+    (decoy / "__init__.py").write_text("")
+    (decoy / "calibrate.py").write_text("raise SystemExit('the current folder was imported')\n")
     db = tmp_path / "fp.db"
-    cal = footprint("predict", "--calibrate", "--json", "-o", db, env=env)
+    cal = footprint("predict", "--calibrate", "--json", "-o", db, env=env, cwd=decoy.parent)
     assert cal.returncode == 0, cal.stderr
     return db
 
