@@ -746,9 +746,8 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& location,
   }
   if (existed) FP_RETURN_IF_ERROR(CheckSideFilesBelong(path, DatabaseFileIdentity(path)));
   FP_ASSIGN_OR_RETURN(SqliteConnection db, read_only ? OpenForReading(path) : OpenForWriting(path));
-  auto store =
-      std::make_unique<SqliteStore>(db.release(), path, DatabaseFileIdentity(path), read_only,
-                                    *options.env);
+  auto store = std::make_unique<SqliteStore>(db.release(), path, DatabaseFileIdentity(path),
+                                             read_only, *options.env);
   if (Status st_init = store->Init(options); !st_init.ok()) {
     // A database this open created on a full disk holds nothing: it is not left behind empty.
     const bool remove = !existed && store->OutOfSpace();
