@@ -27,8 +27,20 @@ function watch(page, log) {
   page.on('request', (r) => log.requests.push(r.url()));
 }
 
+// A wait on the page that timed out, with what the page showed then: the URL, its message,
+// whether it was ready, and each chart's series (a failure under load says why, not only where).
+async function explain(page, error) {
+  const shown = await page.evaluate(() => ({
+    hash: location.hash, ready: window.footprintServe.ready,
+    message: document.getElementById('fp-message').textContent,
+    charts: window.footprintServe.describe().map((c) => [c.kind, c.title, c.series.map((s) => s.name)]),
+  })).catch((e) => 'unreadable: ' + e.message);
+  throw new Error(error.message + '\nthe page then: ' + JSON.stringify(shown));
+}
+
 async function settle(page) {
-  await page.waitForFunction(() => window.footprintServe.ready, null, {timeout: 60000});
+  await page.waitForFunction(() => window.footprintServe.ready, null, {timeout: 60000})
+      .catch((e) => explain(page, e));
 }
 
 async function main() {
@@ -138,7 +150,7 @@ async function main() {
       const charts = window.footprintServe.describe().filter((c) => c.kind === 'timeseries');
       return ['cpu', 'memory'].every((t) => charts.some(
           (c) => c.title.split(' (')[0] === t && c.series.length === n));
-    }, config.pick.length, {timeout: 60000});
+    }, config.pick.length, {timeout: 60000}).catch((e) => explain(page, e));
     out.selected = await page.evaluate(() => window.footprintServe.selected());
     out.charts = await page.evaluate(() => window.footprintServe.describe());
     out.compare_rows = await page.evaluate(() => document.querySelectorAll('.fp-compare tr').length);
