@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "footprint/env.h"
 #include "footprint/metrics.h"
 #include "footprint/profiler.h"
 #include "footprint/status.h"
@@ -125,10 +126,10 @@ struct PlanRunStatus {
   std::string run_id;  // the latest run of this key, empty when none
 };
 
-// The latest stored run of every key of `plan` (interrupted runs recognised), keyed by
-// PlannedRun::key. Keys without a run are absent.
+// The latest stored run of every key of `plan` (interrupted runs recognised on `env`'s clock),
+// keyed by PlannedRun::key. Keys without a run are absent.
 Result<std::map<std::string, PlanRunStatus>> LoadPlanStatus(Store& store,
-                                                            const ExperimentPlan& plan);
+                                                            const ExperimentPlan& plan, Env& env);
 
 struct ExperimentOptions {
   std::string db;       // store location; every monitor process opens it itself

@@ -395,7 +395,7 @@ std::map<std::string, std::string> RunStatuses(const std::string& db) {
       if (!runs.ok()) {
         st = runs.status();
       } else {
-        st = ReconcileInterrupted(**store, *runs);
+        st = ReconcileInterrupted(**store, *runs, Env::Default());
         for (const RunRecord& r : *runs) out[r.id] = std::string(RunStatusName(r.status));
       }
     }

@@ -74,7 +74,8 @@ CLI::App* AddDbSubcommand(CLI::App& parent, std::string name, std::string descri
 // --dry-run) read-only: they leave the file and its folder as they found them. Runs whose
 // monitor died are shown interrupted; the next writer stores it.
 Result<std::unique_ptr<Store>> OpenExisting(const std::string& db);
-// Every run, oldest first, with interrupted ones recognised (ReconcileInterrupted).
+// Every run, oldest first, with interrupted ones recognised (ReconcileInterrupted) on the real
+// machine's clock: the CLI is above the Env line.
 Result<std::vector<RunRecord>> LoadRuns(Store& store);
 
 // What a subcommand that reads the database does once its options are parsed, given the open

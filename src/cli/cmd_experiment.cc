@@ -119,7 +119,7 @@ Result<std::map<std::string, PlanRunStatus>> StoredStatus(const std::string& db,
                                                           const ExperimentPlan& plan) {
   if (!Exists(db)) return std::map<std::string, PlanRunStatus>{};
   FP_ASSIGN_OR_RETURN(auto store, OpenExisting(db));
-  return LoadPlanStatus(*store, plan);
+  return LoadPlanStatus(*store, plan, Env::Default());
 }
 
 // Each run beside sstat's last reading of its step, or sacct's account of it where the step

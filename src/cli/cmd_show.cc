@@ -31,7 +31,9 @@ Result<std::unique_ptr<Store>> OpenExisting(const std::string& db) {
   return OpenStore(db, {.read_only = true});
 }
 
-Result<std::vector<RunRecord>> LoadRuns(Store& store) { return ListReconciledRuns(store); }
+Result<std::vector<RunRecord>> LoadRuns(Store& store) {
+  return ListReconciledRuns(store, Env::Default());
+}
 
 int ExitCodeOf(const std::function<Result<int>()>& body) {
   Result<int> code = body();

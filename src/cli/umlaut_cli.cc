@@ -335,7 +335,7 @@ Result<std::vector<RunRecord>> ChosenRuns(const Args& args, const std::vector<Ru
 // Answers `args`: the csv written here (nullopt), or footprint's argv for plot or show.
 Result<std::optional<std::vector<std::string>>> Answer(const Args& args, bool menus) {
   FP_ASSIGN_OR_RETURN(auto store, OpenStore(args.file, {.read_only = true}));
-  FP_ASSIGN_OR_RETURN(auto all, ListReconciledRuns(*store));
+  FP_ASSIGN_OR_RETURN(auto all, ListReconciledRuns(*store, Env::Default()));
   FP_ASSIGN_OR_RETURN(auto runs, ChosenRuns(args, all, menus));
   FP_ASSIGN_OR_RETURN(Selection sel, Select(args, *store, runs));
   using Argv = std::optional<std::vector<std::string>>;

@@ -529,7 +529,7 @@ Result<ExperimentOutcome> RunOnlyKey(const ExperimentPlan& plan, const Experimen
       FP_RETURN_IF_ERROR(experiment::CheckPlanDevices(alone));
       if (options.resume) {
         FP_ASSIGN_OR_RETURN(auto store, OpenStore(options.db));
-        FP_ASSIGN_OR_RETURN(auto done, LoadPlanStatus(*store, plan));
+        FP_ASSIGN_OR_RETURN(auto done, LoadPlanStatus(*store, plan, Env::Default()));
         if (StoredOk(done, r.key)) {
           return ExperimentOutcome{.runs_skipped = 1, .complete = true};
         }
@@ -546,8 +546,8 @@ Result<ExperimentOutcome> RunOnlyKey(const ExperimentPlan& plan, const Experimen
 std::string_view PlanRunStateName(PlanRunState state) { return WordsOf(state).word; }
 
 Result<std::map<std::string, PlanRunStatus>> LoadPlanStatus(Store& store,
-                                                            const ExperimentPlan& plan) {
-  FP_ASSIGN_OR_RETURN(auto runs, ListReconciledRuns(store));
+                                                            const ExperimentPlan& plan, Env& env) {
+  FP_ASSIGN_OR_RETURN(auto runs, ListReconciledRuns(store, env));
   // A plan is known by its canonical path. Runs stored before footprint canonicalized it
   // hold the path as it was typed ("/home/me/../me/plan.csv"): canonicalized here, once each.
   std::map<std::string, bool, std::less<>> is_this_plan = {{plan.path, true}};
@@ -597,7 +597,7 @@ Result<ExperimentOutcome> RunExperiment(const ExperimentPlan& plan,
     // monitors open their own).
     FP_ASSIGN_OR_RETURN(auto store, OpenStore(options.db));
     if (options.resume) {
-      FP_ASSIGN_OR_RETURN(done, LoadPlanStatus(*store, plan));
+      FP_ASSIGN_OR_RETURN(done, LoadPlanStatus(*store, plan, Env::Default()));
     }
   }
   StopSignalCatcher stop;

@@ -624,12 +624,12 @@ void ConcludeCommand(const MonitorOptions& opt, Store& store, CommandRun& r, con
 }
 
 // The command has run: its status must reach the caller even if the database fails now.
-void StoreCommandEnd(Store& store, MonitorSession& session, MonitorOutcome& out) {
+void StoreCommandEnd(Env& env, Store& store, MonitorSession& session, MonitorOutcome& out) {
   out.end_stored = session.StoreEnd(out.totals, out.warnings).ok();
   // Housekeeping for runs of other monitors that died: their failure is not this run's. Not
   // while this run's own data waits for a server that does not take it: reading would wait for
   // that server again.
-  if (out.end_stored && store.WaitingIn().empty()) (void)StoreInterruptedRuns(store);
+  if (out.end_stored && store.WaitingIn().empty()) (void)StoreInterruptedRuns(store, env);
 }
 
 }  // namespace
@@ -666,7 +666,7 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   const WaitResult w = AwaitCommand(*opt.env, r, *gated, signals.set(), session);
   out.signal_received = w.signal_received;
   ConcludeCommand(opt, store, r, w, session, out);
-  StoreCommandEnd(store, session, out);
+  StoreCommandEnd(*opt.env, store, session, out);
   const int late_stop = signals.TakePendingStop();
   if (out.signal_received == 0) out.signal_received = late_stop;
   out.run = std::move(r.p.run);

@@ -32,17 +32,17 @@ using Params = std::multimap<std::string, std::string>;
 
 // One run by its spec. The page asks for a live run by its full id every second: that is
 // read by its key; prefixes, names and "last" need the whole list.
-Result<RunRecord> FindRun(Store& store, std::string_view spec) {
+Result<RunRecord> FindRun(Store& store, std::string_view spec, Env& env) {
   if (spec.size() == 36) {  // the length of a run id (a UUID)
     auto run = store.GetRun(std::string(spec));
     if (run.ok()) {
       std::vector<RunRecord> one{std::move(run).value()};
-      FP_RETURN_IF_ERROR(ReconcileInterrupted(store, one));
+      FP_RETURN_IF_ERROR(ReconcileInterrupted(store, one, env));
       return std::move(one.front());
     }
     if (run.status().code() != StatusCode::kNotFound) return run.status();
   }
-  FP_ASSIGN_OR_RETURN(auto all, ListReconciledRuns(store));
+  FP_ASSIGN_OR_RETURN(auto all, ListReconciledRuns(store, env));
   return ResolveRun(all, spec);
 }
 
@@ -262,8 +262,8 @@ struct ListedRun {
 };
 
 // The runs `filter` keeps, newest first.
-Result<std::vector<ListedRun>> FilteredRuns(Store& store, const RunFilter& filter) {
-  FP_ASSIGN_OR_RETURN(auto all, ListReconciledRuns(store));
+Result<std::vector<ListedRun>> FilteredRuns(Store& store, const RunFilter& filter, Env& env) {
+  FP_ASSIGN_OR_RETURN(auto all, ListReconciledRuns(store, env));
   const bool needs_meta = !filter.tags.empty() || !filter.params.empty();
   static const json kNoMeta = json::object();
   std::vector<ListedRun> out;
@@ -459,17 +459,17 @@ std::optional<RunQuery> StoreQuery(const RunFilter& filter, const RunOrder& orde
 // running whose monitor is gone select, sort and show as interrupted. Only a status filter or
 // a sort by status or duration needs to know them before the query (reading the runs marked
 // running costs a scan of the runs without an index on status).
-Result<RunsPage> StorePage(Store& store, RunQuery query) {
+Result<RunsPage> StorePage(Store& store, RunQuery query, Env& env) {
   if (query.status || query.sort == RunQuery::Sort::kStatus ||
       query.sort == RunQuery::Sort::kDuration) {
     FP_ASSIGN_OR_RETURN(auto running, store.ListRunsWithStatus(RunStatus::kRunning));
-    FP_RETURN_IF_ERROR(ReconcileInterrupted(store, running));
+    FP_RETURN_IF_ERROR(ReconcileInterrupted(store, running, env));
     for (const RunRecord& r : running) {
       if (r.status != RunStatus::kRunning) query.interrupted_ids.push_back(r.id);
     }
   }
   FP_ASSIGN_OR_RETURN(RunPage found, store.ListRunsPage(query));
-  FP_RETURN_IF_ERROR(ReconcileInterrupted(store, found.runs));
+  FP_RETURN_IF_ERROR(ReconcileInterrupted(store, found.runs, env));
   RunsPage page;
   page.total = static_cast<size_t>(found.total);
   for (RunRecord& r : found.runs) page.runs.push_back({std::move(r), std::nullopt});
@@ -479,8 +479,8 @@ Result<RunsPage> StorePage(Store& store, RunQuery query) {
 
 // The page from every run, filtered and sorted here: for what StoreQuery cannot push down.
 Result<RunsPage> MemoryPage(Store& store, const RunFilter& filter, const RunOrder& order,
-                            size_t limit, size_t offset, int64_t now_ns) {
-  FP_ASSIGN_OR_RETURN(auto runs, FilteredRuns(store, filter));
+                            size_t limit, size_t offset, Env& env, int64_t now_ns) {
+  FP_ASSIGN_OR_RETURN(auto runs, FilteredRuns(store, filter, env));
   std::vector<json> figures(runs.size());
   FP_RETURN_IF_ERROR(SortRuns(store, order, runs, figures, now_ns));
   RunsPage page;
@@ -492,15 +492,16 @@ Result<RunsPage> MemoryPage(Store& store, const RunFilter& filter, const RunOrde
   return page;
 }
 
-// The page of runs `filter` keeps in `order` (running runs last until `now_ns`).
+// The page of runs `filter` keeps in `order` (running runs last until `now_ns`), reconciled on
+// `env`'s clock.
 Result<RunsPage> FindRunsPage(Store& store, const RunFilter& filter, const RunOrder& order,
-                              size_t limit, size_t offset, int64_t now_ns) {
+                              size_t limit, size_t offset, Env& env, int64_t now_ns) {
   if (auto query = StoreQuery(filter, order)) {
     query->limit = static_cast<int64_t>(limit);
     query->offset = static_cast<int64_t>(offset);
-    return StorePage(store, *std::move(query));
+    return StorePage(store, *std::move(query), env);
   }
-  return MemoryPage(store, filter, order, limit, offset, now_ns);
+  return MemoryPage(store, filter, order, limit, offset, env, now_ns);
 }
 
 ApiResponse ListRunsPage(Store& store, const Params& params, Env& env) {
@@ -514,7 +515,7 @@ ApiResponse ListRunsPage(Store& store, const Params& params, Env& env) {
   if (!offset.ok()) return Failure(offset.status());
   const int64_t now_ns = env.RealtimeNs();
   auto found = FindRunsPage(store, *filter, *order, static_cast<size_t>(*limit),
-                            static_cast<size_t>(*offset), now_ns);
+                            static_cast<size_t>(*offset), env, now_ns);
   if (!found.ok()) return Failure(found.status());
   json page = json::array();
   for (size_t i = 0; i < found->runs.size(); ++i) {
@@ -543,7 +544,7 @@ ApiResponse Tree(Store& store, const Params& params, Env& env) {
   // The newest kMaxTreeRuns: one page, from the store's SQL unless a tag or param filter
   // needs every run.
   const int64_t now_ns = env.RealtimeNs();
-  auto runs = FindRunsPage(store, *filter, RunOrder{}, kMaxTreeRuns, 0, now_ns);
+  auto runs = FindRunsPage(store, *filter, RunOrder{}, kMaxTreeRuns, 0, env, now_ns);
   if (!runs.ok()) return Failure(runs.status());
   // Named experiments and workloads by name; the unnamed ones ("") last.
   auto order = [](const std::string& a, const std::string& b) {
@@ -715,7 +716,7 @@ ApiResponse RunArtifact(Store& store, const RunRecord& run, std::string_view nam
 }
 
 ApiResponse Plot(Store& store, const Params& params, Env& env) {
-  auto all = ListReconciledRuns(store);
+  auto all = ListReconciledRuns(store, env);
   if (!all.ok()) return Failure(all.status());
   auto runs = SelectedRuns(*all, params, "runs");
   if (!runs.ok()) return Failure(runs.status());
@@ -736,7 +737,7 @@ ApiResponse Plot(Store& store, const Params& params, Env& env) {
 ApiResponse Series(Store& store, const Params& params, Env& env) {
   auto spec = Param(params, "run");
   if (!spec || spec->empty()) return ErrorResponse(400, "run= is required (one run)");
-  auto run = FindRun(store, *spec);
+  auto run = FindRun(store, *spec, env);
   if (!run.ok()) return Failure(run.status());
   auto points = IntParam(params, "points", kDefaultPoints, 3, kMaxPoints);
   if (!points.ok()) return Failure(points.status());
@@ -749,8 +750,8 @@ ApiResponse Series(Store& store, const Params& params, Env& env) {
   return JsonResponse(std::move(body).value());
 }
 
-ApiResponse CompareSets(Store& store, const Params& params) {
-  auto all = ListReconciledRuns(store);
+ApiResponse CompareSets(Store& store, const Params& params, Env& env) {
+  auto all = ListReconciledRuns(store, env);
   if (!all.ok()) return Failure(all.status());
   auto specs = ListParam(params, "sets", kMaxSelectedRuns);
   if (!specs.ok()) return Failure(specs.status());
@@ -783,8 +784,8 @@ ApiResponse CompareSets(Store& store, const Params& params) {
   return JsonResponse(ComparisonJson(*comparison, -1));
 }
 
-ApiResponse Export(StorePool& pool, Store& store, const Params& params) {
-  auto all = ListReconciledRuns(store);
+ApiResponse Export(StorePool& pool, Store& store, const Params& params, Env& env) {
+  auto all = ListReconciledRuns(store, env);
   if (!all.ok()) return Failure(all.status());
   auto runs = SelectedRuns(*all, params, "runs");
   if (!runs.ok()) return Failure(runs.status());
@@ -853,8 +854,8 @@ ApiResponse Api::Handle(const ApiRequest& request) {
     if (path == "/api/tree") return Tree(store, params, env_);
     if (path == "/api/plot") return Plot(store, params, env_);
     if (path == "/api/series") return Series(store, params, env_);
-    if (path == "/api/compare") return CompareSets(store, params);
-    if (path == "/api/export") return Export(pool_, store, params);
+    if (path == "/api/compare") return CompareSets(store, params, env_);
+    if (path == "/api/export") return Export(pool_, store, params, env_);
     constexpr std::string_view kRunPrefix = "/api/runs/";
     if (path.starts_with(kRunPrefix)) {
       std::string_view rest = std::string_view(path).substr(kRunPrefix.size());
@@ -862,7 +863,7 @@ ApiResponse Api::Handle(const ApiRequest& request) {
       std::string_view what =
           spec.size() < rest.size() ? rest.substr(spec.size() + 1) : std::string_view();
       if (spec.empty() || spec.size() > 200) return ErrorResponse(400, "no run named in the path");
-      auto run = FindRun(store, spec);
+      auto run = FindRun(store, spec, env_);
       if (!run.ok()) return Failure(run.status());
       if (what.empty()) return RunSummaryResponse(store, *run, env_);
       if (what == "scopes") return RunScopes(store, *run);

@@ -221,7 +221,7 @@ struct Finished {
 Result<std::vector<Finished>> StoredRuns(Store& store, const WorkloadJob& job,
                                          const ExperimentPlan& plan,
                                          const std::map<std::string, PlanRunStatus>& before) {
-  FP_ASSIGN_OR_RETURN(auto now, LoadPlanStatus(store, plan));
+  FP_ASSIGN_OR_RETURN(auto now, LoadPlanStatus(store, plan, Env::Default()));
   std::vector<Finished> runs;
   for (const PlannedRun* r : job.runs) {
     Finished f{r};
@@ -509,7 +509,7 @@ Result<ExperimentOutcome> RunStepWithSstat(const ExperimentPlan& plan,
   FP_ASSIGN_OR_RETURN(ExperimentOutcome outcome, RunExperiment(plan, options));
   const Readings readings = watch.Stop();
   FP_ASSIGN_OR_RETURN(auto store, OpenStore(options.db));
-  FP_ASSIGN_OR_RETURN(auto status, LoadPlanStatus(*store, plan));
+  FP_ASSIGN_OR_RETURN(auto status, LoadPlanStatus(*store, plan, Env::Default()));
   auto stored = status.find(options.only_key);
   if (stored == status.end() || stored->second.run_id.empty()) return outcome;
   FP_ASSIGN_OR_RETURN(RunRecord run, store->GetRun(stored->second.run_id));
@@ -532,7 +532,7 @@ Result<ExperimentOutcome> RunExperimentOnSlurm(const ExperimentPlan& plan,
   {
     // Made here, not by the steps: several nodes creating one SQLite file at once would race.
     FP_ASSIGN_OR_RETURN(auto store, OpenStore(options.db));
-    FP_ASSIGN_OR_RETURN(before, LoadPlanStatus(*store, plan));
+    FP_ASSIGN_OR_RETURN(before, LoadPlanStatus(*store, plan, Env::Default()));
   }
   FP_ASSIGN_OR_RETURN(auto queued, JobsToAdopt(plan, options.resume));
   if (::mkdir(slurm.spool_dir.c_str(), 0755) != 0 && errno != EEXIST) {

@@ -38,15 +38,15 @@ Status ReconcileInterrupted(Store& store, std::vector<RunRecord>& runs, Env& env
   return Status::Ok();
 }
 
-Status StoreInterruptedRuns(Store& store) {
+Status StoreInterruptedRuns(Store& store, Env& env) {
   FP_ASSIGN_OR_RETURN(auto running, store.ListRunsWithStatus(RunStatus::kRunning));
-  return ReconcileInterrupted(store, running);
+  return ReconcileInterrupted(store, running, env);
 }
 
-Result<std::vector<RunRecord>> ListReconciledRuns(Store& store) {
+Result<std::vector<RunRecord>> ListReconciledRuns(Store& store, Env& env) {
   auto runs = store.ListRuns();
   if (!runs.ok()) return runs;
-  FP_RETURN_IF_ERROR(ReconcileInterrupted(store, *runs));
+  FP_RETURN_IF_ERROR(ReconcileInterrupted(store, *runs, env));
   return runs;
 }
 

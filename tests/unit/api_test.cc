@@ -16,6 +16,7 @@
 #include "fake_env.h"
 #include "footprint/report.h"
 #include "run/run_metadata.h"
+#include "serve/api.h"
 #include "store/reconcile.h"
 #include "test_util.h"
 #include "util/clock.h"
@@ -302,7 +303,7 @@ TEST(Benchmark, CrashKeepsWhatWasFlushed) {
   ASSERT_TRUE(store.ok());
   auto runs = (*store)->ListRuns();
   ASSERT_EQ(runs->size(), 1u);
-  ASSERT_TRUE(ReconcileInterrupted(**store, *runs).ok());
+  ASSERT_TRUE(ReconcileInterrupted(**store, *runs, Env::Default()).ok());
   EXPECT_EQ((*runs)[0].status, RunStatus::kInterrupted);
   auto scopes = (*store)->ListScopes((*runs)[0].id);
   ASSERT_EQ(scopes->size(), 2u);
@@ -546,6 +547,20 @@ TEST(Benchmark, JoiningReadsTheEnvsVariables) {
             "program with footprint run, or unset FOOTPRINT_RUN_ID");
 }
 
+// A run stored as running, monitored on another machine, last heartbeated `silent_s` before
+// `now_ns`: only the clock can tell whether its monitor is lost.
+RunRecord AnotherMachinesRun(Store& store, int64_t silent_s, int64_t now_ns) {
+  RunRecord r;
+  r.id = "silent-" + std::to_string(silent_s);
+  r.name = r.id;
+  r.status = RunStatus::kRunning;
+  r.started_at_ns = now_ns - 600 * kNsPerSec;
+  r.heartbeat_ns = now_ns - silent_s * kNsPerSec;
+  r.meta_json = R"({"monitor": {"host": "another-machine", "boot_id": "b", "pid": 1}})";
+  EXPECT_TRUE(store.CreateRun(r).ok());
+  return r;
+}
+
 // A run monitored on another machine is lost after two minutes without a heartbeat, by the
 // Env's wall clock: 119 s is still running, 121 s is interrupted at its last heartbeat.
 TEST(ReconcileInterrupted, AnotherMachinesRunIsLostAfterTwoMinutesOfSilence) {
@@ -555,23 +570,44 @@ TEST(ReconcileInterrupted, AnotherMachinesRunIsLostAfterTwoMinutesOfSilence) {
   ASSERT_TRUE(store.ok());
   const int64_t now = env.RealtimeNs();
   std::vector<RunRecord> runs;
-  for (int64_t silent_s : {119, 121}) {
-    RunRecord r;
-    r.id = "silent-" + std::to_string(silent_s);
-    r.name = r.id;
-    r.status = RunStatus::kRunning;
-    r.started_at_ns = now - 600 * kNsPerSec;
-    r.heartbeat_ns = now - silent_s * kNsPerSec;
-    r.meta_json = R"({"monitor": {"host": "another-machine", "boot_id": "b", "pid": 1}})";
-    ASSERT_TRUE((*store)->CreateRun(r).ok());
-    runs.push_back(r);
-  }
+  for (int64_t silent_s : {119, 121}) runs.push_back(AnotherMachinesRun(**store, silent_s, now));
   ASSERT_TRUE(ReconcileInterrupted(**store, runs, env).ok());
   EXPECT_EQ(runs[0].status, RunStatus::kRunning);
   EXPECT_EQ(runs[1].status, RunStatus::kInterrupted);
   EXPECT_EQ(runs[1].ended_at_ns, now - 121 * kNsPerSec);
   EXPECT_EQ((*store)->GetRun("silent-121")->status, RunStatus::kInterrupted);
   EXPECT_EQ((*store)->GetRun("silent-119")->status, RunStatus::kRunning);
+}
+
+// The statuses /api/runs answers, by run id.
+std::map<std::string, std::string> ServedStatuses(serve::Api& api) {
+  serve::ApiResponse response = api.Handle({.path = "/api/runs", .params = {}});
+  EXPECT_EQ(response.status, 200) << response.body;
+  const auto page = nlohmann::json::parse(response.body);
+  std::map<std::string, std::string> statuses;
+  for (const auto& row : page["runs"]) statuses[row["id"]] = row["status"];
+  return statuses;
+}
+
+// serve reconciles on the server's Env, not the real machine's clock: runs of another machine
+// whose heartbeats are 1 and 3 minutes older than the FakeEnv's wall clock (2023, years behind
+// the real one, by which both would be lost) are running and interrupted, and the first is lost
+// once the driven clock has moved on 2 minutes more.
+TEST(ReconcileInterrupted, ServeJudgesAnotherMachinesRunsOnTheServersClock) {
+  FakeEnv env;
+  testing::TempDir dir;
+  {
+    auto store = OpenStore(dir.File("fp.db"));
+    ASSERT_TRUE(store.ok());
+    for (int64_t silent_s : {60, 180}) AnotherMachinesRun(**store, silent_s, env.RealtimeNs());
+  }
+  serve::StorePool pool(dir.File("fp.db"));
+  serve::Api api(pool, /*queue=*/false, env);
+  EXPECT_EQ(ServedStatuses(api), (std::map<std::string, std::string>{
+                                     {"silent-60", "running"}, {"silent-180", "interrupted"}}));
+  env.Advance(120 * kNsPerSec);
+  EXPECT_EQ(ServedStatuses(api), (std::map<std::string, std::string>{
+                                     {"silent-60", "interrupted"}, {"silent-180", "interrupted"}}));
 }
 
 }  // namespace
