@@ -104,7 +104,9 @@ struct EvaluationRun {
 std::vector<EvaluationRun> PlanEvaluation(const EvaluationManifest& manifest,
                                           const std::string& python);
 
-// The agent's command line that describes the framework (`--describe`), under `python`.
+// The agent's command line that describes the framework (`--describe`), under `python` run as
+// `env PYTHONSAFEPATH=1 PYTHON -m footprint.agent`: a folder named footprint in the current
+// folder is not imported in place of the installed package.
 std::vector<std::string> DescribeCommand(const EvaluationManifest& manifest,
                                          const std::string& python);
 

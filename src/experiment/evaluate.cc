@@ -496,8 +496,14 @@ Result<bool> VersionSatisfies(std::string_view version, std::string_view constra
 }
 
 std::vector<std::string> DescribeCommand(const EvaluationManifest& m, const std::string& python) {
-  std::vector<std::string> argv = {python,   "-m",        "footprint.agent",        "--device",
-                                   m.device, "--threads", std::to_string(m.threads)};
+  // `python -m` puts the current folder first on sys.path: a folder named footprint where
+  // evaluate runs (a checkout, a build's python/) would be imported instead of the installed
+  // package. PYTHONSAFEPATH, not Python 3.11's -P, which older interpreters refuse (they ignore
+  // the variable); set by env in the argv, so that it reaches the agent wherever the argv runs:
+  // the describe step, each run and the resident agent on the host, and inside the image.
+  std::vector<std::string> argv = {"env",    "PYTHONSAFEPATH=1", python,
+                                   "-m",     "footprint.agent",  "--device",
+                                   m.device, "--threads",        std::to_string(m.threads)};
   argv.push_back("--describe");
   return InContainer(m, std::move(argv));
 }

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 
 import pytest
@@ -162,6 +163,32 @@ scenarios:
     for _, meta, _ in runs:  # each run stores why
         assert meta["load"]["ended_because"].endswith("before it said 'ready'")
         assert "resident" not in meta
+
+
+def test_a_footprint_folder_where_evaluate_runs_is_not_imported_as_the_agent(tmp_path):
+    # `python -m footprint.agent` puts the current folder first on sys.path: evaluating from a
+    # checkout (or a build's python/) imported its footprint folder instead of the package the
+    # interpreter has. A decoy there that raises must stay unread, by the describe step and by
+    # the agent that serves the run.
+    if not os.environ.get("FOOTPRINT_BIN"):
+        pytest.skip("`python3 -m footprint` would import the decoy itself: set FOOTPRINT_BIN")
+    checkout = tmp_path / "checkout"
+    (checkout / "footprint").mkdir(parents=True)
+    (checkout / "footprint" / "__init__.py").write_text(
+        "raise SystemExit('footprint.agent: the current folder was imported')\n")
+    path = manifest(tmp_path, "name: safe\n" + BASE + """
+batch_sizes: [1]
+scenarios:
+  offline: {min_queries: 4}
+""")
+    db = tmp_path / "ev.db"
+    proc = run_footprint("evaluate", "-o", str(db), "--no-git", "-q", str(path), timeout=300,
+                         cwd=checkout)
+    assert proc.returncode == 0, proc.stderr
+    [(name, meta, _)] = runs_of(db)
+    assert name == "safe-offline-b1"
+    assert meta["evaluation"]["framework"]["version"] == torch.__version__
+    assert meta["load"]["queries"] == 4 and meta["load"]["ended_because"] == "done", meta["load"]
 
 
 def test_a_torchscript_file_is_checked_against_its_pinned_sha256(tmp_path):

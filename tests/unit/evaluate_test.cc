@@ -65,6 +65,8 @@ TEST_F(ManifestTest, ContainerWrapsTheAgentWithoutNetworkAndWithItsFoldersReadOn
                                                    "--gpus",
                                                    "all",
                                                    "localhost/torch:1",
+                                                   "env",
+                                                   "PYTHONSAFEPATH=1",
                                                    "py",
                                                    "-m",
                                                    "footprint.agent"};
@@ -78,7 +80,10 @@ TEST_F(ManifestTest, ContainerWrapsTheAgentWithoutNetworkAndWithItsFoldersReadOn
   // Without an image the agent runs on the host, as before.
   auto host = Load("model: {torchvision: resnet18}\nscenarios: {offline: {}}\n");
   ASSERT_TRUE(host.ok());
-  EXPECT_EQ(PlanEvaluation(*host, "py")[0].command[0], "py");
+  // PYTHONSAFEPATH: a footprint folder where evaluate runs is not imported as the agent.
+  const std::vector<std::string> on_host = PlanEvaluation(*host, "py")[0].command;
+  EXPECT_EQ(std::vector<std::string>(on_host.begin(), on_host.begin() + 5),
+            (std::vector<std::string>{"env", "PYTHONSAFEPATH=1", "py", "-m", "footprint.agent"}));
 }
 
 TEST_F(ManifestTest, PlansOneRunPerScenarioBatchAndRate) {
@@ -105,7 +110,7 @@ TEST_F(ManifestTest, PlansOneRunPerScenarioBatchAndRate) {
   EXPECT_EQ(runs[2].load.samples_per_query, 8);  // multi: the batch size, unless set
   EXPECT_DOUBLE_EQ(runs[4].load.qps, 20.5);
   EXPECT_DOUBLE_EQ(*runs[4].load.latency_bound_s, 0.050);
-  EXPECT_EQ(runs[4].command[0], "py");
+  EXPECT_EQ(runs[4].command[2], "py");     // env PYTHONSAFEPATH=1 py -m footprint.agent ...
   EXPECT_EQ(runs[4].command.back(), "1");  // --max-batch 1
 }
 
