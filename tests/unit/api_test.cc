@@ -547,30 +547,39 @@ TEST(Benchmark, JoiningReadsTheEnvsVariables) {
             "program with footprint run, or unset FOOTPRINT_RUN_ID");
 }
 
-// A run stored as running, monitored on another machine, last heartbeated `silent_s` before
-// `now_ns`: only the clock can tell whether its monitor is lost.
-RunRecord AnotherMachinesRun(Store& store, int64_t silent_s, int64_t now_ns) {
-  RunRecord r;
-  r.id = "silent-" + std::to_string(silent_s);
-  r.name = r.id;
-  r.status = RunStatus::kRunning;
-  r.started_at_ns = now_ns - 600 * kNsPerSec;
-  r.heartbeat_ns = now_ns - silent_s * kNsPerSec;
-  r.meta_json = R"({"monitor": {"host": "another-machine", "boot_id": "b", "pid": 1}})";
-  EXPECT_TRUE(store.CreateRun(r).ok());
-  return r;
+// Runs stored as running, monitored on another machine, each last heartbeated one of
+// `silences_s` before `now_ns` (and named "silent-S"): only the clock can tell whether their
+// monitor is lost.
+std::vector<RunRecord> AnotherMachinesRuns(Store& store, std::initializer_list<int64_t> silences_s,
+                                           int64_t now_ns) {
+  std::vector<RunRecord> runs;
+  for (int64_t silent_s : silences_s) {
+    RunRecord& r = runs.emplace_back();
+    r.id = "silent-" + std::to_string(silent_s);
+    r.name = r.id;
+    r.status = RunStatus::kRunning;
+    r.started_at_ns = now_ns - 600 * kNsPerSec;
+    r.heartbeat_ns = now_ns - silent_s * kNsPerSec;
+    r.meta_json = R"({"monitor": {"host": "another-machine", "boot_id": "b", "pid": 1}})";
+    EXPECT_TRUE(store.CreateRun(r).ok());
+  }
+  return runs;
 }
+
+// A store of its own, on a driven clock.
+class ReconcileInterruptedTest : public ::testing::Test {
+ protected:
+  FakeEnv env;
+  testing::TempDir dir;
+  Result<std::unique_ptr<Store>> store = OpenStore(dir.File("fp.db"));
+};
 
 // A run monitored on another machine is lost after two minutes without a heartbeat, by the
 // Env's wall clock: 119 s is still running, 121 s is interrupted at its last heartbeat.
-TEST(ReconcileInterrupted, AnotherMachinesRunIsLostAfterTwoMinutesOfSilence) {
-  FakeEnv env;
-  testing::TempDir dir;
-  auto store = OpenStore(dir.File("fp.db"));
+TEST_F(ReconcileInterruptedTest, AnotherMachinesRunIsLostAfterTwoMinutesOfSilence) {
   ASSERT_TRUE(store.ok());
   const int64_t now = env.RealtimeNs();
-  std::vector<RunRecord> runs;
-  for (int64_t silent_s : {119, 121}) runs.push_back(AnotherMachinesRun(**store, silent_s, now));
+  std::vector<RunRecord> runs = AnotherMachinesRuns(**store, {119, 121}, now);
   ASSERT_TRUE(ReconcileInterrupted(**store, runs, env).ok());
   EXPECT_EQ(runs[0].status, RunStatus::kRunning);
   EXPECT_EQ(runs[1].status, RunStatus::kInterrupted);
@@ -593,14 +602,9 @@ std::map<std::string, std::string> ServedStatuses(serve::Api& api) {
 // whose heartbeats are 1 and 3 minutes older than the FakeEnv's wall clock (2023, years behind
 // the real one, by which both would be lost) are running and interrupted, and the first is lost
 // once the driven clock has moved on 2 minutes more.
-TEST(ReconcileInterrupted, ServeJudgesAnotherMachinesRunsOnTheServersClock) {
-  FakeEnv env;
-  testing::TempDir dir;
-  {
-    auto store = OpenStore(dir.File("fp.db"));
-    ASSERT_TRUE(store.ok());
-    for (int64_t silent_s : {60, 180}) AnotherMachinesRun(**store, silent_s, env.RealtimeNs());
-  }
+TEST_F(ReconcileInterruptedTest, ServeJudgesAnotherMachinesRunsOnTheServersClock) {
+  ASSERT_TRUE(store.ok());
+  AnotherMachinesRuns(**store, {60, 180}, env.RealtimeNs());
   serve::StorePool pool(dir.File("fp.db"));
   serve::Api api(pool, /*queue=*/false, env);
   EXPECT_EQ(ServedStatuses(api), (std::map<std::string, std::string>{
