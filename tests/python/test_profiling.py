@@ -88,7 +88,10 @@ def test_the_windows_added_time_is_stored(profiled):
     expected = sum(window) - len(window) * median
     stored = data.values.set_index("name").loc["profiler.window_added_s", "value"]
     assert stored == pytest.approx(expected, abs=0.01)
-    assert stored > 0  # the trace was written inside the window
+    # The trace was written inside the window: its last step, which saves it, took longer than
+    # the fastest step outside it. (Not `stored > 0`: beside busy loops the other steps' median
+    # was slowed by more than the profiler cost, and the stored -0.033 s was right.)
+    assert durations[5] > others[0], (durations, stored)
 
 
 PLAIN = """
