@@ -120,7 +120,12 @@ def test_after_calibrating_another_blas_kernel_predicts_within_the_stated_band(t
     calibration = json.loads(cal.stdout)
     assert [(calibration["calibrated"],)] == calibration_runs(db)
     band = calibration["band"]
-    assert len(calibration["errors"]) == 3 and 0.35 <= band < 1
+    # The band is the calibration's worst reference error, 35 % at least. (Not a bound on it:
+    # beside busy loops a reference timed at a busy moment missed its rates by 151 %, and the
+    # answers below then say so.)
+    assert len(calibration["errors"]) == 3
+    assert band == pytest.approx(max([0.35] + [abs(e["relative_error"])
+                                               for e in calibration["errors"]]))
 
     after = footprint(*ask, env=env)
     assert after.returncode == 0, after.stderr
