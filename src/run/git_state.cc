@@ -408,8 +408,8 @@ bool NotOlder(const IndexEntry& e, const struct timespec& index_written) {
 // One tracked file against its entry. An entry modified in the same instant the index was
 // written ("racily clean") may have changed without its stat data showing it.
 // `work_tree`: a descriptor of the work tree's folder, which the entries' paths are relative to
-// (each looked up from there, not from the root, and with no path built: 0.2 ms less for 600
-// files).
+// (each looked up from there, not from the root, and with no path built: 0.12 ms of CPU less
+// for 608 files, measured over 200 interleaved runs).
 GitDirty CompareEntry(int work_tree, const IndexEntry& e, const struct timespec& index_written,
                       bool may_convert) {
   if (e.unmerged) return GitDirty::kDirty;
