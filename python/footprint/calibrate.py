@@ -22,7 +22,8 @@ threads of ``--threads``, OpenBLAS pinned to them, ``inference_mode``):
   beside OUT.json, so that footprint can state how far its prediction from these rates is off.
 
 Each figure is the fastest of repetitions of about ``--repeat-ms`` (on shared cores, the
-least disturbed). ``--quick`` (tests) takes
+least disturbed); on one thread a repetition is timed by that thread's CPU time, which leaves
+out the time other processes held the core. ``--quick`` (tests) takes
 fewer, shorter repetitions and smaller references. What goes wrong is one line in OUT.json's
 ``error`` and exit status 2 (no torch: install python3-torch); an interrupt (Ctrl-C) exits 130
 and writes nothing.
@@ -46,33 +47,40 @@ def _say(text: str) -> None:
     print(f"{PREFIX} {text}", file=sys.stderr, flush=True)
 
 
-def _fastest_seconds(fn: Callable[[], Any], repeat_s: float, repeats: int) -> float:
-    """The time of one call of `fn` in the fastest of `repeats` repetitions of about
+def _fastest_seconds(fn: Callable[[], Any], repeat_s: float, repeats: int,
+                     clock: Callable[[], float]) -> float:
+    """The time of one call of `fn` on `clock` in the fastest of `repeats` repetitions of about
     `repeat_s` each (the calls in a repetition are timed together: a call may take
     microseconds). The fastest, not the median: on shared cores another process only ever
     slows a repetition down, and a rate measured while the cores were busy would be set against
     references timed while they were not."""
     fn()
-    start = time.perf_counter()
+    start = clock()
     fn()
-    once = max(time.perf_counter() - start, 1e-7)
+    once = max(clock() - start, 1e-7)
     calls = max(1, int(repeat_s / once))
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         for _ in range(calls):
             fn()
-        times.append((time.perf_counter() - start) / calls)
+        times.append((clock() - start) / calls)
     return min(times)
 
 
 class Bench:
     def __init__(self, torch: Any, repeat_s: float, repeats: int):
         self.torch, self.repeat_s, self.repeats = torch, repeat_s, repeats
+        # On one thread every kernel runs on the calling thread (OpenBLAS and PyTorch pinned to
+        # it), so its CPU time is the kernel's time without the slices other processes took:
+        # beside two busy loops even the fastest of 15 wall-clock windows of 150 ms was never
+        # undisturbed, and the rates moved with the moment. On more threads the workers' time
+        # is not the caller's: the wall clock.
+        self.clock = time.thread_time if torch.get_num_threads() == 1 else time.perf_counter
 
     def time(self, fn: Callable[[], Any]) -> float:
         with self.torch.inference_mode():
-            return _fastest_seconds(fn, self.repeat_s, self.repeats)
+            return _fastest_seconds(fn, self.repeat_s, self.repeats, self.clock)
 
 
 def _dense_rates(b: Bench, quick: bool) -> dict:
