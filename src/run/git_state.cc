@@ -1,7 +1,6 @@
 #include "run/git_state.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -225,38 +224,19 @@ std::optional<GitIndex> ParseIndex(std::string_view data) {
   return index;
 }
 
-// zlib, opened on first use only: linked in, it would be loaded by every footprint command.
-struct Zlib {
-  int (*init)(z_streamp, const char*, int);
-  int (*inflate)(z_streamp, int);
-  int (*end)(z_streamp);
-};
-
-const Zlib* LoadZlib() {
-  static const Zlib* const zlib = []() -> const Zlib* {
-    void* library = ::dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) return nullptr;
-    static Zlib z{reinterpret_cast<decltype(Zlib::init)>(::dlsym(library, "inflateInit_")),
-                  reinterpret_cast<decltype(Zlib::inflate)>(::dlsym(library, "inflate")),
-                  reinterpret_cast<decltype(Zlib::end)>(::dlsym(library, "inflateEnd"))};
-    return z.init && z.inflate && z.end ? &z : nullptr;
-  }();
-  return zlib;
-}
-
 // The first `want` bytes a zlib stream inflates to (a commit's tree is on its first line).
 std::optional<std::string> InflatedPrefix(std::string_view compressed, size_t want) {
-  const Zlib* zlib = LoadZlib();
-  if (zlib == nullptr) return std::nullopt;
   std::string out(want, '\0');
   z_stream stream{};
   stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
   stream.avail_in = static_cast<uInt>(compressed.size());
   stream.next_out = reinterpret_cast<Bytef*>(out.data());
   stream.avail_out = static_cast<uInt>(want);
-  if (zlib->init(&stream, ZLIB_VERSION, sizeof stream) != Z_OK) return std::nullopt;
-  const int rc = zlib->inflate(&stream, Z_SYNC_FLUSH);
-  zlib->end(&stream);
+  if (inflateInit_(&stream, ZLIB_VERSION, static_cast<int>(sizeof stream)) != Z_OK) {
+    return std::nullopt;
+  }
+  const int rc = inflate(&stream, Z_SYNC_FLUSH);
+  inflateEnd(&stream);
   if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) return std::nullopt;
   out.resize(want - stream.avail_out);
   return out;
