@@ -31,16 +31,13 @@ class OrphanGuard {
   // Ends the watch: the guard exits without touching the cgroup, and is reaped.
   ~OrphanGuard();
 
-  struct Block;  // the guard's stack and what it reads (orphan_guard.cc)
-
   OrphanGuard(const OrphanGuard&) = delete;
   OrphanGuard& operator=(const OrphanGuard&) = delete;
 
  private:
-  explicit OrphanGuard(Block* block) : block_(block) {}
-  Block* block_;
-  pid_t pid_ = -1;
-  int fd_ = -1;  // the pipe's write end: a byte on it ends the watch
+  OrphanGuard(pid_t pid, int fd) : pid_(pid), fd_(fd) {}
+  pid_t pid_;
+  int fd_;  // the pipe's write end: a byte on it ends the watch
 };
 
 }  // namespace footprint
