@@ -178,9 +178,11 @@ void GatedChild::Abandon() {
   ::waitpid(pid_, nullptr, 0);
 }
 
-std::string GatedChild::Open(int64_t t0, const std::string& program) {
+std::string GatedChild::Open(int64_t t0, const std::string& program,
+                             const std::function<void()>& meanwhile) {
   (void)!::send(gate_fd_, &t0, sizeof t0, MSG_NOSIGNAL);
   CloseFd(gate_fd_);
+  meanwhile();
   int exec_error = 0;
   ssize_t got;
   while ((got = ::read(report_fd_, &exec_error, sizeof exec_error)) < 0 && errno == EINTR) {

@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -60,8 +61,9 @@ class GatedChild {
   bool cloned_into_cgroup() const { return cloned_into_cgroup_; }
   // Closes the gate unopened and reaps the child, which exits without running the command.
   void Abandon();
-  // Opens the gate, sending the run's t0; returns why exec failed ("" when it did not).
-  std::string Open(int64_t t0, const std::string& program);
+  // Opens the gate, sending the run's t0, and calls `meanwhile` while the child execs; returns
+  // why exec failed ("" when it did not).
+  std::string Open(int64_t t0, const std::string& program, const std::function<void()>& meanwhile);
 
  private:
   GatedChild() = default;

@@ -305,18 +305,35 @@ void Escalate(Env& env, int stops) {
   }
 }
 
-// Reaps every process that ends and forwards stop signals until `child` ended. Signals sent
-// by a process are passed on; a terminal's (SI_KERNEL) already reached the command's process
-// group and is not sent twice.
+// The next of `signals`, or 0 once the session's tick is due: it is made then.
+int NextSignal(Env& env, const sigset_t& signals, siginfo_t& info, MonitorSession& session) {
+  const int64_t due_ns = session.next_tick_ns();
+  if (due_ns == INT64_MAX) return sigwaitinfo(&signals, &info);
+  const int64_t wait_ns = std::max<int64_t>(0, due_ns - env.MonotonicNs());
+  const timespec wait{static_cast<time_t>(wait_ns / kNsPerSec),
+                      static_cast<long>(wait_ns % kNsPerSec)};
+  const int sig = sigtimedwait(&signals, &info, &wait);
+  if (sig < 0 && errno == EAGAIN) {
+    session.Tick();
+    return 0;
+  }
+  return sig;
+}
+
+// Reaps every process that ends and forwards stop signals until `child` ended, making the
+// session's ticks when they are due (MonitorSession::StartDeferred). Signals sent by a
+// process are passed on; a terminal's (SI_KERNEL) already reached the command's process group
+// and is not sent twice.
 WaitResult WaitForCommand(Env& env, pid_t child, const sigset_t& signals, ReapedUsage& usage,
-                          ReapedTotals& reaped, ProfilerSession* profiler) {
+                          ReapedTotals& reaped, ProfilerSession* profiler,
+                          MonitorSession& session) {
   WaitResult w;
   bool done = false;
   int stops = 0;
   while (!done) {
     siginfo_t info;
-    int sig = sigwaitinfo(&signals, &info);
-    if (sig < 0) continue;  // EINTR
+    int sig = NextSignal(env, signals, info, session);
+    if (sig <= 0) continue;  // EINTR, or the threads started
     if (sig == SIGCHLD) {
       if (profiler) profiler->BeforeReap(child);
       done = ReapEnded(child, usage, reaped, w.wait_status);
@@ -565,11 +582,12 @@ Result<GatedCommand> GateCommand(const MonitorOptions& opt, Store& store, Comman
 }
 
 // The clock runs from t0: the profiler starts, the gate opens (the command runs from here on,
-// or out.launch_error says why it could not), and the command's driver starts on its pipes.
+// or out.launch_error says why it could not; the session's first pass is taken while it
+// execs), and the command's driver starts on its pipes.
 void OpenGate(const MonitorOptions& opt, CommandRun& r, GatedChild& child, DriverPipes& pipes,
-              int64_t t0, MonitorOutcome& out) {
+              int64_t t0, MonitorSession& session, MonitorOutcome& out) {
   if (r.profiler) r.profiler->Start();
-  out.launch_error = child.Open(t0, r.command[0]);
+  out.launch_error = child.Open(t0, r.command[0], [&session] { session.Tick(); });
   if (!opt.driver) return;
   // The driver owns its ends from here on, even when it fails to start.
   const DriverStart start{std::exchange(pipes.to_command, -1),
@@ -584,9 +602,10 @@ void OpenGate(const MonitorOptions& opt, CommandRun& r, GatedChild& child, Drive
 // stop signals), then ends the run's clock and reaps the orphans that ended meanwhile.
 WaitResult AwaitCommand(Env& env, CommandRun& r, GatedCommand& gated, const sigset_t& signals,
                         MonitorSession& session) {
-  WaitResult w =
-      WaitForCommand(env, gated.child->pid(), signals, r.usage, r.reaped, r.profiler.get());
+  WaitResult w = WaitForCommand(env, gated.child->pid(), signals, r.usage, r.reaped,
+                                r.profiler.get(), session);
   if (r.container && w.signal_received == 0) {  // a detached container runs on: followed
+    while (session.next_tick_ns() != INT64_MAX) session.Tick();  // sampled from here on
     w.signal_received = r.container->WaitWhileRunning(signals);
   }
   gated.guard.reset();  // the command ended: what it left running is its own choice
@@ -658,9 +677,9 @@ Result<MonitorOutcome> RunMonitored(Store& store, const MonitorOptions& opt) {
   if (opt.before_start) {
     if (Status st = opt.before_start(); !st.ok()) return session.Abandon(st);
   }
-  FP_ASSIGN_OR_RETURN(const int64_t t0, session.Start());  // abandons the run when it fails
+  const int64_t t0 = session.StartDeferred();
   MonitorOutcome out;
-  OpenGate(opt, r, *gated->child, *pipes, t0, out);
+  OpenGate(opt, r, *gated->child, *pipes, t0, session, out);
 
   // --- Wait: reap everything, forward signals; then the run's end. ---------------------
   const WaitResult w = AwaitCommand(*opt.env, r, *gated, signals.set(), session);

@@ -96,11 +96,40 @@ Sampler::~Sampler() {
   if (thread_.joinable()) Stop();
 }
 
-void Sampler::Start(int64_t t0_ns, std::vector<int64_t> series_ids) {
+void Sampler::Begin(int64_t t0_ns, std::vector<int64_t> series_ids) {
   t0_ns_ = t0_ns;
   series_ids_ = std::move(series_ids);
   for (ProbeSlot& slot : probes_) slot.probe->Begin(t0_ns);
+}
+
+void Sampler::Start(int64_t t0_ns, std::vector<int64_t> series_ids) {
+  Begin(t0_ns, std::move(series_ids));
+  StartThread();
+}
+
+int64_t Sampler::FirstPass() {
+  MetricSet due;
+  int64_t next = INT64_MAX;
+  for (size_t m = 0; m < kMetricCount; ++m) {
+    if (wake_[m] <= 0) continue;
+    due.set(m);
+    next = std::min(next, t0_ns_ + wake_[m]);
+  }
+  if (due.any()) ScheduledPass(t0_ns_, due, env_.MonotonicNs());
+  return next;
+}
+
+void Sampler::StartThread() {
   thread_ = std::thread([this] { Loop(); });
+}
+
+void Sampler::ScheduledPass(int64_t deadline_ns, const MetricSet& due, int64_t now) {
+  Pass(deadline_ns, due, /*measure_self=*/true);
+  for (size_t m = 0; m < kMetricCount; ++m) {
+    if (!due.test(m)) continue;
+    last_pass_ns_[m] = now;
+    ++passes_of_[m];
+  }
 }
 
 void Sampler::Pass(int64_t deadline_ns, const MetricSet& due, bool measure_self) {
@@ -135,8 +164,8 @@ void Sampler::Loop() {
   prctl(PR_SET_TIMERSLACK, 1UL);
   std::array<int64_t, kMetricCount> next;
   next.fill(INT64_MAX);
-  for (size_t m = 0; m < kMetricCount; ++m) {
-    if (wake_[m] > 0) next[m] = t0_ns_;
+  for (size_t m = 0; m < kMetricCount; ++m) {  // after FirstPass, t0's pass is done
+    if (wake_[m] > 0) next[m] = passes_of_[m] > 0 ? t0_ns_ + wake_[m] : t0_ns_;
   }
   while (!stop_.load(std::memory_order_acquire)) {
     if (reschedule_.exchange(false, std::memory_order_acq_rel)) {
@@ -164,12 +193,7 @@ void Sampler::Loop() {
       next[m] += (behind + 1) * wake_[m];
     }
     stats_.missed_deadlines += static_cast<uint64_t>(missed);
-    Pass(deadline, due, /*measure_self=*/true);
-    for (size_t m = 0; m < kMetricCount; ++m) {
-      if (!due.test(m)) continue;
-      last_pass_ns_[m] = now;
-      ++passes_of_[m];
-    }
+    ScheduledPass(deadline, due, now);
   }
   // Deadlines that came while this thread waited to be scheduled, and Stop() came first, were
   // missed too (Stop's last pass serves none of them): every deadline is a pass or counted.

@@ -10,7 +10,8 @@
 // bunched up). It measures itself: the CPU time of each pass (monitor.sample_cost) and how
 // late each pass started after its deadline (monitor.sample_delay).
 //
-// Thread-safety: Start/Stop from one controlling thread; the statistics after Stop.
+// Thread-safety: Start (or its steps) and Stop from one controlling thread; the statistics
+// after Stop.
 #ifndef FOOTPRINT_SAMPLER_SAMPLER_H_
 #define FOOTPRINT_SAMPLER_SAMPLER_H_
 
@@ -62,12 +63,19 @@ class Sampler {
   std::vector<Probe*> probes() const;
 
   // Tells each probe (Probe::Begin) and starts the thread; the first pass runs at t0_ns
-  // (monotonic). `series_ids` parallels series(). Must be called once.
+  // (monotonic). `series_ids` parallels series(). Must be called once, or StartDeferred.
   void Start(int64_t t0_ns, std::vector<int64_t> series_ids);
-  // Stops the thread after one last pass at the moment of the call, of every metric whose
-  // previous sample is at least half an interval old: a rate over the last few milliseconds
-  // is noise (the kernel's CPU counters lag by up to a scheduler tick), and the run's totals
-  // are exact anyway. A metric sampled fewer than twice, or an exact rate (MetricInfo: bytes
+  // Start in steps, for a controlling thread that samples until the thread is needed: Begin
+  // tells each probe; FirstPass makes the pass due at t0_ns, on the calling thread, and
+  // returns the next deadline (monotonic; INT64_MAX with nothing sampled); StartThread starts
+  // the thread, which goes on from there (throws std::system_error when it cannot).
+  void Begin(int64_t t0_ns, std::vector<int64_t> series_ids);
+  int64_t FirstPass();
+  void StartThread();
+  // Stops the thread (if it was started) after one last pass at the moment of the call, of every
+  // metric whose previous sample is at least half an interval old: a rate over the last few
+  // milliseconds is noise (the kernel's CPU counters lag by up to a scheduler tick), and the run's
+  // totals are exact anyway. A metric sampled fewer than twice, or an exact rate (MetricInfo: bytes
   // read and written, so that the series adds up to the total), gets its last sample
   // regardless.
   void Stop();
@@ -106,6 +114,8 @@ class Sampler {
   void Loop();
   void SleepUntil(int64_t deadline_ns);  // or until Stop()
   void Pass(int64_t deadline_ns, const MetricSet& due, bool measure_self);
+  // A pass of the metrics `due` for the deadline, counted for each of them as done at `now`.
+  void ScheduledPass(int64_t deadline_ns, const MetricSet& due, int64_t now);
 
   Env& env_;
   std::vector<ProbeSlot> probes_;

@@ -25,7 +25,17 @@ void Writer::Start() {
 
 void Writer::Stop() {
   queue_.Close();
-  if (thread_.joinable()) thread_.join();
+  if (thread_.joinable()) {
+    thread_.join();
+  } else {
+    Flush();
+    FinalFlush();
+  }
+}
+
+void Writer::FinalFlush() {
+  if (!pending_.empty()) Flush();
+  stats_.samples_unwritten = pending_.size();
 }
 
 void Writer::Flush() {
@@ -92,8 +102,7 @@ void Writer::Loop() {
     Flush();
     if (!open) break;
   }
-  if (!pending_.empty()) Flush();  // one more try for a batch that failed just before Stop
-  stats_.samples_unwritten = pending_.size();
+  FinalFlush();
   getrusage(RUSAGE_THREAD, &stats_.usage);
 }
 

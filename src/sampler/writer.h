@@ -56,8 +56,11 @@ class Writer {
 
   // Before Start: who hears of failed writes and lost samples while the run goes on.
   void set_notice(Notice notice) { notice_ = std::move(notice); }
+  // Starts the thread, which flushes every flush interval. Throws std::system_error when no
+  // thread can be started.
   void Start();
-  // Closes the queue, writes everything left and joins the thread.
+  // Closes the queue, writes everything left and joins the thread; without a thread (never
+  // started: a run too short to need one), writes everything on the calling thread.
   void Stop();
   Stats stats() const { return stats_; }  // valid after Stop()
   // The thread, between Start and Stop (e.g. for pthread_getcpuclockid).
@@ -66,6 +69,9 @@ class Writer {
  private:
   void Loop();
   void Flush();
+  // The last flushes once the queue is closed: one more try for a batch that failed just
+  // before, then what could not be written is counted.
+  void FinalFlush();
   // Says the trouble at once when `new_trouble`, else when the last notice is kNoticeEveryNs old.
   void NoticeTrouble(bool new_trouble);
   // Samples lost so far: dropped here or by the queue.

@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <system_error>
 
 #include "util/file.h"
@@ -79,6 +81,32 @@ Result<int64_t> MonitorSession::Start() {
     return Abandon(InternalError(std::string("cannot start footprint's threads: ") + e.what()));
   }
   return t0_ns_;
+}
+
+int64_t MonitorSession::StartDeferred() {
+  t0_ns_ = options_.env->MonotonicNs();
+  run_->started_at_ns = options_.env->RealtimeNs();
+  started_ = true;
+  sampler_.Begin(t0_ns_, series_ids_);
+  next_tick_ns_ = t0_ns_;
+  return t0_ns_;
+}
+
+void MonitorSession::Tick() {
+  if (next_tick_ns_ == INT64_MAX) return;
+  if (!first_pass_done_) {
+    first_pass_done_ = true;
+    // The writer's first flush is due at the flush interval even when nothing is sampled.
+    next_tick_ns_ = std::min(sampler_.FirstPass(), t0_ns_ + options_.flush_interval_ns);
+    return;
+  }
+  next_tick_ns_ = INT64_MAX;
+  try {
+    writer_.Start();
+    sampler_.StartThread();
+  } catch (const std::system_error& e) {
+    thread_error_ = e.what();
+  }
 }
 
 Status MonitorSession::Abandon(Status why) {
@@ -213,6 +241,13 @@ void MonitorSession::Finish(const RunTotals& run_totals, ProbeFindings& findings
         std::to_string(lost) + " of " + std::to_string(lost + ws.samples_written) +
         " samples were lost" +
         (ws.failed_flushes > 0 ? " (" + ws.first_error + ")" : " (the database could not keep up)");
+  }
+  if (!thread_error_.empty()) {
+    findings.meta["incomplete"] = "footprint could not start its sampling threads (" +
+                                  thread_error_ +
+                                  "): the series hold the run's first and last "
+                                  "samples only";
+    findings.warnings.push_back(findings.meta["incomplete"].get<std::string>());
   }
   if (queue_.dropped() > 0) {
     findings.warnings.push_back(std::to_string(queue_.dropped()) +

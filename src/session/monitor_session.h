@@ -88,6 +88,17 @@ class MonitorSession {
   // sampler. After CreateRun. When a thread cannot be started: nothing is left running, the
   // run is abandoned (Abandon) and the error, Internal, returned.
   Result<int64_t> Start();
+  // Start for a caller that waits for its command itself and calls Tick() at next_tick_ns():
+  // the first tick (due at t0, returned) is the sampler's first pass, on the calling thread;
+  // the next, at the sampler's next deadline or the first flush, starts the writer and the
+  // sampler threads. A command that ends before then costs no thread (0.5 ms of CPU and of
+  // wall time less for `footprint run -- true`). After CreateRun; nothing here fails.
+  int64_t StartDeferred();
+  // When Tick is due (monotonic ns); INT64_MAX once the threads run.
+  int64_t next_tick_ns() const { return next_tick_ns_; }
+  // What is due after StartDeferred, whether or not its time came (see there). When a thread
+  // cannot be started, the run goes on with what was sampled so far, and Finish says so.
+  void Tick();
   // Stores the run as failed, ended now, with meta.launch_error `why`, and returns `why`: for
   // what fails after CreateRun and before Start (the command's start). A failure to store it
   // is not reported: `why` is the error to give. Nothing before CreateRun.
@@ -146,6 +157,9 @@ class MonitorSession {
   RunRecord* run_ = nullptr;  // the caller's, from CreateRun
   nlohmann::json* meta_ = nullptr;
   int64_t t0_ns_ = 0, end_ns_ = 0;
+  int64_t next_tick_ns_ = INT64_MAX;  // after StartDeferred, until the threads run
+  bool first_pass_done_ = false;      // StartDeferred's first tick
+  std::string thread_error_;          // why Tick could not start the threads
   bool started_ = false, stopped_ = false;
   rusage self_at_start_ = {};
   bool peak_reset_ = false;  // VmHWM was reset at construction: the peak is this run's

@@ -33,7 +33,9 @@ std::pair<int, std::string> RunGated(const std::vector<std::string>& command,
   EXPECT_TRUE(child.ok()) << child.status().message();
   if (!child.ok()) return {-1, ""};
   const pid_t pid = (*child)->pid();
-  std::string said = (*child)->Open(t0, command[0]);
+  int calls_meanwhile = 0;
+  std::string said = (*child)->Open(t0, command[0], [&] { ++calls_meanwhile; });
+  EXPECT_EQ(calls_meanwhile, 1);
   int status = 0;
   EXPECT_EQ(::waitpid(pid, &status, 0), pid);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, said};

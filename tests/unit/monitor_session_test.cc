@@ -86,12 +86,17 @@ class MonitorSessionTest : public ::testing::Test {
     if (t0.ok()) t0_ = *t0;
     env_.AwaitParked(2);  // the sampler past the horizon, the writer at its first flush
     session->Stop();
+    FinishSession(*session);
+    return session;
+  }
+
+  // Finishes a stopped session; the findings go to totals_, meta_ and warnings_.
+  void FinishSession(MonitorSession& session) {
     ProbeFindings findings{totals_, meta_, warnings_};
     RunTotals totals;
-    totals.totals["duration_s"] = static_cast<double>(session->duration_ns()) / 1e9;
+    totals.totals["duration_s"] = static_cast<double>(session.duration_ns()) / 1e9;
     totals.sources["cpu"] = "the test";
-    session->Finish(totals, findings);
-    return session;
+    session.Finish(totals, findings);
   }
 
   // The run as the store holds it.
@@ -138,6 +143,42 @@ TEST_F(MonitorSessionTest, EveryDeadlineReachesTheStoreAndTheRatesAreKept) {
   EXPECT_EQ(meta_["monitor"]["sampler"]["missed_deadlines"], 0);
   EXPECT_EQ(meta_["monitor"]["writer"]["samples_written"], 16);
   EXPECT_TRUE(warnings_.empty());
+}
+
+// StartDeferred: the first tick is t0's pass on the calling thread; a run that ends before the
+// next costs no thread, and its last pass and flush are the caller's.
+TEST_F(MonitorSessionTest, ARunEndedBeforeItsSecondTickStartsNoThread) {
+  auto session = NewSession();
+  ASSERT_TRUE(session->CreateRun(run_, meta_).ok());
+  const int64_t t0 = session->StartDeferred();
+  EXPECT_EQ(session->next_tick_ns(), t0);
+  session->Tick();
+  EXPECT_EQ(session->next_tick_ns(), t0 + 100 * kNsPerMs);  // cpu's next deadline
+  env_.Advance(60 * kNsPerMs);
+  session->Stop();
+  FinishSession(*session);
+  EXPECT_EQ(StoredMs("cpu"), (std::vector<int64_t>{0, 60}));
+  EXPECT_EQ(StoredMs("memory"), (std::vector<int64_t>{0, 60}));
+  EXPECT_EQ(meta_["monitor"]["sampler"]["cpu_s"], 0.0);  // no sampler thread ran
+  EXPECT_EQ(meta_["monitor"]["writer"]["flushes"], 1);
+  EXPECT_EQ(meta_["monitor"]["writer"]["samples_written"], 4);
+  EXPECT_TRUE(warnings_.empty());
+}
+
+// After its second tick a deferred session samples every deadline, as one started at once.
+TEST_F(MonitorSessionTest, ADeferredSessionSamplesEveryDeadlineOnceItsThreadsRun) {
+  auto session = NewSession();
+  ASSERT_TRUE(session->CreateRun(run_, meta_).ok());
+  env_.SetHorizon(1000 * kNsPerMs);
+  session->StartDeferred();
+  session->Tick();
+  session->Tick();
+  EXPECT_EQ(session->next_tick_ns(), INT64_MAX);
+  env_.AwaitParked(2);
+  session->Stop();
+  EXPECT_EQ(StoredMs("cpu"),
+            (std::vector<int64_t>{0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000}));
+  EXPECT_EQ(StoredMs("memory"), (std::vector<int64_t>{0, 250, 500, 750, 1000}));
 }
 
 // Passes that take 250 ms at a 100 ms interval miss deadlines: counted, and the run says why
