@@ -1078,20 +1078,25 @@ def notes(mon, walk, wide, probe, py_cost, true_r, misses):
     t = true_r
     if "footprint, DB on tmpfs" in t:
         added = t["footprint"]["added_median_ms"]
-        fs = added - t["footprint, DB on tmpfs"]["added_median_ms"]
-        cg = added - t["footprint --no-cgroup"]["added_median_ms"]
+        no_git = t["footprint --no-git"]["added_median_ms"]
+        # Each part is the difference of two rows that differ by it alone.
+        git = added - no_git
+        fs = no_git - t["footprint, DB on tmpfs"]["added_median_ms"]
+        cg = no_git - t["footprint --no-cgroup"]["added_median_ms"]
         out.append(
             f"`footprint run -- true`: {fmt(t['footprint']['added_median_ms'])} ms added "
             f"(median; {fmt(t['footprint']['added_min_ms'])} ms between the fastest runs), of "
-            f"which about {fmt(fs)} ms is SQLite syncing the database file to this disk (the "
-            "same run with the database on tmpfs adds "
-            f"{fmt(t['footprint, DB on tmpfs']['added_median_ms'])} ms); the cgroup costs "
-            f"about {fmt(cg)} ms "
-            "(create, join, remove) back to back. The rest is start-up "
+            f"which about {fmt(git)} ms is the git record (the same run with `--no-git` adds "
+            f"{fmt(no_git)} ms), {fmt(fs)} ms SQLite syncing the database file to this disk "
+            "(that run with the database on tmpfs adds "
+            f"{fmt(t['footprint, DB on tmpfs']['added_median_ms'])} ms) and {fmt(cg)} ms the "
+            "cgroup (create, join, remove) back to back. The rest is start-up "
             f"({fmt(t['start-up']['added_median_ms'])} ms more than `true` for `footprint "
-            "--version`: mapping a binary that carries its C++ runtime, SQLite and yaml-cpp, "
-            "building the command line), opening the database, creating the run and its series, starting two "
-            "threads and the command behind a gate, and the final totals.")
+            "--version`: mapping a binary that carries its C++ runtime, SQLite, yaml-cpp and "
+            "zlib, building the command line), opening the database, creating the run and its "
+            "series, starting the command behind a gate, the sampler's first pass (while the "
+            "command execs; a command that ends within its first interval starts no thread), "
+            "and the final totals.")
         alone = t["footprint, alone"]["added_median_ms"]
         alone_nocg = t["footprint --no-cgroup, alone"]["added_median_ms"]
         migration = alone - alone_nocg
