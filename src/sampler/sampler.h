@@ -63,7 +63,7 @@ class Sampler {
   std::vector<Probe*> probes() const;
 
   // Tells each probe (Probe::Begin) and starts the thread; the first pass runs at t0_ns
-  // (monotonic). `series_ids` parallels series(). Must be called once, or StartDeferred.
+  // (monotonic). `series_ids` parallels series(). Called once, or its steps below instead.
   void Start(int64_t t0_ns, std::vector<int64_t> series_ids);
   // Start in steps, for a controlling thread that samples until the thread is needed: Begin
   // tells each probe; FirstPass makes the pass due at t0_ns, on the calling thread, and

@@ -69,9 +69,13 @@ void MonitorSession::AttachToCommand(pid_t command) {
   for (Probe* probe : sampler_.probes()) probe->AttachToCommand(command);
 }
 
-Result<int64_t> MonitorSession::Start() {
+void MonitorSession::AnchorStart() {
   t0_ns_ = options_.env->MonotonicNs();
   run_->started_at_ns = options_.env->RealtimeNs();
+}
+
+Result<int64_t> MonitorSession::Start() {
+  AnchorStart();
   try {
     writer_.Start();
     started_ = true;
@@ -84,8 +88,7 @@ Result<int64_t> MonitorSession::Start() {
 }
 
 int64_t MonitorSession::StartDeferred() {
-  t0_ns_ = options_.env->MonotonicNs();
-  run_->started_at_ns = options_.env->RealtimeNs();
+  AnchorStart();
   started_ = true;
   sampler_.Begin(t0_ns_, series_ids_);
   next_tick_ns_ = t0_ns_;
@@ -243,11 +246,11 @@ void MonitorSession::Finish(const RunTotals& run_totals, ProbeFindings& findings
         (ws.failed_flushes > 0 ? " (" + ws.first_error + ")" : " (the database could not keep up)");
   }
   if (!thread_error_.empty()) {
-    findings.meta["incomplete"] = "footprint could not start its sampling threads (" +
-                                  thread_error_ +
-                                  "): the series hold the run's first and last "
-                                  "samples only";
-    findings.warnings.push_back(findings.meta["incomplete"].get<std::string>());
+    const std::string why = "footprint could not start its sampling threads (" + thread_error_ +
+                            "): the series hold the run's first and last samples only";
+    nlohmann::json& incomplete = findings.meta["incomplete"];
+    incomplete = incomplete.is_string() ? incomplete.get<std::string>() + "; " + why : why;
+    findings.warnings.push_back(why);
   }
   if (queue_.dropped() > 0) {
     findings.warnings.push_back(std::to_string(queue_.dropped()) +

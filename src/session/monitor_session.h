@@ -143,6 +143,8 @@ class MonitorSession {
 
  private:
   MonitorSession(Store& store, std::string run_id, ChosenProbes chosen, const Options& options);
+  // t0 on the Env's monotonic clock and the run's start on its wall clock, both now.
+  void AnchorStart();
 
   Store& store_;
   const std::string run_id_;
